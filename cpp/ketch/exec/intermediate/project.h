@@ -1,0 +1,44 @@
+#pragma once
+
+#include "ketch/exec/operator.h"
+
+namespace ketch {
+
+/// Evaluates a list of expressions over each morsel. Runs on the compute pool, or, for projects that
+/// call Python UDFs, on `concurrency` threads of its own (one UDF instance per thread at most), so
+/// the GIL never blocks the compute pool.
+class ProjectOperator : public IntermediateOperator {
+ public:
+  /// `own_threads` > 0 creates a dedicated pool of that many threads (UDF projects).
+  static arrow::Result<std::unique_ptr<ProjectOperator>> Make(std::vector<ExprPtr> exprs,
+                                                              std::shared_ptr<arrow::Schema> output_schema,
+                                                              arrow::internal::Executor* compute_pool,
+                                                              int32_t own_threads);
+  std::string name() const override { return own_pool_ ? "UDFProject" : "Project"; }
+  arrow::internal::Executor* executor() const override { return executor_; }
+  arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(const std::shared_ptr<arrow::RecordBatch>& morsel,
+                                                             const EvalContext& ctx) const override;
+
+ private:
+  std::vector<ExprPtr> exprs_;
+  std::shared_ptr<arrow::Schema> output_schema_;
+  std::shared_ptr<arrow::internal::ThreadPool> own_pool_;
+  arrow::internal::Executor* executor_ = nullptr;
+};
+
+/// Keeps the rows of each morsel where the predicate is true (null counts as false).
+class FilterOperator : public IntermediateOperator {
+ public:
+  FilterOperator(ExprPtr predicate, arrow::internal::Executor* compute_pool)
+      : predicate_(std::move(predicate)), executor_(compute_pool) {}
+  std::string name() const override { return "Filter"; }
+  arrow::internal::Executor* executor() const override { return executor_; }
+  arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(const std::shared_ptr<arrow::RecordBatch>& morsel,
+                                                             const EvalContext& ctx) const override;
+
+ private:
+  ExprPtr predicate_;
+  arrow::internal::Executor* executor_;
+};
+
+}  // namespace ketch

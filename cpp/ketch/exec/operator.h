@@ -1,0 +1,56 @@
+#pragma once
+
+#include <arrow/api.h>
+#include <arrow/util/thread_pool.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ketch/expr/expr.h"
+
+namespace ketch {
+
+/// A source pushes batches of any size; the executor re-chunks them into morsels and applies
+/// backpressure: `emit` blocks while the pipeline's channels are full, and returns Cancelled when
+/// the query no longer needs input (a limit was reached or an operator failed).
+class Source {
+ public:
+  using Emit = std::function<arrow::Status(std::shared_ptr<arrow::RecordBatch>)>;
+  virtual ~Source() = default;
+  virtual std::string name() const = 0;
+  virtual arrow::Status Produce(const Emit& emit) = 0;
+};
+
+/// A stateless morsel → morsel operator (project, filter, UDF project). Many workers call Execute
+/// at once on different morsels; it runs on `executor()` (the compute pool, or the operator's own
+/// workers for UDFs).
+class IntermediateOperator {
+ public:
+  virtual ~IntermediateOperator() = default;
+  virtual std::string name() const = 0;
+  virtual arrow::internal::Executor* executor() const = 0;
+  virtual arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(
+      const std::shared_ptr<arrow::RecordBatch>& morsel, const EvalContext& ctx) const = 0;
+};
+
+/// A streaming sink sees morsels one at a time, in source order (the executor re-orders), and may
+/// pass a morsel on to the next pipeline (limit) or keep it (collect, write). `Done` tells the
+/// executor to stop the source early.
+class StreamingSink {
+ public:
+  virtual ~StreamingSink() = default;
+  virtual std::string name() const = 0;
+  virtual arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> Push(
+      std::shared_ptr<arrow::RecordBatch> morsel) = 0;
+  virtual bool Done() const { return false; }
+  /// Called once after the last Push; returns the sink's final output (collected rows, written paths).
+  virtual arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> Finalize() {
+    return std::vector<std::shared_ptr<arrow::RecordBatch>>{};
+  }
+};
+
+}  // namespace ketch

@@ -1,0 +1,115 @@
+#include "ketch/exec/sinks/sinks.h"
+
+#include <arrow/io/file.h>
+#include <parquet/arrow/writer.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <random>
+
+namespace ketch {
+
+arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> LimitSink::Push(
+    std::shared_ptr<arrow::RecordBatch> morsel) {
+  if (remaining_ <= 0) return std::optional<std::shared_ptr<arrow::RecordBatch>>();
+  if (morsel->num_rows() > remaining_) morsel = morsel->Slice(0, remaining_);
+  remaining_ -= morsel->num_rows();
+  return std::optional<std::shared_ptr<arrow::RecordBatch>>(std::move(morsel));
+}
+
+arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> CollectSink::Push(
+    std::shared_ptr<arrow::RecordBatch> morsel) {
+  if (morsel->num_rows() > 0 || batches_.empty()) batches_.push_back(std::move(morsel));
+  return std::optional<std::shared_ptr<arrow::RecordBatch>>();
+}
+
+namespace {
+
+std::string RandomHex(int bytes) {
+  std::random_device rd;
+  std::string out;
+  static const char* kDigits = "0123456789abcdef";
+  for (int i = 0; i < bytes; ++i) {
+    auto v = rd() & 0xFF;
+    out.push_back(kDigits[v >> 4]);
+    out.push_back(kDigits[v & 0xF]);
+  }
+  return out;
+}
+
+arrow::Result<parquet::Compression::type> Codec(const std::string& name) {
+  if (name == "snappy") return parquet::Compression::SNAPPY;
+  if (name == "zstd") return parquet::Compression::ZSTD;
+  if (name == "gzip") return parquet::Compression::GZIP;
+  if (name == "lz4") return parquet::Compression::LZ4;
+  if (name == "brotli") return parquet::Compression::BROTLI;
+  if (name == "none") return parquet::Compression::UNCOMPRESSED;
+  return arrow::Status::Invalid("unknown compression ", name);
+}
+
+}  // namespace
+
+struct WriteParquetSink::State {
+  WriteParquetInfo info;
+  std::shared_ptr<arrow::Schema> schema;
+  std::string temp_path;
+  std::string final_path;
+  std::unique_ptr<parquet::arrow::FileWriter> writer;
+  bool committed = false;
+};
+
+arrow::Result<std::unique_ptr<WriteParquetSink>> WriteParquetSink::Make(WriteParquetInfo info,
+                                                                        std::shared_ptr<arrow::Schema> schema) {
+  std::error_code ec;
+  std::filesystem::create_directories(info.root_dir, ec);
+  if (ec) {
+    return arrow::Status::IOError("write_parquet: cannot create directory '", info.root_dir, "': ", ec.message());
+  }
+  auto sink = std::unique_ptr<WriteParquetSink>(new WriteParquetSink());
+  sink->state_ = std::make_unique<State>();
+  auto& st = *sink->state_;
+  const std::string name = RandomHex(16) + "-0.parquet";
+  st.final_path = (std::filesystem::path(info.root_dir) / name).string();
+  st.temp_path = (std::filesystem::path(info.root_dir) / ("." + name + ".tmp")).string();
+  st.info = std::move(info);
+  st.schema = std::move(schema);
+  ARROW_ASSIGN_OR_RAISE(auto out, arrow::io::FileOutputStream::Open(st.temp_path));
+  ARROW_ASSIGN_OR_RAISE(auto codec, Codec(st.info.compression));
+  auto props = parquet::WriterProperties::Builder().compression(codec)->build();
+  auto arrow_props = parquet::ArrowWriterProperties::Builder().store_schema()->build();
+  ARROW_ASSIGN_OR_RAISE(st.writer, parquet::arrow::FileWriter::Open(*st.schema, arrow::default_memory_pool(),
+                                                                    out, props, arrow_props));
+  return sink;
+}
+
+WriteParquetSink::~WriteParquetSink() {
+  if (state_ && !state_->committed) {
+    if (state_->writer) (void)state_->writer->Close();
+    std::remove(state_->temp_path.c_str());
+  }
+}
+
+arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> WriteParquetSink::Push(
+    std::shared_ptr<arrow::RecordBatch> morsel) {
+  if (morsel->num_rows() > 0) ARROW_RETURN_NOT_OK(state_->writer->WriteRecordBatch(*morsel));
+  return std::optional<std::shared_ptr<arrow::RecordBatch>>();
+}
+
+arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> WriteParquetSink::Finalize() {
+  auto& st = *state_;
+  ARROW_RETURN_NOT_OK(st.writer->Close());
+  std::error_code ec;
+  std::filesystem::rename(st.temp_path, st.final_path, ec);
+  if (ec) {
+    return arrow::Status::IOError("write_parquet: cannot move '", st.temp_path, "' to '", st.final_path,
+                                  "': ", ec.message());
+  }
+  st.committed = true;
+  arrow::StringBuilder paths;
+  ARROW_RETURN_NOT_OK(paths.Append(st.final_path));
+  ARROW_ASSIGN_OR_RAISE(auto array, paths.Finish());
+  return std::vector<std::shared_ptr<arrow::RecordBatch>>{
+      arrow::RecordBatch::Make(arrow::schema({arrow::field("path", arrow::utf8())}), 1, {array})};
+}
+
+}  // namespace ketch

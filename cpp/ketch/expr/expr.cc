@@ -1,0 +1,286 @@
+#include "ketch/expr/expr.h"
+
+#include <arrow/compute/api.h>
+
+#include <sstream>
+
+#include "ketch/expr/function_registry.h"
+
+namespace ketch {
+namespace {
+
+const std::map<std::string, std::string>& InfixOperators() {
+  static const std::map<std::string, std::string> ops = {
+      {"add", "+"},          {"subtract", "-"},  {"multiply", "*"},    {"divide", "/"},
+      {"equal", "=="},       {"not_equal", "!="}, {"less", "<"},        {"less_equal", "<="},
+      {"greater", ">"},      {"greater_equal", ">="}, {"and_kleene", "&"}, {"or_kleene", "|"}};
+  return ops;
+}
+
+std::string LiteralToString(const arrow::Scalar& scalar) {
+  if (!scalar.is_valid) return "lit(null)";
+  if (scalar.type->id() == arrow::Type::STRING || scalar.type->id() == arrow::Type::LARGE_STRING) {
+    return "lit(\"" + scalar.ToString() + "\")";
+  }
+  return "lit(" + scalar.ToString() + ")";
+}
+
+}  // namespace
+
+ExprPtr Expr::Column(std::string name) {
+  auto e = std::make_shared<Expr>();
+  e->kind_ = ExprKind::kColumn;
+  e->name_ = std::move(name);
+  return e;
+}
+
+ExprPtr Expr::Literal(std::shared_ptr<arrow::Scalar> value) {
+  auto e = std::make_shared<Expr>();
+  e->kind_ = ExprKind::kLiteral;
+  e->literal_ = std::move(value);
+  return e;
+}
+
+ExprPtr Expr::Alias(ExprPtr input, std::string name) {
+  auto e = std::make_shared<Expr>();
+  e->kind_ = ExprKind::kAlias;
+  e->name_ = std::move(name);
+  e->children_ = {std::move(input)};
+  return e;
+}
+
+ExprPtr Expr::Cast(ExprPtr input, std::shared_ptr<arrow::DataType> type) {
+  auto e = std::make_shared<Expr>();
+  e->kind_ = ExprKind::kCast;
+  e->type_ = std::move(type);
+  e->children_ = {std::move(input)};
+  return e;
+}
+
+ExprPtr Expr::Call(std::string function, std::vector<ExprPtr> args, FunctionOptions options) {
+  auto e = std::make_shared<Expr>();
+  e->kind_ = ExprKind::kCall;
+  e->name_ = std::move(function);
+  e->children_ = std::move(args);
+  e->options_ = std::move(options);
+  return e;
+}
+
+ExprPtr Expr::Udf(std::shared_ptr<BatchUdf> udf, std::vector<ExprPtr> args,
+                  std::shared_ptr<arrow::DataType> return_type, UdfProperties properties) {
+  auto e = std::make_shared<Expr>();
+  e->kind_ = ExprKind::kUdf;
+  e->name_ = udf->name();
+  e->udf_ = std::move(udf);
+  e->children_ = std::move(args);
+  e->type_ = std::move(return_type);
+  e->udf_properties_ = properties;
+  return e;
+}
+
+std::string Expr::ToString() const {
+  switch (kind_) {
+    case ExprKind::kColumn:
+      return "col(" + name_ + ")";
+    case ExprKind::kLiteral:
+      return LiteralToString(*literal_);
+    case ExprKind::kAlias:
+      return children_[0]->ToString() + " as " + name_;
+    case ExprKind::kCast:
+      return "cast(" + children_[0]->ToString() + " as " + type_->ToString() + ")";
+    case ExprKind::kCall: {
+      auto op = InfixOperators().find(name_);
+      if (op != InfixOperators().end() && children_.size() == 2) {
+        return "(" + children_[0]->ToString() + " " + op->second + " " + children_[1]->ToString() + ")";
+      }
+      if (name_ == "invert" && children_.size() == 1) return "not(" + children_[0]->ToString() + ")";
+      std::ostringstream out;
+      out << name_ << "(";
+      for (size_t i = 0; i < children_.size(); ++i) out << (i ? ", " : "") << children_[i]->ToString();
+      for (const auto& [key, value] : options_) {
+        out << ", " << key << "=" << (value && value->is_valid ? value->ToString() : "None");
+      }
+      out << ")";
+      return out.str();
+    }
+    case ExprKind::kUdf: {
+      std::ostringstream out;
+      out << name_ << "(";
+      for (size_t i = 0; i < children_.size(); ++i) out << (i ? ", " : "") << children_[i]->ToString();
+      out << ")";
+      return out.str();
+    }
+  }
+  return "?";
+}
+
+std::string Expr::OutputName() const {
+  if (kind_ == ExprKind::kColumn || kind_ == ExprKind::kAlias) return name_;
+  if (kind_ == ExprKind::kLiteral) return "literal";
+  for (const auto& child : children_) {
+    auto name = child->OutputName();
+    if (name != "literal") return name;
+  }
+  return "literal";
+}
+
+void Expr::CollectColumns(std::set<std::string>* out) const {
+  if (kind_ == ExprKind::kColumn) out->insert(name_);
+  for (const auto& child : children_) child->CollectColumns(out);
+}
+
+bool Expr::HasUdf() const {
+  if (kind_ == ExprKind::kUdf) return true;
+  for (const auto& child : children_) {
+    if (child->HasUdf()) return true;
+  }
+  return false;
+}
+
+ExprPtr Expr::WithChildren(std::vector<ExprPtr> children) const {
+  auto e = std::make_shared<Expr>(*this);
+  e->children_ = std::move(children);
+  return e;
+}
+
+arrow::Result<std::shared_ptr<arrow::Field>> ResolveField(const Expr& expr, const arrow::Schema& schema) {
+  switch (expr.kind()) {
+    case ExprKind::kColumn: {
+      auto field = schema.GetFieldByName(expr.name());
+      if (!field) {
+        std::ostringstream names;
+        for (int i = 0; i < schema.num_fields(); ++i) names << (i ? ", " : "") << schema.field(i)->name();
+        return arrow::Status::KeyError("column '", expr.name(), "' not found; available columns: [",
+                                       names.str(), "]");
+      }
+      return field;
+    }
+    case ExprKind::kLiteral:
+      return arrow::field("literal", expr.literal()->type);
+    case ExprKind::kAlias: {
+      ARROW_ASSIGN_OR_RAISE(auto field, ResolveField(*expr.children()[0], schema));
+      return field->WithName(expr.name());
+    }
+    case ExprKind::kCast: {
+      ARROW_ASSIGN_OR_RAISE(auto field, ResolveField(*expr.children()[0], schema));
+      if (!field->type()->Equals(*expr.type()) &&
+          !arrow::compute::CanCast(*field->type(), *expr.type())) {
+        return arrow::Status::TypeError("cannot cast ", expr.children()[0]->ToString(), " of type ",
+                                        field->type()->ToString(), " to ", expr.type()->ToString());
+      }
+      return arrow::field(expr.OutputName(), expr.type());
+    }
+    case ExprKind::kCall: {
+      std::vector<std::shared_ptr<arrow::DataType>> types;
+      for (const auto& child : expr.children()) {
+        ARROW_ASSIGN_OR_RAISE(auto field, ResolveField(*child, schema));
+        types.push_back(field->type());
+      }
+      ARROW_ASSIGN_OR_RAISE(auto function, FunctionRegistry::Global()->Get(expr.name()));
+      ARROW_ASSIGN_OR_RAISE(auto type, function->ResolveType(types, expr.children(), expr.options()));
+      return arrow::field(expr.OutputName(), type);
+    }
+    case ExprKind::kUdf: {
+      for (const auto& child : expr.children()) {
+        ARROW_RETURN_NOT_OK(ResolveField(*child, schema).status());
+      }
+      return arrow::field(expr.OutputName(), expr.type());
+    }
+  }
+  return arrow::Status::NotImplemented("unknown expression kind");
+}
+
+arrow::Result<std::shared_ptr<arrow::Array>> GetColumn(const arrow::RecordBatch& batch,
+                                                       const std::string& name) {
+  auto column = batch.GetColumnByName(name);
+  if (!column) {
+    return arrow::Status::KeyError("column '", name, "' not found in ", batch.schema()->ToString());
+  }
+  return column;
+}
+
+namespace {
+
+arrow::Result<arrow::Datum> EvaluateDatum(const Expr& expr, const arrow::RecordBatch& batch,
+                                          const EvalContext& ctx);
+
+arrow::Result<std::shared_ptr<arrow::Array>> CallUdf(const Expr& expr, const arrow::RecordBatch& batch,
+                                                     const EvalContext& ctx) {
+  std::vector<std::shared_ptr<arrow::Array>> args;
+  for (const auto& child : expr.children()) {
+    ARROW_ASSIGN_OR_RAISE(auto datum, EvaluateDatum(*child, batch, ctx));
+    ARROW_ASSIGN_OR_RAISE(auto array, ToArray(datum, batch.num_rows()));
+    args.push_back(std::move(array));
+  }
+  const int64_t n = batch.num_rows();
+  if (n == 0) return arrow::MakeEmptyArray(expr.type());
+  const int64_t step = expr.udf_properties().batch_size > 0 ? expr.udf_properties().batch_size : n;
+  arrow::ArrayVector outputs;
+  for (int64_t start = 0; start < n; start += step) {
+    const int64_t len = std::min(step, n - start);
+    std::vector<std::shared_ptr<arrow::Array>> slice;
+    for (const auto& arg : args) slice.push_back(arg->Slice(start, len));
+    ARROW_ASSIGN_OR_RAISE(auto out, expr.udf()->Call(slice, len));
+    if (out->length() != len) {
+      return arrow::Status::Invalid("UDF '", expr.name(), "' returned ", out->length(),
+                                    " values for a batch of ", len, " rows");
+    }
+    if (!out->type()->Equals(*expr.type())) {
+      auto cast = arrow::compute::Cast(*out, expr.type());
+      if (!cast.ok()) {
+        return arrow::Status::TypeError("UDF '", expr.name(), "' returned ", out->type()->ToString(),
+                                        " which cannot be cast to its return_dtype ",
+                                        expr.type()->ToString(), ": ", cast.status().message());
+      }
+      out = *cast;
+    }
+    outputs.push_back(std::move(out));
+  }
+  if (outputs.size() == 1) return outputs[0];
+  return arrow::Concatenate(outputs);
+}
+
+arrow::Result<arrow::Datum> EvaluateDatum(const Expr& expr, const arrow::RecordBatch& batch,
+                                          const EvalContext& ctx) {
+  switch (expr.kind()) {
+    case ExprKind::kColumn: {
+      ARROW_ASSIGN_OR_RAISE(auto column, GetColumn(batch, expr.name()));
+      return arrow::Datum(column);
+    }
+    case ExprKind::kLiteral:
+      return arrow::Datum(expr.literal());
+    case ExprKind::kAlias:
+      return EvaluateDatum(*expr.children()[0], batch, ctx);
+    case ExprKind::kCast: {
+      ARROW_ASSIGN_OR_RAISE(auto input, EvaluateDatum(*expr.children()[0], batch, ctx));
+      if (input.type()->Equals(*expr.type())) return input;
+      return arrow::compute::Cast(input, expr.type());
+    }
+    case ExprKind::kCall: {
+      std::vector<arrow::Datum> args;
+      for (const auto& child : expr.children()) {
+        ARROW_ASSIGN_OR_RAISE(auto arg, EvaluateDatum(*child, batch, ctx));
+        args.push_back(std::move(arg));
+      }
+      ARROW_ASSIGN_OR_RAISE(auto function, FunctionRegistry::Global()->Get(expr.name()));
+      EvalContext call_ctx = ctx;
+      call_ctx.num_rows = batch.num_rows();
+      return function->Execute(args, expr.options(), call_ctx);
+    }
+    case ExprKind::kUdf: {
+      ARROW_ASSIGN_OR_RAISE(auto out, CallUdf(expr, batch, ctx));
+      return arrow::Datum(out);
+    }
+  }
+  return arrow::Status::NotImplemented("unknown expression kind");
+}
+
+}  // namespace
+
+arrow::Result<std::shared_ptr<arrow::Array>> Evaluate(const Expr& expr, const arrow::RecordBatch& batch,
+                                                      const EvalContext& ctx) {
+  ARROW_ASSIGN_OR_RAISE(auto datum, EvaluateDatum(expr, batch, ctx));
+  return ToArray(datum, batch.num_rows());
+}
+
+}  // namespace ketch

@@ -1,0 +1,105 @@
+#pragma once
+
+#include <arrow/api.h>
+#include <arrow/compute/api.h>
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ketch {
+
+/// A Python (or any foreign) function called on batches. The bindings implement it; the core only
+/// calls it. `Call` receives one array per argument, all of length `num_rows`, and must return an
+/// array of `num_rows` values of the declared return type (the implementation checks and casts).
+class BatchUdf {
+ public:
+  virtual ~BatchUdf() = default;
+  virtual std::string name() const = 0;
+  virtual arrow::Result<std::shared_ptr<arrow::Array>> Call(
+      const std::vector<std::shared_ptr<arrow::Array>>& args, int64_t num_rows) = 0;
+};
+
+/// Scheduling properties of a UDF, as the user gave them (0 = not set).
+struct UdfProperties {
+  int64_t batch_size = 0;   ///< rows per call; 0 = the whole morsel
+  int32_t concurrency = 0;  ///< instances (class UDFs) / worker threads; 0 = run on the compute pool
+  bool is_class = false;    ///< stateful: __init__ once per instance
+};
+
+/// Constant options of a function call (e.g. {"mode": "RGB"}), kept as Arrow scalars so they print
+/// and serialize uniformly.
+using FunctionOptions = std::map<std::string, std::shared_ptr<arrow::Scalar>>;
+
+enum class ExprKind { kColumn, kLiteral, kAlias, kCast, kCall, kUdf };
+
+class Expr;
+using ExprPtr = std::shared_ptr<const Expr>;
+
+/// An immutable scalar expression tree: column references, literals, aliases, casts, calls of
+/// registered functions (Arrow compute or Ketch kernels) and UDF calls.
+class Expr {
+ public:
+  static ExprPtr Column(std::string name);
+  static ExprPtr Literal(std::shared_ptr<arrow::Scalar> value);
+  static ExprPtr Alias(ExprPtr input, std::string name);
+  static ExprPtr Cast(ExprPtr input, std::shared_ptr<arrow::DataType> type);
+  static ExprPtr Call(std::string function, std::vector<ExprPtr> args, FunctionOptions options = {});
+  static ExprPtr Udf(std::shared_ptr<BatchUdf> udf, std::vector<ExprPtr> args,
+                     std::shared_ptr<arrow::DataType> return_type, UdfProperties properties);
+
+  ExprKind kind() const { return kind_; }
+  /// Column name, alias name or function name, by kind.
+  const std::string& name() const { return name_; }
+  const std::vector<ExprPtr>& children() const { return children_; }
+  const std::shared_ptr<arrow::Scalar>& literal() const { return literal_; }
+  /// Target type of a cast, return type of a UDF.
+  const std::shared_ptr<arrow::DataType>& type() const { return type_; }
+  const FunctionOptions& options() const { return options_; }
+  const std::shared_ptr<BatchUdf>& udf() const { return udf_; }
+  const UdfProperties& udf_properties() const { return udf_properties_; }
+
+  /// Daft-style rendering: col(a) + lit(1) as b.
+  std::string ToString() const;
+  /// The name of the column this expression produces: the alias, else its first column's name,
+  /// else "literal".
+  std::string OutputName() const;
+  /// Adds every column name the expression reads.
+  void CollectColumns(std::set<std::string>* out) const;
+  bool HasUdf() const;
+  /// A copy with children replaced (same kind and parameters).
+  ExprPtr WithChildren(std::vector<ExprPtr> children) const;
+
+ private:
+  ExprKind kind_ = ExprKind::kColumn;
+  std::string name_;
+  std::vector<ExprPtr> children_;
+  std::shared_ptr<arrow::Scalar> literal_;
+  std::shared_ptr<arrow::DataType> type_;
+  FunctionOptions options_;
+  std::shared_ptr<BatchUdf> udf_;
+  UdfProperties udf_properties_;
+};
+
+/// Resolves the output field (name and type) of `expr` over `schema`, at plan time. Errors
+/// (arrow::Status::TypeError / KeyError) name the column and type that do not fit.
+arrow::Result<std::shared_ptr<arrow::Field>> ResolveField(const Expr& expr, const arrow::Schema& schema);
+
+/// Evaluation context of one morsel: `row_offset` is the index of the morsel's first row in the
+/// source, so kernels can name failing rows.
+struct EvalContext {
+  int64_t row_offset = 0;
+  int64_t num_rows = 0;
+};
+
+/// Evaluates `expr` over `batch`; always returns an array of batch.num_rows() values.
+arrow::Result<std::shared_ptr<arrow::Array>> Evaluate(const Expr& expr, const arrow::RecordBatch& batch,
+                                                      const EvalContext& ctx = {});
+
+/// Returns the column `name` of the batch, or KeyError listing the available columns.
+arrow::Result<std::shared_ptr<arrow::Array>> GetColumn(const arrow::RecordBatch& batch,
+                                                       const std::string& name);
+
+}  // namespace ketch

@@ -1,0 +1,111 @@
+#include "ketch/expr/function_registry.h"
+
+#include <arrow/compute/api.h>
+
+#include <sstream>
+
+namespace ketch {
+namespace {
+
+/// Reaches an Arrow compute function through Ketch's ScalarFunction interface. Type resolution runs
+/// the kernel on empty arrays of the argument types, which applies Arrow's own dispatch rules
+/// (implicit casts included) and costs microseconds.
+class ArrowComputeFunction : public ScalarFunction {
+ public:
+  explicit ArrowComputeFunction(std::string name) : name_(std::move(name)) {}
+
+  std::string name() const override { return name_; }
+
+  arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(
+      const std::vector<std::shared_ptr<arrow::DataType>>& arg_types,
+      const std::vector<ExprPtr>& arg_exprs, const FunctionOptions& options) const override {
+    std::vector<arrow::Datum> empties;
+    for (const auto& type : arg_types) {
+      ARROW_ASSIGN_OR_RAISE(auto empty, arrow::MakeEmptyArray(type));
+      empties.emplace_back(std::move(empty));
+    }
+    auto result = arrow::compute::CallFunction(name_, empties);
+    if (!result.ok()) {
+      std::ostringstream args;
+      for (size_t i = 0; i < arg_types.size(); ++i) {
+        if (i) args << ", ";
+        args << arg_exprs[i]->ToString() << ": " << arg_types[i]->ToString();
+      }
+      return arrow::Status::TypeError("cannot apply '", name_, "' to (", args.str(), ")");
+    }
+    return result->type();
+  }
+
+  arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args,
+                                      const FunctionOptions& options,
+                                      const EvalContext& ctx) const override {
+    return arrow::compute::CallFunction(name_, args);
+  }
+
+ private:
+  std::string name_;
+};
+
+}  // namespace
+
+FunctionRegistry* FunctionRegistry::Global() {
+  static FunctionRegistry registry;
+  return &registry;
+}
+
+arrow::Status FunctionRegistry::Register(std::shared_ptr<ScalarFunction> function) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  functions_[function->name()] = std::move(function);
+  return arrow::Status::OK();
+}
+
+arrow::Result<std::shared_ptr<ScalarFunction>> FunctionRegistry::Get(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = functions_.find(name);
+  if (it != functions_.end()) return it->second;
+  if (arrow::compute::GetFunctionRegistry()->GetFunction(name).ok()) {
+    auto adapter = std::make_shared<ArrowComputeFunction>(name);
+    functions_[name] = adapter;
+    return adapter;
+  }
+  return arrow::Status::KeyError("unknown function '", name, "'");
+}
+
+bool HasOption(const FunctionOptions& options, const std::string& key) {
+  auto it = options.find(key);
+  return it != options.end() && it->second && it->second->is_valid;
+}
+
+arrow::Result<std::string> GetStringOption(const FunctionOptions& options, const std::string& key,
+                                           const std::string& function) {
+  auto it = options.find(key);
+  if (it == options.end() || !it->second || !it->second->is_valid) {
+    return arrow::Status::Invalid(function, ": missing option '", key, "'");
+  }
+  if (it->second->type->id() != arrow::Type::STRING) {
+    return arrow::Status::TypeError(function, ": option '", key, "' must be a string, got ",
+                                    it->second->type->ToString());
+  }
+  return std::string(static_cast<const arrow::StringScalar&>(*it->second).view());
+}
+
+arrow::Result<int64_t> GetIntOption(const FunctionOptions& options, const std::string& key,
+                                    const std::string& function) {
+  auto it = options.find(key);
+  if (it == options.end() || !it->second || !it->second->is_valid) {
+    return arrow::Status::Invalid(function, ": missing option '", key, "'");
+  }
+  ARROW_ASSIGN_OR_RAISE(auto cast, it->second->CastTo(arrow::int64()));
+  return static_cast<const arrow::Int64Scalar&>(*cast).value;
+}
+
+arrow::Result<std::shared_ptr<arrow::Array>> ToArray(const arrow::Datum& datum, int64_t num_rows) {
+  if (datum.is_array()) return datum.make_array();
+  if (datum.is_scalar()) return arrow::MakeArrayFromScalar(*datum.scalar(), num_rows);
+  if (datum.is_chunked_array()) {
+    return arrow::Concatenate(datum.chunked_array()->chunks());
+  }
+  return arrow::Status::Invalid("expected an array, got ", datum.ToString());
+}
+
+}  // namespace ketch

@@ -1,0 +1,40 @@
+#pragma once
+
+#include <arrow/result.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "ketch/types/image_array.h"
+
+namespace ketch::image {
+
+/// A decoded image that owns its pixels (HWC, 8 bits per channel).
+struct DecodedImage {
+  std::vector<uint8_t> pixels;
+  int32_t height = 0;
+  int32_t width = 0;
+  ImageMode mode = ImageMode::kRGB;
+  ImageView view() const { return ImageView{pixels.data(), height, width, mode}; }
+};
+
+/// Format sniffed from magic bytes (never from a file name).
+enum class ImageFormat { kUnknown, kPng, kJpeg };
+ImageFormat SniffFormat(const uint8_t* data, int64_t size);
+
+/// Decodes PNG (libpng) or JPEG (libjpeg-turbo's TurboJPEG API) bytes into their native mode (L, LA,
+/// RGB or RGBA; 16-bit PNGs are reduced to 8 bits). Images whose header declares more than
+/// `max_pixels` pixels are refused before any pixel buffer is allocated.
+/// Errors: Invalid for unknown formats, corrupt or truncated data, oversize headers.
+arrow::Result<DecodedImage> Decode(const uint8_t* data, int64_t size, int64_t max_pixels);
+
+/// Converts between modes the way Pillow does (L = R*299/1000 + G*587/1000 + B*114/1000; alpha
+/// added as 255, dropped when the target has none).
+DecodedImage ConvertMode(const ImageView& image, ImageMode target);
+
+/// Resizes with Pillow's BILINEAR filter: a separable triangle filter whose support grows with the
+/// downscale factor (antialiasing), horizontal pass then vertical, rounded to 8 bits after each pass
+/// (Pillow's Resample.c, ImagingResample). `dst` must hold out_h*out_w*channels bytes.
+void ResizeBilinear(const ImageView& src, int32_t out_width, int32_t out_height, uint8_t* dst);
+
+}  // namespace ketch::image

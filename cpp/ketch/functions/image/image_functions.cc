@@ -1,0 +1,174 @@
+#include "ketch/functions/image/image_functions.h"
+
+#include "ketch/common/thread_pools.h"
+#include "ketch/expr/function_registry.h"
+#include "ketch/functions/image/codecs.h"
+#include "ketch/types/image_array.h"
+
+namespace ketch::image {
+namespace {
+
+arrow::Status ExpectArgs(const std::string& function, size_t expected, size_t got) {
+  if (expected != got) {
+    return arrow::Status::Invalid(function, " takes ", expected, " argument(s), got ", got);
+  }
+  return arrow::Status::OK();
+}
+
+arrow::Result<std::string> OnError(const FunctionOptions& options, const std::string& function) {
+  if (!HasOption(options, "on_error")) return std::string("raise");
+  ARROW_ASSIGN_OR_RAISE(auto on_error, GetStringOption(options, "on_error", function));
+  if (on_error != "raise" && on_error != "null") {
+    return arrow::Status::Invalid(function, ": on_error must be 'raise' or 'null', got '", on_error, "'");
+  }
+  return on_error;
+}
+
+arrow::Result<std::optional<ImageMode>> OptionalMode(const FunctionOptions& options,
+                                                     const std::string& function) {
+  if (!HasOption(options, "mode")) return std::optional<ImageMode>();
+  ARROW_ASSIGN_OR_RAISE(auto name, GetStringOption(options, "mode", function));
+  ARROW_ASSIGN_OR_RAISE(auto mode, ParseMode(name));
+  return std::optional<ImageMode>(mode);
+}
+
+class ImageDecode : public ScalarFunction {
+ public:
+  std::string name() const override { return "image_decode"; }
+
+  arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(
+      const std::vector<std::shared_ptr<arrow::DataType>>& types, const std::vector<ExprPtr>& exprs,
+      const FunctionOptions& options) const override {
+    ARROW_RETURN_NOT_OK(ExpectArgs(name(), 1, types.size()));
+    if (!arrow::is_binary_like(types[0]->id()) && !arrow::is_large_binary_like(types[0]->id())) {
+      return arrow::Status::TypeError("image.decode expects binary bytes, but ", exprs[0]->ToString(),
+                                      " has type ", types[0]->ToString());
+    }
+    ARROW_RETURN_NOT_OK(OnError(options, name()).status());
+    ARROW_ASSIGN_OR_RAISE(auto mode, OptionalMode(options, name()));
+    return image_type(mode);
+  }
+
+  arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args, const FunctionOptions& options,
+                                      const EvalContext& ctx) const override {
+    ARROW_ASSIGN_OR_RAISE(auto input, ToArray(args[0], ctx.num_rows));
+    ARROW_ASSIGN_OR_RAISE(auto on_error, OnError(options, name()));
+    ARROW_ASSIGN_OR_RAISE(auto mode, OptionalMode(options, name()));
+    ARROW_ASSIGN_OR_RAISE(auto binary, arrow::compute::Cast(*input, arrow::large_binary()));
+    const auto& bytes = static_cast<const arrow::LargeBinaryArray&>(*binary);
+    ImageArrayBuilder builder(mode);
+    for (int64_t i = 0; i < bytes.length(); ++i) {
+      if (bytes.IsNull(i)) {
+        ARROW_RETURN_NOT_OK(builder.AppendNull());
+        continue;
+      }
+      auto view = bytes.GetView(i);
+      auto decoded = Decode(reinterpret_cast<const uint8_t*>(view.data()), view.size(), kMaxImagePixels);
+      if (decoded.ok() && mode && decoded->mode != *mode) decoded = ConvertMode(decoded->view(), *mode);
+      if (!decoded.ok()) {
+        if (on_error == "null") {
+          ARROW_RETURN_NOT_OK(builder.AppendNull());
+          continue;
+        }
+        return arrow::Status::Invalid("image.decode failed at row ", ctx.row_offset + i, ": ",
+                                      decoded.status().message());
+      }
+      ARROW_RETURN_NOT_OK(builder.Append(decoded->view()));
+    }
+    return builder.Finish();
+  }
+};
+
+class ImageResize : public ScalarFunction {
+ public:
+  std::string name() const override { return "image_resize"; }
+
+  arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(
+      const std::vector<std::shared_ptr<arrow::DataType>>& types, const std::vector<ExprPtr>& exprs,
+      const FunctionOptions& options) const override {
+    ARROW_RETURN_NOT_OK(ExpectArgs(name(), 1, types.size()));
+    if (!IsImageType(*types[0])) {
+      return arrow::Status::TypeError("image.resize expects an Image column, but ", exprs[0]->ToString(),
+                                      " has type ", types[0]->ToString());
+    }
+    ARROW_ASSIGN_OR_RAISE(auto size, Size(options));
+    ARROW_ASSIGN_OR_RAISE(auto mode, TypeMode(*types[0]));
+    if (mode) return fixed_shape_image_type(*mode, size.second, size.first);
+    return image_type(std::nullopt);
+  }
+
+  arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args, const FunctionOptions& options,
+                                      const EvalContext& ctx) const override {
+    ARROW_ASSIGN_OR_RAISE(auto input, ToArray(args[0], ctx.num_rows));
+    ARROW_ASSIGN_OR_RAISE(auto reader, ImageArrayReader::Make(input));
+    ARROW_ASSIGN_OR_RAISE(auto size, Size(options));
+    const auto [width, height] = size;
+    ARROW_ASSIGN_OR_RAISE(auto mode, TypeMode(*input->type()));
+    const int64_t n = reader.length();
+    if (mode) {
+      // Fixed shape: write every row straight into one contiguous (N, H, W, C) block.
+      const int64_t row_bytes = int64_t{width} * height * ModeChannels(*mode);
+      ARROW_ASSIGN_OR_RAISE(auto values, arrow::AllocateBuffer(n * row_bytes));
+      std::memset(values->mutable_data(), 0, values->size());
+      ARROW_ASSIGN_OR_RAISE(auto validity, arrow::AllocateEmptyBitmap(n));
+      int64_t nulls = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        if (reader.IsNull(i)) {
+          ++nulls;
+          continue;
+        }
+        arrow::bit_util::SetBit(validity->mutable_data(), i);
+        ARROW_ASSIGN_OR_RAISE(auto view, reader.View(i));
+        ResizeBilinear(view, width, height, values->mutable_data() + i * row_bytes);
+      }
+      auto type = fixed_shape_image_type(*mode, height, width);
+      auto storage_type = static_cast<const arrow::ExtensionType&>(*type).storage_type();
+      auto child = std::make_shared<arrow::UInt8Array>(n * row_bytes, std::move(values));
+      auto storage = std::make_shared<arrow::FixedSizeListArray>(
+          storage_type, n, child, nulls ? std::shared_ptr<arrow::Buffer>(std::move(validity)) : nullptr,
+          nulls);
+      return arrow::ExtensionType::WrapArray(type, storage);
+    }
+    ImageArrayBuilder builder(std::nullopt);
+    std::vector<uint8_t> pixels;
+    for (int64_t i = 0; i < n; ++i) {
+      if (reader.IsNull(i)) {
+        ARROW_RETURN_NOT_OK(builder.AppendNull());
+        continue;
+      }
+      ARROW_ASSIGN_OR_RAISE(auto view, reader.View(i));
+      pixels.resize(static_cast<size_t>(width) * height * view.channels());
+      ResizeBilinear(view, width, height, pixels.data());
+      ARROW_RETURN_NOT_OK(builder.Append(ImageView{pixels.data(), height, width, view.mode}));
+    }
+    return builder.Finish();
+  }
+
+ private:
+  static arrow::Result<std::pair<int32_t, int32_t>> Size(const FunctionOptions& options) {
+    ARROW_ASSIGN_OR_RAISE(auto width, GetIntOption(options, "w", "image.resize"));
+    ARROW_ASSIGN_OR_RAISE(auto height, GetIntOption(options, "h", "image.resize"));
+    if (width <= 0 || height <= 0 || width > 65535 || height > 65535) {
+      return arrow::Status::Invalid("image.resize: width and height must be in 1..65535, got ", width, "x",
+                                    height);
+    }
+    return std::make_pair(static_cast<int32_t>(width), static_cast<int32_t>(height));
+  }
+
+  static arrow::Result<std::optional<ImageMode>> TypeMode(const arrow::DataType& type) {
+    const auto& ext = static_cast<const arrow::ExtensionType&>(type);
+    if (ext.extension_name() == "ketch.fixed_shape_image") {
+      return std::optional<ImageMode>(static_cast<const FixedShapeImageType&>(type).mode());
+    }
+    return static_cast<const ImageType&>(type).mode();
+  }
+};
+
+}  // namespace
+
+arrow::Status RegisterImageFunctions() {
+  ARROW_RETURN_NOT_OK(FunctionRegistry::Global()->Register(std::make_shared<ImageDecode>()));
+  return FunctionRegistry::Global()->Register(std::make_shared<ImageResize>());
+}
+
+}  // namespace ketch::image

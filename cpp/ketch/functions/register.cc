@@ -1,0 +1,25 @@
+#include "ketch/functions/register.h"
+
+#include <arrow/compute/initialize.h>
+
+#include <mutex>
+
+#include "ketch/functions/image/image_functions.h"
+#include "ketch/functions/url/url_functions.h"
+#include "ketch/types/image_type.h"
+
+namespace ketch {
+
+arrow::Status RegisterBuiltins() {
+  static std::once_flag once;
+  static arrow::Status status;
+  std::call_once(once, [] {
+    status = arrow::compute::Initialize();
+    if (status.ok()) status = RegisterExtensionTypes();
+    if (status.ok()) status = image::RegisterImageFunctions();
+    if (status.ok()) status = url::RegisterUrlFunctions();
+  });
+  return status;
+}
+
+}  // namespace ketch

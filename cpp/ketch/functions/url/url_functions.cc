@@ -1,0 +1,115 @@
+#include "ketch/functions/url/url_functions.h"
+
+#include <arrow/io/file.h>
+#include <arrow/util/future.h>
+
+#include <atomic>
+
+#include "ketch/common/config.h"
+#include "ketch/common/thread_pools.h"
+#include "ketch/expr/function_registry.h"
+
+namespace ketch::url {
+namespace {
+
+arrow::Result<std::string> LocalPath(std::string_view url) {
+  constexpr std::string_view kFile = "file://";
+  if (url.substr(0, kFile.size()) == kFile) return std::string(url.substr(kFile.size()));
+  auto scheme = url.find("://");
+  if (scheme != std::string_view::npos) {
+    return arrow::Status::NotImplemented("URL scheme '", std::string(url.substr(0, scheme)),
+                                         "' is not supported yet (local paths and file:// are)");
+  }
+  return std::string(url);
+}
+
+arrow::Result<std::shared_ptr<arrow::Buffer>> ReadWhole(std::string_view url) {
+  ARROW_ASSIGN_OR_RAISE(auto path, LocalPath(url));
+  ARROW_ASSIGN_OR_RAISE(auto file, arrow::io::ReadableFile::Open(path));
+  ARROW_ASSIGN_OR_RAISE(auto size, file->GetSize());
+  ARROW_ASSIGN_OR_RAISE(auto buffer, file->Read(size));
+  ARROW_RETURN_NOT_OK(file->Close());
+  return buffer;
+}
+
+class UrlDownload : public ScalarFunction {
+ public:
+  std::string name() const override { return "url_download"; }
+
+  arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(
+      const std::vector<std::shared_ptr<arrow::DataType>>& types, const std::vector<ExprPtr>& exprs,
+      const FunctionOptions& options) const override {
+    if (types.size() != 1 || !arrow::is_string(types[0]->id())) {
+      return arrow::Status::TypeError("url.download expects a string column of URLs, but ",
+                                      exprs.empty() ? "?" : exprs[0]->ToString(), " has type ",
+                                      types.empty() ? "?" : types[0]->ToString());
+    }
+    ARROW_RETURN_NOT_OK(OnError(options).status());
+    return arrow::large_binary();
+  }
+
+  arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args, const FunctionOptions& options,
+                                      const EvalContext& ctx) const override {
+    ARROW_ASSIGN_OR_RAISE(auto input, ToArray(args[0], ctx.num_rows));
+    ARROW_ASSIGN_OR_RAISE(auto strings, arrow::compute::Cast(*input, arrow::large_utf8()));
+    const auto& urls = static_cast<const arrow::LargeStringArray&>(*strings);
+    ARROW_ASSIGN_OR_RAISE(auto on_error, OnError(options));
+    int64_t max_connections = 32;
+    if (HasOption(options, "max_connections")) {
+      ARROW_ASSIGN_OR_RAISE(max_connections, GetIntOption(options, "max_connections", name()));
+    }
+    auto* pool = IoPool(static_cast<int32_t>(std::max<int64_t>(8, std::min<int64_t>(max_connections, 64))));
+    // Submit in windows of max_connections so no more reads are in flight at once.
+    const int64_t n = urls.length();
+    std::vector<arrow::Result<std::shared_ptr<arrow::Buffer>>> results(n, arrow::Status::OK());
+    for (int64_t start = 0; start < n; start += max_connections) {
+      const int64_t end = std::min(n, start + max_connections);
+      std::vector<arrow::Future<std::shared_ptr<arrow::Buffer>>> futures;
+      for (int64_t i = start; i < end; ++i) {
+        if (urls.IsNull(i)) {
+          futures.push_back(arrow::Future<std::shared_ptr<arrow::Buffer>>::MakeFinished(nullptr));
+          continue;
+        }
+        std::string url(urls.GetView(i));
+        futures.push_back(arrow::DeferNotOk(pool->Submit([url] { return ReadWhole(url); })));
+      }
+      for (int64_t i = start; i < end; ++i) results[i] = futures[i - start].result();
+    }
+    arrow::LargeBinaryBuilder builder;
+    for (int64_t i = 0; i < n; ++i) {
+      if (!results[i].ok()) {
+        if (on_error == "null") {
+          ARROW_RETURN_NOT_OK(builder.AppendNull());
+          continue;
+        }
+        return arrow::Status::IOError("url.download failed at row ", ctx.row_offset + i, " ('",
+                                      std::string(urls.GetView(i)), "'): ", results[i].status().message());
+      }
+      if (*results[i] == nullptr) {
+        ARROW_RETURN_NOT_OK(builder.AppendNull());
+      } else {
+        ARROW_RETURN_NOT_OK(builder.Append((*results[i])->data(), (*results[i])->size()));
+      }
+    }
+    ARROW_ASSIGN_OR_RAISE(auto out, builder.Finish());
+    return out;
+  }
+
+ private:
+  arrow::Result<std::string> OnError(const FunctionOptions& options) const {
+    if (!HasOption(options, "on_error")) return std::string("raise");
+    ARROW_ASSIGN_OR_RAISE(auto on_error, GetStringOption(options, "on_error", name()));
+    if (on_error != "raise" && on_error != "null") {
+      return arrow::Status::Invalid("url.download: on_error must be 'raise' or 'null', got '", on_error, "'");
+    }
+    return on_error;
+  }
+};
+
+}  // namespace
+
+arrow::Status RegisterUrlFunctions() {
+  return FunctionRegistry::Global()->Register(std::make_shared<UrlDownload>());
+}
+
+}  // namespace ketch::url

@@ -1,0 +1,116 @@
+#include "ketch/plan/physical/physical_plan.h"
+
+#include <algorithm>
+
+namespace ketch {
+namespace {
+
+// Kernels that do much work per row and therefore want small morsels.
+bool HasHeavyKernel(const Expr& expr) {
+  if (expr.kind() == ExprKind::kCall &&
+      (expr.name().rfind("image_", 0) == 0 || expr.name().rfind("url_", 0) == 0)) {
+    return true;
+  }
+  for (const auto& child : expr.children()) {
+    if (HasHeavyKernel(*child)) return true;
+  }
+  return false;
+}
+
+void CollectUdfs(const Expr& expr, std::vector<const Expr*>* out) {
+  if (expr.kind() == ExprKind::kUdf) out->push_back(&expr);
+  for (const auto& child : expr.children()) CollectUdfs(*child, out);
+}
+
+constexpr int64_t kHeavyKernelMorselRows = 256;
+constexpr int64_t kDefaultUdfMorselRows = 512;
+
+}  // namespace
+
+arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan, const ExecutionConfig& config) {
+  auto node = std::make_shared<PhysicalNode>();
+  node->logical = plan;
+  if (!plan->inputs().empty()) {
+    ARROW_ASSIGN_OR_RAISE(node->input, TranslateToPhysical(plan->inputs()[0], config));
+  }
+  switch (plan->kind()) {
+    case LogicalKind::kInMemorySource:
+      node->kind = PhysicalKind::kInMemoryScan;
+      break;
+    case LogicalKind::kParquetScan:
+      node->kind = PhysicalKind::kParquetScan;
+      break;
+    case LogicalKind::kFilter:
+      node->kind = PhysicalKind::kFilter;
+      if (HasHeavyKernel(*plan->predicate())) node->max_morsel_rows = kHeavyKernelMorselRows;
+      break;
+    case LogicalKind::kLimit:
+      node->kind = PhysicalKind::kLimit;
+      break;
+    case LogicalKind::kWriteParquet:
+      node->kind = PhysicalKind::kWriteParquet;
+      break;
+    case LogicalKind::kProject: {
+      node->kind = PhysicalKind::kProject;
+      std::vector<const Expr*> udfs;
+      for (const auto& expr : plan->exprs()) {
+        CollectUdfs(*expr, &udfs);
+        if (HasHeavyKernel(*expr)) node->max_morsel_rows = kHeavyKernelMorselRows;
+      }
+      if (!udfs.empty()) {
+        node->kind = PhysicalKind::kUdfProject;
+        int32_t concurrency = 0;
+        int64_t batch_size = 0;
+        for (const Expr* udf : udfs) {
+          concurrency = std::max(concurrency, udf->udf_properties().concurrency);
+          batch_size = std::max(batch_size, udf->udf_properties().batch_size);
+        }
+        node->concurrency = concurrency > 0 ? concurrency : 1;
+        node->batch_size = batch_size;
+        node->max_morsel_rows = batch_size > 0 ? batch_size : kDefaultUdfMorselRows;
+      }
+      break;
+    }
+  }
+  return node;
+}
+
+std::string PhysicalNode::Label() const {
+  switch (kind) {
+    case PhysicalKind::kInMemoryScan:
+      return "InMemoryScan";
+    case PhysicalKind::kParquetScan:
+      return "ParquetScan";
+    case PhysicalKind::kProject:
+      return logical->Label();
+    case PhysicalKind::kUdfProject:
+      return "UDFProject: " + logical->Label().substr(std::string("Project: ").size());
+    case PhysicalKind::kFilter:
+      return logical->Label();
+    case PhysicalKind::kLimit:
+      return logical->Label();
+    case PhysicalKind::kWriteParquet:
+      return "WriteParquet";
+  }
+  return "?";
+}
+
+std::vector<std::string> PhysicalNode::Details() const {
+  std::vector<std::string> out = logical->Details();
+  if (kind == PhysicalKind::kUdfProject) {
+    out.push_back("Concurrency = " + std::to_string(concurrency));
+    out.push_back("Batch size = " + (batch_size > 0 ? std::to_string(batch_size) : std::string("morsel")));
+  }
+  if (max_morsel_rows > 0) out.push_back("Max morsel rows = " + std::to_string(max_morsel_rows));
+  return out;
+}
+
+std::string PhysicalNode::ToString() const {
+  std::vector<std::pair<std::string, std::vector<std::string>>> nodes;
+  for (const PhysicalNode* node = this; node != nullptr; node = node->input.get()) {
+    nodes.emplace_back(node->Label(), node->Details());
+  }
+  return RenderPlanTree(nodes);
+}
+
+}  // namespace ketch

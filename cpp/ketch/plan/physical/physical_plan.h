@@ -1,0 +1,36 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "ketch/common/config.h"
+#include "ketch/plan/logical/logical_plan.h"
+
+namespace ketch {
+
+enum class PhysicalKind { kInMemoryScan, kParquetScan, kProject, kUdfProject, kFilter, kLimit, kWriteParquet };
+
+struct PhysicalNode;
+using PhysicalPlanPtr = std::shared_ptr<const PhysicalNode>;
+
+/// One operator of the physical plan with its scheduling properties. Parameters (expressions,
+/// scan pushdowns, write target) are read from the optimized logical node it came from.
+struct PhysicalNode {
+  PhysicalKind kind = PhysicalKind::kProject;
+  LogicalPlanPtr logical;
+  PhysicalPlanPtr input;        ///< nullptr for sources
+  int32_t concurrency = 0;      ///< worker threads of its own (UDF projects); 0 = the compute pool
+  int64_t max_morsel_rows = 0;  ///< upper bound on morsel rows this operator prefers; 0 = any
+  int64_t batch_size = 0;       ///< rows per UDF call (UDF projects)
+
+  std::string Label() const;
+  std::vector<std::string> Details() const;
+  std::string ToString() const;
+};
+
+/// Translates an optimized logical plan into a physical plan: projects that call Python UDFs become
+/// UDF projects with their own workers; image and URL kernels ask for small morsels so few rows
+/// still spread over every core.
+arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan, const ExecutionConfig& config);
+
+}  // namespace ketch
