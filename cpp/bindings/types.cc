@@ -21,6 +21,19 @@ void BindTypes(nb::module_& m) {
     }
     return TypeToPy(image_type(parsed));
   }, nb::arg("mode").none() = nb::none(), nb::arg("height").none() = nb::none(), nb::arg("width").none() = nb::none());
+
+  // (mode or None, height or None, width or None) of an Image / FixedShapeImage type.
+  m.def("image_type_info", [](nb::handle py_type) {
+    auto type = TypeFromPy(py_type);
+    if (!IsImageType(*type)) RaiseStatus(arrow::Status::TypeError(type->ToString(), " is not an image type"));
+    const auto& ext = static_cast<const arrow::ExtensionType&>(*type);
+    if (ext.extension_name() == "ketch.fixed_shape_image") {
+      const auto& fixed = static_cast<const FixedShapeImageType&>(*type);
+      return nb::make_tuple(ModeName(fixed.mode()), fixed.height(), fixed.width());
+    }
+    auto mode = static_cast<const ImageType&>(*type).mode();
+    return nb::make_tuple(mode ? nb::cast(ModeName(*mode)) : nb::none(), nb::none(), nb::none());
+  });
 }
 
 }  // namespace ketch::bindings

@@ -1,0 +1,49 @@
+"""Ketch: a multimodal DataFrame engine with a C++ core (Arrow inside) and Daft's Python API.
+
+Quick start::
+
+    import ketch
+    from ketch import col
+
+    df = ketch.read_parquet("images.parquet")
+    df = df.with_column("image", col("bytes").image.decode(mode="RGB").image.resize(224, 224))
+    df.where(col("label") == 3).select("id", "image").show()
+"""
+
+from __future__ import annotations
+
+# pyarrow first: it loads libarrow*.so that ketch._core links against, and pyarrow.fs registers
+# S3 finalization at exit (see shared/docs/build-notes.md).
+import pyarrow  # noqa: F401
+import pyarrow.fs  # noqa: F401
+
+from ketch import errors
+from ketch.context import execution_config_ctx, get_execution_config, set_execution_config
+from ketch.dataframe import DataFrame
+from ketch.datatype import DataType, ImageMode
+from ketch.expressions import Expression, col, lit
+from ketch.io import from_arrow, from_pandas, from_pydict, read_parquet
+from ketch.series import Series
+from ketch.udf import cls, udf
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DataFrame",
+    "DataType",
+    "Expression",
+    "ImageMode",
+    "Series",
+    "cls",
+    "col",
+    "errors",
+    "execution_config_ctx",
+    "from_arrow",
+    "from_pandas",
+    "from_pydict",
+    "get_execution_config",
+    "lit",
+    "read_parquet",
+    "set_execution_config",
+    "udf",
+]

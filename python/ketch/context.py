@@ -1,0 +1,70 @@
+"""Execution configuration: the knobs of the native executor, global or scoped to a ``with`` block."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+from collections.abc import Iterator
+
+from ketch import _core
+
+
+@dataclasses.dataclass(frozen=True)
+class ExecutionConfig:
+    """Fields of the native executor. ``0`` means "pick for this machine".
+
+    - ``morsel_size_rows``: rows per morsel that sources aim for (default 131072, Daft's).
+      Operators that do heavy work per row (image kernels, UDFs) ask for smaller morsels.
+    - ``max_morsels_in_flight``: bound of the pipeline's channels; the source waits when it is
+      reached (backpressure). Default ``2 x compute threads + 2``.
+    - ``num_compute_threads``: threads of the compute pool (default: one per available core).
+    - ``num_io_threads``: threads of the I/O pool (default 8).
+    """
+
+    morsel_size_rows: int = 128 * 1024
+    max_morsels_in_flight: int = 0
+    num_compute_threads: int = 0
+    num_io_threads: int = 0
+
+    def to_native(self) -> _core.ExecutionConfig:
+        native = _core.ExecutionConfig()
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if not isinstance(value, int) or value < 0:
+                raise ValueError(f"execution config field {field.name} must be an int >= 0, got {value!r}")
+            setattr(native, field.name, value)
+        return native
+
+
+_lock = threading.Lock()
+_config = ExecutionConfig()
+
+
+def get_execution_config() -> ExecutionConfig:
+    """The configuration the next query will run with."""
+    return _config
+
+
+def set_execution_config(config: ExecutionConfig | None = None, **fields: int) -> ExecutionConfig:
+    """Sets the global execution config from ``config`` and/or keyword fields; returns the old one.
+
+    Raises ``TypeError`` for unknown fields and ``ValueError`` for negative values.
+    """
+    global _config
+    with _lock:
+        old = _config
+        new = dataclasses.replace(config or old, **fields)
+        new.to_native()  # validates
+        _config = new
+        return old
+
+
+@contextlib.contextmanager
+def execution_config_ctx(**fields: int) -> Iterator[ExecutionConfig]:
+    """Runs the block with some execution-config fields changed, then restores the previous config."""
+    old = set_execution_config(**fields)
+    try:
+        yield get_execution_config()
+    finally:
+        set_execution_config(old)

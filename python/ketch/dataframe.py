@@ -1,0 +1,235 @@
+"""The lazy DataFrame. Each method returns a new DataFrame over a new native logical plan;
+``collect`` (and everything that needs data) optimizes the plan and runs it on the native executor."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from typing import IO, Any
+
+import pyarrow as pa
+
+from ketch import _core
+from ketch.context import get_execution_config
+from ketch.datatype import DataType
+from ketch.errors import ColumnNotFoundError, KetchError, KetchNotImplementedError
+from ketch.expressions.expression import Expression, col
+from ketch.series import to_pylist
+
+
+def _as_expression(column: str | Expression) -> Expression:
+    if isinstance(column, Expression):
+        return column
+    if isinstance(column, str):
+        return col(column)
+    raise TypeError(f"expected a column name or an Expression, got {type(column).__name__}")
+
+
+class DataFrame:
+    """A lazy table. Operations build a logical plan; nothing runs until ``collect``, ``show``,
+    ``to_*``, ``count_rows`` or ``write_parquet``."""
+
+    def __init__(self, plan: _core.PyPlan) -> None:
+        self._plan = plan
+        self._result: pa.Table | None = None
+
+    # -- schema ----------------------------------------------------------------------------------------
+    def schema(self) -> pa.Schema:
+        """Column names and types (Arrow schema; image columns carry Ketch extension types)."""
+        return self._plan.schema()
+
+    @property
+    def column_names(self) -> list[str]:
+        return list(self.schema().names)
+
+    def _check_columns(self, names: tuple[str, ...] | list[str]) -> None:
+        missing = [n for n in names if n not in self.column_names]
+        if missing:
+            raise ColumnNotFoundError(f"columns {missing} not found; available columns: {self.column_names}")
+
+    def __getitem__(self, name: str) -> Expression:
+        self._check_columns([name])
+        return col(name)
+
+    # -- relational operations -------------------------------------------------------------------------
+    def select(self, *columns: str | Expression) -> DataFrame:
+        """Keeps / computes exactly these columns, in this order."""
+        if not columns:
+            raise ValueError("select() needs at least one column")
+        return DataFrame(self._plan.project([_as_expression(c)._native for c in columns]))
+
+    def with_column(self, column_name: str, expr: Expression) -> DataFrame:
+        """Adds (or replaces, in place) the column ``column_name`` computed by ``expr``."""
+        return self.with_columns({column_name: expr})
+
+    def with_columns(self, columns: dict[str, Expression]) -> DataFrame:
+        """Adds or replaces several columns at once."""
+        exprs: list[Any] = []
+        pending = dict(columns)
+        for name in self.column_names:
+            exprs.append(_as_expression(pending.pop(name)).alias(name) if name in pending else col(name))
+        exprs.extend(_as_expression(e).alias(n) for n, e in pending.items())
+        return DataFrame(self._plan.project([e._native for e in exprs]))
+
+    def where(self, predicate: Expression) -> DataFrame:
+        """Keeps the rows where ``predicate`` (a Boolean expression) is true; null counts as false."""
+        return DataFrame(self._plan.filter(_as_expression(predicate)._native))
+
+    filter = where
+
+    def exclude(self, *names: str) -> DataFrame:
+        """Drops the named columns."""
+        self._check_columns(names)
+        kept = [col(n)._native for n in self.column_names if n not in names]
+        if not kept:
+            raise ValueError("exclude() would drop every column")
+        return DataFrame(self._plan.project(kept))
+
+    def limit(self, num: int) -> DataFrame:
+        """The first ``num`` rows (in source order)."""
+        if not isinstance(num, int) or isinstance(num, bool) or num < 0:
+            raise ValueError(f"limit() takes an int >= 0, got {num!r}")
+        return DataFrame(self._plan.limit(num))
+
+    # -- execution -------------------------------------------------------------------------------------
+    def _execute(self, plan: _core.PyPlan) -> pa.Table:
+        config = get_execution_config().to_native()
+        try:
+            optimized = plan.optimize()
+            reader = optimized.execute(config)
+        except KetchError as error:
+            from ketch.udf import reraise_udf_error
+
+            reraise_udf_error(error)
+            raise
+        return reader.read_all()
+
+    def collect(self) -> DataFrame:
+        """Runs the query and keeps the result in memory; later operations start from it."""
+        if self._result is None:
+            self._result = self._execute(self._plan)
+            self._plan = _core.PyPlan.in_memory(self._result)
+        return self
+
+    def to_arrow(self) -> pa.Table:
+        """The result as a pyarrow Table (zero-copy from the engine's buffers)."""
+        return self.collect()._result  # type: ignore[return-value]
+
+    def to_pydict(self) -> dict[str, list[Any]]:
+        """``{column: [values]}``; images become numpy (H, W, C) uint8 arrays."""
+        table = self.to_arrow()
+        return {name: to_pylist(table.column(name)) for name in table.column_names}
+
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame; image columns hold numpy (H, W, C) uint8 arrays."""
+        import pandas as pd
+
+        table = self.to_arrow()
+        data = {}
+        for name in table.column_names:
+            column = table.column(name)
+            if DataType(column.type).extension_name:
+                data[name] = pd.Series(to_pylist(column), dtype=object)
+            else:
+                data[name] = column.to_pandas()
+        return pd.DataFrame(data)
+
+    def iter_rows(self) -> Iterator[dict[str, Any]]:
+        """Rows as dicts."""
+        data = self.to_pydict()
+        names = list(data)
+        for i in range(len(data[names[0]]) if names else 0):
+            yield {n: data[n][i] for n in names}
+
+    def count_rows(self) -> int:
+        """Number of rows; reads no column it does not need."""
+        if self._result is not None:
+            return self._result.num_rows
+        table = self._execute(self._plan.project([]))
+        return table.num_rows
+
+    def __len__(self) -> int:
+        if self._result is None:
+            raise RuntimeError("len() needs a materialized DataFrame: call .collect() first, or use count_rows()")
+        return self._result.num_rows
+
+    def show(self, n: int = 8) -> None:
+        """Prints the first ``n`` rows as a table."""
+        table = self.limit(n).to_arrow()
+        print(_format_table(table, n))
+
+    def explain(self, show_all: bool = False, file: IO[str] | None = None) -> None:
+        """Prints the logical plan; with ``show_all`` also the optimized logical plan (with the
+        filters and columns pushed into scans) and the physical plan."""
+        out = file or sys.stdout
+        if not show_all:
+            print("== Unoptimized Logical Plan ==\n", file=out)
+            print(repr(self._plan), file=out)
+            return
+        optimized = self._plan.optimize()
+        print("== Unoptimized Logical Plan ==\n", file=out)
+        print(repr(self._plan), file=out)
+        print("== Optimized Logical Plan ==\n", file=out)
+        print(repr(optimized), file=out)
+        print("== Physical Plan ==\n", file=out)
+        print(optimized.physical_repr(get_execution_config().to_native()), file=out)
+
+    def write_parquet(self, root_dir: str | os.PathLike[str], compression: str = "snappy",
+                      write_mode: str = "append", partition_cols: list[str] | None = None,
+                      io_config: Any = None) -> DataFrame:
+        """Writes the rows to Parquet under ``root_dir`` and returns a DataFrame of the written
+        paths (column ``path``). The file appears only when complete (temporary file, then rename),
+        so a failed query leaves nothing behind. ``write_mode="overwrite"`` then removes the other
+        Parquet files in ``root_dir``."""
+        if write_mode not in ("append", "overwrite"):
+            raise ValueError(f"write_mode must be 'append' or 'overwrite', got {write_mode!r}")
+        if partition_cols or io_config is not None:
+            raise KetchNotImplementedError("partition_cols and io_config arrive with the I/O issue")
+        root = os.path.abspath(os.fspath(root_dir))
+        paths = self._execute(self._plan.write_parquet(root, compression))
+        written = set(paths.column("path").to_pylist())
+        if write_mode == "overwrite":
+            for entry in os.listdir(root):
+                full = os.path.join(root, entry)
+                if entry.endswith(".parquet") and full not in written:
+                    os.remove(full)
+        result = DataFrame(_core.PyPlan.in_memory(paths))
+        result._result = paths
+        return result
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{f.name}: {DataType(f.type)!r}" for f in self.schema())
+        state = "materialized" if self._result is not None else "lazy"
+        return f"DataFrame({state}) {{{fields}}}"
+
+
+def _format_cell(value: Any) -> str:
+    import numpy as np
+
+    if value is None:
+        return "None"
+    if isinstance(value, np.ndarray):
+        if value.ndim == 3:
+            return f"<Image {value.shape[1]}x{value.shape[0]}x{value.shape[2]}>"
+        return f"<ndarray {value.shape}>"
+    if isinstance(value, bytes):
+        text = repr(value[:16]) + ("..." if len(value) > 16 else "")
+        return text
+    text = str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _format_table(table: pa.Table, n: int) -> str:
+    names = table.column_names
+    types = [repr(DataType(table.schema.field(i).type)) for i in range(len(names))]
+    rows = [[_format_cell(v) for v in to_pylist(table.column(name))] for name in names]
+    widths = [max([len(names[i]), len(types[i])] + [len(c) for c in rows[i]]) for i in range(len(names))]
+    line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+    out = [line, "| " + " | ".join(names[i].ljust(widths[i]) for i in range(len(names))) + " |",
+           "| " + " | ".join(types[i].ljust(widths[i]) for i in range(len(names))) + " |", line]
+    for r in range(table.num_rows):
+        out.append("| " + " | ".join(rows[i][r].ljust(widths[i]) for i in range(len(names))) + " |")
+    out.append(line)
+    out.append(f"(Showing first {min(n, table.num_rows)} rows)")
+    return "\n".join(out)

@@ -1,0 +1,153 @@
+"""Ketch data types: Arrow types plus the multimodal extension types (Image, FixedShapeImage)."""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import pyarrow as pa
+
+from ketch import _core
+
+
+class ImageMode(enum.Enum):
+    """Pixel layouts, 8 bits per channel (Daft's ImageMode names)."""
+
+    L = "L"
+    LA = "LA"
+    RGB = "RGB"
+    RGBA = "RGBA"
+
+    @classmethod
+    def from_mode_string(cls, mode: str) -> ImageMode:
+        try:
+            return cls(mode)
+        except ValueError:
+            raise ValueError(f"unsupported image mode {mode!r}: one of L, LA, RGB, RGBA") from None
+
+
+def mode_name(mode: str | ImageMode | None) -> str | None:
+    if mode is None:
+        return None
+    if isinstance(mode, ImageMode):
+        return mode.value
+    return ImageMode.from_mode_string(mode).value
+
+
+class DataType:
+    """A column type. Wraps a ``pyarrow.DataType``; multimodal types are Arrow extension types
+    ("ketch.image", "ketch.fixed_shape_image") so they survive Parquet and IPC round trips."""
+
+    def __init__(self, arrow_type: pa.DataType) -> None:
+        self._arrow_type = arrow_type
+
+    # -- constructors (Daft's names) -------------------------------------------------------------
+    @classmethod
+    def int8(cls) -> DataType:
+        return cls(pa.int8())
+
+    @classmethod
+    def int16(cls) -> DataType:
+        return cls(pa.int16())
+
+    @classmethod
+    def int32(cls) -> DataType:
+        return cls(pa.int32())
+
+    @classmethod
+    def int64(cls) -> DataType:
+        return cls(pa.int64())
+
+    @classmethod
+    def uint8(cls) -> DataType:
+        return cls(pa.uint8())
+
+    @classmethod
+    def uint32(cls) -> DataType:
+        return cls(pa.uint32())
+
+    @classmethod
+    def uint64(cls) -> DataType:
+        return cls(pa.uint64())
+
+    @classmethod
+    def float32(cls) -> DataType:
+        return cls(pa.float32())
+
+    @classmethod
+    def float64(cls) -> DataType:
+        return cls(pa.float64())
+
+    @classmethod
+    def bool(cls) -> DataType:
+        return cls(pa.bool_())
+
+    @classmethod
+    def string(cls) -> DataType:
+        return cls(pa.large_string())
+
+    @classmethod
+    def binary(cls) -> DataType:
+        return cls(pa.large_binary())
+
+    @classmethod
+    def list(cls, dtype: DataType) -> DataType:
+        return cls(pa.large_list(DataType._infer(dtype).to_arrow()))
+
+    @classmethod
+    def image(
+        cls, mode: str | ImageMode | None = None, height: int | None = None, width: int | None = None
+    ) -> DataType:
+        """Image[mode] (variable shape, pixels HWC uint8), or FixedShapeImage[mode; height x width]
+        when height and width are given (then mode is required)."""
+        return cls(_core.image_type(mode_name(mode), height, width))
+
+    @classmethod
+    def from_arrow_type(cls, arrow_type: pa.DataType) -> DataType:
+        return cls(arrow_type)
+
+    @staticmethod
+    def _infer(value: Any) -> DataType:
+        """DataType from a DataType, a pyarrow type or a Python type (int, float, str, bool, bytes)."""
+        if isinstance(value, DataType):
+            return value
+        if isinstance(value, pa.DataType):
+            return DataType(value)
+        python_types = {int: pa.int64(), float: pa.float64(), str: pa.large_string(), bool: pa.bool_(),
+                        bytes: pa.large_binary()}
+        if value in python_types:
+            return DataType(python_types[value])
+        raise TypeError(f"cannot use {value!r} as a data type; use ketch.DataType or a pyarrow type")
+
+    # -- accessors -------------------------------------------------------------------------------
+    def to_arrow(self) -> pa.DataType:
+        return self._arrow_type
+
+    @property
+    def extension_name(self) -> str | None:
+        return getattr(self._arrow_type, "extension_name", None)
+
+    def is_image(self) -> bool:
+        return self.extension_name == "ketch.image"
+
+    def is_fixed_shape_image(self) -> bool:
+        return self.extension_name == "ketch.fixed_shape_image"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DataType):
+            return self._arrow_type == other._arrow_type
+        if isinstance(other, pa.DataType):
+            return self._arrow_type == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(str(self._arrow_type))
+
+    def image_info(self) -> tuple[str | None, int | None, int | None]:
+        """(mode, height, width) of an image type; height/width are None for variable shape."""
+        if not (self.is_image() or self.is_fixed_shape_image()):
+            raise TypeError(f"{self!r} is not an image type")
+        return _core.image_type_info(self._arrow_type)
+
+    def __repr__(self) -> str:
+        return str(self._arrow_type)

@@ -1,0 +1,187 @@
+"""The Expression class. Every method builds a node of the native expression tree
+(``ketch._core.PyExpr``); nothing is computed until a DataFrame is collected."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from ketch import _core
+from ketch.datatype import DataType
+
+if TYPE_CHECKING:
+    from ketch.expressions.image import ImageNamespace
+    from ketch.expressions.url import UrlNamespace
+
+
+def _to_arrow_literal(value: Any) -> pa.Array:
+    if isinstance(value, pa.Scalar):
+        return pa.array([value.as_py()], type=value.type)
+    if isinstance(value, str):
+        return pa.array([value], type=pa.large_string())
+    if isinstance(value, bytes):
+        return pa.array([value], type=pa.large_binary())
+    return pa.array([value])
+
+
+def lit(value: Any) -> Expression:
+    """A literal: a Python scalar (int, float, str, bytes, bool, None, date...) or a pyarrow scalar."""
+    if isinstance(value, Expression):
+        return value
+    return Expression(_core.lit(_to_arrow_literal(value)))
+
+
+def col(name: str) -> Expression:
+    """A reference to the column ``name``."""
+    if not isinstance(name, str):
+        raise TypeError(f"col() takes a column name (str), got {type(name).__name__}")
+    return Expression(_core.col(name))
+
+
+def _expr(value: Any) -> Expression:
+    return value if isinstance(value, Expression) else lit(value)
+
+
+class Expression:
+    """A column expression. Build with :func:`col` and :func:`lit`, combine with operators
+    (``+ - * / == != < <= > >= & | ~``) and methods; namespaces ``.image`` and ``.url`` hold the
+    multimodal kernels."""
+
+    def __init__(self, native: _core.PyExpr) -> None:
+        self._native = native
+
+    @staticmethod
+    def _call(function: str, *args: Any, **options: Any) -> Expression:
+        natives = [_expr(a)._native for a in args]
+        opts = {k: (None if v is None else _to_arrow_literal(v)) for k, v in options.items()}
+        return Expression(_core.call(function, natives, opts))
+
+    # -- naming and types ---------------------------------------------------------------------------
+    def alias(self, name: str) -> Expression:
+        """The same values under a new column name."""
+        return Expression(self._native.alias(name))
+
+    def name(self) -> str:
+        """The output column name."""
+        return self._native.output_name()
+
+    def cast(self, dtype: DataType | pa.DataType | type) -> Expression:
+        """Casts to ``dtype`` (Arrow's safe casts); an impossible cast fails at plan time."""
+        return Expression(self._native.cast(DataType._infer(dtype).to_arrow()))
+
+    # -- arithmetic and comparison ------------------------------------------------------------------
+    def __add__(self, other: Any) -> Expression:
+        return Expression._call("add", self, other)
+
+    def __radd__(self, other: Any) -> Expression:
+        return Expression._call("add", other, self)
+
+    def __sub__(self, other: Any) -> Expression:
+        return Expression._call("subtract", self, other)
+
+    def __rsub__(self, other: Any) -> Expression:
+        return Expression._call("subtract", other, self)
+
+    def __mul__(self, other: Any) -> Expression:
+        return Expression._call("multiply", self, other)
+
+    def __rmul__(self, other: Any) -> Expression:
+        return Expression._call("multiply", other, self)
+
+    def __truediv__(self, other: Any) -> Expression:
+        # True division always yields float64, as in Daft and Python.
+        return Expression._call("divide", self.cast(pa.float64()), _expr(other).cast(pa.float64()))
+
+    def __rtruediv__(self, other: Any) -> Expression:
+        return _expr(other).__truediv__(self)
+
+    def __neg__(self) -> Expression:
+        return Expression._call("negate", self)
+
+    def __abs__(self) -> Expression:
+        return Expression._call("abs", self)
+
+    def __eq__(self, other: Any) -> Expression:  # type: ignore[override]
+        return Expression._call("equal", self, other)
+
+    def __ne__(self, other: Any) -> Expression:  # type: ignore[override]
+        return Expression._call("not_equal", self, other)
+
+    def __lt__(self, other: Any) -> Expression:
+        return Expression._call("less", self, other)
+
+    def __le__(self, other: Any) -> Expression:
+        return Expression._call("less_equal", self, other)
+
+    def __gt__(self, other: Any) -> Expression:
+        return Expression._call("greater", self, other)
+
+    def __ge__(self, other: Any) -> Expression:
+        return Expression._call("greater_equal", self, other)
+
+    def __and__(self, other: Any) -> Expression:
+        return Expression._call("and_kleene", self, other)
+
+    def __rand__(self, other: Any) -> Expression:
+        return Expression._call("and_kleene", other, self)
+
+    def __or__(self, other: Any) -> Expression:
+        return Expression._call("or_kleene", self, other)
+
+    def __ror__(self, other: Any) -> Expression:
+        return Expression._call("or_kleene", other, self)
+
+    def __invert__(self) -> Expression:
+        return Expression._call("invert", self)
+
+    def __bool__(self) -> bool:
+        raise TypeError("an Expression has no truth value; use & | ~ instead of and/or/not")
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def is_null(self) -> Expression:
+        """True where the value is null."""
+        return Expression._call("is_null", self)
+
+    def not_null(self) -> Expression:
+        """True where the value is not null."""
+        return Expression._call("is_valid", self)
+
+    # -- Python functions ----------------------------------------------------------------------------
+    def apply(self, func: Callable[[Any], Any], return_dtype: DataType | pa.DataType | type) -> Expression:
+        """Calls ``func`` on every value (a Python object; images as numpy (H, W, C) uint8 arrays) and
+        builds a column of ``return_dtype`` from the results."""
+        from ketch.udf import row_wise_expression
+
+        return row_wise_expression(func, [self], DataType._infer(return_dtype))
+
+    # -- namespaces ------------------------------------------------------------------------------------
+    @property
+    def image(self) -> ImageNamespace:
+        from ketch.expressions.image import ImageNamespace
+
+        return ImageNamespace(self)
+
+    @property
+    def url(self) -> UrlNamespace:
+        from ketch.expressions.url import UrlNamespace
+
+        return UrlNamespace(self)
+
+    # Daft 0.7's flat spellings, one implementation behind both.
+    def decode_image(self, on_error: str = "raise", mode: Any = None) -> Expression:
+        """Same as ``.image.decode(on_error, mode)``."""
+        return self.image.decode(on_error=on_error, mode=mode)
+
+    def resize(self, w: int, h: int) -> Expression:
+        """Same as ``.image.resize(w, h)``."""
+        return self.image.resize(w, h)
+
+    def download(self, max_connections: int = 32, on_error: str = "raise", io_config: Any = None) -> Expression:
+        """Same as ``.url.download(max_connections, on_error, io_config)``."""
+        return self.url.download(max_connections=max_connections, on_error=on_error, io_config=io_config)
+
+    def __repr__(self) -> str:
+        return repr(self._native)

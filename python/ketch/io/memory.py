@@ -1,0 +1,54 @@
+"""DataFrames over data already in memory (zero-copy from Arrow)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from ketch import _core
+
+if TYPE_CHECKING:
+    import pandas
+
+    from ketch.dataframe import DataFrame
+
+
+def _from_table(table: pa.Table) -> DataFrame:
+    from ketch.dataframe import DataFrame
+
+    return DataFrame(_core.PyPlan.in_memory(table))
+
+
+def from_pydict(data: dict[str, Any]) -> DataFrame:
+    """A DataFrame from ``{column name: list | numpy array | pyarrow array}``; all columns must have
+    the same length (``ValueError`` otherwise)."""
+    if not isinstance(data, dict):
+        raise TypeError(f"from_pydict takes a dict of columns, got {type(data).__name__}")
+    lengths = {name: len(values) for name, values in data.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"from_pydict: columns have different lengths: {lengths}")
+    return _from_table(pa.table({name: _column(values) for name, values in data.items()}))
+
+
+def _column(values: Any) -> pa.Array | pa.ChunkedArray:
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        return values
+    return pa.array(values)
+
+
+def from_arrow(data: pa.Table | pa.RecordBatch | list[pa.Table] | Any) -> DataFrame:
+    """A DataFrame over a pyarrow Table, RecordBatch, list of tables, or any object exposing
+    ``__arrow_c_stream__``; no data is copied."""
+    if isinstance(data, list):
+        data = pa.concat_tables(data)
+    if isinstance(data, pa.RecordBatch):
+        data = pa.Table.from_batches([data])
+    if not hasattr(data, "__arrow_c_stream__"):
+        raise TypeError(f"from_arrow takes Arrow data, got {type(data).__name__}")
+    return _from_table(data)
+
+
+def from_pandas(df: pandas.DataFrame) -> DataFrame:
+    """A DataFrame from a pandas DataFrame (via ``pyarrow.Table.from_pandas``, index dropped)."""
+    return _from_table(pa.Table.from_pandas(df, preserve_index=False))

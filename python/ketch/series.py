@@ -1,0 +1,107 @@
+"""Series: one column of values, as UDFs receive it. Backed by a pyarrow array (no copy)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ketch.datatype import DataType
+
+
+def _image_rows(array: pa.Array) -> list[np.ndarray | None]:
+    """Rows of an Image / FixedShapeImage array as (H, W, C) uint8 numpy arrays (views, no copy)."""
+    dtype = DataType(array.type)
+    storage = array.storage
+    if dtype.is_fixed_shape_image():
+        block = fixed_shape_image_block(array)
+        valid = storage.is_valid().to_numpy(zero_copy_only=False)
+        return [block[i] if valid[i] else None for i in range(len(array))]
+    data, channel, height, width = (storage.field(i) for i in range(4))
+    valid = storage.is_valid().to_numpy(zero_copy_only=False)
+    offsets = np.frombuffer(data.buffers()[1], dtype=np.int64)[data.offset : data.offset + len(data) + 1]
+    values = data.buffers()[2]
+    flat = np.frombuffer(values, dtype=np.uint8) if values is not None else np.empty(0, np.uint8)
+    c, h, w = (x.to_numpy(zero_copy_only=False) for x in (channel, height, width))
+    out: list[np.ndarray | None] = []
+    for i in range(len(array)):
+        if not valid[i]:
+            out.append(None)
+            continue
+        out.append(flat[offsets[i] : offsets[i + 1]].reshape(int(h[i]), int(w[i]), int(c[i])))
+    return out
+
+
+def fixed_shape_image_block(array: pa.Array) -> np.ndarray:
+    """The (N, H, W, C) uint8 block behind a FixedShapeImage array, without copying."""
+    mode, height, width = DataType(array.type).image_info()
+    channels = {"L": 1, "LA": 2, "RGB": 3, "RGBA": 4}[mode]
+    storage = array.storage
+    row = height * width * channels
+    values = storage.values  # honours the list array's offset
+    flat = np.frombuffer(values.buffers()[1], dtype=np.uint8, count=(values.offset + len(values)))
+    flat = flat[values.offset : values.offset + len(storage) * row]
+    return flat.reshape(len(storage), height, width, channels)
+
+
+def to_pylist(array: pa.Array | pa.ChunkedArray) -> list[Any]:
+    """Python values of a column; images become numpy (H, W, C) uint8 arrays."""
+    if isinstance(array, pa.ChunkedArray):
+        return [v for chunk in array.chunks for v in to_pylist(chunk)]
+    if DataType(array.type).extension_name in ("ketch.image", "ketch.fixed_shape_image"):
+        return _image_rows(array)
+    return array.to_pylist()
+
+
+class Series:
+    """A named column handed to batch UDFs: ``to_pylist()``, ``to_numpy()``, ``to_arrow()``, ``len()``."""
+
+    def __init__(self, array: pa.Array | pa.ChunkedArray, name: str = "") -> None:
+        if isinstance(array, pa.ChunkedArray):
+            array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
+        self._array = array
+        self._name = name
+
+    @classmethod
+    def from_arrow(cls, array: pa.Array | pa.ChunkedArray, name: str = "") -> Series:
+        return cls(array, name)
+
+    @classmethod
+    def from_pylist(cls, values: list[Any], name: str = "", dtype: DataType | None = None) -> Series:
+        return cls(pa.array(values, type=dtype.to_arrow() if dtype else None), name)
+
+    def name(self) -> str:
+        return self._name
+
+    def datatype(self) -> DataType:
+        return DataType(self._array.type)
+
+    def to_arrow(self) -> pa.Array:
+        return self._array
+
+    def to_pylist(self) -> list[Any]:
+        return to_pylist(self._array)
+
+    def to_numpy(self) -> np.ndarray:
+        """A numpy array. FixedShapeImage → (N, H, W, C) uint8 without a copy; Image of mixed
+        shapes → an object array of (H, W, C) arrays; primitives → Arrow's own conversion."""
+        dtype = self.datatype()
+        if dtype.is_fixed_shape_image():
+            return fixed_shape_image_block(self._array)
+        if dtype.is_image():
+            rows = _image_rows(self._array)
+            out = np.empty(len(rows), dtype=object)
+            out[:] = rows
+            return out
+        return self._array.to_numpy(zero_copy_only=False)
+
+    def __len__(self) -> int:
+        return len(self._array)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.to_pylist())
+
+    def __repr__(self) -> str:
+        return f"Series[{self._name}: {self.datatype()!r}, {len(self)} rows]"
