@@ -82,11 +82,11 @@ arrow::Result<std::string> GetStringOption(const FunctionOptions& options, const
   if (it == options.end() || !it->second || !it->second->is_valid) {
     return arrow::Status::Invalid(function, ": missing option '", key, "'");
   }
-  if (it->second->type->id() != arrow::Type::STRING) {
+  if (!arrow::is_string(it->second->type->id())) {
     return arrow::Status::TypeError(function, ": option '", key, "' must be a string, got ",
                                     it->second->type->ToString());
   }
-  return std::string(static_cast<const arrow::StringScalar&>(*it->second).view());
+  return std::string(static_cast<const arrow::BaseBinaryScalar&>(*it->second).view());
 }
 
 arrow::Result<int64_t> GetIntOption(const FunctionOptions& options, const std::string& key,
