@@ -48,12 +48,14 @@ def prepare_dataset(path: Path) -> None:
         buffer = io.BytesIO()
         Image.fromarray(grey, mode="L").resize((32, 32), Image.NEAREST).save(buffer, format="PNG")
         pngs.append(buffer.getvalue())
-    table = pa.table({
-        "id": pa.array(ids, pa.int64()),
-        "label": pa.array(digits.target, pa.int64()),
-        "split": pa.array(np.where(test, "test", "train"), pa.large_string()),
-        "bytes": pa.array(pngs, pa.large_binary()),
-    })
+    table = pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "label": pa.array(digits.target, pa.int64()),
+            "split": pa.array(np.where(test, "test", "train"), pa.large_string()),
+            "bytes": pa.array(pngs, pa.large_binary()),
+        }
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     pq.write_table(table, tmp)

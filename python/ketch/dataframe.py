@@ -151,7 +151,9 @@ class DataFrame:
 
     def __len__(self) -> int:
         if self._result is None:
-            raise RuntimeError("len() needs a materialized DataFrame: call .collect() first, or use count_rows()")
+            raise RuntimeError(
+                "len() needs a materialized DataFrame: call .collect() first, or use count_rows()"
+            )
         return self._result.num_rows
 
     def show(self, n: int = 8) -> None:
@@ -175,9 +177,14 @@ class DataFrame:
         print("== Physical Plan ==\n", file=out)
         print(optimized.physical_repr(get_execution_config().to_native()), file=out)
 
-    def write_parquet(self, root_dir: str | os.PathLike[str], compression: str = "snappy",
-                      write_mode: str = "append", partition_cols: list[str] | None = None,
-                      io_config: Any = None) -> DataFrame:
+    def write_parquet(
+        self,
+        root_dir: str | os.PathLike[str],
+        compression: str = "snappy",
+        write_mode: str = "append",
+        partition_cols: list[str] | None = None,
+        io_config: Any = None,
+    ) -> DataFrame:
         """Writes the rows to Parquet under ``root_dir`` and returns a DataFrame of the written
         paths (column ``path``). The file appears only when complete (temporary file, then rename),
         so a failed query leaves nothing behind. ``write_mode="overwrite"`` then removes the other
@@ -226,8 +233,12 @@ def _format_table(table: pa.Table, n: int) -> str:
     rows = [[_format_cell(v) for v in to_pylist(table.column(name))] for name in names]
     widths = [max([len(names[i]), len(types[i])] + [len(c) for c in rows[i]]) for i in range(len(names))]
     line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
-    out = [line, "| " + " | ".join(names[i].ljust(widths[i]) for i in range(len(names))) + " |",
-           "| " + " | ".join(types[i].ljust(widths[i]) for i in range(len(names))) + " |", line]
+    out = [
+        line,
+        "| " + " | ".join(names[i].ljust(widths[i]) for i in range(len(names))) + " |",
+        "| " + " | ".join(types[i].ljust(widths[i]) for i in range(len(names))) + " |",
+        line,
+    ]
     for r in range(table.num_rows):
         out.append("| " + " | ".join(rows[i][r].ljust(widths[i]) for i in range(len(names))) + " |")
     out.append(line)

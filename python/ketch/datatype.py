@@ -113,8 +113,13 @@ class DataType:
             return value
         if isinstance(value, pa.DataType):
             return DataType(value)
-        python_types = {int: pa.int64(), float: pa.float64(), str: pa.large_string(), bool: pa.bool_(),
-                        bytes: pa.large_binary()}
+        python_types = {
+            int: pa.int64(),
+            float: pa.float64(),
+            str: pa.large_string(),
+            bool: pa.bool_(),
+            bytes: pa.large_binary(),
+        }
         if value in python_types:
             return DataType(python_types[value])
         raise TypeError(f"cannot use {value!r} as a data type; use ketch.DataType or a pyarrow type")

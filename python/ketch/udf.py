@@ -75,16 +75,20 @@ def _to_arrow_result(result: Any, dtype: DataType, num_rows: int, name: str) -> 
     elif isinstance(result, (list, tuple, np.ndarray)):
         array = pa.array(list(result), type=dtype.to_arrow())
     else:
-        raise TypeError(f"UDF '{name}' must return a Series, pyarrow array, numpy array or list, "
-                        f"got {type(result).__name__}")
+        raise TypeError(
+            f"UDF '{name}' must return a Series, pyarrow array, numpy array or list, "
+            f"got {type(result).__name__}"
+        )
     if len(array) != num_rows:
         raise ValueError(f"UDF '{name}' returned {len(array)} values for a batch of {num_rows} rows")
     if array.type != dtype.to_arrow():
         try:
             array = array.cast(dtype.to_arrow())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            raise TypeError(f"UDF '{name}' returned {array.type}, which cannot be cast to its "
-                            f"return_dtype {dtype!r}: {exc}") from exc
+            raise TypeError(
+                f"UDF '{name}' returned {array.type}, which cannot be cast to its "
+                f"return_dtype {dtype!r}: {exc}"
+            ) from exc
     return array
 
 
@@ -103,7 +107,9 @@ class _Runner:
             return _to_arrow_result(self.invoke(args, num_rows), self.dtype, num_rows, self.name)
         except Exception as exc:
             token = _stash(exc)
-            raise RuntimeError(f"UDF '{self.name}' failed: {type(exc).__name__}: {exc} {_TOKEN}{token}]") from exc
+            raise RuntimeError(
+                f"UDF '{self.name}' failed: {type(exc).__name__}: {exc} {_TOKEN}{token}]"
+            ) from exc
 
 
 class _BatchFunctionRunner(_Runner):
@@ -129,8 +135,16 @@ class _InstancePoolRunner(_Runner):
     """Calls a method on instances of a user class: at most ``concurrency`` instances, each created
     (``__init__`` run) lazily by the first batch that finds no idle instance."""
 
-    def __init__(self, name: str, dtype: DataType, cls: type, init_args: tuple, init_kwargs: dict,
-                 method: str, concurrency: int) -> None:
+    def __init__(
+        self,
+        name: str,
+        dtype: DataType,
+        cls: type,
+        init_args: tuple,
+        init_kwargs: dict,
+        method: str,
+        concurrency: int,
+    ) -> None:
         super().__init__(name, dtype)
         self.cls, self.init_args, self.init_kwargs = cls, init_args, init_kwargs
         self.method = method
@@ -165,11 +179,21 @@ class _InstancePoolRunner(_Runner):
             self._idle.put(instance)
 
 
-def _udf_expression(runner: _Runner, args: tuple[Any, ...], batch_size: int | None, concurrency: int | None,
-                    is_class: bool) -> Expression:
+def _udf_expression(
+    runner: _Runner, args: tuple[Any, ...], batch_size: int | None, concurrency: int | None, is_class: bool
+) -> Expression:
     natives = [_expr(a)._native for a in args]
-    return Expression(_core.udf(runner.name, runner, natives, runner.dtype.to_arrow(), int(batch_size or 0),
-                                int(concurrency or 0), is_class))
+    return Expression(
+        _core.udf(
+            runner.name,
+            runner,
+            natives,
+            runner.dtype.to_arrow(),
+            int(batch_size or 0),
+            int(concurrency or 0),
+            is_class,
+        )
+    )
 
 
 def row_wise_expression(func: Callable[..., Any], args: list[Expression], dtype: DataType) -> Expression:
@@ -192,9 +216,15 @@ class _BoundClass:
 
     def _method_expression(self, method: str, *exprs: Any) -> Expression:
         spec = self._spec
-        runner = _InstancePoolRunner(f"{spec.cls.__name__}.{method}" if method != "__call__" else spec.cls.__name__,
-                                     spec.return_dtype, spec.cls, self._args, self._kwargs, method,
-                                     spec.concurrency)
+        runner = _InstancePoolRunner(
+            f"{spec.cls.__name__}.{method}" if method != "__call__" else spec.cls.__name__,
+            spec.return_dtype,
+            spec.cls,
+            self._args,
+            self._kwargs,
+            method,
+            spec.concurrency,
+        )
         return _udf_expression(runner, exprs, spec.batch_size, spec.concurrency, True)
 
     def __call__(self, *exprs: Any) -> Expression:
@@ -222,9 +252,16 @@ class _ClassUdf:
         return _BoundClass(self, args, kwargs)
 
 
-def cls(class_: type | None = None, *, return_dtype: Any = None, batch_size: int | None = None,
-        concurrency: int | None = None, max_concurrency: int | None = None,
-        gpus: float = 0, use_process: bool | None = None) -> Any:
+def cls(
+    class_: type | None = None,
+    *,
+    return_dtype: Any = None,
+    batch_size: int | None = None,
+    concurrency: int | None = None,
+    max_concurrency: int | None = None,
+    gpus: float = 0,
+    use_process: bool | None = None,
+) -> Any:
     """Decorates a class as a stateful batch UDF (see the module docstring).
 
     ``concurrency`` (alias ``max_concurrency``): most instances alive at once, each on its own
@@ -241,8 +278,9 @@ def cls(class_: type | None = None, *, return_dtype: Any = None, batch_size: int
 
 
 class _FunctionUdf:
-    def __init__(self, func: Callable[..., Any], return_dtype: Any, batch_size: int | None,
-                 concurrency: int | None) -> None:
+    def __init__(
+        self, func: Callable[..., Any], return_dtype: Any, batch_size: int | None, concurrency: int | None
+    ) -> None:
         _check_positive("batch_size", batch_size)
         _check_positive("concurrency", concurrency)
         self.func = func

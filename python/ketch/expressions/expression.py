@@ -179,7 +179,9 @@ class Expression:
         """Same as ``.image.resize(w, h)``."""
         return self.image.resize(w, h)
 
-    def download(self, max_connections: int = 32, on_error: str = "raise", io_config: Any = None) -> Expression:
+    def download(
+        self, max_connections: int = 32, on_error: str = "raise", io_config: Any = None
+    ) -> Expression:
         """Same as ``.url.download(max_connections, on_error, io_config)``."""
         return self.url.download(max_connections=max_connections, on_error=on_error, io_config=io_config)
 

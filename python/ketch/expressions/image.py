@@ -30,7 +30,9 @@ class ImageNamespace:
         """
         from ketch.expressions.expression import Expression
 
-        return Expression._call("image_decode", self._expr, mode=mode_name(mode), on_error=_check_on_error(on_error))
+        return Expression._call(
+            "image_decode", self._expr, mode=mode_name(mode), on_error=_check_on_error(on_error)
+        )
 
     def resize(self, w: int, h: int) -> Expression:
         """Resizes every image to ``w`` x ``h`` pixels with Pillow's bilinear filter (antialiased when

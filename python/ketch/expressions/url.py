@@ -12,7 +12,9 @@ class UrlNamespace:
     def __init__(self, expr: Expression) -> None:
         self._expr = expr
 
-    def download(self, max_connections: int = 32, on_error: str = "raise", io_config: Any = None) -> Expression:
+    def download(
+        self, max_connections: int = 32, on_error: str = "raise", io_config: Any = None
+    ) -> Expression:
         """Reads the bytes at each URL (local paths and ``file://`` URLs in this version) with up to
         ``max_connections`` reads in flight; returns a binary column.
 
@@ -27,4 +29,6 @@ class UrlNamespace:
             raise ValueError(f"max_connections must be a positive int, got {max_connections!r}")
         if io_config is not None:
             raise NotImplementedError("io_config arrives with HTTP and S3 support")
-        return Expression._call("url_download", self._expr, on_error=on_error, max_connections=max_connections)
+        return Expression._call(
+            "url_download", self._expr, on_error=on_error, max_connections=max_connections
+        )
