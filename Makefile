@@ -5,6 +5,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 BUILD := build/dev
 JOBS ?= $(shell nproc)
+# ccache: hit across clones (CI builds in a fresh clone) and with precompiled headers.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 SITE = $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 
 .PHONY: deps build test test-cpp test-py demo bench format lint clean
