@@ -40,9 +40,9 @@ def fixed_shape_image_block(array: pa.Array) -> np.ndarray:
     channels = {"L": 1, "LA": 2, "RGB": 3, "RGBA": 4}[mode]
     storage = array.storage
     row = height * width * channels
-    values = storage.values  # honours the list array's offset
-    flat = np.frombuffer(values.buffers()[1], dtype=np.uint8, count=(values.offset + len(values)))
-    flat = flat[values.offset : values.offset + len(storage) * row]
+    child = storage.values  # the whole child array: pyarrow's .values ignores the list's own offset
+    start = (child.offset + storage.offset * row)
+    flat = np.frombuffer(child.buffers()[1], dtype=np.uint8)[start : start + len(storage) * row]
     return flat.reshape(len(storage), height, width, channels)
 
 

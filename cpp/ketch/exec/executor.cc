@@ -16,8 +16,8 @@ namespace {
 
 struct Morsel {
   int64_t seq = 0;
-  int64_t row_offset = 0;
   std::shared_ptr<arrow::RecordBatch> batch;
+  EvalContext rows;  // which source rows the morsel holds
 };
 
 /// A run of stateless operators ending in an order-sensitive sink.
@@ -104,14 +104,18 @@ class PipelineRun {
  private:
   void RunSource() {
     int64_t seq = 0;
-    int64_t offset = 0;
     const int64_t morsel_rows = pipeline_->morsel_rows;
-    auto emit = [&](std::shared_ptr<arrow::RecordBatch> batch) -> arrow::Status {
+    auto emit = [&](std::shared_ptr<arrow::RecordBatch> batch, int64_t first_row,
+                    std::shared_ptr<arrow::Int64Array> source_rows) -> arrow::Status {
       // Re-chunk into morsels; an empty batch still travels (it carries the schema to the sink).
       for (int64_t start = 0; start < batch->num_rows() || (start == 0 && batch->num_rows() == 0);
            start += morsel_rows) {
         if (!AcquirePermit()) return arrow::Status::Cancelled("query finished or failed");
-        Morsel morsel{seq++, offset + start, batch->Slice(start, std::min(morsel_rows, batch->num_rows() - start))};
+        const int64_t length = std::min(morsel_rows, batch->num_rows() - start);
+        Morsel morsel{seq++, batch->Slice(start, length), EvalContext{first_row + start, length, nullptr}};
+        if (source_rows) {
+          morsel.rows.source_rows = std::static_pointer_cast<arrow::Int64Array>(source_rows->Slice(start, length));
+        }
         if (stats_) {
           stats_->morsels_emitted++;
           stats_->rows_emitted += morsel.batch->num_rows();
@@ -119,7 +123,6 @@ class PipelineRun {
         Schedule(0, 0, std::move(morsel));
         if (batch->num_rows() == 0) break;
       }
-      offset += batch->num_rows();
       return arrow::Status::OK();
     };
     auto st = pipeline_->source->Produce(emit);
@@ -175,7 +178,8 @@ class PipelineRun {
     for (; op < segment.ops.size(); ++op) {
       if (segment.ops[op]->executor() != executor) return Schedule(seg, op, std::move(morsel));
       if (stop_.load() && !error_ok()) return ReleasePermit();
-      auto result = segment.ops[op]->Execute(morsel.batch, EvalContext{morsel.row_offset, morsel.batch->num_rows()});
+      morsel.rows.num_rows = morsel.batch->num_rows();
+      auto result = segment.ops[op]->Execute(morsel.batch, &morsel.rows);
       if (!result.ok()) {
         Fail(result.status());
         return ReleasePermit();
@@ -214,7 +218,8 @@ class PipelineRun {
         }
         if (segment.sink->Done()) stop_ = true;  // e.g. limit reached: stop reading
         if (out->has_value() && seg + 1 < pipeline_->segments.size()) {
-          forward.push_back(Morsel{segment.next_out_seq++, next.row_offset, std::move(**out)});
+          // A limit keeps a prefix of the morsel, so its row description stays valid.
+          forward.push_back(Morsel{segment.next_out_seq++, std::move(**out), next.rows});
         } else {
           ++released;
         }

@@ -16,10 +16,13 @@ namespace ketch {
 
 /// A source pushes batches of any size; the executor re-chunks them into morsels and applies
 /// backpressure: `emit` blocks while the pipeline's channels are full, and returns Cancelled when
-/// the query no longer needs input (a limit was reached or an operator failed).
+/// the query no longer needs input (a limit was reached or an operator failed). With each batch the
+/// source says which source rows it holds: `first_row` when they are contiguous, or `source_rows`
+/// (one per batch row) when a pushed filter dropped some; errors then name the right row.
 class Source {
  public:
-  using Emit = std::function<arrow::Status(std::shared_ptr<arrow::RecordBatch>)>;
+  using Emit = std::function<arrow::Status(std::shared_ptr<arrow::RecordBatch> batch, int64_t first_row,
+                                           std::shared_ptr<arrow::Int64Array> source_rows)>;
   virtual ~Source() = default;
   virtual std::string name() const = 0;
   virtual arrow::Status Produce(const Emit& emit) = 0;
@@ -33,8 +36,9 @@ class IntermediateOperator {
   virtual ~IntermediateOperator() = default;
   virtual std::string name() const = 0;
   virtual arrow::internal::Executor* executor() const = 0;
+  /// `ctx` describes the morsel's rows; an operator that drops rows updates `ctx->source_rows`.
   virtual arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(
-      const std::shared_ptr<arrow::RecordBatch>& morsel, const EvalContext& ctx) const = 0;
+      const std::shared_ptr<arrow::RecordBatch>& morsel, EvalContext* ctx) const = 0;
 };
 
 /// A streaming sink sees morsels one at a time, in source order (the executor re-orders), and may

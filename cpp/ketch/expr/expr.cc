@@ -263,6 +263,7 @@ arrow::Result<arrow::Datum> EvaluateDatum(const Expr& expr, const arrow::RecordB
         args.push_back(std::move(arg));
       }
       ARROW_ASSIGN_OR_RAISE(auto function, FunctionRegistry::Global()->Get(expr.name()));
+      if (ctx.num_rows == batch.num_rows()) return function->Execute(args, expr.options(), ctx);
       EvalContext call_ctx = ctx;
       call_ctx.num_rows = batch.num_rows();
       return function->Execute(args, expr.options(), call_ctx);

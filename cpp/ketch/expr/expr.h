@@ -92,6 +92,11 @@ arrow::Result<std::shared_ptr<arrow::Field>> ResolveField(const Expr& expr, cons
 struct EvalContext {
   int64_t row_offset = 0;
   int64_t num_rows = 0;
+  /// Source row of each morsel row once a filter dropped rows; nullptr while rows are contiguous
+  /// from `row_offset`.
+  std::shared_ptr<arrow::Int64Array> source_rows;
+  /// The source row (0-based, across all files of the source in order) of morsel row `i`.
+  int64_t SourceRow(int64_t i) const { return source_rows ? source_rows->Value(i) : row_offset + i; }
 };
 
 /// Evaluates `expr` over `batch`; always returns an array of batch.num_rows() values.

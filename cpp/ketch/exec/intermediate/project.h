@@ -17,7 +17,7 @@ class ProjectOperator : public IntermediateOperator {
   std::string name() const override { return own_pool_ ? "UDFProject" : "Project"; }
   arrow::internal::Executor* executor() const override { return executor_; }
   arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(const std::shared_ptr<arrow::RecordBatch>& morsel,
-                                                             const EvalContext& ctx) const override;
+                                                             EvalContext* ctx) const override;
 
  private:
   std::vector<ExprPtr> exprs_;
@@ -34,7 +34,7 @@ class FilterOperator : public IntermediateOperator {
   std::string name() const override { return "Filter"; }
   arrow::internal::Executor* executor() const override { return executor_; }
   arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(const std::shared_ptr<arrow::RecordBatch>& morsel,
-                                                             const EvalContext& ctx) const override;
+                                                             EvalContext* ctx) const override;
 
  private:
   ExprPtr predicate_;

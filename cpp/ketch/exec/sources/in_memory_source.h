@@ -11,7 +11,11 @@ class InMemorySource : public Source {
       : batches_(std::move(batches)) {}
   std::string name() const override { return "InMemoryScan"; }
   arrow::Status Produce(const Emit& emit) override {
-    for (const auto& batch : batches_) ARROW_RETURN_NOT_OK(emit(batch));
+    int64_t row = 0;
+    for (const auto& batch : batches_) {
+      ARROW_RETURN_NOT_OK(emit(batch, row, nullptr));
+      row += batch->num_rows();
+    }
     return arrow::Status::OK();
   }
 

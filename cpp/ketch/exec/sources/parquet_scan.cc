@@ -31,6 +31,16 @@ void CollectLeaves(const parquet::arrow::SchemaField& field, std::vector<int>* o
   for (const auto& child : field.children) CollectLeaves(child, out);
 }
 
+// The source rows (offset + i) that a filter mask keeps.
+arrow::Result<std::shared_ptr<arrow::Int64Array>> FilterRowIds(int64_t offset, const std::shared_ptr<arrow::Array>& mask) {
+  arrow::Int64Builder ids;
+  ARROW_RETURN_NOT_OK(ids.Reserve(mask->length()));
+  for (int64_t i = 0; i < mask->length(); ++i) ids.UnsafeAppend(offset + i);
+  ARROW_ASSIGN_OR_RAISE(auto all, ids.Finish());
+  ARROW_ASSIGN_OR_RAISE(auto kept, arrow::compute::Filter(all, mask));
+  return std::static_pointer_cast<arrow::Int64Array>(kept.make_array());
+}
+
 arrow::Status WithPath(const arrow::Status& st, const std::string& path) {
   if (st.ok()) return st;
   return st.WithMessage("read_parquet: file '", path, "': ", st.message());
@@ -84,10 +94,12 @@ arrow::Status ParquetScanSource::ReadFile(const std::string& path, const Emit& e
     if (!batch) break;
     const int64_t offset = rows_read_;
     rows_read_ += batch->num_rows();
+    std::shared_ptr<arrow::Int64Array> source_rows;
     if (info_.filter) {
-      ARROW_ASSIGN_OR_RAISE(auto mask, Evaluate(*info_.filter, *batch, EvalContext{offset, batch->num_rows()}));
+      ARROW_ASSIGN_OR_RAISE(auto mask, Evaluate(*info_.filter, *batch, EvalContext{offset, batch->num_rows(), nullptr}));
       ARROW_ASSIGN_OR_RAISE(auto filtered, arrow::compute::Filter(batch, mask));
       batch = filtered.record_batch();
+      ARROW_ASSIGN_OR_RAISE(source_rows, FilterRowIds(offset, mask));
     }
     arrow::ArrayVector columns;
     for (const auto& field : output_schema_->fields()) {
@@ -98,7 +110,7 @@ arrow::Status ParquetScanSource::ReadFile(const std::string& path, const Emit& e
       }
       columns.push_back(column);
     }
-    ARROW_RETURN_NOT_OK(emit(arrow::RecordBatch::Make(output_schema_, batch->num_rows(), columns)));
+    ARROW_RETURN_NOT_OK(emit(arrow::RecordBatch::Make(output_schema_, batch->num_rows(), columns), offset, source_rows));
   }
   return arrow::Status::OK();
 }

@@ -30,34 +30,81 @@ arrow::Status CheckSize(int64_t width, int64_t height, int64_t max_pixels, const
   return arrow::Status::OK();
 }
 
+// libpng reports errors by longjmp. Everything that changes after setjmp lives behind `state`
+// (a pointer fixed before setjmp), so nothing depends on registers restored by longjmp.
+struct PngState {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  size_t pos = 0;
+  std::string error;
+  DecodedImage image;
+  std::vector<png_bytep> rows;
+};
+
+void PngReadFromMemory(png_structp png, png_bytep out, png_size_t n) {
+  auto* state = static_cast<PngState*>(png_get_io_ptr(png));
+  if (state->pos + n > state->size) png_error(png, "unexpected end of data (truncated PNG)");
+  std::memcpy(out, state->data + state->pos, n);
+  state->pos += n;
+}
+
+[[noreturn]] void PngOnError(png_structp png, png_const_charp message) {
+  static_cast<PngState*>(png_get_error_ptr(png))->error = message;
+  png_longjmp(png, 1);
+}
+
+void PngOnWarning(png_structp, png_const_charp) {}
+
+// The full libpng API rather than the simplified one: the simplified API gamma-corrects files with
+// a gAMA chunk, while Pillow (the reference users compare with) returns the stored samples.
 arrow::Result<DecodedImage> DecodePng(const uint8_t* data, int64_t size, int64_t max_pixels) {
-  png_image png;
-  std::memset(&png, 0, sizeof(png));
-  png.version = PNG_IMAGE_VERSION;
-  if (!png_image_begin_read_from_memory(&png, data, static_cast<size_t>(size))) {
-    std::string message = png.message;
-    png_image_free(&png);
-    return arrow::Status::Invalid("corrupt PNG: ", message);
+  auto state = std::make_unique<PngState>();
+  state->data = data;
+  state->size = static_cast<size_t>(size);
+  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, state.get(), PngOnError, PngOnWarning);
+  if (png == nullptr) return arrow::Status::OutOfMemory("png_create_read_struct failed");
+  png_infop info = png_create_info_struct(png);
+  if (info == nullptr) {
+    png_destroy_read_struct(&png, nullptr, nullptr);
+    return arrow::Status::OutOfMemory("png_create_info_struct failed");
   }
-  auto st = CheckSize(png.width, png.height, max_pixels, "PNG");
-  if (!st.ok()) {
-    png_image_free(&png);
-    return st;
+  if (setjmp(png_jmpbuf(png))) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    return arrow::Status::Invalid("corrupt PNG: ", state->error);
   }
-  DecodedImage out;
-  const bool color = png.format & PNG_FORMAT_FLAG_COLOR;
-  const bool alpha = png.format & PNG_FORMAT_FLAG_ALPHA;
-  png.format = (color ? PNG_FORMAT_FLAG_COLOR : 0) | (alpha ? PNG_FORMAT_FLAG_ALPHA : 0);
-  out.mode = color ? (alpha ? ImageMode::kRGBA : ImageMode::kRGB) : (alpha ? ImageMode::kLA : ImageMode::kL);
-  out.width = static_cast<int32_t>(png.width);
-  out.height = static_cast<int32_t>(png.height);
-  out.pixels.resize(PNG_IMAGE_SIZE(png));
-  if (!png_image_finish_read(&png, nullptr, out.pixels.data(), 0, nullptr)) {
-    std::string message = png.message;
-    png_image_free(&png);
-    return arrow::Status::Invalid("corrupt PNG: ", message);
+  png_set_read_fn(png, state.get(), PngReadFromMemory);
+  png_read_info(png, info);
+  const auto width = png_get_image_width(png, info);
+  const auto height = png_get_image_height(png, info);
+  const auto color_type = png_get_color_type(png, info);
+  const auto bit_depth = png_get_bit_depth(png, info);
+  auto size_check = CheckSize(width, height, max_pixels, "PNG");
+  if (!size_check.ok()) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    return size_check;
   }
-  return out;
+  if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+  if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+  if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png);
+  if (bit_depth == 16) png_set_strip_16(png);
+  png_set_interlace_handling(png);
+  png_read_update_info(png, info);
+  const int channels = png_get_channels(png, info);
+  if (channels < 1 || channels > 4 || png_get_rowbytes(png, info) != static_cast<size_t>(width) * channels) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    return arrow::Status::Invalid("unsupported PNG layout (", channels, " channels)");
+  }
+  state->image.mode = static_cast<ImageMode>(channels);
+  state->image.width = static_cast<int32_t>(width);
+  state->image.height = static_cast<int32_t>(height);
+  state->image.pixels.resize(static_cast<size_t>(width) * height * channels);
+  state->rows.resize(height);
+  for (png_uint_32 y = 0; y < height; ++y) {
+    state->rows[y] = state->image.pixels.data() + static_cast<size_t>(y) * width * channels;
+  }
+  png_read_image(png, state->rows.data());
+  png_destroy_read_struct(&png, &info, nullptr);
+  return std::move(state->image);
 }
 
 struct TjDeleter {
@@ -136,13 +183,16 @@ DecodedImage ConvertMode(const ImageView& image, ImageMode target) {
 namespace {
 
 struct FilterTaps {
-  std::vector<int32_t> start;    // first input index per output index
-  std::vector<int32_t> count;    // taps per output index
-  std::vector<double> weights;   // max_taps per output index
+  std::vector<int32_t> start;   // first input index per output index
+  std::vector<int32_t> count;   // taps per output index
+  std::vector<int32_t> coeffs;  // max_taps fixed-point weights per output index
   int32_t max_taps = 0;
 };
 
-// Pillow's precompute_coeffs for the bilinear (triangle) filter, support 1.
+// Pillow's fixed-point precision for 8-bit images (Resample.c: PRECISION_BITS = 32 - 8 - 2).
+constexpr int kPrecisionBits = 32 - 8 - 2;
+
+// Pillow's precompute_coeffs + normalize_coeffs_8bpc for the bilinear (triangle) filter, support 1.
 FilterTaps ComputeTaps(int32_t in_size, int32_t out_size) {
   FilterTaps taps;
   const double scale = static_cast<double>(in_size) / out_size;
@@ -151,20 +201,22 @@ FilterTaps ComputeTaps(int32_t in_size, int32_t out_size) {
   taps.max_taps = static_cast<int32_t>(std::ceil(support)) * 2 + 1;
   taps.start.resize(out_size);
   taps.count.resize(out_size);
-  taps.weights.assign(static_cast<size_t>(out_size) * taps.max_taps, 0.0);
+  taps.coeffs.assign(static_cast<size_t>(out_size) * taps.max_taps, 0);
+  std::vector<double> w(taps.max_taps);
   for (int32_t x = 0; x < out_size; ++x) {
     const double center = (x + 0.5) * scale;
     int32_t xmin = std::max(static_cast<int32_t>(center - support + 0.5), 0);
     int32_t xmax = std::min(static_cast<int32_t>(center + support + 0.5), in_size) - xmin;
     double total = 0.0;
-    double* w = &taps.weights[static_cast<size_t>(x) * taps.max_taps];
     for (int32_t j = 0; j < xmax; ++j) {
       double t = std::abs((j + xmin - center + 0.5) / filter_scale);
       w[j] = t < 1.0 ? 1.0 - t : 0.0;
       total += w[j];
     }
-    if (total != 0.0) {
-      for (int32_t j = 0; j < xmax; ++j) w[j] /= total;
+    int32_t* k = &taps.coeffs[static_cast<size_t>(x) * taps.max_taps];
+    for (int32_t j = 0; j < xmax; ++j) {
+      const double v = (total != 0.0 ? w[j] / total : w[j]) * (1 << kPrecisionBits);
+      k[j] = static_cast<int32_t>(v < 0 ? v - 0.5 : v + 0.5);
     }
     taps.start[x] = xmin;
     taps.count[x] = xmax;
@@ -172,42 +224,76 @@ FilterTaps ComputeTaps(int32_t in_size, int32_t out_size) {
   return taps;
 }
 
-inline uint8_t Clip8(double v) {
-  long r = std::lround(v);
-  return static_cast<uint8_t>(r < 0 ? 0 : (r > 255 ? 255 : r));
+inline uint8_t Clip8(int64_t acc) {
+  int64_t v = acc >> kPrecisionBits;
+  return static_cast<uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v));
+}
+
+// Pillow's RGBA -> RGBa (premultiplied alpha) and back (Convert.c rgbA2rgba / rgba2rgbA), so
+// resizing translucent images does not bleed the colour of transparent pixels.
+inline uint8_t MulDiv255(uint32_t a, uint32_t b) {
+  uint32_t tmp = a * b + 128;
+  return static_cast<uint8_t>(((tmp >> 8) + tmp) >> 8);
+}
+
+void Premultiply(uint8_t* pixels, int64_t count, int32_t channels) {
+  for (int64_t p = 0; p < count; ++p) {
+    uint8_t* px = pixels + p * channels;
+    const uint8_t alpha = px[channels - 1];
+    for (int32_t c = 0; c < channels - 1; ++c) px[c] = MulDiv255(px[c], alpha);
+  }
+}
+
+void Unpremultiply(uint8_t* pixels, int64_t count, int32_t channels) {
+  for (int64_t p = 0; p < count; ++p) {
+    uint8_t* px = pixels + p * channels;
+    const uint32_t alpha = px[channels - 1];
+    if (alpha == 255 || alpha == 0) continue;
+    for (int32_t c = 0; c < channels - 1; ++c) px[c] = static_cast<uint8_t>(std::min<uint32_t>(255, (255 * px[c]) / alpha));
+  }
+}
+
+void ResizePlanes(const uint8_t* src, int32_t in_w, int32_t in_h, int32_t c, int32_t out_width,
+                  int32_t out_height, uint8_t* dst) {
+  // Horizontal pass: in_h x out_width.
+  FilterTaps h = ComputeTaps(in_w, out_width);
+  std::vector<uint8_t> tmp(static_cast<size_t>(in_h) * out_width * c);
+  for (int32_t y = 0; y < in_h; ++y) {
+    const uint8_t* row = src + static_cast<int64_t>(y) * in_w * c;
+    uint8_t* out_row = tmp.data() + static_cast<int64_t>(y) * out_width * c;
+    for (int32_t x = 0; x < out_width; ++x) {
+      const int32_t* k = &h.coeffs[static_cast<size_t>(x) * h.max_taps];
+      for (int32_t ch = 0; ch < c; ++ch) {
+        int64_t acc = int64_t{1} << (kPrecisionBits - 1);
+        for (int32_t j = 0; j < h.count[x]; ++j) acc += int64_t{row[(h.start[x] + j) * c + ch]} * k[j];
+        out_row[x * c + ch] = Clip8(acc);
+      }
+    }
+  }
+  // Vertical pass: out_height x out_width.
+  FilterTaps v = ComputeTaps(in_h, out_height);
+  const int64_t stride = static_cast<int64_t>(out_width) * c;
+  for (int32_t y = 0; y < out_height; ++y) {
+    const int32_t* k = &v.coeffs[static_cast<size_t>(y) * v.max_taps];
+    uint8_t* out_row = dst + y * stride;
+    for (int64_t i = 0; i < stride; ++i) {
+      int64_t acc = int64_t{1} << (kPrecisionBits - 1);
+      for (int32_t j = 0; j < v.count[y]; ++j) acc += int64_t{tmp[(v.start[y] + j) * stride + i]} * k[j];
+      out_row[i] = Clip8(acc);
+    }
+  }
 }
 
 }  // namespace
 
 void ResizeBilinear(const ImageView& src, int32_t out_width, int32_t out_height, uint8_t* dst) {
   const int32_t c = src.channels();
-  // Horizontal pass: src.height x out_width.
-  FilterTaps h = ComputeTaps(src.width, out_width);
-  std::vector<uint8_t> tmp(static_cast<size_t>(src.height) * out_width * c);
-  for (int32_t y = 0; y < src.height; ++y) {
-    const uint8_t* row = src.data + static_cast<int64_t>(y) * src.width * c;
-    uint8_t* out_row = tmp.data() + static_cast<int64_t>(y) * out_width * c;
-    for (int32_t x = 0; x < out_width; ++x) {
-      const double* w = &h.weights[static_cast<size_t>(x) * h.max_taps];
-      for (int32_t ch = 0; ch < c; ++ch) {
-        double acc = 0.0;
-        for (int32_t j = 0; j < h.count[x]; ++j) acc += row[(h.start[x] + j) * c + ch] * w[j];
-        out_row[x * c + ch] = Clip8(acc);
-      }
-    }
-  }
-  // Vertical pass: out_height x out_width.
-  FilterTaps v = ComputeTaps(src.height, out_height);
-  const int64_t stride = static_cast<int64_t>(out_width) * c;
-  for (int32_t y = 0; y < out_height; ++y) {
-    const double* w = &v.weights[static_cast<size_t>(y) * v.max_taps];
-    uint8_t* out_row = dst + y * stride;
-    for (int64_t i = 0; i < stride; ++i) {
-      double acc = 0.0;
-      for (int32_t j = 0; j < v.count[y]; ++j) acc += tmp[(v.start[y] + j) * stride + i] * w[j];
-      out_row[i] = Clip8(acc);
-    }
-  }
+  const bool alpha = src.mode == ImageMode::kLA || src.mode == ImageMode::kRGBA;
+  if (!alpha) return ResizePlanes(src.data, src.width, src.height, c, out_width, out_height, dst);
+  std::vector<uint8_t> premultiplied(src.data, src.data + src.num_bytes());
+  Premultiply(premultiplied.data(), int64_t{src.width} * src.height, c);
+  ResizePlanes(premultiplied.data(), src.width, src.height, c, out_width, out_height, dst);
+  Unpremultiply(dst, int64_t{out_width} * out_height, c);
 }
 
 }  // namespace ketch::image

@@ -70,7 +70,7 @@ class ImageDecode : public ScalarFunction {
           ARROW_RETURN_NOT_OK(builder.AppendNull());
           continue;
         }
-        return arrow::Status::Invalid("image.decode failed at row ", ctx.row_offset + i, ": ",
+        return arrow::Status::Invalid("image.decode failed at row ", ctx.SourceRow(i), ": ",
                                       decoded.status().message());
       }
       ARROW_RETURN_NOT_OK(builder.Append(decoded->view()));

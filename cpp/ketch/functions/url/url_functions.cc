@@ -61,7 +61,8 @@ class UrlDownload : public ScalarFunction {
     auto* pool = IoPool(static_cast<int32_t>(std::max<int64_t>(8, std::min<int64_t>(max_connections, 64))));
     // Submit in windows of max_connections so no more reads are in flight at once.
     const int64_t n = urls.length();
-    std::vector<arrow::Result<std::shared_ptr<arrow::Buffer>>> results(n, arrow::Status::OK());
+    // Every slot is overwritten below; a null buffer stands for a null URL.
+    std::vector<arrow::Result<std::shared_ptr<arrow::Buffer>>> results(n, std::shared_ptr<arrow::Buffer>());
     for (int64_t start = 0; start < n; start += max_connections) {
       const int64_t end = std::min(n, start + max_connections);
       std::vector<arrow::Future<std::shared_ptr<arrow::Buffer>>> futures;
@@ -82,7 +83,7 @@ class UrlDownload : public ScalarFunction {
           ARROW_RETURN_NOT_OK(builder.AppendNull());
           continue;
         }
-        return arrow::Status::IOError("url.download failed at row ", ctx.row_offset + i, " ('",
+        return arrow::Status::IOError("url.download failed at row ", ctx.SourceRow(i), " ('",
                                       std::string(urls.GetView(i)), "'): ", results[i].status().message());
       }
       if (*results[i] == nullptr) {
