@@ -164,25 +164,34 @@ class PipelineRun {
   void Schedule(size_t seg, size_t op, Morsel morsel) {
     auto& ops = pipeline_->segments[seg]->ops;
     arrow::internal::Executor* executor = op < ops.size() ? ops[op]->executor() : compute_;
+    const int64_t seq = morsel.seq;
     auto st = executor->Spawn([this, seg, op, executor, m = std::move(morsel)]() mutable {
       Step(seg, op, executor, std::move(m));
     });
     if (!st.ok()) {
       Fail(st);
-      ReleasePermit();
+      Drop(seg, seq);
     }
+  }
+
+  // A morsel that will not reach the sink still passes the re-order buffer (empty), so the morsels
+  // behind it are released too; otherwise a failed query would wait for them forever.
+  void Drop(size_t seg, int64_t seq) {
+    Morsel dropped;
+    dropped.seq = seq;
+    Deliver(seg, std::move(dropped));
   }
 
   void Step(size_t seg, size_t op, arrow::internal::Executor* executor, Morsel morsel) {
     auto& segment = *pipeline_->segments[seg];
     for (; op < segment.ops.size(); ++op) {
       if (segment.ops[op]->executor() != executor) return Schedule(seg, op, std::move(morsel));
-      if (stop_.load() && !error_ok()) return ReleasePermit();
+      if (stop_.load() && !error_ok()) return Drop(seg, morsel.seq);
       morsel.rows.num_rows = morsel.batch->num_rows();
       auto result = segment.ops[op]->Execute(morsel.batch, &morsel.rows);
       if (!result.ok()) {
         Fail(result.status());
-        return ReleasePermit();
+        return Drop(seg, morsel.seq);
       }
       morsel.batch = std::move(*result);
     }
@@ -206,7 +215,7 @@ class PipelineRun {
         Morsel next = std::move(segment.pending.begin()->second);
         segment.pending.erase(segment.pending.begin());
         ++segment.next_seq;
-        if (segment.sink->Done() || !error_ok()) {
+        if (!next.batch || segment.sink->Done() || !error_ok()) {
           ++released;
           continue;
         }

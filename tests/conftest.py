@@ -1,0 +1,75 @@
+"""Shared fixtures for the Ketch test suite."""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import ketch
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    """A random generator with a fixed seed: randomized data, reproducible failures."""
+    return np.random.default_rng(20240607)
+
+
+@pytest.fixture(autouse=True)
+def _restore_execution_config():
+    """A test that changes the global execution config must not leak it into the next one."""
+    old = ketch.get_execution_config()
+    yield
+    ketch.set_execution_config(old)
+
+
+def _isolated_entry(conn: Any, fn: Callable[..., Any], args: tuple) -> None:
+    """Child side of ``run_isolated``: sends ("ok", result) or ("err", exception) back."""
+    try:
+        message = ("ok", fn(*args))
+    except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
+        message = ("err", exc)
+    try:
+        conn.send(message)
+    except Exception as exc:  # an unpicklable result or exception
+        conn.send(("err", RuntimeError(f"isolated call failed and could not send its outcome: {exc!r}")))
+    conn.close()
+
+
+@pytest.fixture
+def run_isolated() -> Callable[..., Any]:
+    """Runs ``fn(*args)`` in a fresh (spawned) interpreter and returns its result, re-raising its
+    exception here. A native crash (abort, segfault) in the child raises ``ChildProcessError`` and a
+    hang raises ``TimeoutError`` (the child is killed), so either fails this one test instead of
+    killing or stalling the whole pytest run. ``fn`` must be a module-level function of a test module
+    (spawn pickles it by name)."""
+
+    def run(fn: Callable[..., Any], *args: Any, timeout: float = 60) -> Any:
+        ctx = multiprocessing.get_context("spawn")
+        reader, writer = ctx.Pipe(duplex=False)
+        process = ctx.Process(target=_isolated_entry, args=(writer, fn, args), daemon=True)
+        process.start()
+        writer.close()  # the child holds the only writer: EOF once it exits
+        try:
+            if not reader.poll(timeout):
+                process.kill()
+                process.join()
+                raise TimeoutError(f"{fn.__name__} did not finish within {timeout} s (killed)")
+            try:
+                status, value = reader.recv()
+            except EOFError:
+                process.join()
+                raise ChildProcessError(
+                    f"{fn.__name__} died without a result (exit code {process.exitcode})"
+                ) from None
+        finally:
+            reader.close()
+        process.join()
+        if status == "err":
+            raise value
+        return value
+
+    return run

@@ -1,0 +1,173 @@
+"""Error types and messages: missing columns, plan-time type errors, non-Boolean predicates."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+import ketch
+from ketch import col
+from ketch.errors import (
+    ColumnNotFoundError,
+    KetchError,
+    KetchFileNotFoundError,
+    KetchIOError,
+    KetchTypeError,
+    KetchValueError,
+    UDFError,
+)
+
+
+@pytest.fixture
+def df() -> ketch.DataFrame:
+    return ketch.from_pydict({"n": [1, 2, 3], "s": ["a", "b", "c"], "flag": [True, False, None]})
+
+
+def test_error_hierarchy():
+    assert issubclass(ColumnNotFoundError, ValueError) and issubclass(ColumnNotFoundError, KetchError)
+    assert issubclass(KetchTypeError, TypeError) and issubclass(KetchTypeError, KetchError)
+    assert issubclass(KetchValueError, ValueError)
+    assert issubclass(KetchIOError, OSError)
+    assert issubclass(KetchFileNotFoundError, FileNotFoundError) and issubclass(
+        KetchFileNotFoundError, KetchIOError
+    )
+    assert issubclass(UDFError, KetchError)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda df: df.select(col("missing")),
+        lambda df: df.select("missing"),
+        lambda df: df.select((col("missing") + 1).alias("m")),
+        lambda df: df.with_column("x", col("missing")),
+        lambda df: df.where(col("missing") > 1),
+    ],
+    ids=["select-col", "select-str", "select-expr", "with_column", "where"],
+)
+def test_missing_column_raises_listing_available_columns(df, build):
+    with pytest.raises(ColumnNotFoundError) as info:
+        build(df)
+    assert isinstance(info.value, ValueError)
+    message = str(info.value)
+    assert "missing" in message
+    for name in ("n", "s", "flag"):
+        assert name in message
+
+
+def test_exclude_and_getitem_of_missing_column(df):
+    with pytest.raises(ColumnNotFoundError, match="nope"):
+        df.exclude("nope")
+    with pytest.raises(ColumnNotFoundError, match="nope"):
+        df["nope"]
+
+
+def test_string_plus_int_is_a_plan_time_type_error(df):
+    # Raised while building the plan: no collect() is needed.
+    with pytest.raises(KetchTypeError) as info:
+        df.with_column("t", col("s") + 1)
+    message = str(info.value)
+    assert "col(s)" in message and "string" in message
+    with pytest.raises(KetchTypeError, match=r"col\(s\)"):
+        df.select((col("s") + 1).alias("t"))
+    with pytest.raises(TypeError):  # KetchTypeError is a TypeError
+        df.select((col("s") * col("n")).alias("t"))
+
+
+def test_type_error_is_raised_before_any_execution(df):
+    calls = []
+
+    def spy(v):
+        calls.append(v)
+        return v
+
+    tracked = df.with_column("n2", col("n").apply(spy, return_dtype=int))
+    with pytest.raises(KetchTypeError):
+        tracked.with_column("bad", col("s") - 1)
+    assert calls == []  # nothing ran
+
+
+@pytest.mark.parametrize(
+    "predicate",
+    [col("n"), col("s"), col("n") + 1, col("n").cast(pa.float64())],
+    ids=["int", "string", "arith", "float"],
+)
+def test_where_requires_boolean_predicate(df, predicate):
+    with pytest.raises(KetchTypeError) as info:
+        df.where(predicate)
+    assert "Boolean" in str(info.value)
+
+
+def test_impossible_cast_is_plan_time_type_error(df):
+    with pytest.raises(KetchTypeError, match="cast"):
+        df.select(col("flag").cast(pa.list_(pa.int64())))
+
+
+def test_execution_time_errors_are_ketch_errors():
+    df = ketch.from_pydict({"x": [1.5, 2.0]}).select(col("x").cast(pa.int64()))
+    with pytest.raises(KetchValueError):  # 1.5 does not cast safely
+        df.collect()
+
+
+def test_errors_are_catchable_as_builtin_exceptions(df, tmp_path):
+    with pytest.raises(ValueError):
+        df.select("nope")
+    with pytest.raises(TypeError):
+        df.where(col("n"))
+    with pytest.raises(FileNotFoundError):
+        ketch.read_parquet(str(tmp_path / "*.parquet"))
+    with pytest.raises(OSError):
+        ketch.read_parquet(str(tmp_path / "absent.parquet"))
+
+
+def _plain_query(values: list) -> dict:
+    return ketch.from_pydict({"v": values}).with_column("w", col("v") * 2).to_pydict()
+
+
+def _missing_column() -> None:
+    ketch.from_pydict({"v": [1]}).select(col("nope"))
+
+
+def test_run_isolated_harness_returns_values_and_reraises(run_isolated):
+    """The harness used below works: results come back, exceptions are re-raised here."""
+    assert run_isolated(_plain_query, [1, 2, None]) == {"v": [1, 2, None], "w": [2, 4, None]}
+    with pytest.raises(ColumnNotFoundError, match="nope"):
+        run_isolated(_missing_column)
+
+
+def _fail_after_a_later_morsel_reached_the_sink() -> str:
+    """Two 100-row morsels on two UDF threads: morsel 1 succeeds and reaches the sink's re-order
+    buffer first, then morsel 0 fails. The query must raise UDFError."""
+    import threading
+    import time
+
+    import numpy as np
+
+    batch = 100
+    second_done = threading.Event()
+
+    @ketch.cls(return_dtype=int, batch_size=batch, concurrency=2)
+    class Gate:
+        def __call__(self, x: ketch.Series) -> np.ndarray:
+            v = x.to_numpy()
+            if v[0] == batch:
+                second_done.set()
+                return v
+            second_done.wait(10)
+            time.sleep(0.2)  # lets morsel 1 get from the UDF into the sink's re-order buffer
+            raise ValueError("morsel 0 fails")
+
+    query = ketch.from_pydict({"x": np.arange(2 * batch)}).with_column("a", Gate()(col("x")))
+    try:
+        query.collect()
+    except UDFError as exc:
+        return str(exc)
+    return "no error"
+
+
+def test_failing_query_raises_instead_of_hanging(run_isolated):
+    # Regression test: a morsel dropped after a failure used to leave a hole in the sink's re-order
+    # buffer, so the morsels parked behind it never released their permits and Run() waited forever.
+    # Run in a child so that a regression fails with TimeoutError instead of stalling the suite.
+    message = run_isolated(_fail_after_a_later_morsel_reached_the_sink, timeout=15)
+    assert "morsel 0 fails" in message
