@@ -33,8 +33,10 @@ def prepare(data_dir: str) -> None:
         buffer = io.BytesIO()
         crop.save(buffer, format="JPEG", quality=90)
         blobs.append(buffer.getvalue())
-    pq.write_table(pa.table({"id": list(range(N_IMAGES)), "bytes": pa.array(blobs, pa.large_binary())}),
-                   os.path.join(data_dir, "images.parquet"))
+    pq.write_table(
+        pa.table({"id": list(range(N_IMAGES)), "bytes": pa.array(blobs, pa.large_binary())}),
+        os.path.join(data_dir, "images.parquet"),
+    )
 
 
 def _path(data_dir: str) -> str:
@@ -68,6 +70,8 @@ def run_pillow_loop(data_dir: str) -> dict:
     from PIL import Image
 
     blobs = pq.read_table(_path(data_dir), columns=["bytes"]).column("bytes").to_pylist()
-    means = [np.asarray(Image.open(io.BytesIO(b)).convert("RGB").resize((SIZE, SIZE), Image.BILINEAR)).mean()
-             for b in blobs]
+    means = [
+        np.asarray(Image.open(io.BytesIO(b)).convert("RGB").resize((SIZE, SIZE), Image.BILINEAR)).mean()
+        for b in blobs
+    ]
     return {"rows": len(means), "check": float(np.mean(means))}

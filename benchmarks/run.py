@@ -37,8 +37,9 @@ def ensure_peers() -> None:
         return
     print("bench: installing peers into benchmarks/.venv-peers ...", flush=True)
     subprocess.run([sys.executable, "-m", "venv", str(PEERS_VENV)], check=True)
-    subprocess.run([str(PEERS_PY), "-m", "pip", "install", "-q", "-r", str(ROOT / "peers-requirements.txt")],
-                   check=True)
+    subprocess.run(
+        [str(PEERS_PY), "-m", "pip", "install", "-q", "-r", str(ROOT / "peers-requirements.txt")], check=True
+    )
     stamp.write_text(wanted)
 
 
@@ -55,14 +56,15 @@ def run_case(name: str, engine: str, data_dir: Path) -> dict:
         "import json, resource, sys, time, importlib.util;"
         f"spec = importlib.util.spec_from_file_location('b', {str(ROOT / f'bench_{name}.py')!r});"
         "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m);"
-        f"t = time.perf_counter(); out = m.run_{engine}({str(data_dir)!r}); out['seconds'] = time.perf_counter() - t;"
+        f"t = time.perf_counter(); out = m.run_{engine}({str(data_dir)!r});"
+        "out['seconds'] = time.perf_counter() - t;"
         "out['peak_rss_mb'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024;"
         "print('RESULT ' + json.dumps(out))"
     )
     proc = subprocess.run([str(python), "-c", code], capture_output=True, text=True, cwd=REPO)
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT "):])
+            return json.loads(line[len("RESULT ") :])
     return {"error": (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]}
 
 
@@ -71,7 +73,7 @@ def main() -> int:
     parser.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    names = args.names or sorted(p.stem[len("bench_"):] for p in ROOT.glob("bench_*.py"))
+    names = args.names or sorted(p.stem[len("bench_") :] for p in ROOT.glob("bench_*.py"))
     ensure_peers()
     RESULTS.mkdir(exist_ok=True)
     for name in names:
@@ -82,7 +84,7 @@ def main() -> int:
             print(f"bench {name}: preparing data in {data_dir} ...", flush=True)
             module.prepare(str(data_dir))
             (data_dir / ".ready").write_text("ok")
-        engines = [f[len("run_"):] for f in dir(module) if f.startswith("run_")]
+        engines = [f[len("run_") :] for f in dir(module) if f.startswith("run_")]
         engines.sort(key=lambda e: (not e.startswith("ketch"), e))
         results: dict[str, dict] = {}
         for engine in engines:
@@ -103,13 +105,23 @@ def main() -> int:
                 print(f"{engine:<16}{'error':>10}  {out['error']}")
                 continue
             ratio = out["seconds"] / base if base else float("nan")
-            print(f"{engine:<16}{out['seconds']:>10.3f}{ratio:>10.2f}{out['rows']:>10}{out['peak_rss_mb']:>10.0f}"
-                  f"  {out['check']:.4f}")
-        (RESULTS / f"{name}.json").write_text(json.dumps({
-            "benchmark": name, "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "machine": platform.platform(),
-            "cores": os.cpu_count(), "results": results,
-            "max_rss_harness_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        }, indent=2))
+            print(
+                f"{engine:<16}{out['seconds']:>10.3f}{ratio:>10.2f}{out['rows']:>10}{out['peak_rss_mb']:>10.0f}"
+                f"  {out['check']:.4f}"
+            )
+        (RESULTS / f"{name}.json").write_text(
+            json.dumps(
+                {
+                    "benchmark": name,
+                    "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                    "machine": platform.platform(),
+                    "cores": os.cpu_count(),
+                    "results": results,
+                    "max_rss_harness_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                },
+                indent=2,
+            )
+        )
     return 0
 
 

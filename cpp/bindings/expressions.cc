@@ -58,15 +58,18 @@ void BindExpressions(nb::module_& m) {
   nb::class_<PyExpr>(m, "PyExpr")
       .def("__repr__", [](const PyExpr& e) { return e.expr->ToString(); })
       .def("output_name", [](const PyExpr& e) { return e.expr->OutputName(); })
-      .def("columns", [](const PyExpr& e) {
-        std::set<std::string> names;
-        e.expr->CollectColumns(&names);
-        return std::vector<std::string>(names.begin(), names.end());
-      })
+      .def("columns",
+           [](const PyExpr& e) {
+             std::set<std::string> names;
+             e.expr->CollectColumns(&names);
+             return std::vector<std::string>(names.begin(), names.end());
+           })
       .def("has_udf", [](const PyExpr& e) { return e.expr->HasUdf(); })
       .def("is_column", [](const PyExpr& e) { return e.expr->kind() == ExprKind::kColumn; })
-      .def("alias", [](const PyExpr& e, std::string name) { return PyExpr{Expr::Alias(e.expr, std::move(name))}; })
-      .def("cast", [](const PyExpr& e, nb::handle type) { return PyExpr{Expr::Cast(e.expr, TypeFromPy(type))}; })
+      .def("alias",
+           [](const PyExpr& e, std::string name) { return PyExpr{Expr::Alias(e.expr, std::move(name))}; })
+      .def("cast",
+           [](const PyExpr& e, nb::handle type) { return PyExpr{Expr::Cast(e.expr, TypeFromPy(type))}; })
       .def("resolve_type", [](const PyExpr& e, nb::handle schema) {
         return TypeToPy(Unwrap(ResolveField(*e.expr, *SchemaFromPy(schema)))->type());
       });

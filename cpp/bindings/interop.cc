@@ -122,7 +122,8 @@ nb::object BatchesToPy(const std::shared_ptr<arrow::Schema>& schema,
 std::pair<std::shared_ptr<arrow::Schema>, std::vector<std::shared_ptr<arrow::RecordBatch>>> BatchesFromPy(
     nb::handle obj) {
   nb::object capsule = obj.attr("__arrow_c_stream__")();
-  auto reader = Unwrap(arrow::ImportRecordBatchReader(CapsulePointer<ArrowArrayStream>(capsule, "arrow_array_stream")));
+  auto reader =
+      Unwrap(arrow::ImportRecordBatchReader(CapsulePointer<ArrowArrayStream>(capsule, "arrow_array_stream")));
   auto batches = Unwrap(reader->ToRecordBatches());
   return {reader->schema(), std::move(batches)};
 }

@@ -39,55 +39,69 @@ void BindPlans(nb::module_& m) {
       .def(nb::init<>())
       .def_prop_ro("morsels_emitted", [](const ExecutionStats& s) { return s.morsels_emitted.load(); })
       .def_prop_ro("rows_emitted", [](const ExecutionStats& s) { return s.rows_emitted.load(); })
-      .def_prop_ro("max_morsels_in_flight", [](const ExecutionStats& s) { return s.max_morsels_in_flight.load(); });
+      .def_prop_ro("max_morsels_in_flight",
+                   [](const ExecutionStats& s) { return s.max_morsels_in_flight.load(); });
 
   nb::class_<PyPlan>(m, "PyPlan")
-      .def_static("in_memory", [](nb::handle stream) {
-        auto [schema, batches] = BatchesFromPy(stream);
-        return PyPlan{Unwrap(LogicalPlan::InMemory(schema, std::move(batches)))};
-      })
-      .def_static("read_parquet", [](std::vector<std::string> paths) {
-        ParquetScanInfo info;
-        {
-          nb::gil_scoped_release release;
-          auto schema = ReadParquetSchema(paths.at(0));
-          if (!schema.ok()) {
-            nb::gil_scoped_acquire gil;
-            RaiseStatus(schema.status());
-          }
-          info.file_schema = *schema;
-        }
-        info.paths = std::move(paths);
-        return PyPlan{Unwrap(LogicalPlan::ParquetScan(std::move(info)))};
-      })
-      .def("project", [](const PyPlan& p, nb::list exprs) {
-        return PyPlan{Unwrap(LogicalPlan::Project(p.plan, Exprs(exprs)))};
-      })
-      .def("filter", [](const PyPlan& p, nb::handle predicate) {
-        return PyPlan{Unwrap(LogicalPlan::Filter(p.plan, nb::cast<PyExpr&>(predicate).expr))};
-      })
+      .def_static("in_memory",
+                  [](nb::handle stream) {
+                    auto [schema, batches] = BatchesFromPy(stream);
+                    return PyPlan{Unwrap(LogicalPlan::InMemory(schema, std::move(batches)))};
+                  })
+      .def_static("read_parquet",
+                  [](std::vector<std::string> paths) {
+                    ParquetScanInfo info;
+                    {
+                      nb::gil_scoped_release release;
+                      auto schema = ReadParquetSchema(paths.at(0));
+                      if (!schema.ok()) {
+                        nb::gil_scoped_acquire gil;
+                        RaiseStatus(schema.status());
+                      }
+                      info.file_schema = *schema;
+                    }
+                    info.paths = std::move(paths);
+                    return PyPlan{Unwrap(LogicalPlan::ParquetScan(std::move(info)))};
+                  })
+      .def("project",
+           [](const PyPlan& p, nb::list exprs) {
+             return PyPlan{Unwrap(LogicalPlan::Project(p.plan, Exprs(exprs)))};
+           })
+      .def("filter",
+           [](const PyPlan& p, nb::handle predicate) {
+             return PyPlan{Unwrap(LogicalPlan::Filter(p.plan, nb::cast<PyExpr&>(predicate).expr))};
+           })
       .def("limit", [](const PyPlan& p, int64_t n) { return PyPlan{Unwrap(LogicalPlan::Limit(p.plan, n))}; })
-      .def("write_parquet", [](const PyPlan& p, std::string root_dir, std::string compression) {
-        return PyPlan{Unwrap(LogicalPlan::WriteParquet(p.plan, WriteParquetInfo{std::move(root_dir), std::move(compression)}))};
-      })
+      .def("write_parquet",
+           [](const PyPlan& p, std::string root_dir, std::string compression) {
+             return PyPlan{Unwrap(LogicalPlan::WriteParquet(
+                 p.plan, WriteParquetInfo{std::move(root_dir), std::move(compression)}))};
+           })
       .def("schema", [](const PyPlan& p) { return SchemaToPy(p.plan->schema()); })
-      .def("optimize", [](const PyPlan& p, std::vector<std::string> disabled_rules) {
-        Optimizer optimizer(std::set<std::string>(disabled_rules.begin(), disabled_rules.end()));
-        return PyPlan{Unwrap(optimizer.Optimize(p.plan))};
-      }, nb::arg("disabled_rules") = std::vector<std::string>{})
+      .def(
+          "optimize",
+          [](const PyPlan& p, std::vector<std::string> disabled_rules) {
+            Optimizer optimizer(std::set<std::string>(disabled_rules.begin(), disabled_rules.end()));
+            return PyPlan{Unwrap(optimizer.Optimize(p.plan))};
+          },
+          nb::arg("disabled_rules") = std::vector<std::string>{})
       .def("__repr__", [](const PyPlan& p) { return p.plan->ToString(); })
-      .def("physical_repr", [](const PyPlan& p, const ExecutionConfig& config) {
-        return Unwrap(TranslateToPhysical(p.plan, config.Resolved()))->ToString();
-      })
-      .def("execute", [](const PyPlan& p, const ExecutionConfig& config, ExecutionStats* stats) {
-        arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> result;
-        {
-          nb::gil_scoped_release release;
-          auto physical = TranslateToPhysical(p.plan, config.Resolved());
-          result = physical.ok() ? ExecutePlan(*physical, config, stats) : physical.status();
-        }
-        return BatchesToPy(p.plan->schema(), Unwrap(std::move(result)));
-      }, nb::arg("config"), nb::arg("stats").none() = nb::none());
+      .def("physical_repr",
+           [](const PyPlan& p, const ExecutionConfig& config) {
+             return Unwrap(TranslateToPhysical(p.plan, config.Resolved()))->ToString();
+           })
+      .def(
+          "execute",
+          [](const PyPlan& p, const ExecutionConfig& config, ExecutionStats* stats) {
+            arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> result;
+            {
+              nb::gil_scoped_release release;
+              auto physical = TranslateToPhysical(p.plan, config.Resolved());
+              result = physical.ok() ? ExecutePlan(*physical, config, stats) : physical.status();
+            }
+            return BatchesToPy(p.plan->schema(), Unwrap(std::move(result)));
+          },
+          nb::arg("config"), nb::arg("stats").none() = nb::none());
 }
 
 }  // namespace ketch::bindings

@@ -9,18 +9,21 @@
 namespace ketch::bindings {
 
 void BindTypes(nb::module_& m) {
-  m.def("image_type", [](std::optional<std::string> mode, std::optional<int32_t> height,
-                         std::optional<int32_t> width) {
-    std::optional<ImageMode> parsed;
-    if (mode) parsed = Unwrap(ParseMode(*mode));
-    if (height || width) {
-      if (!parsed || !height || !width || *height <= 0 || *width <= 0) {
-        RaiseStatus(arrow::Status::Invalid("a fixed-shape image needs mode, height > 0 and width > 0"));
-      }
-      return TypeToPy(fixed_shape_image_type(*parsed, *height, *width));
-    }
-    return TypeToPy(image_type(parsed));
-  }, nb::arg("mode").none() = nb::none(), nb::arg("height").none() = nb::none(), nb::arg("width").none() = nb::none());
+  m.def(
+      "image_type",
+      [](std::optional<std::string> mode, std::optional<int32_t> height, std::optional<int32_t> width) {
+        std::optional<ImageMode> parsed;
+        if (mode) parsed = Unwrap(ParseMode(*mode));
+        if (height || width) {
+          if (!parsed || !height || !width || *height <= 0 || *width <= 0) {
+            RaiseStatus(arrow::Status::Invalid("a fixed-shape image needs mode, height > 0 and width > 0"));
+          }
+          return TypeToPy(fixed_shape_image_type(*parsed, *height, *width));
+        }
+        return TypeToPy(image_type(parsed));
+      },
+      nb::arg("mode").none() = nb::none(), nb::arg("height").none() = nb::none(),
+      nb::arg("width").none() = nb::none());
 
   // (mode or None, height or None, width or None) of an Image / FixedShapeImage type.
   m.def("image_type_info", [](nb::handle py_type) {

@@ -34,9 +34,9 @@ TEST(Executor, ProjectFilterKeepOrderAcrossManyMorsels) {
   auto plan = Range(10000, 1000);
   auto doubled = Expr::Call("multiply", {Expr::Column("x"), Expr::Literal(arrow::MakeScalar(int64_t{2}))});
   ASSERT_OK_AND_ASSIGN(plan, LogicalPlan::Project(plan, {Expr::Alias(doubled, "y")}));
-  auto pred = Expr::Call("equal", {Expr::Call("bit_wise_and", {Expr::Column("y"),
-                                                                Expr::Literal(arrow::MakeScalar(int64_t{4}))}),
-                                   Expr::Literal(arrow::MakeScalar(int64_t{0}))});
+  auto pred = Expr::Call(
+      "equal", {Expr::Call("bit_wise_and", {Expr::Column("y"), Expr::Literal(arrow::MakeScalar(int64_t{4}))}),
+                Expr::Literal(arrow::MakeScalar(int64_t{0}))});
   ASSERT_OK_AND_ASSIGN(plan, LogicalPlan::Filter(plan, pred));
   ExecutionConfig config;
   config.morsel_size_rows = 64;  // many morsels in flight, finishing out of order

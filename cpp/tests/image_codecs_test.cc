@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "ketch/expr/function_registry.h"
 #include "ketch/functions/image/codecs.h"
 #include "ketch/functions/image/image_functions.h"
-#include "ketch/expr/function_registry.h"
 #include "test_util.h"
 
 namespace ketch::image {
@@ -55,7 +55,8 @@ TEST(ImageCodecs, JpegDecodesCloseToSource) {
   std::vector<uint8_t> pixels(w * h * 3);
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x)
-      for (int ch = 0; ch < 3; ++ch) pixels[(y * w + x) * 3 + ch] = static_cast<uint8_t>(x * 4 + y * 2 + ch * 10);
+      for (int ch = 0; ch < 3; ++ch)
+        pixels[(y * w + x) * 3 + ch] = static_cast<uint8_t>(x * 4 + y * 2 + ch * 10);
   tjhandle handle = tjInitCompress();
   unsigned char* jpeg = nullptr;
   unsigned long size = 0;

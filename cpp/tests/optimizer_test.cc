@@ -30,7 +30,8 @@ class CountingUdf : public BatchUdf {
 
 TEST(Optimizer, FilterAndProjectionReachTheScan) {
   LogicalPlanPtr plan;
-  ASSERT_OK_AND_ASSIGN(plan, LogicalPlan::Project(Scan(), {Expr::Column("a"), Expr::Alias(Expr::Column("b"), "bee")}));
+  ASSERT_OK_AND_ASSIGN(
+      plan, LogicalPlan::Project(Scan(), {Expr::Column("a"), Expr::Alias(Expr::Column("b"), "bee")}));
   ASSERT_OK_AND_ASSIGN(plan, LogicalPlan::Filter(plan, Gt("a", 3)));
   LogicalPlanPtr optimized;
   ASSERT_OK_AND_ASSIGN(optimized, Optimizer().Optimize(plan));
@@ -83,7 +84,8 @@ TEST(LogicalPlan, TypeErrorsSurfaceAtPlanTime) {
   auto result = LogicalPlan::Project(Scan(), {bad});
   ASSERT_FALSE(result.ok());
   EXPECT_TRUE(result.status().IsTypeError());
-  EXPECT_NE(result.status().message().find("col(b): string"), std::string::npos) << result.status().ToString();
+  EXPECT_NE(result.status().message().find("col(b): string"), std::string::npos)
+      << result.status().ToString();
   auto missing = LogicalPlan::Project(Scan(), {Expr::Column("zz")});
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("available columns: [a, b, c]"), std::string::npos);

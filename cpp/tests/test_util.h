@@ -5,19 +5,19 @@
 
 #include "ketch/functions/register.h"
 
-#define ASSERT_OK(expr)                                  \
-  do {                                                   \
-    auto _st = (expr);                                   \
-    ASSERT_TRUE(_st.ok()) << _st.ToString();             \
+#define ASSERT_OK(expr)                      \
+  do {                                       \
+    auto _st = (expr);                       \
+    ASSERT_TRUE(_st.ok()) << _st.ToString(); \
   } while (0)
 
 #define KETCH_CONCAT_INNER(a, b) a##b
 #define KETCH_CONCAT(a, b) KETCH_CONCAT_INNER(a, b)
 #define ASSERT_OK_AND_ASSIGN(lhs, rexpr) \
   ASSERT_OK_AND_ASSIGN_IMPL(KETCH_CONCAT(_result_, __LINE__), lhs, rexpr)
-#define ASSERT_OK_AND_ASSIGN_IMPL(result, lhs, rexpr)          \
-  auto result = (rexpr);                                       \
-  ASSERT_TRUE(result.ok()) << result.status().ToString();      \
+#define ASSERT_OK_AND_ASSIGN_IMPL(result, lhs, rexpr)     \
+  auto result = (rexpr);                                  \
+  ASSERT_TRUE(result.ok()) << result.status().ToString(); \
   lhs = std::move(result).ValueUnsafe()
 
 namespace ketch::testing {

@@ -41,7 +41,7 @@ def fixed_shape_image_block(array: pa.Array) -> np.ndarray:
     storage = array.storage
     row = height * width * channels
     child = storage.values  # the whole child array: pyarrow's .values ignores the list's own offset
-    start = (child.offset + storage.offset * row)
+    start = child.offset + storage.offset * row
     flat = np.frombuffer(child.buffers()[1], dtype=np.uint8)[start : start + len(storage) * row]
     return flat.reshape(len(storage), height, width, channels)
 

@@ -54,12 +54,14 @@ arrow::Status BuildNode(const PhysicalNode& node, const ExecutionConfig& config,
       pipeline->source = std::make_unique<InMemorySource>(logical.batches());
       return arrow::Status::OK();
     case PhysicalKind::kParquetScan:
-      pipeline->source = std::make_unique<ParquetScanSource>(logical.scan(), logical.schema(), config.morsel_size_rows);
+      pipeline->source =
+          std::make_unique<ParquetScanSource>(logical.scan(), logical.schema(), config.morsel_size_rows);
       return arrow::Status::OK();
     case PhysicalKind::kProject:
     case PhysicalKind::kUdfProject: {
-      ARROW_ASSIGN_OR_RAISE(auto op, ProjectOperator::Make(logical.exprs(), logical.schema(), compute,
-                                                           node.kind == PhysicalKind::kUdfProject ? node.concurrency : 0));
+      ARROW_ASSIGN_OR_RAISE(
+          auto op, ProjectOperator::Make(logical.exprs(), logical.schema(), compute,
+                                         node.kind == PhysicalKind::kUdfProject ? node.concurrency : 0));
       current().ops.push_back(std::move(op));
       return arrow::Status::OK();
     }
@@ -70,7 +72,8 @@ arrow::Status BuildNode(const PhysicalNode& node, const ExecutionConfig& config,
       current().sink = std::make_unique<LimitSink>(logical.limit());
       return arrow::Status::OK();
     case PhysicalKind::kWriteParquet: {
-      ARROW_ASSIGN_OR_RAISE(current().sink, WriteParquetSink::Make(logical.write(), logical.inputs()[0]->schema()));
+      ARROW_ASSIGN_OR_RAISE(current().sink,
+                            WriteParquetSink::Make(logical.write(), logical.inputs()[0]->schema()));
       return arrow::Status::OK();
     }
   }
@@ -114,7 +117,8 @@ class PipelineRun {
         const int64_t length = std::min(morsel_rows, batch->num_rows() - start);
         Morsel morsel{seq++, batch->Slice(start, length), EvalContext{first_row + start, length, nullptr}};
         if (source_rows) {
-          morsel.rows.source_rows = std::static_pointer_cast<arrow::Int64Array>(source_rows->Slice(start, length));
+          morsel.rows.source_rows =
+              std::static_pointer_cast<arrow::Int64Array>(source_rows->Slice(start, length));
         }
         if (stats_) {
           stats_->morsels_emitted++;
@@ -254,8 +258,8 @@ class PipelineRun {
 }  // namespace
 
 arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> ExecutePlan(const PhysicalPlanPtr& plan,
-                                                                           const ExecutionConfig& raw_config,
-                                                                           ExecutionStats* stats) {
+                                                                            const ExecutionConfig& raw_config,
+                                                                            ExecutionStats* stats) {
   const ExecutionConfig config = raw_config.Resolved();
   Pipeline pipeline;
   pipeline.morsel_rows = config.morsel_size_rows;

@@ -30,7 +30,7 @@ struct ExecutionStats {
 /// returns when its morsel leaves the last sink. The first error cancels the source, waits for the
 /// morsels in flight, and is returned.
 arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> ExecutePlan(const PhysicalPlanPtr& plan,
-                                                                           const ExecutionConfig& config,
-                                                                           ExecutionStats* stats = nullptr);
+                                                                            const ExecutionConfig& config,
+                                                                            ExecutionStats* stats = nullptr);
 
 }  // namespace ketch

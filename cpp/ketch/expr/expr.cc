@@ -11,9 +11,9 @@ namespace {
 
 const std::map<std::string, std::string>& InfixOperators() {
   static const std::map<std::string, std::string> ops = {
-      {"add", "+"},          {"subtract", "-"},  {"multiply", "*"},    {"divide", "/"},
-      {"equal", "=="},       {"not_equal", "!="}, {"less", "<"},        {"less_equal", "<="},
-      {"greater", ">"},      {"greater_equal", ">="}, {"and_kleene", "&"}, {"or_kleene", "|"}};
+      {"add", "+"},     {"subtract", "-"},       {"multiply", "*"},   {"divide", "/"},
+      {"equal", "=="},  {"not_equal", "!="},     {"less", "<"},       {"less_equal", "<="},
+      {"greater", ">"}, {"greater_equal", ">="}, {"and_kleene", "&"}, {"or_kleene", "|"}};
   return ops;
 }
 
@@ -163,8 +163,7 @@ arrow::Result<std::shared_ptr<arrow::Field>> ResolveField(const Expr& expr, cons
     }
     case ExprKind::kCast: {
       ARROW_ASSIGN_OR_RAISE(auto field, ResolveField(*expr.children()[0], schema));
-      if (!field->type()->Equals(*expr.type()) &&
-          !arrow::compute::CanCast(*field->type(), *expr.type())) {
+      if (!field->type()->Equals(*expr.type()) && !arrow::compute::CanCast(*field->type(), *expr.type())) {
         return arrow::Status::TypeError("cannot cast ", expr.children()[0]->ToString(), " of type ",
                                         field->type()->ToString(), " to ", expr.type()->ToString());
       }
@@ -229,8 +228,8 @@ arrow::Result<std::shared_ptr<arrow::Array>> CallUdf(const Expr& expr, const arr
       auto cast = arrow::compute::Cast(*out, expr.type());
       if (!cast.ok()) {
         return arrow::Status::TypeError("UDF '", expr.name(), "' returned ", out->type()->ToString(),
-                                        " which cannot be cast to its return_dtype ",
-                                        expr.type()->ToString(), ": ", cast.status().message());
+                                        " which cannot be cast to its return_dtype ", expr.type()->ToString(),
+                                        ": ", cast.status().message());
       }
       out = *cast;
     }

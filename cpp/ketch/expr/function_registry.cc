@@ -17,8 +17,8 @@ class ArrowComputeFunction : public ScalarFunction {
   std::string name() const override { return name_; }
 
   arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(
-      const std::vector<std::shared_ptr<arrow::DataType>>& arg_types,
-      const std::vector<ExprPtr>& arg_exprs, const FunctionOptions& options) const override {
+      const std::vector<std::shared_ptr<arrow::DataType>>& arg_types, const std::vector<ExprPtr>& arg_exprs,
+      const FunctionOptions& options) const override {
     std::vector<arrow::Datum> empties;
     for (const auto& type : arg_types) {
       ARROW_ASSIGN_OR_RAISE(auto empty, arrow::MakeEmptyArray(type));
@@ -36,8 +36,7 @@ class ArrowComputeFunction : public ScalarFunction {
     return result->type();
   }
 
-  arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args,
-                                      const FunctionOptions& options,
+  arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args, const FunctionOptions& options,
                                       const EvalContext& ctx) const override {
     return arrow::compute::CallFunction(name_, args);
   }

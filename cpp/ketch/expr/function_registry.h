@@ -21,8 +21,8 @@ class ScalarFunction {
   virtual std::string name() const = 0;
   /// Plan-time type resolution. `arg_exprs` are given so errors can name the argument.
   virtual arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(
-      const std::vector<std::shared_ptr<arrow::DataType>>& arg_types,
-      const std::vector<ExprPtr>& arg_exprs, const FunctionOptions& options) const = 0;
+      const std::vector<std::shared_ptr<arrow::DataType>>& arg_types, const std::vector<ExprPtr>& arg_exprs,
+      const FunctionOptions& options) const = 0;
   /// Run-time call. Each argument is an array of `ctx.num_rows` values or a scalar (a literal);
   /// the result is an array of `ctx.num_rows` values or a scalar when every argument is one.
   virtual arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args,

@@ -28,8 +28,7 @@ arrow::Result<ImageMode> ParseMode(const std::string& name) {
   if (name == "LA") return ImageMode::kLA;
   if (name == "RGB") return ImageMode::kRGB;
   if (name == "RGBA") return ImageMode::kRGBA;
-  return arrow::Status::Invalid("unsupported image mode '", name,
-                                "': supported modes are L, LA, RGB, RGBA");
+  return arrow::Status::Invalid("unsupported image mode '", name, "': supported modes are L, LA, RGB, RGBA");
 }
 
 arrow::Result<ImageMode> ModeForChannels(int32_t channels) {
@@ -39,8 +38,7 @@ arrow::Result<ImageMode> ModeForChannels(int32_t channels) {
 
 // ---- ImageType -------------------------------------------------------------------------------------
 
-ImageType::ImageType(std::optional<ImageMode> mode)
-    : arrow::ExtensionType(StorageType()), mode_(mode) {}
+ImageType::ImageType(std::optional<ImageMode> mode) : arrow::ExtensionType(StorageType()), mode_(mode) {}
 
 std::shared_ptr<arrow::DataType> ImageType::StorageType() {
   static const auto storage = arrow::struct_({
@@ -92,8 +90,7 @@ bool FixedShapeImageType::ExtensionEquals(const arrow::ExtensionType& other) con
   return o.mode_ == mode_ && o.height_ == height_ && o.width_ == width_;
 }
 
-std::shared_ptr<arrow::Array> FixedShapeImageType::MakeArray(
-    std::shared_ptr<arrow::ArrayData> data) const {
+std::shared_ptr<arrow::Array> FixedShapeImageType::MakeArray(std::shared_ptr<arrow::ArrayData> data) const {
   return std::make_shared<arrow::ExtensionArray>(data);
 }
 
@@ -157,6 +154,5 @@ arrow::Status RegisterExtensionTypes() {
   });
   return status;
 }
-
 
 }  // namespace ketch

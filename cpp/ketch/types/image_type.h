@@ -36,8 +36,8 @@ class ImageType : public arrow::ExtensionType {
   std::string extension_name() const override { return "ketch.image"; }
   bool ExtensionEquals(const arrow::ExtensionType& other) const override;
   std::shared_ptr<arrow::Array> MakeArray(std::shared_ptr<arrow::ArrayData> data) const override;
-  arrow::Result<std::shared_ptr<arrow::DataType>> Deserialize(
-      std::shared_ptr<arrow::DataType> storage_type, const std::string& serialized) const override;
+  arrow::Result<std::shared_ptr<arrow::DataType>> Deserialize(std::shared_ptr<arrow::DataType> storage_type,
+                                                              const std::string& serialized) const override;
   std::string Serialize() const override;
   std::string ToString(bool show_metadata = false) const override;
 
@@ -60,8 +60,8 @@ class FixedShapeImageType : public arrow::ExtensionType {
   std::string extension_name() const override { return "ketch.fixed_shape_image"; }
   bool ExtensionEquals(const arrow::ExtensionType& other) const override;
   std::shared_ptr<arrow::Array> MakeArray(std::shared_ptr<arrow::ArrayData> data) const override;
-  arrow::Result<std::shared_ptr<arrow::DataType>> Deserialize(
-      std::shared_ptr<arrow::DataType> storage_type, const std::string& serialized) const override;
+  arrow::Result<std::shared_ptr<arrow::DataType>> Deserialize(std::shared_ptr<arrow::DataType> storage_type,
+                                                              const std::string& serialized) const override;
   std::string Serialize() const override;
   std::string ToString(bool show_metadata = false) const override;
 

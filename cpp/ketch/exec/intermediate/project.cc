@@ -4,10 +4,9 @@
 
 namespace ketch {
 
-arrow::Result<std::unique_ptr<ProjectOperator>> ProjectOperator::Make(std::vector<ExprPtr> exprs,
-                                                                      std::shared_ptr<arrow::Schema> output_schema,
-                                                                      arrow::internal::Executor* compute_pool,
-                                                                      int32_t own_threads) {
+arrow::Result<std::unique_ptr<ProjectOperator>> ProjectOperator::Make(
+    std::vector<ExprPtr> exprs, std::shared_ptr<arrow::Schema> output_schema,
+    arrow::internal::Executor* compute_pool, int32_t own_threads) {
   auto op = std::unique_ptr<ProjectOperator>(new ProjectOperator());
   op->exprs_ = std::move(exprs);
   op->output_schema_ = std::move(output_schema);

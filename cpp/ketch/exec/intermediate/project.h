@@ -16,8 +16,8 @@ class ProjectOperator : public IntermediateOperator {
                                                               int32_t own_threads);
   std::string name() const override { return own_pool_ ? "UDFProject" : "Project"; }
   arrow::internal::Executor* executor() const override { return executor_; }
-  arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(const std::shared_ptr<arrow::RecordBatch>& morsel,
-                                                             EvalContext* ctx) const override;
+  arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(
+      const std::shared_ptr<arrow::RecordBatch>& morsel, EvalContext* ctx) const override;
 
  private:
   std::vector<ExprPtr> exprs_;
@@ -33,8 +33,8 @@ class FilterOperator : public IntermediateOperator {
       : predicate_(std::move(predicate)), executor_(compute_pool) {}
   std::string name() const override { return "Filter"; }
   arrow::internal::Executor* executor() const override { return executor_; }
-  arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(const std::shared_ptr<arrow::RecordBatch>& morsel,
-                                                             EvalContext* ctx) const override;
+  arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(
+      const std::shared_ptr<arrow::RecordBatch>& morsel, EvalContext* ctx) const override;
 
  private:
   ExprPtr predicate_;

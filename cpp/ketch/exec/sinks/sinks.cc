@@ -58,12 +58,13 @@ struct WriteParquetSink::State {
   bool committed = false;
 };
 
-arrow::Result<std::unique_ptr<WriteParquetSink>> WriteParquetSink::Make(WriteParquetInfo info,
-                                                                        std::shared_ptr<arrow::Schema> schema) {
+arrow::Result<std::unique_ptr<WriteParquetSink>> WriteParquetSink::Make(
+    WriteParquetInfo info, std::shared_ptr<arrow::Schema> schema) {
   std::error_code ec;
   std::filesystem::create_directories(info.root_dir, ec);
   if (ec) {
-    return arrow::Status::IOError("write_parquet: cannot create directory '", info.root_dir, "': ", ec.message());
+    return arrow::Status::IOError("write_parquet: cannot create directory '", info.root_dir,
+                                  "': ", ec.message());
   }
   auto sink = std::unique_ptr<WriteParquetSink>(new WriteParquetSink());
   sink->state_ = std::make_unique<State>();

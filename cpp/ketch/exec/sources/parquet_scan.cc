@@ -32,7 +32,8 @@ void CollectLeaves(const parquet::arrow::SchemaField& field, std::vector<int>* o
 }
 
 // The source rows (offset + i) that a filter mask keeps.
-arrow::Result<std::shared_ptr<arrow::Int64Array>> FilterRowIds(int64_t offset, const std::shared_ptr<arrow::Array>& mask) {
+arrow::Result<std::shared_ptr<arrow::Int64Array>> FilterRowIds(int64_t offset,
+                                                               const std::shared_ptr<arrow::Array>& mask) {
   arrow::Int64Builder ids;
   ARROW_RETURN_NOT_OK(ids.Reserve(mask->length()));
   for (int64_t i = 0; i < mask->length(); ++i) ids.UnsafeAppend(offset + i);
@@ -96,7 +97,8 @@ arrow::Status ParquetScanSource::ReadFile(const std::string& path, const Emit& e
     rows_read_ += batch->num_rows();
     std::shared_ptr<arrow::Int64Array> source_rows;
     if (info_.filter) {
-      ARROW_ASSIGN_OR_RAISE(auto mask, Evaluate(*info_.filter, *batch, EvalContext{offset, batch->num_rows(), nullptr}));
+      ARROW_ASSIGN_OR_RAISE(auto mask,
+                            Evaluate(*info_.filter, *batch, EvalContext{offset, batch->num_rows(), nullptr}));
       ARROW_ASSIGN_OR_RAISE(auto filtered, arrow::compute::Filter(batch, mask));
       batch = filtered.record_batch();
       ARROW_ASSIGN_OR_RAISE(source_rows, FilterRowIds(offset, mask));
@@ -110,7 +112,8 @@ arrow::Status ParquetScanSource::ReadFile(const std::string& path, const Emit& e
       }
       columns.push_back(column);
     }
-    ARROW_RETURN_NOT_OK(emit(arrow::RecordBatch::Make(output_schema_, batch->num_rows(), columns), offset, source_rows));
+    ARROW_RETURN_NOT_OK(
+        emit(arrow::RecordBatch::Make(output_schema_, batch->num_rows(), columns), offset, source_rows));
   }
   return arrow::Status::OK();
 }

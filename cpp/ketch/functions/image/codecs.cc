@@ -249,7 +249,8 @@ void Unpremultiply(uint8_t* pixels, int64_t count, int32_t channels) {
     uint8_t* px = pixels + p * channels;
     const uint32_t alpha = px[channels - 1];
     if (alpha == 255 || alpha == 0) continue;
-    for (int32_t c = 0; c < channels - 1; ++c) px[c] = static_cast<uint8_t>(std::min<uint32_t>(255, (255 * px[c]) / alpha));
+    for (int32_t c = 0; c < channels - 1; ++c)
+      px[c] = static_cast<uint8_t>(std::min<uint32_t>(255, (255 * px[c]) / alpha));
   }
 }
 

@@ -34,8 +34,8 @@ DecodedImage ConvertMode(const ImageView& image, ImageMode target);
 
 /// Resizes with Pillow's BILINEAR filter: a separable triangle filter whose support grows with the
 /// downscale factor (antialiasing), horizontal pass then vertical, rounded to 8 bits after each pass
-/// (Pillow's Resample.c, ImagingResample, in its fixed-point arithmetic); LA and RGBA are resized with premultiplied alpha, as Pillow
-/// does. `dst` must hold out_h*out_w*channels bytes.
+/// (Pillow's Resample.c, ImagingResample, in its fixed-point arithmetic); LA and RGBA are resized with
+/// premultiplied alpha, as Pillow does. `dst` must hold out_h*out_w*channels bytes.
 void ResizeBilinear(const ImageView& src, int32_t out_width, int32_t out_height, uint8_t* dst);
 
 }  // namespace ketch::image

@@ -35,8 +35,8 @@ arrow::Result<std::shared_ptr<arrow::Schema>> ScanOutputSchema(const ParquetScan
 
 }  // namespace
 
-arrow::Result<LogicalPlanPtr> LogicalPlan::InMemory(std::shared_ptr<arrow::Schema> schema,
-                                                    std::vector<std::shared_ptr<arrow::RecordBatch>> batches) {
+arrow::Result<LogicalPlanPtr> LogicalPlan::InMemory(
+    std::shared_ptr<arrow::Schema> schema, std::vector<std::shared_ptr<arrow::RecordBatch>> batches) {
   auto node = std::make_shared<LogicalPlan>();
   node->kind_ = LogicalKind::kInMemorySource;
   node->schema_ = std::move(schema);
@@ -167,7 +167,8 @@ std::vector<std::string> LogicalPlan::Details() const {
                                    scan_.paths.begin() + std::min<size_t>(3, scan_.paths.size()));
     if (scan_.paths.size() > 3) shown.push_back("...");
     out.push_back("Paths = [" + JoinNames(shown) + "]");
-    out.push_back("Projection pushdown = " + (scan_.columns ? "[" + JoinNames(*scan_.columns) + "]" : "None"));
+    out.push_back("Projection pushdown = " +
+                  (scan_.columns ? "[" + JoinNames(*scan_.columns) + "]" : "None"));
     out.push_back("Filter pushdown = " + (scan_.filter ? scan_.filter->ToString() : "None"));
     out.push_back("Output schema = " + SchemaString(*schema_));
   } else if (kind_ == LogicalKind::kWriteParquet) {

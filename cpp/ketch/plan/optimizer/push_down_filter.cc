@@ -47,7 +47,8 @@ arrow::Result<Transformed> PushOnce(const LogicalPlanPtr& plan) {
         if (!column) return Transformed{plan, false};
         mapping[expr->OutputName()] = column;
       }
-      ARROW_ASSIGN_OR_RAISE(auto filter, LogicalPlan::Filter(input->inputs()[0], Substitute(predicate, mapping)));
+      ARROW_ASSIGN_OR_RAISE(auto filter,
+                            LogicalPlan::Filter(input->inputs()[0], Substitute(predicate, mapping)));
       ARROW_ASSIGN_OR_RAISE(auto project, LogicalPlan::Project(filter, input->exprs()));
       return Transformed{project, true};
     }

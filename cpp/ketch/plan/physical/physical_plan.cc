@@ -27,7 +27,8 @@ constexpr int64_t kDefaultUdfMorselRows = 512;
 
 }  // namespace
 
-arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan, const ExecutionConfig& config) {
+arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan,
+                                                   const ExecutionConfig& config) {
   auto node = std::make_shared<PhysicalNode>();
   node->logical = plan;
   if (!plan->inputs().empty()) {

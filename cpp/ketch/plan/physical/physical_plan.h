@@ -8,7 +8,15 @@
 
 namespace ketch {
 
-enum class PhysicalKind { kInMemoryScan, kParquetScan, kProject, kUdfProject, kFilter, kLimit, kWriteParquet };
+enum class PhysicalKind {
+  kInMemoryScan,
+  kParquetScan,
+  kProject,
+  kUdfProject,
+  kFilter,
+  kLimit,
+  kWriteParquet
+};
 
 struct PhysicalNode;
 using PhysicalPlanPtr = std::shared_ptr<const PhysicalNode>;
