@@ -59,7 +59,7 @@ def run_daft(data_dir: str) -> dict:
     from daft import col
 
     df = daft.read_parquet(_path(data_dir))
-    df = df.select(col("bytes").image.decode(mode="RGB").image.resize(SIZE, SIZE).alias("img"))
+    df = df.select(col("bytes").decode_image(mode="RGB").resize(SIZE, SIZE).alias("img"))
     images = df.to_pydict()["img"]
     return {"rows": len(images), "check": float(np.mean([np.asarray(i).mean() for i in images]))}
 

@@ -77,6 +77,30 @@ void BindPlans(nb::module_& m) {
              return PyPlan{Unwrap(LogicalPlan::WriteParquet(
                  p.plan, WriteParquetInfo{std::move(root_dir), std::move(compression)}))};
            })
+      .def("sort",
+           [](const PyPlan& p, nb::list keys, std::vector<bool> descending, std::vector<bool> nulls_first) {
+             return PyPlan{Unwrap(LogicalPlan::Sort(p.plan, SortSpec{Exprs(keys), descending, nulls_first}))};
+           })
+      .def("aggregate",
+           [](const PyPlan& p, std::vector<std::string> group_by, nb::list aggregations) {
+             return PyPlan{Unwrap(LogicalPlan::Aggregate(p.plan, AggregateSpec{group_by, Exprs(aggregations)}))};
+           })
+      .def("join",
+           [](const PyPlan& p, const PyPlan& right, std::vector<std::string> left_on, std::vector<std::string> right_on,
+              std::string how, std::string prefix, std::string suffix) {
+             JoinSpec spec{std::move(left_on), std::move(right_on), Unwrap(ParseJoinType(how)), std::move(prefix),
+                           std::move(suffix)};
+             return PyPlan{Unwrap(LogicalPlan::Join(p.plan, right.plan, std::move(spec)))};
+           })
+      .def("explode",
+           [](const PyPlan& p, std::vector<std::string> columns) {
+             return PyPlan{Unwrap(LogicalPlan::Explode(p.plan, std::move(columns)))};
+           })
+      .def("concat", [](const PyPlan& p, const PyPlan& other) { return PyPlan{Unwrap(LogicalPlan::Concat(p.plan, other.plan))}; })
+      .def("sample",
+           [](const PyPlan& p, double fraction, bool with_replacement, uint64_t seed) {
+             return PyPlan{Unwrap(LogicalPlan::Sample(p.plan, SampleSpec{fraction, with_replacement, seed}))};
+           })
       .def("schema", [](const PyPlan& p) { return SchemaToPy(p.plan->schema()); })
       .def(
           "optimize",

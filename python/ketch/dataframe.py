@@ -92,6 +92,77 @@ class DataFrame:
             raise ValueError(f"limit() takes an int >= 0, got {num!r}")
         return DataFrame(self._plan.limit(num))
 
+    def sort(self, by: str | Expression | list[str | Expression], desc: bool | list[bool] = False,
+             nulls_first: bool | list[bool] | None = None) -> DataFrame:
+        """Sorts by one or more columns. ``desc`` and ``nulls_first`` take one value or one per key;
+        by default nulls go last ascending and first descending (Daft's rule). Stable."""
+        keys = by if isinstance(by, list) else [by]
+        if not keys:
+            raise ValueError("sort() needs at least one key")
+        descending = desc if isinstance(desc, list) else [desc] * len(keys)
+        if nulls_first is None:
+            nulls = list(descending)
+        else:
+            nulls = nulls_first if isinstance(nulls_first, list) else [nulls_first] * len(keys)
+        if len(descending) != len(keys) or len(nulls) != len(keys):
+            raise ValueError("sort(): desc and nulls_first need one value per key")
+        natives = [_as_expression(k)._native for k in keys]
+        return DataFrame(self._plan.sort(natives, [bool(d) for d in descending], [bool(n) for n in nulls]))
+
+    def groupby(self, *group_by: str | Expression) -> GroupedDataFrame:
+        """Groups rows by the given columns; follow with ``.agg(...)`` or ``.sum(...)`` etc."""
+        return GroupedDataFrame(self, [_column_name(g) for g in group_by])
+
+    def agg(self, *to_agg: Expression | list[Expression]) -> DataFrame:
+        """Aggregates the whole table into one row: ``df.agg(col("x").sum(), col("y").mean())``."""
+        return DataFrame(self._plan.aggregate([], [e._native for e in _flatten(to_agg)]))
+
+    def distinct(self, *on: str | Expression) -> DataFrame:
+        """Unique rows (over all columns, or over ``on`` keeping one value of the other columns).
+        Output order is not defined."""
+        keys = [_column_name(c) for c in on] or self.column_names
+        others = [col(n).any_value().alias(n) for n in self.column_names if n not in keys]
+        return DataFrame(self._plan.aggregate(keys, [e._native for e in others])).select(*self.column_names)
+
+    unique = distinct
+
+    def join(self, other: DataFrame, on: str | list[str] | None = None,
+             left_on: str | list[str] | None = None, right_on: str | list[str] | None = None,
+             how: str = "inner", strategy: str | None = None, prefix: str | None = None,
+             suffix: str | None = None) -> DataFrame:
+        """Equi-join with ``other`` (how: inner, left, right, outer, semi, anti). Keys named the same
+        on both sides appear once; other clashing right columns are renamed ``prefix + name +
+        suffix`` (default prefix "right."). Row order is not defined. Keys of incompatible types fail
+        at plan time naming both columns and types."""
+        if on is not None:
+            if left_on is not None or right_on is not None:
+                raise ValueError("join(): give either on= or left_on=/right_on=, not both")
+            left_on = right_on = on
+        if left_on is None or right_on is None:
+            raise ValueError("join() needs on= or both left_on= and right_on=")
+        lk = [_column_name(k) for k in (left_on if isinstance(left_on, list) else [left_on])]
+        rk = [_column_name(k) for k in (right_on if isinstance(right_on, list) else [right_on])]
+        if prefix is None:
+            prefix = "" if suffix else "right."
+        return DataFrame(self._plan.join(other._plan, lk, rk, how, prefix, suffix or ""))
+
+    def explode(self, *columns: str | Expression) -> DataFrame:
+        """One row per element of the list columns (equal lengths per row when several); other
+        columns repeat; null or empty lists give one null row."""
+        return DataFrame(self._plan.explode([_column_name(c) for c in columns]))
+
+    def concat(self, other: DataFrame) -> DataFrame:
+        """The rows of this DataFrame followed by those of ``other`` (schemas must be equal)."""
+        return DataFrame(self._plan.concat(other._plan))
+
+    def sample(self, fraction: float, with_replacement: bool = False, seed: int | None = None) -> DataFrame:
+        """A random sample of about ``fraction`` of the rows (Bernoulli; Poisson copies with
+        replacement); reproducible for a given seed."""
+        import random
+
+        seed = random.getrandbits(63) if seed is None else seed
+        return DataFrame(self._plan.sample(float(fraction), bool(with_replacement), int(seed)))
+
     # -- execution -------------------------------------------------------------------------------------
     def _execute(self, plan: _core.PyPlan) -> pa.Table:
         config = get_execution_config().to_native()
@@ -209,6 +280,69 @@ class DataFrame:
         fields = ", ".join(f"{f.name}: {DataType(f.type)!r}" for f in self.schema())
         state = "materialized" if self._result is not None else "lazy"
         return f"DataFrame({state}) {{{fields}}}"
+
+
+def _column_name(column: str | Expression) -> str:
+    if isinstance(column, str):
+        return column
+    if isinstance(column, Expression) and column._native.is_column():
+        return column.name()
+    raise KetchNotImplementedError(f"only plain columns are supported here, got {column!r}")
+
+
+def _flatten(items: tuple[Any, ...]) -> list[Expression]:
+    out: list[Expression] = []
+    for item in items:
+        out.extend(item if isinstance(item, list) else [item])
+    return out
+
+
+class GroupedDataFrame:
+    """The result of ``DataFrame.groupby``: aggregate with ``agg`` or the shortcuts."""
+
+    def __init__(self, df: DataFrame, group_by: list[str]) -> None:
+        if not group_by:
+            raise ValueError("groupby() needs at least one column")
+        df._check_columns(group_by)
+        self.df = df
+        self.group_by = group_by
+
+    def agg(self, *to_agg: Expression | list[Expression]) -> DataFrame:
+        """One row per group: the keys, then each aggregation (``col("x").sum()``, ...).
+        Group order is not defined; sort afterwards if you need one."""
+        exprs = _flatten(to_agg)
+        return DataFrame(self.df._plan.aggregate(self.group_by, [e._native for e in exprs]))
+
+    def _shortcut(self, method: str, columns: tuple[str, ...]) -> DataFrame:
+        names = list(columns) or [n for n in self.df.column_names if n not in self.group_by]
+        return self.agg(*[getattr(col(n), method)() for n in names])
+
+    def sum(self, *columns: str) -> DataFrame:
+        return self._shortcut("sum", columns)
+
+    def mean(self, *columns: str) -> DataFrame:
+        return self._shortcut("mean", columns)
+
+    def min(self, *columns: str) -> DataFrame:
+        return self._shortcut("min", columns)
+
+    def max(self, *columns: str) -> DataFrame:
+        return self._shortcut("max", columns)
+
+    def count(self, *columns: str) -> DataFrame:
+        return self._shortcut("count", columns)
+
+    def stddev(self, *columns: str) -> DataFrame:
+        return self._shortcut("stddev", columns)
+
+    def any_value(self, *columns: str) -> DataFrame:
+        return self._shortcut("any_value", columns)
+
+    def agg_list(self, *columns: str) -> DataFrame:
+        return self._shortcut("agg_list", columns)
+
+    def agg_concat(self, *columns: str) -> DataFrame:
+        return self._shortcut("agg_concat", columns)
 
 
 def _format_cell(value: Any) -> str:

@@ -6,9 +6,14 @@
 #include <semaphore>
 
 #include "ketch/common/thread_pools.h"
+#include "ketch/exec/blocking/hash_aggregate.h"
+#include "ketch/exec/blocking/hash_join.h"
+#include "ketch/exec/blocking/sort_sink.h"
+#include "ketch/exec/intermediate/explode.h"
 #include "ketch/exec/intermediate/project.h"
 #include "ketch/exec/sinks/sinks.h"
 #include "ketch/exec/sources/in_memory_source.h"
+#include "ketch/exec/sources/materialized_source.h"
 #include "ketch/exec/sources/parquet_scan.h"
 
 namespace ketch {
@@ -31,54 +36,138 @@ struct Segment {
   int64_t next_out_seq = 0;
 };
 
-/// Runtime operators built from the physical plan: the source and the segments in flow order.
+/// Runtime operators of one pipeline: the source and the segments in flow order.
 struct Pipeline {
   std::unique_ptr<Source> source;
   std::vector<std::unique_ptr<Segment>> segments;
   int64_t morsel_rows = 0;
 };
 
-arrow::Status BuildNode(const PhysicalNode& node, const ExecutionConfig& config, Pipeline* pipeline) {
-  if (node.input) ARROW_RETURN_NOT_OK(BuildNode(*node.input, config, pipeline));
-  if (node.max_morsel_rows > 0) pipeline->morsel_rows = std::min(pipeline->morsel_rows, node.max_morsel_rows);
-  auto* compute = ComputePool(config.num_compute_threads);
-  auto current = [&]() -> Segment& {
+/// A pipeline whose output another pipeline's source reads (blocking sinks, join and concat inputs).
+struct PipelineStage {
+  std::unique_ptr<Pipeline> pipeline;
+  std::shared_ptr<MaterializedBatches> output;
+};
+
+/// Cuts the physical plan into pipelines at blocking operators. Pipelines that feed others are
+/// listed in `stages` in the order they must run (inputs first); the root pipeline is built in place.
+class PipelineBuilder {
+ public:
+  explicit PipelineBuilder(const ExecutionConfig& config)
+      : config_(config), compute_(ComputePool(config.num_compute_threads)) {}
+
+  std::vector<PipelineStage> stages;
+
+  arrow::Status Build(const PhysicalNode& node, Pipeline* pipeline) {
+    if (node.max_morsel_rows > 0) pipeline->morsel_rows = std::min(pipeline->morsel_rows, node.max_morsel_rows);
+    const LogicalPlan& logical = *node.logical;
+    switch (node.kind) {
+      case PhysicalKind::kInMemoryScan:
+        pipeline->source = std::make_unique<InMemorySource>(logical.batches());
+        return arrow::Status::OK();
+      case PhysicalKind::kParquetScan:
+        pipeline->source =
+            std::make_unique<ParquetScanSource>(logical.scan(), logical.schema(), config_.morsel_size_rows);
+        return arrow::Status::OK();
+      case PhysicalKind::kProject:
+      case PhysicalKind::kUdfProject: {
+        ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
+        ARROW_ASSIGN_OR_RAISE(auto op,
+                              ProjectOperator::Make(logical.exprs(), logical.schema(), compute_,
+                                                    node.kind == PhysicalKind::kUdfProject ? node.concurrency : 0));
+        Current(pipeline).ops.push_back(std::move(op));
+        return arrow::Status::OK();
+      }
+      case PhysicalKind::kFilter:
+        ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
+        Current(pipeline).ops.push_back(std::make_unique<FilterOperator>(logical.predicate(), compute_));
+        return arrow::Status::OK();
+      case PhysicalKind::kExplode:
+        ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
+        Current(pipeline).ops.push_back(
+            std::make_unique<ExplodeOperator>(logical.explode_columns(), logical.schema(), compute_));
+        return arrow::Status::OK();
+      case PhysicalKind::kSample:
+        ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
+        Current(pipeline).ops.push_back(std::make_unique<SampleOperator>(
+            logical.sample().fraction, logical.sample().with_replacement, logical.sample().seed, compute_));
+        return arrow::Status::OK();
+      case PhysicalKind::kLimit:
+        ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
+        SetSink(pipeline, std::make_unique<LimitSink>(logical.limit()));
+        return arrow::Status::OK();
+      case PhysicalKind::kWriteParquet: {
+        ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
+        ARROW_ASSIGN_OR_RAISE(auto sink, WriteParquetSink::Make(logical.write(), logical.inputs()[0]->schema()));
+        SetSink(pipeline, std::move(sink));
+        return arrow::Status::OK();
+      }
+      case PhysicalKind::kSort: {
+        ARROW_ASSIGN_OR_RAISE(auto sorted, Materialize(*node.inputs[0], std::make_unique<SortSink>(
+                                                                             logical.sort(), logical.schema(),
+                                                                             config_.morsel_size_rows)));
+        pipeline->source = std::make_unique<MaterializedSource>(std::vector{sorted});
+        return arrow::Status::OK();
+      }
+      case PhysicalKind::kAggregate: {
+        const auto& input_schema = logical.inputs()[0]->schema();
+        auto partial = std::make_unique<AggregatePartialOperator>(logical.aggregate(), input_schema, compute_);
+        auto final_sink = std::make_unique<AggregateFinalSink>(logical.aggregate(), input_schema, logical.schema(),
+                                                               config_.morsel_size_rows);
+        ARROW_ASSIGN_OR_RAISE(auto groups, Materialize(*node.inputs[0], std::move(final_sink), std::move(partial)));
+        pipeline->source = std::make_unique<MaterializedSource>(std::vector{groups});
+        return arrow::Status::OK();
+      }
+      case PhysicalKind::kHashJoin: {
+        ARROW_ASSIGN_OR_RAISE(auto left, Materialize(*node.inputs[0], std::make_unique<CollectSink>()));
+        ARROW_ASSIGN_OR_RAISE(auto right, Materialize(*node.inputs[1], std::make_unique<CollectSink>()));
+        pipeline->source = std::make_unique<HashJoinSource>(left, right, logical.join(), logical.inputs()[0]->schema(),
+                                                            logical.inputs()[1]->schema(), logical.schema());
+        return arrow::Status::OK();
+      }
+      case PhysicalKind::kConcat: {
+        ARROW_ASSIGN_OR_RAISE(auto first, Materialize(*node.inputs[0], std::make_unique<CollectSink>()));
+        ARROW_ASSIGN_OR_RAISE(auto second, Materialize(*node.inputs[1], std::make_unique<CollectSink>()));
+        pipeline->source = std::make_unique<MaterializedSource>(std::vector{first, second});
+        return arrow::Status::OK();
+      }
+    }
+    return arrow::Status::NotImplemented("physical node");
+  }
+
+  /// Ends the pipeline with `sink` (after any streaming sink already there, e.g. a limit).
+  static void SetSink(Pipeline* pipeline, std::unique_ptr<StreamingSink> sink) {
+    if (pipeline->segments.empty() || pipeline->segments.back()->sink) {
+      pipeline->segments.push_back(std::make_unique<Segment>());
+    }
+    pipeline->segments.back()->sink = std::move(sink);
+  }
+
+ private:
+  Segment& Current(Pipeline* pipeline) {
     if (pipeline->segments.empty() || pipeline->segments.back()->sink) {
       pipeline->segments.push_back(std::make_unique<Segment>());
     }
     return *pipeline->segments.back();
-  };
-  const LogicalPlan& logical = *node.logical;
-  switch (node.kind) {
-    case PhysicalKind::kInMemoryScan:
-      pipeline->source = std::make_unique<InMemorySource>(logical.batches());
-      return arrow::Status::OK();
-    case PhysicalKind::kParquetScan:
-      pipeline->source =
-          std::make_unique<ParquetScanSource>(logical.scan(), logical.schema(), config.morsel_size_rows);
-      return arrow::Status::OK();
-    case PhysicalKind::kProject:
-    case PhysicalKind::kUdfProject: {
-      ARROW_ASSIGN_OR_RAISE(
-          auto op, ProjectOperator::Make(logical.exprs(), logical.schema(), compute,
-                                         node.kind == PhysicalKind::kUdfProject ? node.concurrency : 0));
-      current().ops.push_back(std::move(op));
-      return arrow::Status::OK();
-    }
-    case PhysicalKind::kFilter:
-      current().ops.push_back(std::make_unique<FilterOperator>(logical.predicate(), compute));
-      return arrow::Status::OK();
-    case PhysicalKind::kLimit:
-      current().sink = std::make_unique<LimitSink>(logical.limit());
-      return arrow::Status::OK();
-    case PhysicalKind::kWriteParquet: {
-      ARROW_ASSIGN_OR_RAISE(current().sink,
-                            WriteParquetSink::Make(logical.write(), logical.inputs()[0]->schema()));
-      return arrow::Status::OK();
-    }
   }
-  return arrow::Status::NotImplemented("physical node");
-}
+
+  // A pipeline computing `node`, ending in `sink` (with `last_op` before it), run before its consumer.
+  arrow::Result<std::shared_ptr<MaterializedBatches>> Materialize(const PhysicalNode& node,
+                                                                  std::unique_ptr<StreamingSink> sink,
+                                                                  std::unique_ptr<IntermediateOperator> last_op = nullptr) {
+    auto child = std::make_unique<Pipeline>();
+    child->morsel_rows = config_.morsel_size_rows;
+    ARROW_RETURN_NOT_OK(Build(node, child.get()));
+    if (last_op) Current(child.get()).ops.push_back(std::move(last_op));
+    SetSink(child.get(), std::move(sink));
+    auto output = std::make_shared<MaterializedBatches>();
+    stages.push_back(PipelineStage{std::move(child), output});
+    return output;
+  }
+
+  const ExecutionConfig& config_;
+  arrow::internal::Executor* compute_;
+};
 
 class PipelineRun {
  public:
@@ -258,21 +347,23 @@ class PipelineRun {
 }  // namespace
 
 arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> ExecutePlan(const PhysicalPlanPtr& plan,
-                                                                            const ExecutionConfig& raw_config,
-                                                                            ExecutionStats* stats) {
+                                                                           const ExecutionConfig& raw_config,
+                                                                           ExecutionStats* stats) {
   const ExecutionConfig config = raw_config.Resolved();
-  Pipeline pipeline;
-  pipeline.morsel_rows = config.morsel_size_rows;
-  ARROW_RETURN_NOT_OK(BuildNode(*plan, config, &pipeline));
+  PipelineBuilder builder(config);
+  Pipeline root;
+  root.morsel_rows = config.morsel_size_rows;
+  ARROW_RETURN_NOT_OK(builder.Build(*plan, &root));
   if (plan->kind != PhysicalKind::kWriteParquet) {
-    // Every other root is collected; a limit at the root still needs a collecting pipeline after it.
-    if (pipeline.segments.empty() || pipeline.segments.back()->sink) {
-      pipeline.segments.push_back(std::make_unique<Segment>());
-    }
-    pipeline.segments.back()->sink = std::make_unique<CollectSink>();
+    // Every other root is collected; a limit at the root still needs a collecting segment after it.
+    PipelineBuilder::SetSink(&root, std::make_unique<CollectSink>());
   }
-  if (!pipeline.source) return arrow::Status::Invalid("plan has no source");
-  PipelineRun run(&pipeline, config, stats);
+  for (auto& stage : builder.stages) {
+    PipelineRun run(stage.pipeline.get(), config, stats);
+    ARROW_ASSIGN_OR_RAISE(stage.output->batches, run.Run());
+  }
+  if (!root.source) return arrow::Status::Invalid("plan has no source");
+  PipelineRun run(&root, config, stats);
   return run.Run();
 }
 

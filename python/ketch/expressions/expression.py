@@ -149,6 +149,50 @@ class Expression:
         """True where the value is not null."""
         return Expression._call("is_valid", self)
 
+    # -- aggregations (used in DataFrame.agg / GroupedDataFrame.agg) ------------------------------
+    def sum(self) -> Expression:
+        """Sum of the non-null values (int64 for signed ints, uint64 unsigned, float64 floats)."""
+        return Expression._call("agg_sum", self)
+
+    def mean(self) -> Expression:
+        """Arithmetic mean of the non-null values (float64; null for no values)."""
+        return Expression._call("agg_mean", self)
+
+    def min(self) -> Expression:
+        """Smallest non-null value (numbers, strings, booleans, dates)."""
+        return Expression._call("agg_min", self)
+
+    def max(self) -> Expression:
+        """Largest non-null value (numbers, strings, booleans, dates)."""
+        return Expression._call("agg_max", self)
+
+    def count(self, mode: str = "valid") -> Expression:
+        """Number of values (uint64): ``mode`` "valid" (non-null, the default), "all" or "null"."""
+        mode = getattr(mode, "value", mode)
+        if str(mode).lower() not in ("valid", "all", "null"):
+            raise ValueError(f"count mode must be 'valid', 'all' or 'null', got {mode!r}")
+        return Expression._call("agg_count", self, mode=str(mode).lower())
+
+    def stddev(self) -> Expression:
+        """Population standard deviation (ddof=0) of the non-null values, float64."""
+        return Expression._call("agg_stddev", self)
+
+    def any_value(self, ignore_nulls: bool = False) -> Expression:
+        """Some value of the group."""
+        return Expression._call("agg_any_value", self)
+
+    def agg_list(self) -> Expression:
+        """All values of the group (nulls included) as a list."""
+        return Expression._call("agg_list", self)
+
+    def agg_concat(self) -> Expression:
+        """The group's strings concatenated (nulls skipped)."""
+        return Expression._call("agg_concat", self)
+
+    def approx_count_distinct(self) -> Expression:
+        """Number of distinct non-null values (uint64; computed exactly)."""
+        return Expression._call("agg_approx_count_distinct", self)
+
     # -- Python functions ----------------------------------------------------------------------------
     def apply(self, func: Callable[[Any], Any], return_dtype: DataType | pa.DataType | type) -> Expression:
         """Calls ``func`` on every value (a Python object; images as numpy (H, W, C) uint8 arrays) and

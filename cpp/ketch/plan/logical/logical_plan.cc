@@ -33,7 +33,97 @@ arrow::Result<std::shared_ptr<arrow::Schema>> ScanOutputSchema(const ParquetScan
   return arrow::schema(fields);
 }
 
+bool IsNumeric(const arrow::DataType& type) {
+  return arrow::is_integer(type.id()) || arrow::is_floating(type.id());
+}
+
+bool IsOrderable(const arrow::DataType& type) {
+  return IsNumeric(type) || arrow::is_string(type.id()) || arrow::is_binary(type.id()) ||
+         arrow::is_temporal(type.id()) || type.id() == arrow::Type::BOOL;
+}
+
+std::string Pretty(const arrow::DataType& type) { return type.ToString(); }
+
 }  // namespace
+
+arrow::Result<JoinType> ParseJoinType(const std::string& how) {
+  if (how == "inner") return JoinType::kInner;
+  if (how == "left") return JoinType::kLeft;
+  if (how == "right") return JoinType::kRight;
+  if (how == "outer") return JoinType::kOuter;
+  if (how == "semi") return JoinType::kSemi;
+  if (how == "anti") return JoinType::kAnti;
+  return arrow::Status::Invalid("unknown join type '", how, "' (one of inner, left, right, outer, semi, anti)");
+}
+
+std::string JoinTypeName(JoinType type) {
+  switch (type) {
+    case JoinType::kInner:
+      return "inner";
+    case JoinType::kLeft:
+      return "left";
+    case JoinType::kRight:
+      return "right";
+    case JoinType::kOuter:
+      return "outer";
+    case JoinType::kSemi:
+      return "semi";
+    case JoinType::kAnti:
+      return "anti";
+  }
+  return "?";
+}
+
+arrow::Result<AggregationInfo> ResolveAggregation(const ExprPtr& expr, const arrow::Schema& schema) {
+  AggregationInfo info;
+  const Expr* call = expr.get();
+  if (call->kind() == ExprKind::kAlias) call = call->children()[0].get();
+  if (call->kind() != ExprKind::kCall || call->name().rfind("agg_", 0) != 0) {
+    return arrow::Status::Invalid("agg() takes aggregation expressions such as col(\"x\").sum(), got ",
+                                  expr->ToString());
+  }
+  if (call->children().size() != 1 || call->children()[0]->kind() != ExprKind::kColumn) {
+    return arrow::Status::NotImplemented(call->name(), " needs a column as its input (add the computed column ",
+                                         "with with_column first), got ", call->ToString());
+  }
+  info.function = call->name();
+  info.input = call->children()[0]->name();
+  info.output = expr->OutputName();
+  info.options = call->options();
+  ARROW_ASSIGN_OR_RAISE(auto field, ResolveField(*call->children()[0], schema));
+  info.input_type = field->type();
+  const auto& type = *info.input_type;
+  auto unsupported = [&]() {
+    return arrow::Status::TypeError(info.function, " is not supported for column '", info.input, "' of type ",
+                                    Pretty(type));
+  };
+  const std::string& f = info.function;
+  if (f == "agg_sum") {
+    if (!IsNumeric(type)) return unsupported();
+    info.output_type = arrow::is_floating(type.id())       ? arrow::float64()
+                       : arrow::is_unsigned_integer(type.id()) ? arrow::uint64()
+                                                              : arrow::int64();
+  } else if (f == "agg_mean" || f == "agg_stddev") {
+    if (!IsNumeric(type)) return unsupported();
+    info.output_type = arrow::float64();
+  } else if (f == "agg_min" || f == "agg_max") {
+    if (!IsOrderable(type)) return unsupported();
+    info.output_type = info.input_type;
+  } else if (f == "agg_count" || f == "agg_approx_count_distinct") {
+    if (type.id() == arrow::Type::EXTENSION && f == "agg_approx_count_distinct") return unsupported();
+    info.output_type = arrow::uint64();
+  } else if (f == "agg_any_value") {
+    info.output_type = info.input_type;
+  } else if (f == "agg_list") {
+    info.output_type = arrow::large_list(info.input_type);
+  } else if (f == "agg_concat") {
+    if (!arrow::is_string(type.id())) return unsupported();
+    info.output_type = arrow::large_utf8();
+  } else {
+    return arrow::Status::Invalid("unknown aggregation '", f, "'");
+  }
+  return info;
+}
 
 arrow::Result<LogicalPlanPtr> LogicalPlan::InMemory(
     std::shared_ptr<arrow::Schema> schema, std::vector<std::shared_ptr<arrow::RecordBatch>> batches) {
@@ -116,6 +206,151 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::WriteParquet(LogicalPlanPtr input, Wr
   return node;
 }
 
+arrow::Result<LogicalPlanPtr> LogicalPlan::Sort(LogicalPlanPtr input, SortSpec spec) {
+  if (spec.keys.empty()) return arrow::Status::Invalid("sort() needs at least one key");
+  if (spec.descending.size() != spec.keys.size() || spec.nulls_first.size() != spec.keys.size()) {
+    return arrow::Status::Invalid("sort(): desc and nulls_first need one value per key");
+  }
+  for (const auto& key : spec.keys) {
+    if (key->kind() != ExprKind::kColumn) {
+      return arrow::Status::NotImplemented("sort keys must be columns (add computed keys with with_column), got ",
+                                           key->ToString());
+    }
+    ARROW_ASSIGN_OR_RAISE(auto field, ResolveField(*key, *input->schema()));
+    if (!IsOrderable(*field->type())) {
+      return arrow::Status::TypeError("cannot sort by column '", field->name(), "' of type ",
+                                      Pretty(*field->type()));
+    }
+  }
+  auto node = std::make_shared<LogicalPlan>();
+  node->kind_ = LogicalKind::kSort;
+  node->schema_ = input->schema();
+  node->sort_ = std::move(spec);
+  node->inputs_ = {std::move(input)};
+  return node;
+}
+
+arrow::Result<LogicalPlanPtr> LogicalPlan::Aggregate(LogicalPlanPtr input, AggregateSpec spec) {
+  arrow::FieldVector fields;
+  std::set<std::string> seen;
+  for (const auto& key : spec.group_by) {
+    ARROW_ASSIGN_OR_RAISE(auto field, ResolveField(*Expr::Column(key), *input->schema()));
+    if (field->type()->id() == arrow::Type::EXTENSION || arrow::is_nested(field->type()->id())) {
+      return arrow::Status::TypeError("cannot group by column '", key, "' of type ", Pretty(*field->type()));
+    }
+    if (!seen.insert(key).second) return arrow::Status::Invalid("duplicate group-by key '", key, "'");
+    fields.push_back(field);
+  }
+  for (const auto& agg : spec.aggregations) {
+    ARROW_ASSIGN_OR_RAISE(auto info, ResolveAggregation(agg, *input->schema()));
+    if (!seen.insert(info.output).second) {
+      return arrow::Status::Invalid("duplicate output column '", info.output, "' in agg(); rename with .alias()");
+    }
+    fields.push_back(arrow::field(info.output, info.output_type));
+  }
+  auto node = std::make_shared<LogicalPlan>();
+  node->kind_ = LogicalKind::kAggregate;
+  node->schema_ = arrow::schema(fields);
+  node->aggregate_ = std::move(spec);
+  node->inputs_ = {std::move(input)};
+  return node;
+}
+
+arrow::Result<LogicalPlanPtr> LogicalPlan::Join(LogicalPlanPtr left, LogicalPlanPtr right, JoinSpec spec) {
+  if (spec.left_on.empty() || spec.left_on.size() != spec.right_on.size()) {
+    return arrow::Status::Invalid("join needs the same number (>= 1) of left and right keys, got ",
+                                  spec.left_on.size(), " and ", spec.right_on.size());
+  }
+  std::set<std::string> merged_right_keys;
+  for (size_t i = 0; i < spec.left_on.size(); ++i) {
+    ARROW_ASSIGN_OR_RAISE(auto l, ResolveField(*Expr::Column(spec.left_on[i]), *left->schema()));
+    ARROW_ASSIGN_OR_RAISE(auto r, ResolveField(*Expr::Column(spec.right_on[i]), *right->schema()));
+    const bool same = l->type()->Equals(*r->type());
+    const bool both_strings = arrow::is_string(l->type()->id()) && arrow::is_string(r->type()->id());
+    const bool both_ints = arrow::is_integer(l->type()->id()) && arrow::is_integer(r->type()->id());
+    if (!same && !both_strings && !both_ints) {
+      return arrow::Status::TypeError("cannot join left column '", l->name(), "' of type ", Pretty(*l->type()),
+                                      " with right column '", r->name(), "' of type ", Pretty(*r->type()));
+    }
+    if (l->type()->id() == arrow::Type::EXTENSION || arrow::is_nested(l->type()->id())) {
+      return arrow::Status::TypeError("cannot join on column '", l->name(), "' of type ", Pretty(*l->type()));
+    }
+    if (spec.left_on[i] == spec.right_on[i]) merged_right_keys.insert(spec.right_on[i]);
+  }
+  arrow::FieldVector fields = left->schema()->fields();
+  if (spec.how == JoinType::kRight) {
+    // Merged keys take the right side's values; nullability follows the kept side.
+    for (auto& field : fields) {
+      if (merged_right_keys.count(field->name())) field = field->WithNullable(true);
+    }
+  }
+  if (spec.how != JoinType::kSemi && spec.how != JoinType::kAnti) {
+    std::set<std::string> names;
+    for (const auto& f : fields) names.insert(f->name());
+    for (const auto& field : right->schema()->fields()) {
+      if (merged_right_keys.count(field->name())) continue;
+      std::string name = field->name();
+      if (names.count(name)) name = spec.prefix + name + spec.suffix;
+      if (!names.insert(name).second) {
+        return arrow::Status::Invalid("join output would have two columns named '", name, "'");
+      }
+      fields.push_back(field->WithName(name));
+    }
+  }
+  auto node = std::make_shared<LogicalPlan>();
+  node->kind_ = LogicalKind::kJoin;
+  node->schema_ = arrow::schema(fields);
+  node->join_ = std::move(spec);
+  node->inputs_ = {std::move(left), std::move(right)};
+  return node;
+}
+
+arrow::Result<LogicalPlanPtr> LogicalPlan::Explode(LogicalPlanPtr input, std::vector<std::string> columns) {
+  if (columns.empty()) return arrow::Status::Invalid("explode() needs at least one column");
+  arrow::FieldVector fields = input->schema()->fields();
+  for (const auto& name : columns) {
+    int index = input->schema()->GetFieldIndex(name);
+    if (index < 0) {
+      ARROW_RETURN_NOT_OK(ResolveField(*Expr::Column(name), *input->schema()).status());
+    }
+    const auto& type = fields[index]->type();
+    if (!arrow::is_list(type->id()) && type->id() != arrow::Type::FIXED_SIZE_LIST) {
+      return arrow::Status::TypeError("explode() needs list columns, but '", name, "' has type ", Pretty(*type));
+    }
+    fields[index] = arrow::field(name, type->field(0)->type());
+  }
+  auto node = std::make_shared<LogicalPlan>();
+  node->kind_ = LogicalKind::kExplode;
+  node->schema_ = arrow::schema(fields);
+  node->explode_columns_ = std::move(columns);
+  node->inputs_ = {std::move(input)};
+  return node;
+}
+
+arrow::Result<LogicalPlanPtr> LogicalPlan::Concat(LogicalPlanPtr first, LogicalPlanPtr second) {
+  if (!first->schema()->Equals(*second->schema(), /*check_metadata=*/false)) {
+    return arrow::Status::TypeError("concat() needs equal schemas, got ", SchemaString(*first->schema()),
+                                    " and ", SchemaString(*second->schema()));
+  }
+  auto node = std::make_shared<LogicalPlan>();
+  node->kind_ = LogicalKind::kConcat;
+  node->schema_ = first->schema();
+  node->inputs_ = {std::move(first), std::move(second)};
+  return node;
+}
+
+arrow::Result<LogicalPlanPtr> LogicalPlan::Sample(LogicalPlanPtr input, SampleSpec spec) {
+  if (!(spec.fraction >= 0.0) || (!spec.with_replacement && spec.fraction > 1.0)) {
+    return arrow::Status::Invalid("sample() fraction must be in [0, 1] without replacement, got ", spec.fraction);
+  }
+  auto node = std::make_shared<LogicalPlan>();
+  node->kind_ = LogicalKind::kSample;
+  node->schema_ = input->schema();
+  node->sample_ = spec;
+  node->inputs_ = {std::move(input)};
+  return node;
+}
+
 arrow::Result<LogicalPlanPtr> LogicalPlan::WithInputs(std::vector<LogicalPlanPtr> inputs) const {
   switch (kind_) {
     case LogicalKind::kInMemorySource:
@@ -130,6 +365,18 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::WithInputs(std::vector<LogicalPlanPtr
       return Limit(inputs[0], limit_);
     case LogicalKind::kWriteParquet:
       return WriteParquet(inputs[0], write_);
+    case LogicalKind::kSort:
+      return Sort(inputs[0], sort_);
+    case LogicalKind::kAggregate:
+      return Aggregate(inputs[0], aggregate_);
+    case LogicalKind::kJoin:
+      return Join(inputs[0], inputs[1], join_);
+    case LogicalKind::kExplode:
+      return Explode(inputs[0], explode_columns_);
+    case LogicalKind::kConcat:
+      return Concat(inputs[0], inputs[1]);
+    case LogicalKind::kSample:
+      return Sample(inputs[0], sample_);
   }
   return arrow::Status::NotImplemented("unknown plan node");
 }
@@ -155,6 +402,28 @@ std::string LogicalPlan::Label() const {
       return "Limit: " + std::to_string(limit_);
     case LogicalKind::kWriteParquet:
       return "WriteParquet:";
+    case LogicalKind::kSort: {
+      std::vector<std::string> parts;
+      for (size_t i = 0; i < sort_.keys.size(); ++i) {
+        parts.push_back(sort_.keys[i]->ToString() + (sort_.descending[i] ? " desc" : " asc") +
+                        (sort_.nulls_first[i] ? " nulls first" : " nulls last"));
+      }
+      return "Sort: " + JoinNames(parts);
+    }
+    case LogicalKind::kAggregate: {
+      std::vector<std::string> aggs;
+      for (const auto& e : aggregate_.aggregations) aggs.push_back(e->ToString());
+      return "Aggregate: " + JoinNames(aggs) + (aggregate_.group_by.empty() ? "" : ", Group by = " + JoinNames(aggregate_.group_by));
+    }
+    case LogicalKind::kJoin:
+      return "Join: Type = " + JoinTypeName(join_.how) + ", On = [" + JoinNames(join_.left_on) + "] = [" +
+             JoinNames(join_.right_on) + "]";
+    case LogicalKind::kExplode:
+      return "Explode: " + JoinNames(explode_columns_);
+    case LogicalKind::kConcat:
+      return "Concat";
+    case LogicalKind::kSample:
+      return "Sample: fraction = " + std::to_string(sample_.fraction);
   }
   return "?";
 }
@@ -191,12 +460,21 @@ std::string RenderPlanTree(const std::vector<std::pair<std::string, std::vector<
 }
 
 std::string LogicalPlan::ToString() const {
-  std::vector<std::pair<std::string, std::vector<std::string>>> nodes;
-  for (const LogicalPlan* node = this; node != nullptr;
-       node = node->inputs_.empty() ? nullptr : node->inputs_[0].get()) {
-    nodes.emplace_back(node->Label(), node->Details());
+  std::string out = RenderPlanTree({{Label(), Details()}});
+  if (inputs_.size() == 1) return out + "|\n" + inputs_[0]->ToString();
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    // Multi-input nodes (join, concat): each input indented under its own branch.
+    std::string child = inputs_[i]->ToString();
+    out += "|\n|--- input " + std::to_string(i) + ":\n";
+    size_t start = 0;
+    while (start < child.size()) {
+      size_t end = child.find('\n', start);
+      out += "|    " + child.substr(start, end - start) + "\n";
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
   }
-  return RenderPlanTree(nodes);
+  return out;
 }
 
 }  // namespace ketch

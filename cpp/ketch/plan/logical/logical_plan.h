@@ -11,7 +11,57 @@
 
 namespace ketch {
 
-enum class LogicalKind { kInMemorySource, kParquetScan, kProject, kFilter, kLimit, kWriteParquet };
+enum class LogicalKind {
+  kInMemorySource,
+  kParquetScan,
+  kProject,
+  kFilter,
+  kLimit,
+  kWriteParquet,
+  kSort,
+  kAggregate,
+  kJoin,
+  kExplode,
+  kConcat,
+  kSample,
+};
+
+/// Sort keys with a direction and a null placement each.
+struct SortSpec {
+  std::vector<ExprPtr> keys;
+  std::vector<bool> descending;
+  std::vector<bool> nulls_first;
+};
+
+/// Group-by keys and aggregations. Each aggregation is a call of an aggregate function
+/// (agg_sum, agg_mean, agg_min, agg_max, agg_count, agg_stddev, agg_any_value, agg_list,
+/// agg_concat, agg_approx_count_distinct), possibly aliased, over a column. No aggregations and
+/// every column as a key is `distinct`.
+struct AggregateSpec {
+  std::vector<std::string> group_by;
+  std::vector<ExprPtr> aggregations;
+};
+
+enum class JoinType { kInner, kLeft, kRight, kOuter, kSemi, kAnti };
+arrow::Result<JoinType> ParseJoinType(const std::string& how);
+std::string JoinTypeName(JoinType type);
+
+/// Equi-join on column pairs. Right columns whose names clash with left ones are renamed
+/// prefix + name + suffix (Daft's default prefix "right."); right key columns named like their
+/// left key are merged into the left one.
+struct JoinSpec {
+  std::vector<std::string> left_on;
+  std::vector<std::string> right_on;
+  JoinType how = JoinType::kInner;
+  std::string prefix = "right.";
+  std::string suffix;
+};
+
+struct SampleSpec {
+  double fraction = 1.0;
+  bool with_replacement = false;
+  uint64_t seed = 0;
+};
 
 /// What a Parquet scan reads, including what the optimizer pushed into it.
 struct ParquetScanInfo {
@@ -41,6 +91,12 @@ class LogicalPlan {
   static arrow::Result<LogicalPlanPtr> Filter(LogicalPlanPtr input, ExprPtr predicate);
   static arrow::Result<LogicalPlanPtr> Limit(LogicalPlanPtr input, int64_t limit);
   static arrow::Result<LogicalPlanPtr> WriteParquet(LogicalPlanPtr input, WriteParquetInfo info);
+  static arrow::Result<LogicalPlanPtr> Sort(LogicalPlanPtr input, SortSpec spec);
+  static arrow::Result<LogicalPlanPtr> Aggregate(LogicalPlanPtr input, AggregateSpec spec);
+  static arrow::Result<LogicalPlanPtr> Join(LogicalPlanPtr left, LogicalPlanPtr right, JoinSpec spec);
+  static arrow::Result<LogicalPlanPtr> Explode(LogicalPlanPtr input, std::vector<std::string> columns);
+  static arrow::Result<LogicalPlanPtr> Concat(LogicalPlanPtr first, LogicalPlanPtr second);
+  static arrow::Result<LogicalPlanPtr> Sample(LogicalPlanPtr input, SampleSpec spec);
 
   /// The same node over new inputs (schema re-derived and re-validated).
   arrow::Result<LogicalPlanPtr> WithInputs(std::vector<LogicalPlanPtr> inputs) const;
@@ -54,6 +110,11 @@ class LogicalPlan {
   const ParquetScanInfo& scan() const { return scan_; }
   const WriteParquetInfo& write() const { return write_; }
   const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches() const { return batches_; }
+  const SortSpec& sort() const { return sort_; }
+  const AggregateSpec& aggregate() const { return aggregate_; }
+  const JoinSpec& join() const { return join_; }
+  const std::vector<std::string>& explode_columns() const { return explode_columns_; }
+  const SampleSpec& sample() const { return sample_; }
 
   /// One line naming the node, e.g. "Filter: (col(a) > lit(1))".
   std::string Label() const;
@@ -72,7 +133,23 @@ class LogicalPlan {
   ParquetScanInfo scan_;
   WriteParquetInfo write_;
   std::vector<std::shared_ptr<arrow::RecordBatch>> batches_;
+  SortSpec sort_;
+  AggregateSpec aggregate_;
+  JoinSpec join_;
+  std::vector<std::string> explode_columns_;
+  SampleSpec sample_;
 };
+
+/// The aggregate function of an aggregation expression (alias stripped) and its output field.
+struct AggregationInfo {
+  std::string function;  ///< e.g. "agg_sum"
+  std::string input;     ///< the input column
+  std::string output;    ///< output column name
+  std::shared_ptr<arrow::DataType> input_type;
+  std::shared_ptr<arrow::DataType> output_type;
+  FunctionOptions options;
+};
+arrow::Result<AggregationInfo> ResolveAggregation(const ExprPtr& expr, const arrow::Schema& schema);
 
 /// Renders a tree of nodes given label/details/children accessors (shared by logical and physical plans).
 std::string RenderPlanTree(const std::vector<std::pair<std::string, std::vector<std::string>>>& nodes);

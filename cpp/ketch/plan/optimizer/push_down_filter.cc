@@ -27,6 +27,70 @@ ExprPtr PlainColumn(const ExprPtr& expr) {
 
 ExprPtr And(ExprPtr a, ExprPtr b) { return Expr::Call("and_kleene", {std::move(a), std::move(b)}); }
 
+void SplitConjuncts(const ExprPtr& expr, std::vector<ExprPtr>* out) {
+  if (expr->kind() == ExprKind::kCall && expr->name() == "and_kleene" && expr->children().size() == 2) {
+    SplitConjuncts(expr->children()[0], out);
+    SplitConjuncts(expr->children()[1], out);
+    return;
+  }
+  out->push_back(expr);
+}
+
+ExprPtr Conjunction(const std::vector<ExprPtr>& parts) {
+  ExprPtr out;
+  for (const auto& p : parts) out = out ? And(out, p) : p;
+  return out;
+}
+
+bool ReadsOnly(const Expr& expr, const arrow::Schema& schema) {
+  std::set<std::string> used;
+  expr.CollectColumns(&used);
+  for (const auto& name : used) {
+    if (schema.GetFieldIndex(name) < 0) return false;
+  }
+  return true;
+}
+
+// Conjuncts that read only left columns go below an inner/left/semi/anti join's left side, and
+// conjuncts on unrenamed right columns below an inner join's right side.
+arrow::Result<Transformed> PushIntoJoin(const LogicalPlanPtr& plan) {
+  const auto& join = plan->inputs()[0];
+  const JoinType how = join->join().how;
+  const bool to_left = how == JoinType::kInner || how == JoinType::kLeft || how == JoinType::kSemi ||
+                       how == JoinType::kAnti;
+  const bool to_right = how == JoinType::kInner;
+  std::vector<ExprPtr> conjuncts, left, right, kept;
+  SplitConjuncts(plan->predicate(), &conjuncts);
+  const auto& left_schema = *join->inputs()[0]->schema();
+  const auto& right_schema = *join->inputs()[1]->schema();
+  for (const auto& c : conjuncts) {
+    if (to_left && ReadsOnly(*c, left_schema)) {
+      left.push_back(c);
+    } else if (to_right && ReadsOnly(*c, right_schema) && !ReadsOnly(*c, left_schema)) {
+      // Only names that kept their spelling in the output (no clash with the left side).
+      std::set<std::string> used;
+      c->CollectColumns(&used);
+      bool clash = false;
+      for (const auto& n : used) clash |= left_schema.GetFieldIndex(n) >= 0;
+      (clash ? kept : right).push_back(c);
+    } else {
+      kept.push_back(c);
+    }
+  }
+  if (left.empty() && right.empty()) return Transformed{plan, false};
+  LogicalPlanPtr l = join->inputs()[0], r = join->inputs()[1];
+  if (!left.empty()) {
+    ARROW_ASSIGN_OR_RAISE(l, LogicalPlan::Filter(l, Conjunction(left)));
+  }
+  if (!right.empty()) {
+    ARROW_ASSIGN_OR_RAISE(r, LogicalPlan::Filter(r, Conjunction(right)));
+  }
+  ARROW_ASSIGN_OR_RAISE(auto new_join, join->WithInputs({l, r}));
+  if (kept.empty()) return Transformed{new_join, true};
+  ARROW_ASSIGN_OR_RAISE(auto filter, LogicalPlan::Filter(new_join, Conjunction(kept)));
+  return Transformed{filter, true};
+}
+
 arrow::Result<Transformed> PushOnce(const LogicalPlanPtr& plan) {
   if (plan->kind() != LogicalKind::kFilter || plan->predicate()->HasUdf()) return Transformed{plan, false};
   const auto& input = plan->inputs()[0];
@@ -52,6 +116,13 @@ arrow::Result<Transformed> PushOnce(const LogicalPlanPtr& plan) {
       ARROW_ASSIGN_OR_RAISE(auto project, LogicalPlan::Project(filter, input->exprs()));
       return Transformed{project, true};
     }
+    case LogicalKind::kSort: {
+      ARROW_ASSIGN_OR_RAISE(auto filter, LogicalPlan::Filter(input->inputs()[0], predicate));
+      ARROW_ASSIGN_OR_RAISE(auto sort, input->WithInputs({filter}));
+      return Transformed{sort, true};
+    }
+    case LogicalKind::kJoin:
+      return PushIntoJoin(plan);
     case LogicalKind::kParquetScan: {
       ParquetScanInfo info = input->scan();
       info.filter = info.filter ? And(info.filter, predicate) : predicate;

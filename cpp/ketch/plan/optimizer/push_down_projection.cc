@@ -22,12 +22,56 @@ bool IsIdentityProjection(const LogicalPlan& project) {
 
 arrow::Result<Transformed> Prune(const LogicalPlanPtr& plan, const Required& required);
 
+arrow::Result<Transformed> RebuildWithChildren(const LogicalPlanPtr& plan, const std::vector<Required>& required,
+                                               bool changed) {
+  std::vector<LogicalPlanPtr> inputs;
+  bool inputs_changed = false;
+  for (size_t i = 0; i < plan->inputs().size(); ++i) {
+    ARROW_ASSIGN_OR_RAISE(auto child, Prune(plan->inputs()[i], required[i]));
+    inputs_changed |= child.changed;
+    inputs.push_back(child.plan);
+  }
+  if (!inputs_changed) return Transformed{plan, changed};
+  ARROW_ASSIGN_OR_RAISE(auto rebuilt, plan->WithInputs(std::move(inputs)));
+  return Transformed{rebuilt, true};
+}
+
 arrow::Result<Transformed> RebuildWithChild(const LogicalPlanPtr& plan, const Required& child_required,
                                             bool changed) {
-  ARROW_ASSIGN_OR_RAISE(auto child, Prune(plan->inputs()[0], child_required));
-  if (!child.changed) return Transformed{plan, changed};
-  ARROW_ASSIGN_OR_RAISE(auto rebuilt, plan->WithInputs({child.plan}));
-  return Transformed{rebuilt, true};
+  return RebuildWithChildren(plan, {child_required}, changed);
+}
+
+Required WithColumns(Required required, const std::vector<std::string>& names) {
+  if (required) required->insert(names.begin(), names.end());
+  return required;
+}
+
+// Which input columns of each side a join needs to produce `required` output columns.
+std::vector<Required> JoinRequired(const LogicalPlan& join, const Required& required) {
+  const auto& spec = join.join();
+  if (!required) return {std::nullopt, std::nullopt};
+  std::set<std::string> left, right;
+  const auto& left_schema = *join.inputs()[0]->schema();
+  for (const auto& name : *required) {
+    if (left_schema.GetFieldIndex(name) >= 0) left.insert(name);
+  }
+  // Right output names: merged keys are not output; clashing names got prefix/suffix.
+  std::set<std::string> merged;
+  for (size_t i = 0; i < spec.left_on.size(); ++i) {
+    if (spec.left_on[i] == spec.right_on[i]) merged.insert(spec.right_on[i]);
+  }
+  for (const auto& field : join.inputs()[1]->schema()->fields()) {
+    if (merged.count(field->name())) {
+      if (required->count(field->name())) right.insert(field->name());
+      continue;
+    }
+    std::string out = field->name();
+    if (left_schema.GetFieldIndex(out) >= 0) out = spec.prefix + out + spec.suffix;
+    if (required->count(out)) right.insert(field->name());
+  }
+  left.insert(spec.left_on.begin(), spec.left_on.end());
+  right.insert(spec.right_on.begin(), spec.right_on.end());
+  return {left, right};
 }
 
 arrow::Result<Transformed> Prune(const LogicalPlanPtr& plan, const Required& required) {
@@ -71,6 +115,24 @@ arrow::Result<Transformed> Prune(const LogicalPlanPtr& plan, const Required& req
     }
     case LogicalKind::kInMemorySource:
       return Transformed{plan, false};
+    case LogicalKind::kSort: {
+      std::vector<std::string> keys;
+      for (const auto& key : plan->sort().keys) keys.push_back(key->name());
+      return RebuildWithChild(plan, WithColumns(required, keys), false);
+    }
+    case LogicalKind::kAggregate: {
+      std::set<std::string> needed(plan->aggregate().group_by.begin(), plan->aggregate().group_by.end());
+      for (const auto& agg : plan->aggregate().aggregations) agg->CollectColumns(&needed);
+      return RebuildWithChild(plan, needed, false);
+    }
+    case LogicalKind::kJoin:
+      return RebuildWithChildren(plan, JoinRequired(*plan, required), false);
+    case LogicalKind::kExplode:
+      return RebuildWithChild(plan, WithColumns(required, plan->explode_columns()), false);
+    case LogicalKind::kConcat:
+      return RebuildWithChildren(plan, {required, required}, false);
+    case LogicalKind::kSample:
+      return RebuildWithChild(plan, required, false);
   }
   return Transformed{plan, false};
 }

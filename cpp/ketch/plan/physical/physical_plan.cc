@@ -31,8 +31,9 @@ arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan,
                                                    const ExecutionConfig& config) {
   auto node = std::make_shared<PhysicalNode>();
   node->logical = plan;
-  if (!plan->inputs().empty()) {
-    ARROW_ASSIGN_OR_RAISE(node->input, TranslateToPhysical(plan->inputs()[0], config));
+  for (const auto& input : plan->inputs()) {
+    ARROW_ASSIGN_OR_RAISE(auto child, TranslateToPhysical(input, config));
+    node->inputs.push_back(std::move(child));
   }
   switch (plan->kind()) {
     case LogicalKind::kInMemorySource:
@@ -50,6 +51,24 @@ arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan,
       break;
     case LogicalKind::kWriteParquet:
       node->kind = PhysicalKind::kWriteParquet;
+      break;
+    case LogicalKind::kSort:
+      node->kind = PhysicalKind::kSort;
+      break;
+    case LogicalKind::kAggregate:
+      node->kind = PhysicalKind::kAggregate;
+      break;
+    case LogicalKind::kJoin:
+      node->kind = PhysicalKind::kHashJoin;
+      break;
+    case LogicalKind::kExplode:
+      node->kind = PhysicalKind::kExplode;
+      break;
+    case LogicalKind::kConcat:
+      node->kind = PhysicalKind::kConcat;
+      break;
+    case LogicalKind::kSample:
+      node->kind = PhysicalKind::kSample;
       break;
     case LogicalKind::kProject: {
       node->kind = PhysicalKind::kProject;
@@ -92,6 +111,17 @@ std::string PhysicalNode::Label() const {
       return logical->Label();
     case PhysicalKind::kWriteParquet:
       return "WriteParquet";
+    case PhysicalKind::kSort:
+      return "SortSink (blocking): " + logical->Label().substr(std::string("Sort: ").size());
+    case PhysicalKind::kAggregate:
+      return "HashAggregate (partial per morsel, final merge): " +
+             logical->Label().substr(std::string("Aggregate: ").size());
+    case PhysicalKind::kHashJoin:
+      return "HashJoin (build on the smaller side): " + logical->Label().substr(std::string("Join: ").size());
+    case PhysicalKind::kExplode:
+    case PhysicalKind::kConcat:
+    case PhysicalKind::kSample:
+      return logical->Label();
   }
   return "?";
 }
@@ -107,11 +137,20 @@ std::vector<std::string> PhysicalNode::Details() const {
 }
 
 std::string PhysicalNode::ToString() const {
-  std::vector<std::pair<std::string, std::vector<std::string>>> nodes;
-  for (const PhysicalNode* node = this; node != nullptr; node = node->input.get()) {
-    nodes.emplace_back(node->Label(), node->Details());
+  std::string out = RenderPlanTree({{Label(), Details()}});
+  if (inputs.size() == 1) return out + "|\n" + inputs[0]->ToString();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::string child = inputs[i]->ToString();
+    out += "|\n|--- input " + std::to_string(i) + ":\n";
+    size_t start = 0;
+    while (start < child.size()) {
+      size_t end = child.find('\n', start);
+      out += "|    " + child.substr(start, end - start) + "\n";
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
   }
-  return RenderPlanTree(nodes);
+  return out;
 }
 
 }  // namespace ketch

@@ -15,7 +15,13 @@ enum class PhysicalKind {
   kUdfProject,
   kFilter,
   kLimit,
-  kWriteParquet
+  kWriteParquet,
+  kSort,       ///< blocking sink: sorts all input (Arrow sort_indices + take)
+  kAggregate,  ///< two-phase: partial aggregate per morsel, final merge in a blocking sink
+  kHashJoin,   ///< blocking on both inputs, hash table on the smaller side
+  kExplode,
+  kConcat,
+  kSample,
 };
 
 struct PhysicalNode;
@@ -26,7 +32,7 @@ using PhysicalPlanPtr = std::shared_ptr<const PhysicalNode>;
 struct PhysicalNode {
   PhysicalKind kind = PhysicalKind::kProject;
   LogicalPlanPtr logical;
-  PhysicalPlanPtr input;        ///< nullptr for sources
+  std::vector<PhysicalPlanPtr> inputs;  ///< empty for sources
   int32_t concurrency = 0;      ///< worker threads of its own (UDF projects); 0 = the compute pool
   int64_t max_morsel_rows = 0;  ///< upper bound on morsel rows this operator prefers; 0 = any
   int64_t batch_size = 0;       ///< rows per UDF call (UDF projects)

@@ -1,0 +1,273 @@
+#include "ketch/exec/blocking/hash_aggregate.h"
+
+#include <arrow/acero/exec_plan.h>
+#include <arrow/acero/options.h>
+#include <arrow/compute/api.h>
+#include <arrow/compute/row/grouper.h>
+
+#include "ketch/exec/blocking/sort_sink.h"
+
+namespace ketch {
+namespace {
+
+namespace ac = arrow::acero;
+namespace cp = arrow::compute;
+
+constexpr const char* kAllRowsKey = "__ketch_all";
+
+std::string Col(size_t i, const char* part) { return "__a" + std::to_string(i) + "_" + part; }
+
+arrow::Result<std::shared_ptr<arrow::Table>> GroupBy(std::shared_ptr<arrow::Table> table,
+                                                     const std::vector<std::string>& keys,
+                                                     std::vector<cp::Aggregate> aggregates) {
+  std::vector<arrow::FieldRef> key_refs(keys.begin(), keys.end());
+  ac::Declaration plan = ac::Declaration::Sequence(
+      {{"table_source", ac::TableSourceNodeOptions(std::move(table))},
+       {"aggregate", ac::AggregateNodeOptions(std::move(aggregates), std::move(key_refs))}});
+  return ac::DeclarationToTable(std::move(plan), /*use_threads=*/false);
+}
+
+// hash_list cannot merge lists, so aggregations that collect values (list, concat, distinct
+// count) run in one phase: morsels pass their keys and values through unchanged.
+bool CollectsValues(const std::string& function) {
+  return function == "agg_list" || function == "agg_concat" || function == "agg_approx_count_distinct";
+}
+
+bool SinglePhase(const AggregateSpec& spec, const arrow::Schema& schema) {
+  for (const auto& agg : spec.aggregations) {
+    auto info = ResolveAggregation(agg, schema);
+    if (info.ok() && CollectsValues(info->function)) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> Keys(const AggregateSpec& spec) {
+  return spec.group_by.empty() ? std::vector<std::string>{kAllRowsKey} : spec.group_by;
+}
+
+std::shared_ptr<cp::CountOptions> CountMode(const AggregationInfo& info) {
+  std::string mode = "valid";
+  auto it = info.options.find("mode");
+  if (it != info.options.end() && it->second && it->second->is_valid) {
+    mode = std::string(static_cast<const arrow::BaseBinaryScalar&>(*it->second).view());
+  }
+  auto m = mode == "all" ? cp::CountOptions::ALL : mode == "null" ? cp::CountOptions::ONLY_NULL
+                                                                  : cp::CountOptions::ONLY_VALID;
+  return std::make_shared<cp::CountOptions>(m);
+}
+
+// Exact number of distinct non-null values in each list of a list<T> array.
+arrow::Result<std::shared_ptr<arrow::Array>> DistinctCountPerList(const std::shared_ptr<arrow::Array>& lists) {
+  ARROW_ASSIGN_OR_RAISE(auto parents, cp::CallFunction("list_parent_indices", {lists}));
+  ARROW_ASSIGN_OR_RAISE(auto values, cp::CallFunction("list_flatten", {lists}));
+  ARROW_ASSIGN_OR_RAISE(auto valid, cp::IsValid(values));
+  ARROW_ASSIGN_OR_RAISE(auto kept_parents, cp::Filter(parents, valid));
+  ARROW_ASSIGN_OR_RAISE(auto kept_values, cp::Filter(values, valid));
+  std::vector<uint64_t> counts(lists->length(), 0);
+  if (kept_values.length() > 0) {
+    ARROW_ASSIGN_OR_RAISE(auto grouper, cp::Grouper::Make({kept_parents.type(), kept_values.type()}));
+    cp::ExecBatch batch({kept_parents, kept_values}, kept_values.length());
+    ARROW_RETURN_NOT_OK(grouper->Populate(cp::ExecSpan(batch)));
+    ARROW_ASSIGN_OR_RAISE(auto uniques, grouper->GetUniques());
+    auto unique_parents = uniques.values[0].make_array();
+    ARROW_ASSIGN_OR_RAISE(auto as_int64, cp::Cast(unique_parents, arrow::int64()));
+    auto ids_array = as_int64.make_array();
+  const auto& ids = static_cast<const arrow::Int64Array&>(*ids_array);
+    for (int64_t i = 0; i < ids.length(); ++i) ++counts[ids.Value(i)];
+  }
+  arrow::UInt64Builder out;
+  ARROW_RETURN_NOT_OK(out.AppendValues(counts));
+  return out.Finish();
+}
+
+}  // namespace
+
+arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Execute(
+    const std::shared_ptr<arrow::RecordBatch>& morsel, EvalContext* ctx) const {
+  // Columns the partial aggregates read: keys, then each aggregation's derived inputs.
+  arrow::FieldVector fields;
+  arrow::ArrayVector columns;
+  const auto add = [&](const std::string& name, std::shared_ptr<arrow::Array> array) {
+    fields.push_back(arrow::field(name, array->type()));
+    columns.push_back(std::move(array));
+  };
+  if (spec_.group_by.empty()) {
+    ARROW_ASSIGN_OR_RAISE(auto zeros, arrow::MakeArrayFromScalar(arrow::Int8Scalar(0), morsel->num_rows()));
+    add(kAllRowsKey, zeros);
+  }
+  for (const auto& key : spec_.group_by) {
+    ARROW_ASSIGN_OR_RAISE(auto column, GetColumn(*morsel, key));
+    add(key, column);
+  }
+  std::vector<cp::Aggregate> aggs;
+  for (size_t i = 0; i < spec_.aggregations.size(); ++i) {
+    ARROW_ASSIGN_OR_RAISE(auto info, ResolveAggregation(spec_.aggregations[i], *input_schema_));
+    ARROW_ASSIGN_OR_RAISE(auto input, GetColumn(*morsel, info.input));
+    const std::string v = Col(i, "v");
+    const auto& f = info.function;
+    if (f == "agg_mean" || f == "agg_stddev") {
+      ARROW_ASSIGN_OR_RAISE(auto as_double, cp::Cast(input, arrow::float64()));
+      input = as_double.make_array();
+    }
+    add(v, input);
+    if (f == "agg_sum") {
+      aggs.emplace_back("hash_sum", v, Col(i, "sum"));
+    } else if (f == "agg_count") {
+      aggs.emplace_back("hash_count", CountMode(info), v, Col(i, "count"));
+    } else if (f == "agg_mean" || f == "agg_stddev") {
+      aggs.emplace_back("hash_sum", v, Col(i, "sum"));
+      aggs.emplace_back("hash_count", std::make_shared<cp::CountOptions>(cp::CountOptions::ONLY_VALID), v,
+                        Col(i, "count"));
+      if (f == "agg_stddev") {
+        ARROW_ASSIGN_OR_RAISE(auto squares, cp::Multiply(input, input));
+        add(Col(i, "sq"), squares.make_array());
+        aggs.emplace_back("hash_sum", Col(i, "sq"), Col(i, "sumsq"));
+      }
+    } else if (f == "agg_min") {
+      aggs.emplace_back("hash_min", v, Col(i, "min"));
+    } else if (f == "agg_max") {
+      aggs.emplace_back("hash_max", v, Col(i, "max"));
+    } else if (f == "agg_any_value") {
+      aggs.emplace_back("hash_one", v, Col(i, "one"));
+    }  // value-collecting aggregations run in one phase (see SinglePhase)
+  }
+  if (SinglePhase(spec_, *input_schema_)) {
+    return arrow::RecordBatch::Make(arrow::schema(fields), morsel->num_rows(), columns);
+  }
+  auto table = arrow::Table::Make(arrow::schema(fields), columns, morsel->num_rows());
+  ARROW_ASSIGN_OR_RAISE(auto partial, GroupBy(table, Keys(spec_), std::move(aggs)));
+  ARROW_ASSIGN_OR_RAISE(auto combined, partial->CombineChunksToBatch());
+  return combined;
+}
+
+arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> AggregateFinalSink::Push(
+    std::shared_ptr<arrow::RecordBatch> morsel) {
+  if (morsel->num_rows() > 0) partials_.push_back(std::move(morsel));
+  return std::optional<std::shared_ptr<arrow::RecordBatch>>();
+}
+
+arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> AggregateFinalSink::Finalize() {
+  std::vector<AggregationInfo> infos;
+  for (const auto& agg : spec_.aggregations) {
+    ARROW_ASSIGN_OR_RAISE(auto info, ResolveAggregation(agg, *input_schema_));
+    infos.push_back(std::move(info));
+  }
+  const bool global = spec_.group_by.empty();
+  if (partials_.empty()) {
+    if (!global) {
+      return std::vector<std::shared_ptr<arrow::RecordBatch>>{};
+    }
+    // One row over no input: counts are 0, everything else null.
+    arrow::ArrayVector columns;
+    for (size_t i = 0; i < infos.size(); ++i) {
+      const auto& type = output_schema_->field(static_cast<int>(i))->type();
+      if (infos[i].function == "agg_count" || infos[i].function == "agg_approx_count_distinct") {
+        ARROW_ASSIGN_OR_RAISE(auto zero, arrow::MakeArrayFromScalar(arrow::UInt64Scalar(0), 1));
+        columns.push_back(zero);
+      } else {
+        ARROW_ASSIGN_OR_RAISE(auto null, arrow::MakeArrayOfNull(type, 1));
+        columns.push_back(null);
+      }
+    }
+    return std::vector<std::shared_ptr<arrow::RecordBatch>>{arrow::RecordBatch::Make(output_schema_, 1, columns)};
+  }
+  ARROW_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(partials_[0]->schema(), std::move(partials_)));
+  const bool single_phase = SinglePhase(spec_, *input_schema_);
+  std::vector<cp::Aggregate> aggs;
+  for (size_t i = 0; i < infos.size(); ++i) {
+    const auto& f = infos[i].function;
+    // Two-phase: merge partial states (same column in and out). Single phase: aggregate the raw
+    // values in Col(i, "v") (and Col(i, "sq")) into the same output names.
+    auto merge = [&](const char* function, const char* part, const char* raw_function = nullptr,
+                     std::shared_ptr<cp::FunctionOptions> raw_options = nullptr, const char* raw_part = "v") {
+      if (single_phase) {
+        aggs.emplace_back(raw_function ? raw_function : function, std::move(raw_options), Col(i, raw_part),
+                          Col(i, part));
+      } else {
+        aggs.emplace_back(function, Col(i, part), Col(i, part));
+      }
+    };
+    auto valid = std::make_shared<cp::CountOptions>(cp::CountOptions::ONLY_VALID);
+    if (f == "agg_sum") {
+      merge("hash_sum", "sum");
+    } else if (f == "agg_count") {
+      merge("hash_sum", "count", "hash_count", CountMode(infos[i]));
+    } else if (f == "agg_mean" || f == "agg_stddev") {
+      merge("hash_sum", "sum");
+      merge("hash_sum", "count", "hash_count", valid);
+      if (f == "agg_stddev") merge("hash_sum", "sumsq", nullptr, nullptr, "sq");
+    } else if (f == "agg_min") {
+      merge("hash_min", "min");
+    } else if (f == "agg_max") {
+      merge("hash_max", "max");
+    } else if (f == "agg_any_value") {
+      merge("hash_one", "one");
+    } else {
+      merge("hash_list", "list");
+    }
+  }
+  ARROW_ASSIGN_OR_RAISE(auto merged, GroupBy(table, Keys(spec_), std::move(aggs)));
+  ARROW_ASSIGN_OR_RAISE(auto batch, merged->CombineChunksToBatch());
+  auto column = [&](const std::string& name) -> arrow::Result<arrow::Datum> {
+    ARROW_ASSIGN_OR_RAISE(auto array, GetColumn(*batch, name));
+    return arrow::Datum(array);
+  };
+  arrow::ArrayVector out;
+  for (const auto& key : spec_.group_by) {
+    ARROW_ASSIGN_OR_RAISE(auto k, column(key));
+    out.push_back(k.make_array());
+  }
+  for (size_t i = 0; i < infos.size(); ++i) {
+    const auto& f = infos[i].function;
+    arrow::Datum result;
+    if (f == "agg_sum") {
+      ARROW_ASSIGN_OR_RAISE(result, column(Col(i, "sum")));
+    } else if (f == "agg_count") {
+      ARROW_ASSIGN_OR_RAISE(result, column(Col(i, "count")));
+    } else if (f == "agg_mean" || f == "agg_stddev") {
+      ARROW_ASSIGN_OR_RAISE(auto sum, column(Col(i, "sum")));
+      ARROW_ASSIGN_OR_RAISE(auto count, column(Col(i, "count")));
+      ARROW_ASSIGN_OR_RAISE(auto count_f, cp::Cast(count, arrow::float64()));
+      // count 0 → null (not NaN).
+      ARROW_ASSIGN_OR_RAISE(auto empty, cp::CallFunction("equal", {count_f, arrow::Datum(0.0)}));
+      ARROW_ASSIGN_OR_RAISE(auto mean, cp::Divide(sum, count_f));
+      if (f == "agg_mean") {
+        result = mean;
+      } else {
+        ARROW_ASSIGN_OR_RAISE(auto sumsq, column(Col(i, "sumsq")));
+        ARROW_ASSIGN_OR_RAISE(auto ex2, cp::Divide(sumsq, count_f));
+        ARROW_ASSIGN_OR_RAISE(auto mean2, cp::Multiply(mean, mean));
+        ARROW_ASSIGN_OR_RAISE(auto var, cp::Subtract(ex2, mean2));
+        // Rounding can leave a tiny negative variance for constant groups.
+        ARROW_ASSIGN_OR_RAISE(auto clamped, cp::CallFunction("max_element_wise", {var, arrow::Datum(0.0)}));
+        ARROW_ASSIGN_OR_RAISE(result, cp::CallFunction("sqrt", {clamped}));
+      }
+      ARROW_ASSIGN_OR_RAISE(result, cp::CallFunction("if_else", {empty, arrow::Datum(arrow::MakeNullScalar(arrow::float64())), result}));
+    } else if (f == "agg_min") {
+      ARROW_ASSIGN_OR_RAISE(result, column(Col(i, "min")));
+    } else if (f == "agg_max") {
+      ARROW_ASSIGN_OR_RAISE(result, column(Col(i, "max")));
+    } else if (f == "agg_any_value") {
+      ARROW_ASSIGN_OR_RAISE(result, column(Col(i, "one")));
+    } else {
+      ARROW_ASSIGN_OR_RAISE(auto flat, column(Col(i, "list")));
+      if (f == "agg_list") {
+        result = flat;
+      } else if (f == "agg_concat") {
+        ARROW_ASSIGN_OR_RAISE(result, cp::CallFunction("binary_join", {flat, arrow::Datum(std::string())}));
+      } else {
+        ARROW_ASSIGN_OR_RAISE(auto counts, DistinctCountPerList(flat.make_array()));
+        result = counts;
+      }
+    }
+    const auto& type = output_schema_->field(static_cast<int>(spec_.group_by.size() + i))->type();
+    if (!result.type()->Equals(*type)) {
+      ARROW_ASSIGN_OR_RAISE(result, cp::Cast(result, type));
+    }
+    out.push_back(result.make_array());
+  }
+  auto result_table = arrow::Table::Make(output_schema_, out, batch->num_rows());
+  return TableToBatches(*result_table, morsel_rows_);
+}
+
+}  // namespace ketch
