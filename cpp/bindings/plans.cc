@@ -40,7 +40,25 @@ void BindPlans(nb::module_& m) {
       .def_prop_ro("morsels_emitted", [](const ExecutionStats& s) { return s.morsels_emitted.load(); })
       .def_prop_ro("rows_emitted", [](const ExecutionStats& s) { return s.rows_emitted.load(); })
       .def_prop_ro("max_morsels_in_flight",
-                   [](const ExecutionStats& s) { return s.max_morsels_in_flight.load(); });
+                   [](const ExecutionStats& s) { return s.max_morsels_in_flight.load(); })
+      .def_prop_ro("finished", [](const ExecutionStats& s) { return s.finished.load(); })
+      // One dict per operator, in registration order (pipelines that feed others first).
+      .def("operators", [](ExecutionStats& s) {
+        nb::list out;
+        std::lock_guard<std::mutex> lock(s.mutex);
+        for (const auto& op : s.operators) {
+          nb::dict d;
+          d["name"] = op.name;
+          d["pipeline"] = op.pipeline;
+          d["morsels"] = op.morsels.load();
+          d["rows_in"] = op.rows_in.load();
+          d["rows_out"] = op.rows_out.load();
+          d["bytes_out"] = op.bytes_out.load();
+          d["cpu_seconds"] = static_cast<double>(op.cpu_ns.load()) / 1e9;
+          out.append(d);
+        }
+        return out;
+      });
 
   nb::class_<PyPlan>(m, "PyPlan")
       .def_static("in_memory",

@@ -20,20 +20,26 @@ class ExecutionConfig:
       reached (backpressure). Default ``2 x compute threads + 2``.
     - ``num_compute_threads``: threads of the compute pool (default: one per available core).
     - ``num_io_threads``: threads of the I/O pool (default 8).
+    - ``enable_progress_bar``: tqdm progress bars (one per operator) on stderr for queries running
+      longer than ``progress_bar_delay_seconds``; never shown when stderr is not a terminal.
     """
 
     morsel_size_rows: int = 128 * 1024
     max_morsels_in_flight: int = 0
     num_compute_threads: int = 0
     num_io_threads: int = 0
+    enable_progress_bar: bool = True
+    progress_bar_delay_seconds: float = 1.0
 
     def to_native(self) -> _core.ExecutionConfig:
         native = _core.ExecutionConfig()
-        for field in dataclasses.fields(self):
-            value = getattr(self, field.name)
-            if not isinstance(value, int) or value < 0:
-                raise ValueError(f"execution config field {field.name} must be an int >= 0, got {value!r}")
-            setattr(native, field.name, value)
+        for name in ("morsel_size_rows", "max_morsels_in_flight", "num_compute_threads", "num_io_threads"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"execution config field {name} must be an int >= 0, got {value!r}")
+            setattr(native, name, value)
+        if self.progress_bar_delay_seconds < 0:
+            raise ValueError("progress_bar_delay_seconds must be >= 0")
         return native
 
 
@@ -46,7 +52,7 @@ def get_execution_config() -> ExecutionConfig:
     return _config
 
 
-def set_execution_config(config: ExecutionConfig | None = None, **fields: int) -> ExecutionConfig:
+def set_execution_config(config: ExecutionConfig | None = None, **fields: int | float | bool) -> ExecutionConfig:
     """Sets the global execution config from ``config`` and/or keyword fields; returns the old one.
 
     Raises ``TypeError`` for unknown fields and ``ValueError`` for negative values.
@@ -61,7 +67,7 @@ def set_execution_config(config: ExecutionConfig | None = None, **fields: int) -
 
 
 @contextlib.contextmanager
-def execution_config_ctx(**fields: int) -> Iterator[ExecutionConfig]:
+def execution_config_ctx(**fields: int | float | bool) -> Iterator[ExecutionConfig]:
     """Runs the block with some execution-config fields changed, then restores the previous config."""
     old = set_execution_config(**fields)
     try:

@@ -164,17 +164,49 @@ class DataFrame:
         return DataFrame(self._plan.sample(float(fraction), bool(with_replacement), int(seed)))
 
     # -- execution -------------------------------------------------------------------------------------
-    def _execute(self, plan: _core.PyPlan) -> pa.Table:
-        config = get_execution_config().to_native()
+    def _execute(self, plan: _core.PyPlan, stats: _core.ExecutionStats | None = None) -> pa.Table:
+        from ketch.progress import ProgressBars
+
+        config = get_execution_config()
+        stats = stats or _core.ExecutionStats()
         try:
             optimized = plan.optimize()
-            reader = optimized.execute(config)
+            with ProgressBars(stats, config):
+                reader = optimized.execute(config.to_native(), stats)
         except KetchError as error:
             from ketch.udf import reraise_udf_error
 
             reraise_udf_error(error)
             raise
         return reader.read_all()
+
+    def explain_analyze(self, file: IO[str] | None = None) -> _core.ExecutionStats:
+        """Runs the query and prints the physical plan, then per operator: morsels, rows in and out,
+        bytes out and CPU seconds (thread CPU time summed over workers), the wall time and the
+        process's peak RSS. Returns the native ``ExecutionStats``; the result is kept as by
+        ``collect``."""
+        import resource
+        import time
+
+        out = file or sys.stdout
+        optimized = self._plan.optimize()
+        print("== Physical Plan ==\n", file=out)
+        print(optimized.physical_repr(get_execution_config().to_native()), file=out)
+        stats = _core.ExecutionStats()
+        start = time.perf_counter()
+        self._result = self._execute(self._plan, stats)
+        self._plan = _core.PyPlan.in_memory(self._result)
+        wall = time.perf_counter() - start
+        print("== Execution ==\n", file=out)
+        header = f"{'pipeline':>8}  {'operator':<20}{'morsels':>9}{'rows in':>12}{'rows out':>12}{'MB out':>10}{'CPU s':>9}"
+        print(header, file=out)
+        for op in stats.operators():
+            print(f"{op['pipeline']:>8}  {op['name']:<20}{op['morsels']:>9}{op['rows_in']:>12}{op['rows_out']:>12}"
+                  f"{op['bytes_out'] / 1e6:>10.2f}{op['cpu_seconds']:>9.3f}", file=out)
+        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"\nwall time {wall:.3f} s, peak RSS {peak_mb:.0f} MB, "
+              f"max morsels in flight {stats.max_morsels_in_flight}", file=out)
+        return stats
 
     def collect(self) -> DataFrame:
         """Runs the query and keeps the result in memory; later operations start from it."""

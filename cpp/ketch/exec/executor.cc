@@ -1,5 +1,8 @@
 #include "ketch/exec/executor.h"
 
+#include <arrow/util/byte_size.h>
+#include <time.h>
+
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -18,6 +21,41 @@
 
 namespace ketch {
 namespace {
+
+int64_t ThreadCpuNanos() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Adds the thread CPU time of a scope to a metric.
+class CpuTimer {
+ public:
+  explicit CpuTimer(OperatorMetrics* metrics) : metrics_(metrics), start_(metrics ? ThreadCpuNanos() : 0) {}
+  ~CpuTimer() {
+    if (metrics_) metrics_->cpu_ns += ThreadCpuNanos() - start_;
+  }
+
+ private:
+  OperatorMetrics* metrics_;
+  int64_t start_;
+};
+
+// Bytes a batch references (slices count only their range; Arrow's ReferencedBufferSize).
+int64_t BatchBytes(const arrow::RecordBatch& batch) {
+  auto bytes = arrow::util::ReferencedBufferSize(batch);
+  return bytes.ok() ? *bytes : arrow::util::TotalBufferSize(batch);
+}
+
+void Count(OperatorMetrics* metrics, int64_t rows_in, const std::shared_ptr<arrow::RecordBatch>& out) {
+  if (!metrics) return;
+  metrics->morsels++;
+  metrics->rows_in += rows_in;
+  if (out) {
+    metrics->rows_out += out->num_rows();
+    metrics->bytes_out += BatchBytes(*out);
+  }
+}
 
 struct Morsel {
   int64_t seq = 0;
@@ -171,12 +209,21 @@ class PipelineBuilder {
 
 class PipelineRun {
  public:
-  PipelineRun(Pipeline* pipeline, const ExecutionConfig& config, ExecutionStats* stats)
+  PipelineRun(Pipeline* pipeline, const ExecutionConfig& config, ExecutionStats* stats, int32_t index)
       : pipeline_(pipeline),
         compute_(ComputePool(config.num_compute_threads)),
         io_(IoPool(config.num_io_threads)),
         permits_(config.max_morsels_in_flight),
-        stats_(stats) {}
+        stats_(stats) {
+    if (!stats_) return;
+    source_metrics_ = stats_->Register(pipeline_->source->name(), index);
+    for (const auto& segment : pipeline_->segments) {
+      std::vector<OperatorMetrics*> ops;
+      for (const auto& op : segment->ops) ops.push_back(stats_->Register(op->name(), index));
+      op_metrics_.push_back(std::move(ops));
+      sink_metrics_.push_back(stats_->Register(segment->sink->name(), index));
+    }
+  }
 
   arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> Run() {
     auto spawned = io_->Spawn([this] { RunSource(); });
@@ -187,8 +234,15 @@ class PipelineRun {
     }
     if (!error_.ok()) return error_;
     std::vector<std::shared_ptr<arrow::RecordBatch>> output;
-    for (auto& segment : pipeline_->segments) {
-      ARROW_ASSIGN_OR_RAISE(output, segment->sink->Finalize());
+    for (size_t i = 0; i < pipeline_->segments.size(); ++i) {
+      CpuTimer timer(stats_ ? sink_metrics_[i] : nullptr);
+      ARROW_ASSIGN_OR_RAISE(output, pipeline_->segments[i]->sink->Finalize());
+    }
+    if (stats_ && !sink_metrics_.empty()) {
+      for (const auto& batch : output) {
+        sink_metrics_.back()->rows_out += batch->num_rows();
+        sink_metrics_.back()->bytes_out += BatchBytes(*batch);
+      }
     }
     return output;
   }
@@ -212,13 +266,18 @@ class PipelineRun {
         if (stats_) {
           stats_->morsels_emitted++;
           stats_->rows_emitted += morsel.batch->num_rows();
+          Count(source_metrics_, 0, morsel.batch);
         }
         Schedule(0, 0, std::move(morsel));
         if (batch->num_rows() == 0) break;
       }
       return arrow::Status::OK();
     };
-    auto st = pipeline_->source->Produce(emit);
+    arrow::Status st;
+    {
+      CpuTimer timer(source_metrics_);
+      st = pipeline_->source->Produce(emit);
+    }
     if (!st.ok() && !st.IsCancelled()) Fail(st);
     std::lock_guard<std::mutex> lock(mutex_);
     source_finished_ = true;
@@ -281,7 +340,13 @@ class PipelineRun {
       if (segment.ops[op]->executor() != executor) return Schedule(seg, op, std::move(morsel));
       if (stop_.load() && !error_ok()) return Drop(seg, morsel.seq);
       morsel.rows.num_rows = morsel.batch->num_rows();
-      auto result = segment.ops[op]->Execute(morsel.batch, &morsel.rows);
+      OperatorMetrics* metrics = stats_ ? op_metrics_[seg][op] : nullptr;
+      arrow::Result<std::shared_ptr<arrow::RecordBatch>> result;
+      {
+        CpuTimer timer(metrics);
+        result = segment.ops[op]->Execute(morsel.batch, &morsel.rows);
+      }
+      if (result.ok()) Count(metrics, morsel.rows.num_rows, *result);
       if (!result.ok()) {
         Fail(result.status());
         return Drop(seg, morsel.seq);
@@ -312,7 +377,13 @@ class PipelineRun {
           ++released;
           continue;
         }
-        auto out = segment.sink->Push(next.batch);
+        OperatorMetrics* metrics = stats_ ? sink_metrics_[seg] : nullptr;
+        arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> out;
+        {
+          CpuTimer timer(metrics);
+          out = segment.sink->Push(next.batch);
+        }
+        if (out.ok()) Count(metrics, next.batch->num_rows(), out->has_value() ? **out : nullptr);
         if (!out.ok()) {
           Fail(out.status());
           ++released;
@@ -336,6 +407,9 @@ class PipelineRun {
   arrow::internal::Executor* io_;
   std::counting_semaphore<> permits_;
   ExecutionStats* stats_;
+  OperatorMetrics* source_metrics_ = nullptr;
+  std::vector<std::vector<OperatorMetrics*>> op_metrics_;
+  std::vector<OperatorMetrics*> sink_metrics_;
   std::atomic<bool> stop_{false};
   std::mutex mutex_;
   std::condition_variable done_;
@@ -358,12 +432,19 @@ arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> ExecutePlan(cons
     // Every other root is collected; a limit at the root still needs a collecting segment after it.
     PipelineBuilder::SetSink(&root, std::make_unique<CollectSink>());
   }
+  struct MarkFinished {
+    ExecutionStats* stats;
+    ~MarkFinished() {
+      if (stats) stats->finished = true;
+    }
+  } mark_finished{stats};
+  int32_t index = 0;
   for (auto& stage : builder.stages) {
-    PipelineRun run(stage.pipeline.get(), config, stats);
+    PipelineRun run(stage.pipeline.get(), config, stats, index++);
     ARROW_ASSIGN_OR_RAISE(stage.output->batches, run.Run());
   }
   if (!root.source) return arrow::Status::Invalid("plan has no source");
-  PipelineRun run(&root, config, stats);
+  PipelineRun run(&root, config, stats, index);
   return run.Run();
 }
 

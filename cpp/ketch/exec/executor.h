@@ -3,7 +3,10 @@
 #include <arrow/api.h>
 
 #include <atomic>
+#include <deque>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "ketch/common/config.h"
@@ -11,11 +14,37 @@
 
 namespace ketch {
 
-/// Counters of one run, for tests and explain_analyze.
+/// Counters of one operator in one run (explain_analyze, progress bars). CPU time is thread CPU
+/// time (CLOCK_THREAD_CPUTIME_ID) spent inside the operator, summed over its workers; for a source
+/// it includes decoding the file, not the time spent waiting for channel space.
+struct OperatorMetrics {
+  std::string name;
+  int32_t pipeline = 0;
+  std::atomic<int64_t> morsels{0};
+  std::atomic<int64_t> rows_in{0};
+  std::atomic<int64_t> rows_out{0};
+  std::atomic<int64_t> bytes_out{0};
+  std::atomic<int64_t> cpu_ns{0};
+};
+
+/// Counters of one run, for tests, explain_analyze and progress bars. Readable while the query
+/// runs (all fields are atomics; `operators` only grows, under `mutex`).
 struct ExecutionStats {
   std::atomic<int64_t> morsels_emitted{0};
   std::atomic<int64_t> rows_emitted{0};
   std::atomic<int64_t> max_morsels_in_flight{0};
+  std::atomic<bool> finished{false};
+
+  std::mutex mutex;
+  std::deque<OperatorMetrics> operators;  // deque: stable addresses
+
+  OperatorMetrics* Register(const std::string& name, int32_t pipeline) {
+    std::lock_guard<std::mutex> lock(mutex);
+    operators.emplace_back();
+    operators.back().name = name;
+    operators.back().pipeline = pipeline;
+    return &operators.back();
+  }
 };
 
 /// Runs a physical plan with the push-based, morsel-driven executor and returns the root's output
