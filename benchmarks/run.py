@@ -78,7 +78,7 @@ def main() -> int:
     RESULTS.mkdir(exist_ok=True)
     for name in names:
         module = load(name)
-        data_dir = DATA / name
+        data_dir = DATA / getattr(module, "DATA_NAME", name)
         if not (data_dir / ".ready").exists():
             data_dir.mkdir(parents=True, exist_ok=True)
             print(f"bench {name}: preparing data in {data_dir} ...", flush=True)

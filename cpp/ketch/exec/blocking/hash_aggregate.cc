@@ -19,12 +19,12 @@ std::string Col(size_t i, const char* part) { return "__a" + std::to_string(i) +
 
 arrow::Result<std::shared_ptr<arrow::Table>> GroupBy(std::shared_ptr<arrow::Table> table,
                                                      const std::vector<std::string>& keys,
-                                                     std::vector<cp::Aggregate> aggregates) {
+                                                     std::vector<cp::Aggregate> aggregates, bool use_threads) {
   std::vector<arrow::FieldRef> key_refs(keys.begin(), keys.end());
   ac::Declaration plan = ac::Declaration::Sequence(
       {{"table_source", ac::TableSourceNodeOptions(std::move(table))},
        {"aggregate", ac::AggregateNodeOptions(std::move(aggregates), std::move(key_refs))}});
-  return ac::DeclarationToTable(std::move(plan), /*use_threads=*/false);
+  return ac::DeclarationToTable(std::move(plan), use_threads);
 }
 
 // hash_list cannot merge lists, so aggregations that collect values (list, concat, distinct
@@ -135,7 +135,8 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
     return arrow::RecordBatch::Make(arrow::schema(fields), morsel->num_rows(), columns);
   }
   auto table = arrow::Table::Make(arrow::schema(fields), columns, morsel->num_rows());
-  ARROW_ASSIGN_OR_RAISE(auto partial, GroupBy(table, Keys(spec_), std::move(aggs)));
+  // Already one of many workers on the compute pool: single-threaded.
+  ARROW_ASSIGN_OR_RAISE(auto partial, GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/false));
   ARROW_ASSIGN_OR_RAISE(auto combined, partial->CombineChunksToBatch());
   return combined;
 }
@@ -206,7 +207,8 @@ arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> AggregateFinalSi
       merge("hash_list", "list");
     }
   }
-  ARROW_ASSIGN_OR_RAISE(auto merged, GroupBy(table, Keys(spec_), std::move(aggs)));
+  // The merge runs alone: let Acero use Arrow's CPU pool.
+  ARROW_ASSIGN_OR_RAISE(auto merged, GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/true));
   ARROW_ASSIGN_OR_RAISE(auto batch, merged->CombineChunksToBatch());
   auto column = [&](const std::string& name) -> arrow::Result<arrow::Datum> {
     ARROW_ASSIGN_OR_RAISE(auto array, GetColumn(*batch, name));

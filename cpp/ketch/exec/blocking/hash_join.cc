@@ -90,7 +90,8 @@ arrow::Status HashJoinSource::Produce(const Emit& emit) {
   ac::Declaration build{"table_source", ac::TableSourceNodeOptions(swapped ? left_keys : right_keys)};
   ac::HashJoinNodeOptions options(AceroType(spec_.how, swapped), swapped ? rk : lk, swapped ? lk : rk);
   ac::Declaration join{"hashjoin", {std::move(probe), std::move(build)}, std::move(options)};
-  ARROW_ASSIGN_OR_RAISE(auto matches, ac::DeclarationToTable(std::move(join), /*use_threads=*/false));
+  // The join runs alone (both inputs are complete): let Acero use Arrow's CPU pool.
+  ARROW_ASSIGN_OR_RAISE(auto matches, ac::DeclarationToTable(std::move(join), /*use_threads=*/true));
 
   const bool semi_or_anti = spec_.how == JoinType::kSemi || spec_.how == JoinType::kAnti;
   auto left_rows = matches->GetColumnByName(kLeftRow);

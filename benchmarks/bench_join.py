@@ -1,0 +1,54 @@
+"""Join: 4M-row fact table (skewed keys) inner-joined with a 100K-row dimension table.
+
+The check is the sum of qty * weight over the joined rows.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from relational_data import dim, fact, prepare  # noqa: E402,F401
+
+
+def run_ketch(d: str) -> dict:
+    import ketch
+
+    t = ketch.read_parquet(fact(d)).join(ketch.read_parquet(dim(d)), on="key").to_arrow()
+    check = (t.column("qty").to_numpy() * t.column("weight").to_numpy()).sum()
+    return {"rows": t.num_rows, "check": float(check)}
+
+
+def run_duckdb(d: str) -> dict:
+    import duckdb
+
+    t = duckdb.sql(f"select * from '{fact(d)}' f join '{dim(d)}' d using (key)").arrow()
+    t = t.read_all() if hasattr(t, "read_all") else t
+    check = (t.column("qty").to_numpy() * t.column("weight").to_numpy()).sum()
+    return {"rows": t.num_rows, "check": float(check)}
+
+
+def run_polars(d: str) -> dict:
+    import polars as pl
+
+    t = pl.scan_parquet(fact(d)).join(pl.scan_parquet(dim(d)), on="key").collect()
+    return {"rows": t.height, "check": float((t["qty"] * t["weight"]).sum())}
+
+
+def run_daft(d: str) -> dict:
+    import daft
+
+    t = daft.read_parquet(fact(d)).join(daft.read_parquet(dim(d)), on="key").to_arrow()
+    check = (t.column("qty").to_numpy() * t.column("weight").to_numpy()).sum()
+    return {"rows": t.num_rows, "check": float(check)}
+
+
+def run_pandas(d: str) -> dict:
+    import pandas as pd
+
+    t = pd.read_parquet(fact(d)).merge(pd.read_parquet(dim(d)), on="key")
+    return {"rows": len(t), "check": float((t["qty"] * t["weight"]).sum())}
+
+
+DATA_NAME = "relational"

