@@ -52,7 +52,9 @@ def get_execution_config() -> ExecutionConfig:
     return _config
 
 
-def set_execution_config(config: ExecutionConfig | None = None, **fields: int | float | bool) -> ExecutionConfig:
+def set_execution_config(
+    config: ExecutionConfig | None = None, **fields: int | float | bool
+) -> ExecutionConfig:
     """Sets the global execution config from ``config`` and/or keyword fields; returns the old one.
 
     Raises ``TypeError`` for unknown fields and ``ValueError`` for negative values.

@@ -92,8 +92,12 @@ class DataFrame:
             raise ValueError(f"limit() takes an int >= 0, got {num!r}")
         return DataFrame(self._plan.limit(num))
 
-    def sort(self, by: str | Expression | list[str | Expression], desc: bool | list[bool] = False,
-             nulls_first: bool | list[bool] | None = None) -> DataFrame:
+    def sort(
+        self,
+        by: str | Expression | list[str | Expression],
+        desc: bool | list[bool] = False,
+        nulls_first: bool | list[bool] | None = None,
+    ) -> DataFrame:
         """Sorts by one or more columns. ``desc`` and ``nulls_first`` take one value or one per key;
         by default nulls go last ascending and first descending (Daft's rule). Stable."""
         keys = by if isinstance(by, list) else [by]
@@ -126,10 +130,17 @@ class DataFrame:
 
     unique = distinct
 
-    def join(self, other: DataFrame, on: str | list[str] | None = None,
-             left_on: str | list[str] | None = None, right_on: str | list[str] | None = None,
-             how: str = "inner", strategy: str | None = None, prefix: str | None = None,
-             suffix: str | None = None) -> DataFrame:
+    def join(
+        self,
+        other: DataFrame,
+        on: str | list[str] | None = None,
+        left_on: str | list[str] | None = None,
+        right_on: str | list[str] | None = None,
+        how: str = "inner",
+        strategy: str | None = None,
+        prefix: str | None = None,
+        suffix: str | None = None,
+    ) -> DataFrame:
         """Equi-join with ``other`` (how: inner, left, right, outer, semi, anti). Keys named the same
         on both sides appear once; other clashing right columns are renamed ``prefix + name +
         suffix`` (default prefix "right."). Row order is not defined. Keys of incompatible types fail
@@ -198,14 +209,25 @@ class DataFrame:
         self._plan = _core.PyPlan.in_memory(self._result)
         wall = time.perf_counter() - start
         print("== Execution ==\n", file=out)
-        header = f"{'pipeline':>8}  {'operator':<20}{'morsels':>9}{'rows in':>12}{'rows out':>12}{'MB out':>10}{'CPU s':>9}"
-        print(header, file=out)
+        columns = ("pipeline", "operator", "morsels", "rows in", "rows out", "MB out", "CPU s")
+        print("{:>8}  {:<20}{:>9}{:>12}{:>12}{:>10}{:>9}".format(*columns), file=out)
         for op in stats.operators():
-            print(f"{op['pipeline']:>8}  {op['name']:<20}{op['morsels']:>9}{op['rows_in']:>12}{op['rows_out']:>12}"
-                  f"{op['bytes_out'] / 1e6:>10.2f}{op['cpu_seconds']:>9.3f}", file=out)
+            row = (
+                op["pipeline"],
+                op["name"],
+                op["morsels"],
+                op["rows_in"],
+                op["rows_out"],
+                op["bytes_out"] / 1e6,
+                op["cpu_seconds"],
+            )
+            print("{:>8}  {:<20}{:>9}{:>12}{:>12}{:>10.2f}{:>9.3f}".format(*row), file=out)
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"\nwall time {wall:.3f} s, peak RSS {peak_mb:.0f} MB, "
-              f"max morsels in flight {stats.max_morsels_in_flight}", file=out)
+        print(
+            f"\nwall time {wall:.3f} s, peak RSS {peak_mb:.0f} MB, "
+            f"max morsels in flight {stats.max_morsels_in_flight}",
+            file=out,
+        )
         return stats
 
     def collect(self) -> DataFrame:

@@ -44,8 +44,15 @@ class ProgressBars:
                 operators = self._stats.operators()
                 while len(bars) < len(operators):
                     op = operators[len(bars)]
-                    bars.append(tqdm(desc=f"[{op['pipeline']}] {op['name']}", unit=" rows", file=self._stream,
-                                     leave=False, position=len(bars)))
+                    bars.append(
+                        tqdm(
+                            desc=f"[{op['pipeline']}] {op['name']}",
+                            unit=" rows",
+                            file=self._stream,
+                            leave=False,
+                            position=len(bars),
+                        )
+                    )
                 for bar, op in zip(bars, operators, strict=False):
                     bar.n = op["rows_out"]
                     bar.refresh()
