@@ -33,7 +33,9 @@ void BindPlans(nb::module_& m) {
       .def_rw("morsel_size_rows", &ExecutionConfig::morsel_size_rows)
       .def_rw("max_morsels_in_flight", &ExecutionConfig::max_morsels_in_flight)
       .def_rw("num_compute_threads", &ExecutionConfig::num_compute_threads)
-      .def_rw("num_io_threads", &ExecutionConfig::num_io_threads);
+      .def_rw("num_io_threads", &ExecutionConfig::num_io_threads)
+      .def_rw("memory_budget_bytes", &ExecutionConfig::memory_budget_bytes)
+      .def_rw("spill_dir", &ExecutionConfig::spill_dir);
 
   nb::class_<ExecutionStats>(m, "ExecutionStats")
       .def(nb::init<>())
@@ -42,6 +44,7 @@ void BindPlans(nb::module_& m) {
       .def_prop_ro("max_morsels_in_flight",
                    [](const ExecutionStats& s) { return s.max_morsels_in_flight.load(); })
       .def_prop_ro("finished", [](const ExecutionStats& s) { return s.finished.load(); })
+      .def_prop_ro("peak_memory_bytes", [](const ExecutionStats& s) { return s.peak_memory_bytes.load(); })
       // One dict per operator, in registration order (pipelines that feed others first).
       .def("operators", [](ExecutionStats& s) {
         nb::list out;
@@ -101,20 +104,24 @@ void BindPlans(nb::module_& m) {
            })
       .def("aggregate",
            [](const PyPlan& p, std::vector<std::string> group_by, nb::list aggregations) {
-             return PyPlan{Unwrap(LogicalPlan::Aggregate(p.plan, AggregateSpec{group_by, Exprs(aggregations)}))};
+             return PyPlan{
+                 Unwrap(LogicalPlan::Aggregate(p.plan, AggregateSpec{group_by, Exprs(aggregations)}))};
            })
       .def("join",
-           [](const PyPlan& p, const PyPlan& right, std::vector<std::string> left_on, std::vector<std::string> right_on,
-              std::string how, std::string prefix, std::string suffix) {
-             JoinSpec spec{std::move(left_on), std::move(right_on), Unwrap(ParseJoinType(how)), std::move(prefix),
-                           std::move(suffix)};
+           [](const PyPlan& p, const PyPlan& right, std::vector<std::string> left_on,
+              std::vector<std::string> right_on, std::string how, std::string prefix, std::string suffix) {
+             JoinSpec spec{std::move(left_on), std::move(right_on), Unwrap(ParseJoinType(how)),
+                           std::move(prefix), std::move(suffix)};
              return PyPlan{Unwrap(LogicalPlan::Join(p.plan, right.plan, std::move(spec)))};
            })
       .def("explode",
            [](const PyPlan& p, std::vector<std::string> columns) {
              return PyPlan{Unwrap(LogicalPlan::Explode(p.plan, std::move(columns)))};
            })
-      .def("concat", [](const PyPlan& p, const PyPlan& other) { return PyPlan{Unwrap(LogicalPlan::Concat(p.plan, other.plan))}; })
+      .def("concat",
+           [](const PyPlan& p, const PyPlan& other) {
+             return PyPlan{Unwrap(LogicalPlan::Concat(p.plan, other.plan))};
+           })
       .def("sample",
            [](const PyPlan& p, double fraction, bool with_replacement, uint64_t seed) {
              return PyPlan{Unwrap(LogicalPlan::Sample(p.plan, SampleSpec{fraction, with_replacement, seed}))};

@@ -20,6 +20,11 @@ class ExecutionConfig:
       reached (backpressure). Default ``2 x compute threads + 2``.
     - ``num_compute_threads``: threads of the compute pool (default: one per available core).
     - ``num_io_threads``: threads of the I/O pool (default 8).
+    - ``memory_budget_bytes``: bytes the query may hold (morsels in flight plus what sort and
+      aggregate keep); past half of it those blocking sinks spill to ``spill_dir`` (Arrow IPC files).
+      Default: half of the machine's physical memory.
+    - ``spill_dir``: where spill files go (default ``$TMPDIR/ketch-spill``); a directory that cannot
+      be written fails the query with its path before any data is read.
     - ``enable_progress_bar``: tqdm progress bars (one per operator) on stderr for queries running
       longer than ``progress_bar_delay_seconds``; never shown when stderr is not a terminal.
     """
@@ -28,16 +33,28 @@ class ExecutionConfig:
     max_morsels_in_flight: int = 0
     num_compute_threads: int = 0
     num_io_threads: int = 0
+    memory_budget_bytes: int = 0
+    spill_dir: str = ""
     enable_progress_bar: bool = True
     progress_bar_delay_seconds: float = 1.0
 
     def to_native(self) -> _core.ExecutionConfig:
         native = _core.ExecutionConfig()
-        for name in ("morsel_size_rows", "max_morsels_in_flight", "num_compute_threads", "num_io_threads"):
+        native_ints = (
+            "morsel_size_rows",
+            "max_morsels_in_flight",
+            "num_compute_threads",
+            "num_io_threads",
+            "memory_budget_bytes",
+        )
+        for name in native_ints:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"execution config field {name} must be an int >= 0, got {value!r}")
             setattr(native, name, value)
+        if not isinstance(self.spill_dir, str):
+            raise ValueError(f"spill_dir must be a str, got {self.spill_dir!r}")
+        native.spill_dir = self.spill_dir
         if self.progress_bar_delay_seconds < 0:
             raise ValueError("progress_bar_delay_seconds must be >= 0")
         return native

@@ -16,6 +16,12 @@ struct ExecutionConfig {
   int32_t num_compute_threads = 0;
   /// Threads of the I/O pool (file reads, downloads). 0 = 8.
   int32_t num_io_threads = 0;
+  /// Bytes the query may hold in memory: morsels in flight plus what blocking sinks (sort,
+  /// aggregate, join) keep. Blocking sinks that outgrow half of it spill to `spill_dir`.
+  /// 0 = half of the machine's physical memory.
+  int64_t memory_budget_bytes = 0;
+  /// Directory for spill files (Arrow IPC); "" = $TMPDIR or /tmp. Must be writable.
+  std::string spill_dir;
 
   /// Returns a copy with every 0 ("auto") field replaced by its machine-dependent default.
   ExecutionConfig Resolved() const;

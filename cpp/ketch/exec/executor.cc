@@ -8,6 +8,7 @@
 #include <mutex>
 #include <semaphore>
 
+#include "ketch/common/memory_manager.h"
 #include "ketch/common/thread_pools.h"
 #include "ketch/exec/blocking/hash_aggregate.h"
 #include "ketch/exec/blocking/hash_join.h"
@@ -18,6 +19,7 @@
 #include "ketch/exec/sources/in_memory_source.h"
 #include "ketch/exec/sources/materialized_source.h"
 #include "ketch/exec/sources/parquet_scan.h"
+#include "ketch/io/spill_file.h"
 
 namespace ketch {
 namespace {
@@ -41,12 +43,6 @@ class CpuTimer {
   int64_t start_;
 };
 
-// Bytes a batch references (slices count only their range; Arrow's ReferencedBufferSize).
-int64_t BatchBytes(const arrow::RecordBatch& batch) {
-  auto bytes = arrow::util::ReferencedBufferSize(batch);
-  return bytes.ok() ? *bytes : arrow::util::TotalBufferSize(batch);
-}
-
 void Count(OperatorMetrics* metrics, int64_t rows_in, const std::shared_ptr<arrow::RecordBatch>& out) {
   if (!metrics) return;
   metrics->morsels++;
@@ -60,7 +56,8 @@ void Count(OperatorMetrics* metrics, int64_t rows_in, const std::shared_ptr<arro
 struct Morsel {
   int64_t seq = 0;
   std::shared_ptr<arrow::RecordBatch> batch;
-  EvalContext rows;  // which source rows the morsel holds
+  EvalContext rows;     // which source rows the morsel holds
+  MemoryPermit memory;  // the morsel's bytes, charged to the query's budget while in flight
 };
 
 /// A run of stateless operators ending in an order-sensitive sink.
@@ -81,7 +78,9 @@ struct Pipeline {
   int64_t morsel_rows = 0;
 };
 
-/// A pipeline whose output another pipeline's source reads (blocking sinks, join and concat inputs).
+/// A pipeline that runs before the one that reads its output: either materialized into `output`
+/// (join and concat inputs), or streamed by the consumer's SinkOutputSource from the pipeline's
+/// last sink (sort, aggregate; `output` is null and the sink is not finalized by the run).
 struct PipelineStage {
   std::unique_ptr<Pipeline> pipeline;
   std::shared_ptr<MaterializedBatches> output;
@@ -91,13 +90,14 @@ struct PipelineStage {
 /// listed in `stages` in the order they must run (inputs first); the root pipeline is built in place.
 class PipelineBuilder {
  public:
-  explicit PipelineBuilder(const ExecutionConfig& config)
-      : config_(config), compute_(ComputePool(config.num_compute_threads)) {}
+  PipelineBuilder(const ExecutionConfig& config, MemoryManager* memory)
+      : config_(config), memory_(memory), compute_(ComputePool(config.num_compute_threads)) {}
 
   std::vector<PipelineStage> stages;
 
   arrow::Status Build(const PhysicalNode& node, Pipeline* pipeline) {
-    if (node.max_morsel_rows > 0) pipeline->morsel_rows = std::min(pipeline->morsel_rows, node.max_morsel_rows);
+    if (node.max_morsel_rows > 0)
+      pipeline->morsel_rows = std::min(pipeline->morsel_rows, node.max_morsel_rows);
     const LogicalPlan& logical = *node.logical;
     switch (node.kind) {
       case PhysicalKind::kInMemoryScan:
@@ -110,9 +110,9 @@ class PipelineBuilder {
       case PhysicalKind::kProject:
       case PhysicalKind::kUdfProject: {
         ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
-        ARROW_ASSIGN_OR_RAISE(auto op,
-                              ProjectOperator::Make(logical.exprs(), logical.schema(), compute_,
-                                                    node.kind == PhysicalKind::kUdfProject ? node.concurrency : 0));
+        ARROW_ASSIGN_OR_RAISE(
+            auto op, ProjectOperator::Make(logical.exprs(), logical.schema(), compute_,
+                                           node.kind == PhysicalKind::kUdfProject ? node.concurrency : 0));
         Current(pipeline).ops.push_back(std::move(op));
         return arrow::Status::OK();
       }
@@ -136,31 +136,37 @@ class PipelineBuilder {
         return arrow::Status::OK();
       case PhysicalKind::kWriteParquet: {
         ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
-        ARROW_ASSIGN_OR_RAISE(auto sink, WriteParquetSink::Make(logical.write(), logical.inputs()[0]->schema()));
+        ARROW_ASSIGN_OR_RAISE(auto sink,
+                              WriteParquetSink::Make(logical.write(), logical.inputs()[0]->schema()));
         SetSink(pipeline, std::move(sink));
         return arrow::Status::OK();
       }
       case PhysicalKind::kSort: {
-        ARROW_ASSIGN_OR_RAISE(auto sorted, Materialize(*node.inputs[0], std::make_unique<SortSink>(
-                                                                             logical.sort(), logical.schema(),
-                                                                             config_.morsel_size_rows)));
-        pipeline->source = std::make_unique<MaterializedSource>(std::vector{sorted});
+        ARROW_ASSIGN_OR_RAISE(auto* sink, StreamInto(*node.inputs[0], std::make_unique<SortSink>(
+                                                                          logical.sort(), logical.schema(),
+                                                                          config_.morsel_size_rows, memory_,
+                                                                          config_.spill_dir)));
+        pipeline->source = std::make_unique<SinkOutputSource>(sink);
         return arrow::Status::OK();
       }
       case PhysicalKind::kAggregate: {
         const auto& input_schema = logical.inputs()[0]->schema();
-        auto partial = std::make_unique<AggregatePartialOperator>(logical.aggregate(), input_schema, compute_);
-        auto final_sink = std::make_unique<AggregateFinalSink>(logical.aggregate(), input_schema, logical.schema(),
-                                                               config_.morsel_size_rows);
-        ARROW_ASSIGN_OR_RAISE(auto groups, Materialize(*node.inputs[0], std::move(final_sink), std::move(partial)));
-        pipeline->source = std::make_unique<MaterializedSource>(std::vector{groups});
+        auto partial =
+            std::make_unique<AggregatePartialOperator>(logical.aggregate(), input_schema, compute_);
+        auto final_sink =
+            std::make_unique<AggregateFinalSink>(logical.aggregate(), input_schema, logical.schema(),
+                                                 config_.morsel_size_rows, memory_, config_.spill_dir);
+        ARROW_ASSIGN_OR_RAISE(auto* sink,
+                              StreamInto(*node.inputs[0], std::move(final_sink), std::move(partial)));
+        pipeline->source = std::make_unique<SinkOutputSource>(sink);
         return arrow::Status::OK();
       }
       case PhysicalKind::kHashJoin: {
         ARROW_ASSIGN_OR_RAISE(auto left, Materialize(*node.inputs[0], std::make_unique<CollectSink>()));
         ARROW_ASSIGN_OR_RAISE(auto right, Materialize(*node.inputs[1], std::make_unique<CollectSink>()));
-        pipeline->source = std::make_unique<HashJoinSource>(left, right, logical.join(), logical.inputs()[0]->schema(),
-                                                            logical.inputs()[1]->schema(), logical.schema());
+        pipeline->source =
+            std::make_unique<HashJoinSource>(left, right, logical.join(), logical.inputs()[0]->schema(),
+                                             logical.inputs()[1]->schema(), logical.schema());
         return arrow::Status::OK();
       }
       case PhysicalKind::kConcat: {
@@ -189,28 +195,43 @@ class PipelineBuilder {
     return *pipeline->segments.back();
   }
 
-  // A pipeline computing `node`, ending in `sink` (with `last_op` before it), run before its consumer.
+  // A pipeline computing `node`, ending in `sink` (with `last_op` before it), run before its
+  // consumer, whose output is materialized.
   arrow::Result<std::shared_ptr<MaterializedBatches>> Materialize(const PhysicalNode& node,
-                                                                  std::unique_ptr<StreamingSink> sink,
-                                                                  std::unique_ptr<IntermediateOperator> last_op = nullptr) {
+                                                                  std::unique_ptr<StreamingSink> sink) {
     auto child = std::make_unique<Pipeline>();
     child->morsel_rows = config_.morsel_size_rows;
     ARROW_RETURN_NOT_OK(Build(node, child.get()));
-    if (last_op) Current(child.get()).ops.push_back(std::move(last_op));
     SetSink(child.get(), std::move(sink));
     auto output = std::make_shared<MaterializedBatches>();
     stages.push_back(PipelineStage{std::move(child), output});
     return output;
   }
 
+  // Like Materialize, but the consumer streams the blocking sink's output (ProduceOutput).
+  arrow::Result<StreamingSink*> StreamInto(const PhysicalNode& node, std::unique_ptr<StreamingSink> sink,
+                                           std::unique_ptr<IntermediateOperator> last_op = nullptr) {
+    auto child = std::make_unique<Pipeline>();
+    child->morsel_rows = config_.morsel_size_rows;
+    ARROW_RETURN_NOT_OK(Build(node, child.get()));
+    if (last_op) Current(child.get()).ops.push_back(std::move(last_op));
+    StreamingSink* raw = sink.get();
+    SetSink(child.get(), std::move(sink));
+    stages.push_back(PipelineStage{std::move(child), nullptr});
+    return raw;
+  }
+
   const ExecutionConfig& config_;
+  MemoryManager* memory_;
   arrow::internal::Executor* compute_;
 };
 
 class PipelineRun {
  public:
-  PipelineRun(Pipeline* pipeline, const ExecutionConfig& config, ExecutionStats* stats, int32_t index)
+  PipelineRun(Pipeline* pipeline, const ExecutionConfig& config, ExecutionStats* stats, int32_t index,
+              MemoryManager* memory)
       : pipeline_(pipeline),
+        memory_(memory),
         compute_(ComputePool(config.num_compute_threads)),
         io_(IoPool(config.num_io_threads)),
         permits_(config.max_morsels_in_flight),
@@ -225,7 +246,9 @@ class PipelineRun {
     }
   }
 
-  arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> Run() {
+  /// Runs the pipeline to its end; finalizes its sinks (all but the last when `finalize_last` is
+  /// false: a consumer pipeline streams that one's output) and returns the last one's output.
+  arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> Run(bool finalize_last = true) {
     auto spawned = io_->Spawn([this] { RunSource(); });
     if (!spawned.ok()) return spawned;
     {
@@ -235,6 +258,7 @@ class PipelineRun {
     if (!error_.ok()) return error_;
     std::vector<std::shared_ptr<arrow::RecordBatch>> output;
     for (size_t i = 0; i < pipeline_->segments.size(); ++i) {
+      if (!finalize_last && i + 1 == pipeline_->segments.size()) break;
       CpuTimer timer(stats_ ? sink_metrics_[i] : nullptr);
       ARROW_ASSIGN_OR_RAISE(output, pipeline_->segments[i]->sink->Finalize());
     }
@@ -258,7 +282,14 @@ class PipelineRun {
            start += morsel_rows) {
         if (!AcquirePermit()) return arrow::Status::Cancelled("query finished or failed");
         const int64_t length = std::min(morsel_rows, batch->num_rows() - start);
-        Morsel morsel{seq++, batch->Slice(start, length), EvalContext{first_row + start, length, nullptr}};
+        Morsel morsel{
+            seq++, batch->Slice(start, length), EvalContext{first_row + start, length, nullptr}, {}};
+        // Backpressure on bytes too: wait while the morsels in flight fill the budget.
+        morsel.memory = memory_->Acquire(BatchBytes(*morsel.batch), [this] { return stop_.load(); });
+        if (stop_.load()) {
+          ReleasePermit();
+          return arrow::Status::Cancelled("query finished or failed");
+        }
         if (source_rows) {
           morsel.rows.source_rows =
               std::static_pointer_cast<arrow::Int64Array>(source_rows->Slice(start, length));
@@ -334,11 +365,20 @@ class PipelineRun {
     Deliver(seg, std::move(dropped));
   }
 
+  // Frees the morsel's data and memory first: once the last permit returns, the run may end and
+  // its memory manager go away.
+  void Drop(size_t seg, Morsel&& morsel) {
+    const int64_t seq = morsel.seq;
+    morsel.memory.Release();
+    morsel.batch.reset();
+    Drop(seg, seq);
+  }
+
   void Step(size_t seg, size_t op, arrow::internal::Executor* executor, Morsel morsel) {
     auto& segment = *pipeline_->segments[seg];
     for (; op < segment.ops.size(); ++op) {
       if (segment.ops[op]->executor() != executor) return Schedule(seg, op, std::move(morsel));
-      if (stop_.load() && !error_ok()) return Drop(seg, morsel.seq);
+      if (stop_.load() && !error_ok()) return Drop(seg, std::move(morsel));
       morsel.rows.num_rows = morsel.batch->num_rows();
       OperatorMetrics* metrics = stats_ ? op_metrics_[seg][op] : nullptr;
       arrow::Result<std::shared_ptr<arrow::RecordBatch>> result;
@@ -349,7 +389,7 @@ class PipelineRun {
       if (result.ok()) Count(metrics, morsel.rows.num_rows, *result);
       if (!result.ok()) {
         Fail(result.status());
-        return Drop(seg, morsel.seq);
+        return Drop(seg, std::move(morsel));
       }
       morsel.batch = std::move(*result);
     }
@@ -392,7 +432,8 @@ class PipelineRun {
         if (segment.sink->Done()) stop_ = true;  // e.g. limit reached: stop reading
         if (out->has_value() && seg + 1 < pipeline_->segments.size()) {
           // A limit keeps a prefix of the morsel, so its row description stays valid.
-          forward.push_back(Morsel{segment.next_out_seq++, std::move(**out), next.rows});
+          forward.push_back(
+              Morsel{segment.next_out_seq++, std::move(**out), next.rows, std::move(next.memory)});
         } else {
           ++released;
         }
@@ -403,6 +444,7 @@ class PipelineRun {
   }
 
   Pipeline* pipeline_;
+  MemoryManager* memory_;
   arrow::internal::Executor* compute_;
   arrow::internal::Executor* io_;
   std::counting_semaphore<> permits_;
@@ -420,11 +462,21 @@ class PipelineRun {
 
 }  // namespace
 
+bool PlanHasBlockingSink(const PhysicalNode& node) {
+  if (node.kind == PhysicalKind::kSort || node.kind == PhysicalKind::kAggregate) return true;
+  for (const auto& input : node.inputs) {
+    if (PlanHasBlockingSink(*input)) return true;
+  }
+  return false;
+}
+
 arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> ExecutePlan(const PhysicalPlanPtr& plan,
-                                                                           const ExecutionConfig& raw_config,
-                                                                           ExecutionStats* stats) {
+                                                                            const ExecutionConfig& raw_config,
+                                                                            ExecutionStats* stats) {
   const ExecutionConfig config = raw_config.Resolved();
-  PipelineBuilder builder(config);
+  MemoryManager memory(config.memory_budget_bytes);
+  if (PlanHasBlockingSink(*plan)) ARROW_RETURN_NOT_OK(CheckSpillDirectory(config.spill_dir));
+  PipelineBuilder builder(config, &memory);
   Pipeline root;
   root.morsel_rows = config.morsel_size_rows;
   ARROW_RETURN_NOT_OK(builder.Build(*plan, &root));
@@ -440,12 +492,15 @@ arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> ExecutePlan(cons
   } mark_finished{stats};
   int32_t index = 0;
   for (auto& stage : builder.stages) {
-    PipelineRun run(stage.pipeline.get(), config, stats, index++);
-    ARROW_ASSIGN_OR_RAISE(stage.output->batches, run.Run());
+    PipelineRun run(stage.pipeline.get(), config, stats, index++, &memory);
+    ARROW_ASSIGN_OR_RAISE(auto output, run.Run(/*finalize_last=*/stage.output != nullptr));
+    if (stage.output) stage.output->batches = std::move(output);
   }
   if (!root.source) return arrow::Status::Invalid("plan has no source");
-  PipelineRun run(&root, config, stats, index);
-  return run.Run();
+  PipelineRun run(&root, config, stats, index, &memory);
+  auto result = run.Run();
+  if (stats) stats->peak_memory_bytes = memory.peak();
+  return result;
 }
 
 }  // namespace ketch

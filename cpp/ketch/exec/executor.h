@@ -34,6 +34,8 @@ struct ExecutionStats {
   std::atomic<int64_t> rows_emitted{0};
   std::atomic<int64_t> max_morsels_in_flight{0};
   std::atomic<bool> finished{false};
+  /// Highest number of bytes charged to the query's memory budget at once.
+  std::atomic<int64_t> peak_memory_bytes{0};
 
   std::mutex mutex;
   std::deque<OperatorMetrics> operators;  // deque: stable addresses

@@ -55,6 +55,18 @@ class StreamingSink {
   virtual arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> Finalize() {
     return std::vector<std::shared_ptr<arrow::RecordBatch>>{};
   }
+  /// Instead of Finalize, for blocking sinks whose output feeds another pipeline: pushes the output
+  /// into `emit` batch by batch, so a sink that spilled never holds its whole output in memory.
+  virtual arrow::Status ProduceOutput(const Source::Emit& emit) {
+    ARROW_ASSIGN_OR_RAISE(auto batches, Finalize());
+    int64_t row = 0;
+    for (auto& batch : batches) {
+      const int64_t n = batch->num_rows();
+      ARROW_RETURN_NOT_OK(emit(std::move(batch), row, nullptr));
+      row += n;
+    }
+    return arrow::Status::OK();
+  }
 };
 
 }  // namespace ketch

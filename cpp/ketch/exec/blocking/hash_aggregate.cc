@@ -19,7 +19,8 @@ std::string Col(size_t i, const char* part) { return "__a" + std::to_string(i) +
 
 arrow::Result<std::shared_ptr<arrow::Table>> GroupBy(std::shared_ptr<arrow::Table> table,
                                                      const std::vector<std::string>& keys,
-                                                     std::vector<cp::Aggregate> aggregates, bool use_threads) {
+                                                     std::vector<cp::Aggregate> aggregates,
+                                                     bool use_threads) {
   std::vector<arrow::FieldRef> key_refs(keys.begin(), keys.end());
   ac::Declaration plan = ac::Declaration::Sequence(
       {{"table_source", ac::TableSourceNodeOptions(std::move(table))},
@@ -51,13 +52,15 @@ std::shared_ptr<cp::CountOptions> CountMode(const AggregationInfo& info) {
   if (it != info.options.end() && it->second && it->second->is_valid) {
     mode = std::string(static_cast<const arrow::BaseBinaryScalar&>(*it->second).view());
   }
-  auto m = mode == "all" ? cp::CountOptions::ALL : mode == "null" ? cp::CountOptions::ONLY_NULL
-                                                                  : cp::CountOptions::ONLY_VALID;
+  auto m = mode == "all"    ? cp::CountOptions::ALL
+           : mode == "null" ? cp::CountOptions::ONLY_NULL
+                            : cp::CountOptions::ONLY_VALID;
   return std::make_shared<cp::CountOptions>(m);
 }
 
 // Exact number of distinct non-null values in each list of a list<T> array.
-arrow::Result<std::shared_ptr<arrow::Array>> DistinctCountPerList(const std::shared_ptr<arrow::Array>& lists) {
+arrow::Result<std::shared_ptr<arrow::Array>> DistinctCountPerList(
+    const std::shared_ptr<arrow::Array>& lists) {
   ARROW_ASSIGN_OR_RAISE(auto parents, cp::CallFunction("list_parent_indices", {lists}));
   ARROW_ASSIGN_OR_RAISE(auto values, cp::CallFunction("list_flatten", {lists}));
   ARROW_ASSIGN_OR_RAISE(auto valid, cp::IsValid(values));
@@ -72,7 +75,7 @@ arrow::Result<std::shared_ptr<arrow::Array>> DistinctCountPerList(const std::sha
     auto unique_parents = uniques.values[0].make_array();
     ARROW_ASSIGN_OR_RAISE(auto as_int64, cp::Cast(unique_parents, arrow::int64()));
     auto ids_array = as_int64.make_array();
-  const auto& ids = static_cast<const arrow::Int64Array&>(*ids_array);
+    const auto& ids = static_cast<const arrow::Int64Array&>(*ids_array);
     for (int64_t i = 0; i < ids.length(); ++i) ++counts[ids.Value(i)];
   }
   arrow::UInt64Builder out;
@@ -143,21 +146,111 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
 
 arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> AggregateFinalSink::Push(
     std::shared_ptr<arrow::RecordBatch> morsel) {
-  if (morsel->num_rows() > 0) partials_.push_back(std::move(morsel));
+  if (morsel->num_rows() == 0) return std::optional<std::shared_ptr<arrow::RecordBatch>>();
+  if (spilled()) {
+    ARROW_RETURN_NOT_OK(SpillBatch(morsel));
+  } else {
+    held_bytes_ += BatchBytes(*morsel);
+    partials_.push_back(std::move(morsel));
+    held_ = memory_->Reserve(held_bytes_);
+    if (held_bytes_ > memory_->budget() / 2) ARROW_RETURN_NOT_OK(StartSpilling());
+  }
   return std::optional<std::shared_ptr<arrow::RecordBatch>>();
 }
 
+arrow::Status AggregateFinalSink::StartSpilling() {
+  const auto& schema = partials_[0]->schema();
+  std::vector<arrow::TypeHolder> key_types;
+  for (const auto& key : Keys(spec_)) {
+    spill_key_indices_.push_back(schema->GetFieldIndex(key));
+    key_types.emplace_back(schema->field(spill_key_indices_.back())->type());
+  }
+  ARROW_ASSIGN_OR_RAISE(spill_grouper_, cp::Grouper::Make(key_types));
+  for (int p = 0; p < kSpillPartitions; ++p) {
+    ARROW_ASSIGN_OR_RAISE(auto file, SpillFile::Create(spill_dir_, schema));
+    partitions_.push_back(std::move(file));
+  }
+  auto held = std::move(partials_);
+  partials_.clear();
+  for (const auto& batch : held) ARROW_RETURN_NOT_OK(SpillBatch(batch));
+  held_bytes_ = 0;
+  held_.Release();
+  return arrow::Status::OK();
+}
+
+arrow::Status AggregateFinalSink::SpillBatch(const std::shared_ptr<arrow::RecordBatch>& batch) {
+  std::vector<arrow::Datum> keys;
+  for (int index : spill_key_indices_) keys.emplace_back(batch->column(index));
+  cp::ExecBatch key_batch(keys, batch->num_rows());
+  ARROW_ASSIGN_OR_RAISE(auto ids_datum, spill_grouper_->Consume(cp::ExecSpan(key_batch)));
+  auto ids = ids_datum.make_array();
+  const auto& group_ids = static_cast<const arrow::UInt32Array&>(*ids);
+  arrow::Int32Builder partition;
+  ARROW_RETURN_NOT_OK(partition.Reserve(batch->num_rows()));
+  for (int64_t i = 0; i < batch->num_rows(); ++i) {
+    partition.UnsafeAppend(static_cast<int32_t>(group_ids.Value(i) % kSpillPartitions));
+  }
+  ARROW_ASSIGN_OR_RAISE(auto partition_ids, partition.Finish());
+  for (int p = 0; p < kSpillPartitions; ++p) {
+    ARROW_ASSIGN_OR_RAISE(auto mask, cp::CallFunction("equal", {partition_ids, arrow::Datum(p)}));
+    ARROW_ASSIGN_OR_RAISE(auto part, cp::Filter(batch, mask));
+    if (part.record_batch()->num_rows() > 0) ARROW_RETURN_NOT_OK(partitions_[p]->Write(*part.record_batch()));
+  }
+  return arrow::Status::OK();
+}
+
 arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> AggregateFinalSink::Finalize() {
+  std::vector<std::shared_ptr<arrow::RecordBatch>> out;
+  ARROW_RETURN_NOT_OK(ProduceOutput(
+      [&](std::shared_ptr<arrow::RecordBatch> batch, int64_t, std::shared_ptr<arrow::Int64Array>) {
+        out.push_back(std::move(batch));
+        return arrow::Status::OK();
+      }));
+  return out;
+}
+
+arrow::Status AggregateFinalSink::ProduceOutput(const Source::Emit& emit) {
+  int64_t row = 0;
+  auto emit_table = [&](const std::shared_ptr<arrow::Table>& table) -> arrow::Status {
+    ARROW_ASSIGN_OR_RAISE(auto chunks, TableToBatches(*table, morsel_rows_));
+    for (auto& chunk : chunks) {
+      const int64_t n = chunk->num_rows();
+      ARROW_RETURN_NOT_OK(emit(std::move(chunk), row, nullptr));
+      row += n;
+    }
+    return arrow::Status::OK();
+  };
+  if (!spilled()) {
+    ARROW_ASSIGN_OR_RAISE(auto table, Merge(std::move(partials_)));
+    partials_.clear();
+    held_.Release();
+    return emit_table(table);
+  }
+  for (auto& file : partitions_) {
+    ARROW_RETURN_NOT_OK(file->FinishWriting());
+    if (file->num_batches() == 0) continue;
+    std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+    for (int64_t i = 0; i < file->num_batches(); ++i) {
+      ARROW_ASSIGN_OR_RAISE(auto batch, file->ReadBatch(i));
+      batches.push_back(std::move(batch));
+    }
+    ARROW_ASSIGN_OR_RAISE(auto table, Merge(std::move(batches)));
+    ARROW_RETURN_NOT_OK(emit_table(table));
+    file.reset();  // deletes the partition's file
+  }
+  return arrow::Status::OK();
+}
+
+arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
+    std::vector<std::shared_ptr<arrow::RecordBatch>> partials) {
   std::vector<AggregationInfo> infos;
   for (const auto& agg : spec_.aggregations) {
     ARROW_ASSIGN_OR_RAISE(auto info, ResolveAggregation(agg, *input_schema_));
     infos.push_back(std::move(info));
   }
   const bool global = spec_.group_by.empty();
-  if (partials_.empty()) {
-    if (!global) {
-      return std::vector<std::shared_ptr<arrow::RecordBatch>>{};
-    }
+  if (partials.empty()) {
+    if (!global) return arrow::Table::MakeEmpty(output_schema_);
     // One row over no input: counts are 0, everything else null.
     arrow::ArrayVector columns;
     for (size_t i = 0; i < infos.size(); ++i) {
@@ -170,9 +263,10 @@ arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> AggregateFinalSi
         columns.push_back(null);
       }
     }
-    return std::vector<std::shared_ptr<arrow::RecordBatch>>{arrow::RecordBatch::Make(output_schema_, 1, columns)};
+    return arrow::Table::Make(output_schema_, columns, 1);
   }
-  ARROW_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(partials_[0]->schema(), std::move(partials_)));
+  ARROW_ASSIGN_OR_RAISE(auto table,
+                        arrow::Table::FromRecordBatches(partials[0]->schema(), std::move(partials)));
   const bool single_phase = SinglePhase(spec_, *input_schema_);
   std::vector<cp::Aggregate> aggs;
   for (size_t i = 0; i < infos.size(); ++i) {
@@ -244,7 +338,9 @@ arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> AggregateFinalSi
         ARROW_ASSIGN_OR_RAISE(auto clamped, cp::CallFunction("max_element_wise", {var, arrow::Datum(0.0)}));
         ARROW_ASSIGN_OR_RAISE(result, cp::CallFunction("sqrt", {clamped}));
       }
-      ARROW_ASSIGN_OR_RAISE(result, cp::CallFunction("if_else", {empty, arrow::Datum(arrow::MakeNullScalar(arrow::float64())), result}));
+      ARROW_ASSIGN_OR_RAISE(
+          result, cp::CallFunction("if_else",
+                                   {empty, arrow::Datum(arrow::MakeNullScalar(arrow::float64())), result}));
     } else if (f == "agg_min") {
       ARROW_ASSIGN_OR_RAISE(result, column(Col(i, "min")));
     } else if (f == "agg_max") {
@@ -268,8 +364,7 @@ arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> AggregateFinalSi
     }
     out.push_back(result.make_array());
   }
-  auto result_table = arrow::Table::Make(output_schema_, out, batch->num_rows());
-  return TableToBatches(*result_table, morsel_rows_);
+  return arrow::Table::Make(output_schema_, out, batch->num_rows());
 }
 
 }  // namespace ketch

@@ -1,6 +1,10 @@
 #pragma once
 
+#include <arrow/compute/row/grouper.h>
+
+#include "ketch/common/memory_manager.h"
 #include "ketch/exec/operator.h"
+#include "ketch/io/spill_file.h"
 #include "ketch/plan/logical/logical_plan.h"
 
 namespace ketch {
@@ -25,8 +29,8 @@ class AggregatePartialOperator : public IntermediateOperator {
       : spec_(std::move(spec)), input_schema_(std::move(input_schema)), executor_(compute) {}
   std::string name() const override { return "AggregatePartial"; }
   arrow::internal::Executor* executor() const override { return executor_; }
-  arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(const std::shared_ptr<arrow::RecordBatch>& morsel,
-                                                             EvalContext* ctx) const override;
+  arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(
+      const std::shared_ptr<arrow::RecordBatch>& morsel, EvalContext* ctx) const override;
 
  private:
   AggregateSpec spec_;
@@ -34,25 +38,50 @@ class AggregatePartialOperator : public IntermediateOperator {
   arrow::internal::Executor* executor_;
 };
 
+/// Memory: partial states are charged to the query's MemoryManager; past half of the budget the
+/// sink switches to spilling (grace hash aggregation): each partial batch is split into
+/// kSpillPartitions by its keys' group id (Arrow's Grouper, so equal keys always land in the same
+/// partition) and appended to that partition's IPC file; the output then merges one partition at
+/// a time.
 class AggregateFinalSink : public StreamingSink {
  public:
+  static constexpr int kSpillPartitions = 16;
+
   AggregateFinalSink(AggregateSpec spec, std::shared_ptr<arrow::Schema> input_schema,
-                     std::shared_ptr<arrow::Schema> output_schema, int64_t morsel_rows)
+                     std::shared_ptr<arrow::Schema> output_schema, int64_t morsel_rows, MemoryManager* memory,
+                     std::string spill_dir)
       : spec_(std::move(spec)),
         input_schema_(std::move(input_schema)),
         output_schema_(std::move(output_schema)),
-        morsel_rows_(morsel_rows) {}
+        morsel_rows_(morsel_rows),
+        memory_(memory),
+        spill_dir_(std::move(spill_dir)) {}
   std::string name() const override { return "AggregateFinal"; }
   arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> Push(
       std::shared_ptr<arrow::RecordBatch> morsel) override;
   arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> Finalize() override;
+  arrow::Status ProduceOutput(const Source::Emit& emit) override;
+
+  bool spilled() const { return !partitions_.empty(); }
 
  private:
+  arrow::Result<std::shared_ptr<arrow::Table>> Merge(
+      std::vector<std::shared_ptr<arrow::RecordBatch>> partials);
+  arrow::Status StartSpilling();
+  arrow::Status SpillBatch(const std::shared_ptr<arrow::RecordBatch>& batch);
+
   AggregateSpec spec_;
   std::shared_ptr<arrow::Schema> input_schema_;
   std::shared_ptr<arrow::Schema> output_schema_;
   int64_t morsel_rows_;
+  MemoryManager* memory_;
+  std::string spill_dir_;
   std::vector<std::shared_ptr<arrow::RecordBatch>> partials_;
+  int64_t held_bytes_ = 0;
+  MemoryPermit held_;
+  std::unique_ptr<arrow::compute::Grouper> spill_grouper_;  // keys -> group id -> partition
+  std::vector<int> spill_key_indices_;
+  std::vector<std::unique_ptr<SpillFile>> partitions_;
 };
 
 }  // namespace ketch

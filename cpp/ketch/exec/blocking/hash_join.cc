@@ -17,7 +17,9 @@ namespace cp = arrow::compute;
 constexpr const char* kLeftRow = "__ketch_left_row";
 constexpr const char* kRightRow = "__ketch_right_row";
 
-std::string KeyName(const char* side, size_t i) { return std::string("__ketch_") + side + "_key" + std::to_string(i); }
+std::string KeyName(const char* side, size_t i) {
+  return std::string("__ketch_") + side + "_key" + std::to_string(i);
+}
 
 std::shared_ptr<arrow::DataType> KeyType(const arrow::DataType& l, const arrow::DataType& r) {
   if (l.Equals(r)) return nullptr;
@@ -26,9 +28,9 @@ std::shared_ptr<arrow::DataType> KeyType(const arrow::DataType& l, const arrow::
 }
 
 // keys (cast to a common type) + row index of one side, as a table Acero can join.
-arrow::Result<std::shared_ptr<arrow::Table>> KeyTable(const arrow::Table& table, const std::vector<std::string>& keys,
-                                                      const std::vector<std::shared_ptr<arrow::DataType>>& casts,
-                                                      const char* side, const char* row_name) {
+arrow::Result<std::shared_ptr<arrow::Table>> KeyTable(
+    const arrow::Table& table, const std::vector<std::string>& keys,
+    const std::vector<std::shared_ptr<arrow::DataType>>& casts, const char* side, const char* row_name) {
   arrow::FieldVector fields;
   arrow::ChunkedArrayVector columns;
   for (size_t i = 0; i < keys.size(); ++i) {

@@ -1,11 +1,19 @@
 #include "ketch/exec/blocking/sort_sink.h"
 
 #include <arrow/compute/api.h>
+#include <arrow/util/byte_size.h>
 
 namespace ketch {
 
+namespace cp = arrow::compute;
+
+int64_t BatchBytes(const arrow::RecordBatch& batch) {
+  auto bytes = arrow::util::ReferencedBufferSize(batch);
+  return bytes.ok() ? *bytes : arrow::util::TotalBufferSize(batch);
+}
+
 arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> TableToBatches(const arrow::Table& table,
-                                                                              int64_t rows) {
+                                                                               int64_t rows) {
   arrow::TableBatchReader reader(table);
   reader.set_chunksize(rows);
   std::vector<std::shared_ptr<arrow::RecordBatch>> out;
@@ -13,27 +21,150 @@ arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> TableToBatches(c
   return out;
 }
 
+arrow::Result<std::shared_ptr<arrow::Table>> SortSink::SortTable(std::shared_ptr<arrow::Table> table) const {
+  std::vector<cp::SortKey> keys;
+  for (size_t i = 0; i < spec_.keys.size(); ++i) {
+    keys.emplace_back(arrow::FieldRef(spec_.keys[i]->name()),
+                      spec_.descending[i] ? cp::SortOrder::Descending : cp::SortOrder::Ascending,
+                      spec_.nulls_first[i] ? cp::NullPlacement::AtStart : cp::NullPlacement::AtEnd);
+  }
+  ARROW_ASSIGN_OR_RAISE(auto indices, cp::SortIndices(arrow::Datum(table), cp::SortOptions(keys)));
+  ARROW_ASSIGN_OR_RAISE(auto sorted, cp::Take(arrow::Datum(table), arrow::Datum(indices)));
+  return sorted.table();
+}
+
 arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> SortSink::Push(
     std::shared_ptr<arrow::RecordBatch> morsel) {
-  if (morsel->num_rows() > 0) batches_.push_back(std::move(morsel));
+  if (morsel->num_rows() > 0) {
+    held_bytes_ += BatchBytes(*morsel);
+    batches_.push_back(std::move(morsel));
+    held_ = memory_->Reserve(held_bytes_);  // replaces (releases) the previous reservation
+    if (held_bytes_ > memory_->budget() / 2) ARROW_RETURN_NOT_OK(SpillRun());
+  }
   return std::optional<std::shared_ptr<arrow::RecordBatch>>();
 }
 
-arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> SortSink::Finalize() {
+arrow::Status SortSink::SpillRun() {
+  if (batches_.empty()) return arrow::Status::OK();
   ARROW_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(schema_, std::move(batches_)));
-  if (table->num_rows() == 0) return std::vector<std::shared_ptr<arrow::RecordBatch>>{};
-  std::vector<arrow::compute::SortKey> keys;
-  for (size_t i = 0; i < spec_.keys.size(); ++i) {
-    keys.emplace_back(arrow::FieldRef(spec_.keys[i]->name()),
-                      spec_.descending[i] ? arrow::compute::SortOrder::Descending
-                                          : arrow::compute::SortOrder::Ascending,
-                      spec_.nulls_first[i] ? arrow::compute::NullPlacement::AtStart
-                                           : arrow::compute::NullPlacement::AtEnd);
+  batches_.clear();
+  ARROW_ASSIGN_OR_RAISE(auto sorted, SortTable(std::move(table)));
+  ARROW_ASSIGN_OR_RAISE(auto run, SpillFile::Create(spill_dir_, schema_));
+  ARROW_ASSIGN_OR_RAISE(auto chunks, TableToBatches(*sorted, morsel_rows_));
+  for (const auto& chunk : chunks) ARROW_RETURN_NOT_OK(run->Write(*chunk));
+  ARROW_RETURN_NOT_OK(run->FinishWriting());
+  runs_.push_back(std::move(run));
+  held_bytes_ = 0;
+  held_.Release();
+  return arrow::Status::OK();
+}
+
+arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> SortSink::Finalize() {
+  std::vector<std::shared_ptr<arrow::RecordBatch>> out;
+  ARROW_RETURN_NOT_OK(ProduceOutput(
+      [&](std::shared_ptr<arrow::RecordBatch> batch, int64_t, std::shared_ptr<arrow::Int64Array>) {
+        out.push_back(std::move(batch));
+        return arrow::Status::OK();
+      }));
+  return out;
+}
+
+arrow::Status SortSink::ProduceOutput(const Source::Emit& emit) {
+  if (runs_.empty()) {
+    ARROW_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(schema_, std::move(batches_)));
+    batches_.clear();
+    held_.Release();
+    if (table->num_rows() == 0) return arrow::Status::OK();
+    ARROW_ASSIGN_OR_RAISE(auto sorted, SortTable(std::move(table)));
+    ARROW_ASSIGN_OR_RAISE(auto chunks, TableToBatches(*sorted, morsel_rows_));
+    int64_t row = 0;
+    for (auto& chunk : chunks) {
+      const int64_t n = chunk->num_rows();
+      ARROW_RETURN_NOT_OK(emit(std::move(chunk), row, nullptr));
+      row += n;
+    }
+    return arrow::Status::OK();
   }
-  ARROW_ASSIGN_OR_RAISE(auto indices,
-                        arrow::compute::SortIndices(arrow::Datum(table), arrow::compute::SortOptions(keys)));
-  ARROW_ASSIGN_OR_RAISE(auto sorted, arrow::compute::Take(arrow::Datum(table), arrow::Datum(indices)));
-  return TableToBatches(*sorted.table(), morsel_rows_);
+  ARROW_RETURN_NOT_OK(SpillRun());
+  return MergeRuns(emit);
+}
+
+arrow::Status SortSink::MergeRuns(const Source::Emit& emit) {
+  struct Cursor {
+    SpillFile* file;
+    int64_t next_batch = 0;
+    std::shared_ptr<arrow::RecordBatch> batch;  // rows not yet emitted
+  };
+  std::vector<Cursor> cursors;
+  for (auto& run : runs_) cursors.push_back(Cursor{run.get()});
+  auto refill = [](Cursor& c) -> arrow::Status {
+    while ((!c.batch || c.batch->num_rows() == 0) && c.next_batch < c.file->num_batches()) {
+      ARROW_ASSIGN_OR_RAISE(c.batch, c.file->ReadBatch(c.next_batch++));
+    }
+    return arrow::Status::OK();
+  };
+  int64_t row = 0;
+  while (true) {
+    std::vector<size_t> live;
+    for (size_t r = 0; r < cursors.size(); ++r) {
+      ARROW_RETURN_NOT_OK(refill(cursors[r]));
+      if (cursors[r].batch && cursors[r].batch->num_rows() > 0) live.push_back(r);
+    }
+    if (live.empty()) break;
+    // Union of the current batches, tagged with their run; the frontier is the last row of each
+    // batch whose run still has batches on disk (a run read to its end bounds nothing).
+    arrow::Int32Builder run_ids;
+    std::vector<std::shared_ptr<arrow::RecordBatch>> parts;
+    std::vector<int64_t> frontier_rows;  // positions in the union
+    int64_t position = 0;
+    for (size_t r : live) {
+      const auto& batch = cursors[r].batch;
+      for (int64_t i = 0; i < batch->num_rows(); ++i)
+        ARROW_RETURN_NOT_OK(run_ids.Append(static_cast<int32_t>(r)));
+      parts.push_back(batch);
+      position += batch->num_rows();
+      if (cursors[r].next_batch < cursors[r].file->num_batches()) frontier_rows.push_back(position - 1);
+    }
+    ARROW_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(schema_, parts));
+    ARROW_ASSIGN_OR_RAISE(auto run_array, run_ids.Finish());
+    std::vector<cp::SortKey> keys;
+    for (size_t i = 0; i < spec_.keys.size(); ++i) {
+      keys.emplace_back(arrow::FieldRef(spec_.keys[i]->name()),
+                        spec_.descending[i] ? cp::SortOrder::Descending : cp::SortOrder::Ascending,
+                        spec_.nulls_first[i] ? cp::NullPlacement::AtStart : cp::NullPlacement::AtEnd);
+    }
+    ARROW_ASSIGN_OR_RAISE(auto order_datum, cp::SortIndices(arrow::Datum(table), cp::SortOptions(keys)));
+    auto order_array = order_datum;
+    const auto& order = static_cast<const arrow::UInt64Array&>(*order_array);
+    // Emit up to the earliest frontier row in sorted order (everything, when no run has more).
+    int64_t emit_count = order.length();
+    if (!frontier_rows.empty()) {
+      std::vector<bool> is_frontier(table->num_rows(), false);
+      for (int64_t f : frontier_rows) is_frontier[f] = true;
+      for (int64_t i = 0; i < order.length(); ++i) {
+        if (is_frontier[order.Value(i)]) {
+          emit_count = i + 1;
+          break;
+        }
+      }
+    }
+    auto prefix = order_array->Slice(0, emit_count);
+    ARROW_ASSIGN_OR_RAISE(auto out, cp::Take(arrow::Datum(table), arrow::Datum(prefix)));
+    // Rows taken from each run form a prefix of its batch (each run is sorted): drop them.
+    std::vector<int64_t> taken(cursors.size(), 0);
+    ARROW_ASSIGN_OR_RAISE(auto taken_runs, cp::Take(run_array, prefix));
+    auto taken_runs_array = taken_runs.make_array();
+    const auto& tr = static_cast<const arrow::Int32Array&>(*taken_runs_array);
+    for (int64_t i = 0; i < tr.length(); ++i) ++taken[tr.Value(i)];
+    for (size_t r : live) cursors[r].batch = cursors[r].batch->Slice(taken[r]);
+    ARROW_ASSIGN_OR_RAISE(auto chunks, TableToBatches(*out.table(), morsel_rows_));
+    for (auto& chunk : chunks) {
+      const int64_t n = chunk->num_rows();
+      ARROW_RETURN_NOT_OK(emit(std::move(chunk), row, nullptr));
+      row += n;
+    }
+  }
+  return arrow::Status::OK();
 }
 
 }  // namespace ketch

@@ -1,30 +1,59 @@
 #pragma once
 
+#include "ketch/common/memory_manager.h"
 #include "ketch/exec/operator.h"
+#include "ketch/io/spill_file.h"
 #include "ketch/plan/logical/logical_plan.h"
 
 namespace ketch {
 
-/// Blocking sink: keeps every morsel, then sorts them all with Arrow's sort_indices (multi-key,
-/// per-key direction and null placement, stable) and take. Output in morsels of `morsel_rows`.
+/// Blocking sink: sorts all its input by Arrow's stable sort_indices (multi-key, per-key direction
+/// and null placement) and take.
+///
+/// Memory: the morsels it keeps are charged to the query's MemoryManager. When they pass half of
+/// the budget, they are sorted into a run and spilled to an Arrow IPC file. The output then merges
+/// the runs chunk by chunk: take each run's current batch, sort their union, and emit the prefix up
+/// to the smallest "last row" among the runs (everything after it may still be preceded by rows not
+/// yet read). Only one batch per run is in memory during the merge. With spills, rows with equal
+/// keys from different runs may come out in any order (not stable across runs).
 class SortSink : public StreamingSink {
  public:
-  SortSink(SortSpec spec, std::shared_ptr<arrow::Schema> schema, int64_t morsel_rows)
-      : spec_(std::move(spec)), schema_(std::move(schema)), morsel_rows_(morsel_rows) {}
+  SortSink(SortSpec spec, std::shared_ptr<arrow::Schema> schema, int64_t morsel_rows, MemoryManager* memory,
+           std::string spill_dir)
+      : spec_(std::move(spec)),
+        schema_(std::move(schema)),
+        morsel_rows_(morsel_rows),
+        memory_(memory),
+        spill_dir_(std::move(spill_dir)) {}
   std::string name() const override { return "Sort"; }
   arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> Push(
       std::shared_ptr<arrow::RecordBatch> morsel) override;
   arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> Finalize() override;
+  arrow::Status ProduceOutput(const Source::Emit& emit) override;
+
+  int64_t spilled_runs() const { return static_cast<int64_t>(runs_.size()); }
 
  private:
+  arrow::Result<std::shared_ptr<arrow::Table>> SortTable(std::shared_ptr<arrow::Table> table) const;
+  arrow::Status SpillRun();
+  arrow::Status MergeRuns(const Source::Emit& emit);
+
   SortSpec spec_;
   std::shared_ptr<arrow::Schema> schema_;
   int64_t morsel_rows_;
+  MemoryManager* memory_;
+  std::string spill_dir_;
   std::vector<std::shared_ptr<arrow::RecordBatch>> batches_;
+  int64_t held_bytes_ = 0;
+  MemoryPermit held_;
+  std::vector<std::unique_ptr<SpillFile>> runs_;
 };
 
 /// Splits a table into record batches of at most `rows` rows (zero-copy slices).
 arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> TableToBatches(const arrow::Table& table,
-                                                                              int64_t rows);
+                                                                               int64_t rows);
+
+/// Bytes a batch references (slices count only their range).
+int64_t BatchBytes(const arrow::RecordBatch& batch);
 
 }  // namespace ketch

@@ -36,7 +36,7 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> ExplodeOperator::Execute(
     ARROW_ASSIGN_OR_RAISE(auto this_len_datum, cp::CallFunction("list_value_length", {column}));
     ARROW_ASSIGN_OR_RAISE(auto this_len64, cp::Cast(this_len_datum, arrow::int64()));
     auto this_len_array = this_len64.make_array();
-  const auto& this_len = static_cast<const arrow::Int64Array&>(*this_len_array);
+    const auto& this_len = static_cast<const arrow::Int64Array&>(*this_len_array);
     arrow::Int64Builder index;
     int64_t offset = 0;
     for (int64_t i = 0; i < n; ++i) {

@@ -14,8 +14,8 @@ class ExplodeOperator : public IntermediateOperator {
       : columns_(std::move(columns)), output_schema_(std::move(output_schema)), executor_(compute) {}
   std::string name() const override { return "Explode"; }
   arrow::internal::Executor* executor() const override { return executor_; }
-  arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(const std::shared_ptr<arrow::RecordBatch>& morsel,
-                                                             EvalContext* ctx) const override;
+  arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(
+      const std::shared_ptr<arrow::RecordBatch>& morsel, EvalContext* ctx) const override;
 
  private:
   std::vector<std::string> columns_;
@@ -32,8 +32,8 @@ class SampleOperator : public IntermediateOperator {
       : fraction_(fraction), with_replacement_(with_replacement), seed_(seed), executor_(compute) {}
   std::string name() const override { return "Sample"; }
   arrow::internal::Executor* executor() const override { return executor_; }
-  arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(const std::shared_ptr<arrow::RecordBatch>& morsel,
-                                                             EvalContext* ctx) const override;
+  arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(
+      const std::shared_ptr<arrow::RecordBatch>& morsel, EvalContext* ctx) const override;
 
  private:
   double fraction_;

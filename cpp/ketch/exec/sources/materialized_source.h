@@ -32,4 +32,16 @@ class MaterializedSource : public Source {
   std::vector<std::shared_ptr<MaterializedBatches>> inputs_;
 };
 
+/// Streams the output of a finished pipeline's blocking sink (sort, aggregate) into the next one.
+/// The sink stays owned by its pipeline, which outlives this source.
+class SinkOutputSource : public Source {
+ public:
+  explicit SinkOutputSource(StreamingSink* sink) : sink_(sink) {}
+  std::string name() const override { return sink_->name() + "Output"; }
+  arrow::Status Produce(const Emit& emit) override { return sink_->ProduceOutput(emit); }
+
+ private:
+  StreamingSink* sink_;
+};
+
 }  // namespace ketch

@@ -53,7 +53,8 @@ arrow::Result<JoinType> ParseJoinType(const std::string& how) {
   if (how == "outer") return JoinType::kOuter;
   if (how == "semi") return JoinType::kSemi;
   if (how == "anti") return JoinType::kAnti;
-  return arrow::Status::Invalid("unknown join type '", how, "' (one of inner, left, right, outer, semi, anti)");
+  return arrow::Status::Invalid("unknown join type '", how,
+                                "' (one of inner, left, right, outer, semi, anti)");
 }
 
 std::string JoinTypeName(JoinType type) {
@@ -83,7 +84,8 @@ arrow::Result<AggregationInfo> ResolveAggregation(const ExprPtr& expr, const arr
                                   expr->ToString());
   }
   if (call->children().size() != 1 || call->children()[0]->kind() != ExprKind::kColumn) {
-    return arrow::Status::NotImplemented(call->name(), " needs a column as its input (add the computed column ",
+    return arrow::Status::NotImplemented(call->name(),
+                                         " needs a column as its input (add the computed column ",
                                          "with with_column first), got ", call->ToString());
   }
   info.function = call->name();
@@ -100,9 +102,9 @@ arrow::Result<AggregationInfo> ResolveAggregation(const ExprPtr& expr, const arr
   const std::string& f = info.function;
   if (f == "agg_sum") {
     if (!IsNumeric(type)) return unsupported();
-    info.output_type = arrow::is_floating(type.id())       ? arrow::float64()
+    info.output_type = arrow::is_floating(type.id())           ? arrow::float64()
                        : arrow::is_unsigned_integer(type.id()) ? arrow::uint64()
-                                                              : arrow::int64();
+                                                               : arrow::int64();
   } else if (f == "agg_mean" || f == "agg_stddev") {
     if (!IsNumeric(type)) return unsupported();
     info.output_type = arrow::float64();
@@ -213,8 +215,8 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Sort(LogicalPlanPtr input, SortSpec s
   }
   for (const auto& key : spec.keys) {
     if (key->kind() != ExprKind::kColumn) {
-      return arrow::Status::NotImplemented("sort keys must be columns (add computed keys with with_column), got ",
-                                           key->ToString());
+      return arrow::Status::NotImplemented(
+          "sort keys must be columns (add computed keys with with_column), got ", key->ToString());
     }
     ARROW_ASSIGN_OR_RAISE(auto field, ResolveField(*key, *input->schema()));
     if (!IsOrderable(*field->type())) {
@@ -244,7 +246,8 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Aggregate(LogicalPlanPtr input, Aggre
   for (const auto& agg : spec.aggregations) {
     ARROW_ASSIGN_OR_RAISE(auto info, ResolveAggregation(agg, *input->schema()));
     if (!seen.insert(info.output).second) {
-      return arrow::Status::Invalid("duplicate output column '", info.output, "' in agg(); rename with .alias()");
+      return arrow::Status::Invalid("duplicate output column '", info.output,
+                                    "' in agg(); rename with .alias()");
     }
     fields.push_back(arrow::field(info.output, info.output_type));
   }
@@ -269,8 +272,9 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Join(LogicalPlanPtr left, LogicalPlan
     const bool both_strings = arrow::is_string(l->type()->id()) && arrow::is_string(r->type()->id());
     const bool both_ints = arrow::is_integer(l->type()->id()) && arrow::is_integer(r->type()->id());
     if (!same && !both_strings && !both_ints) {
-      return arrow::Status::TypeError("cannot join left column '", l->name(), "' of type ", Pretty(*l->type()),
-                                      " with right column '", r->name(), "' of type ", Pretty(*r->type()));
+      return arrow::Status::TypeError("cannot join left column '", l->name(), "' of type ",
+                                      Pretty(*l->type()), " with right column '", r->name(), "' of type ",
+                                      Pretty(*r->type()));
     }
     if (l->type()->id() == arrow::Type::EXTENSION || arrow::is_nested(l->type()->id())) {
       return arrow::Status::TypeError("cannot join on column '", l->name(), "' of type ", Pretty(*l->type()));
@@ -315,7 +319,8 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Explode(LogicalPlanPtr input, std::ve
     }
     const auto& type = fields[index]->type();
     if (!arrow::is_list(type->id()) && type->id() != arrow::Type::FIXED_SIZE_LIST) {
-      return arrow::Status::TypeError("explode() needs list columns, but '", name, "' has type ", Pretty(*type));
+      return arrow::Status::TypeError("explode() needs list columns, but '", name, "' has type ",
+                                      Pretty(*type));
     }
     fields[index] = arrow::field(name, type->field(0)->type());
   }
@@ -341,7 +346,8 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Concat(LogicalPlanPtr first, LogicalP
 
 arrow::Result<LogicalPlanPtr> LogicalPlan::Sample(LogicalPlanPtr input, SampleSpec spec) {
   if (!(spec.fraction >= 0.0) || (!spec.with_replacement && spec.fraction > 1.0)) {
-    return arrow::Status::Invalid("sample() fraction must be in [0, 1] without replacement, got ", spec.fraction);
+    return arrow::Status::Invalid("sample() fraction must be in [0, 1] without replacement, got ",
+                                  spec.fraction);
   }
   auto node = std::make_shared<LogicalPlan>();
   node->kind_ = LogicalKind::kSample;
@@ -413,7 +419,8 @@ std::string LogicalPlan::Label() const {
     case LogicalKind::kAggregate: {
       std::vector<std::string> aggs;
       for (const auto& e : aggregate_.aggregations) aggs.push_back(e->ToString());
-      return "Aggregate: " + JoinNames(aggs) + (aggregate_.group_by.empty() ? "" : ", Group by = " + JoinNames(aggregate_.group_by));
+      return "Aggregate: " + JoinNames(aggs) +
+             (aggregate_.group_by.empty() ? "" : ", Group by = " + JoinNames(aggregate_.group_by));
     }
     case LogicalKind::kJoin:
       return "Join: Type = " + JoinTypeName(join_.how) + ", On = [" + JoinNames(join_.left_on) + "] = [" +

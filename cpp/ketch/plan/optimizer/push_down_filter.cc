@@ -56,8 +56,8 @@ bool ReadsOnly(const Expr& expr, const arrow::Schema& schema) {
 arrow::Result<Transformed> PushIntoJoin(const LogicalPlanPtr& plan) {
   const auto& join = plan->inputs()[0];
   const JoinType how = join->join().how;
-  const bool to_left = how == JoinType::kInner || how == JoinType::kLeft || how == JoinType::kSemi ||
-                       how == JoinType::kAnti;
+  const bool to_left =
+      how == JoinType::kInner || how == JoinType::kLeft || how == JoinType::kSemi || how == JoinType::kAnti;
   const bool to_right = how == JoinType::kInner;
   std::vector<ExprPtr> conjuncts, left, right, kept;
   SplitConjuncts(plan->predicate(), &conjuncts);

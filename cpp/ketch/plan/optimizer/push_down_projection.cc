@@ -22,8 +22,8 @@ bool IsIdentityProjection(const LogicalPlan& project) {
 
 arrow::Result<Transformed> Prune(const LogicalPlanPtr& plan, const Required& required);
 
-arrow::Result<Transformed> RebuildWithChildren(const LogicalPlanPtr& plan, const std::vector<Required>& required,
-                                               bool changed) {
+arrow::Result<Transformed> RebuildWithChildren(const LogicalPlanPtr& plan,
+                                               const std::vector<Required>& required, bool changed) {
   std::vector<LogicalPlanPtr> inputs;
   bool inputs_changed = false;
   for (size_t i = 0; i < plan->inputs().size(); ++i) {

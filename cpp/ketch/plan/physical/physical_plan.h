@@ -33,9 +33,9 @@ struct PhysicalNode {
   PhysicalKind kind = PhysicalKind::kProject;
   LogicalPlanPtr logical;
   std::vector<PhysicalPlanPtr> inputs;  ///< empty for sources
-  int32_t concurrency = 0;      ///< worker threads of its own (UDF projects); 0 = the compute pool
-  int64_t max_morsel_rows = 0;  ///< upper bound on morsel rows this operator prefers; 0 = any
-  int64_t batch_size = 0;       ///< rows per UDF call (UDF projects)
+  int32_t concurrency = 0;              ///< worker threads of its own (UDF projects); 0 = the compute pool
+  int64_t max_morsel_rows = 0;          ///< upper bound on morsel rows this operator prefers; 0 = any
+  int64_t batch_size = 0;               ///< rows per UDF call (UDF projects)
 
   std::string Label() const;
   std::vector<std::string> Details() const;

@@ -1,0 +1,104 @@
+#pragma once
+
+#include <arrow/status.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+namespace ketch {
+
+class MemoryManager;
+
+/// Bytes held from a MemoryManager; returned when the permit is destroyed (RAII).
+class MemoryPermit {
+ public:
+  MemoryPermit() = default;
+  MemoryPermit(MemoryManager* manager, int64_t bytes) : manager_(manager), bytes_(bytes) {}
+  MemoryPermit(MemoryPermit&& other) noexcept { *this = std::move(other); }
+  MemoryPermit& operator=(MemoryPermit&& other) noexcept;
+  MemoryPermit(const MemoryPermit&) = delete;
+  MemoryPermit& operator=(const MemoryPermit&) = delete;
+  ~MemoryPermit() { Release(); }
+  int64_t bytes() const { return bytes_; }
+  void Release();
+
+ private:
+  MemoryManager* manager_ = nullptr;
+  int64_t bytes_ = 0;
+};
+
+/// A byte budget shared by one query's operators. `Acquire` waits while the budget is spent (one
+/// request is always admitted when nothing is held, so a morsel larger than the budget still
+/// runs alone instead of deadlocking); `TryAcquire` never waits. Peak use is recorded.
+class MemoryManager {
+ public:
+  explicit MemoryManager(int64_t budget_bytes) : budget_(budget_bytes) {}
+
+  /// Waits until `bytes` fit, or until `cancelled()` turns true (then returns an empty permit).
+  template <typename Cancelled>
+  MemoryPermit Acquire(int64_t bytes, Cancelled cancelled) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (used_ > 0 && used_ + bytes > budget_) {
+      if (cancelled()) return MemoryPermit();
+      released_.wait_for(lock, std::chrono::milliseconds(20));
+    }
+    used_ += bytes;
+    if (used_ > peak_) peak_ = used_;
+    return MemoryPermit(this, bytes);
+  }
+
+  /// Records `bytes` as held without waiting (blocking sinks, which bound themselves by spilling).
+  MemoryPermit Reserve(int64_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    used_ += bytes;
+    if (used_ > peak_) peak_ = used_;
+    return MemoryPermit(this, bytes);
+  }
+
+  int64_t budget() const { return budget_; }
+  int64_t used() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return used_;
+  }
+  int64_t peak() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return peak_;
+  }
+
+ private:
+  friend class MemoryPermit;
+  void Release(int64_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      used_ -= bytes;
+    }
+    released_.notify_all();
+  }
+
+  const int64_t budget_;
+  mutable std::mutex mutex_;
+  std::condition_variable released_;
+  int64_t used_ = 0;
+  int64_t peak_ = 0;
+};
+
+inline MemoryPermit& MemoryPermit::operator=(MemoryPermit&& other) noexcept {
+  if (this != &other) {
+    Release();
+    manager_ = other.manager_;
+    bytes_ = other.bytes_;
+    other.manager_ = nullptr;
+    other.bytes_ = 0;
+  }
+  return *this;
+}
+
+inline void MemoryPermit::Release() {
+  if (manager_ && bytes_ > 0) manager_->Release(bytes_);
+  manager_ = nullptr;
+  bytes_ = 0;
+}
+
+}  // namespace ketch

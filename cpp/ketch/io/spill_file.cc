@@ -1,0 +1,82 @@
+#include "ketch/io/spill_file.h"
+
+#include <arrow/io/file.h>
+#include <arrow/ipc/reader.h>
+#include <arrow/ipc/writer.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+
+namespace ketch {
+
+struct SpillFile::State {
+  std::shared_ptr<arrow::io::FileOutputStream> out;
+  std::shared_ptr<arrow::ipc::RecordBatchWriter> writer;
+  std::shared_ptr<arrow::ipc::RecordBatchFileReader> reader;
+};
+
+namespace {
+
+std::string NextPath(const std::string& dir) {
+  static std::atomic<int64_t> counter{0};
+  return (std::filesystem::path(dir) /
+          ("spill-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".arrow"))
+      .string();
+}
+
+}  // namespace
+
+arrow::Status CheckSpillDirectory(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return arrow::Status::IOError("spill directory '", dir, "' cannot be created: ", ec.message());
+  const std::string probe = NextPath(dir) + ".probe";
+  FILE* f = std::fopen(probe.c_str(), "w");
+  if (f == nullptr) return arrow::Status::IOError("spill directory '", dir, "' is not writable");
+  std::fclose(f);
+  std::remove(probe.c_str());
+  return arrow::Status::OK();
+}
+
+arrow::Result<std::unique_ptr<SpillFile>> SpillFile::Create(const std::string& dir,
+                                                            const std::shared_ptr<arrow::Schema>& schema) {
+  ARROW_RETURN_NOT_OK(CheckSpillDirectory(dir));
+  auto file = std::unique_ptr<SpillFile>(new SpillFile());
+  file->state_ = std::make_unique<State>();
+  file->path_ = NextPath(dir);
+  ARROW_ASSIGN_OR_RAISE(file->state_->out, arrow::io::FileOutputStream::Open(file->path_));
+  ARROW_ASSIGN_OR_RAISE(file->state_->writer, arrow::ipc::MakeFileWriter(file->state_->out, schema));
+  return file;
+}
+
+SpillFile::~SpillFile() {
+  if (state_) {
+    if (state_->writer) (void)state_->writer->Close();
+    state_.reset();
+  }
+  std::remove(path_.c_str());
+}
+
+arrow::Status SpillFile::Write(const arrow::RecordBatch& batch) {
+  ARROW_RETURN_NOT_OK(state_->writer->WriteRecordBatch(batch));
+  ++num_batches_;
+  return arrow::Status::OK();
+}
+
+arrow::Status SpillFile::FinishWriting() {
+  ARROW_RETURN_NOT_OK(state_->writer->Close());
+  state_->writer.reset();
+  ARROW_ASSIGN_OR_RAISE(bytes_written_, state_->out->Tell());
+  ARROW_RETURN_NOT_OK(state_->out->Close());
+  ARROW_ASSIGN_OR_RAISE(auto in, arrow::io::ReadableFile::Open(path_));
+  ARROW_ASSIGN_OR_RAISE(state_->reader, arrow::ipc::RecordBatchFileReader::Open(in));
+  return arrow::Status::OK();
+}
+
+arrow::Result<std::shared_ptr<arrow::RecordBatch>> SpillFile::ReadBatch(int64_t i) {
+  return state_->reader->ReadRecordBatch(static_cast<int>(i));
+}
+
+}  // namespace ketch
