@@ -83,3 +83,28 @@ def test_budget_smaller_than_one_morsel_still_completes(table):
     with ketch.execution_config_ctx(memory_budget_bytes=1, morsel_size_rows=50_000):
         total = ketch.from_arrow(table).where(col("k") < 100).agg(col("k").count().alias("n")).to_pydict()
     assert total["n"] == [pc.sum(pc.less(table.column("k"), 100)).as_py()]
+
+
+def test_join_spills_partitions_and_matches(table, tmp_path):
+    rng = np.random.default_rng(3)
+    dim = pa.table(
+        {
+            "k": pa.array(np.arange(0, 25_000, 2), pa.int32()),  # int32 vs int64 keys, half the keys match
+            "w": pa.array(rng.random(12_500)),
+        }
+    )
+    dim64 = dim.set_column(0, "k", dim.column("k").cast(pa.int64()))
+    expected = table.join(dim64, keys="k", join_type="left outer")
+    config = {"memory_budget_bytes": 400_000, "morsel_size_rows": 5_000, "spill_dir": str(tmp_path)}
+    with ketch.execution_config_ctx(**config):
+        df = ketch.from_arrow(table).join(ketch.from_arrow(dim), on="k", how="left")
+        stats = df.explain_analyze(file=open(os.devnull, "w"))
+    got = df.to_arrow()
+    assert got.num_rows == table.num_rows
+    key_order = [("k", "ascending"), ("s", "ascending"), ("v", "ascending")]
+    got = got.sort_by(key_order)
+    expected = expected.sort_by(key_order)
+    assert got.column("k").equals(expected.column("k"))
+    assert got.column("w").to_pylist() == expected.column("w").to_pylist()
+    assert stats.peak_memory_bytes < table.nbytes / 2
+    assert os.listdir(tmp_path) == []

@@ -162,11 +162,27 @@ class PipelineBuilder {
         return arrow::Status::OK();
       }
       case PhysicalKind::kHashJoin: {
-        ARROW_ASSIGN_OR_RAISE(auto left, Materialize(*node.inputs[0], std::make_unique<CollectSink>()));
-        ARROW_ASSIGN_OR_RAISE(auto right, Materialize(*node.inputs[1], std::make_unique<CollectSink>()));
-        pipeline->source =
-            std::make_unique<HashJoinSource>(left, right, logical.join(), logical.inputs()[0]->schema(),
-                                             logical.inputs()[1]->schema(), logical.schema());
+        const auto& spec = logical.join();
+        const auto& left_schema = logical.inputs()[0]->schema();
+        const auto& right_schema = logical.inputs()[1]->schema();
+        std::vector<std::shared_ptr<arrow::DataType>> key_types;
+        for (size_t i = 0; i < spec.left_on.size(); ++i) {
+          const auto& l = left_schema->GetFieldByName(spec.left_on[i])->type();
+          auto cast = JoinKeyCast(*l, *right_schema->GetFieldByName(spec.right_on[i])->type());
+          key_types.push_back(cast ? cast : l);
+        }
+        auto partitioner = std::make_shared<JoinPartitioner>(key_types);
+        ARROW_ASSIGN_OR_RAISE(
+            auto* left, StreamInto(*node.inputs[0],
+                                   std::make_unique<JoinInputSink>(partitioner, spec.left_on, left_schema,
+                                                                   memory_, config_.spill_dir)));
+        ARROW_ASSIGN_OR_RAISE(
+            auto* right, StreamInto(*node.inputs[1],
+                                    std::make_unique<JoinInputSink>(partitioner, spec.right_on, right_schema,
+                                                                    memory_, config_.spill_dir)));
+        pipeline->source = std::make_unique<HashJoinSource>(
+            static_cast<JoinInputSink*>(left), static_cast<JoinInputSink*>(right), spec, left_schema,
+            right_schema, logical.schema(), config_.morsel_size_rows);
         return arrow::Status::OK();
       }
       case PhysicalKind::kConcat: {
@@ -463,7 +479,10 @@ class PipelineRun {
 }  // namespace
 
 bool PlanHasBlockingSink(const PhysicalNode& node) {
-  if (node.kind == PhysicalKind::kSort || node.kind == PhysicalKind::kAggregate) return true;
+  if (node.kind == PhysicalKind::kSort || node.kind == PhysicalKind::kAggregate ||
+      node.kind == PhysicalKind::kHashJoin) {
+    return true;
+  }
   for (const auto& input : node.inputs) {
     if (PlanHasBlockingSink(*input)) return true;
   }

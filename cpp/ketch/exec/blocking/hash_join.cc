@@ -21,12 +21,6 @@ std::string KeyName(const char* side, size_t i) {
   return std::string("__ketch_") + side + "_key" + std::to_string(i);
 }
 
-std::shared_ptr<arrow::DataType> KeyType(const arrow::DataType& l, const arrow::DataType& r) {
-  if (l.Equals(r)) return nullptr;
-  if (arrow::is_string(l.id())) return arrow::large_utf8();
-  return arrow::int64();
-}
-
 // keys (cast to a common type) + row index of one side, as a table Acero can join.
 arrow::Result<std::shared_ptr<arrow::Table>> KeyTable(
     const arrow::Table& table, const std::vector<std::string>& keys,
@@ -71,13 +65,12 @@ ac::JoinType AceroType(JoinType how, bool swapped) {
 
 }  // namespace
 
-arrow::Status HashJoinSource::Produce(const Emit& emit) {
-  ARROW_ASSIGN_OR_RAISE(auto left, arrow::Table::FromRecordBatches(left_schema_, left_->batches));
-  ARROW_ASSIGN_OR_RAISE(auto right, arrow::Table::FromRecordBatches(right_schema_, right_->batches));
+arrow::Result<std::shared_ptr<arrow::Table>> HashJoinSource::JoinTables(
+    const std::shared_ptr<arrow::Table>& left, const std::shared_ptr<arrow::Table>& right) const {
   std::vector<std::shared_ptr<arrow::DataType>> casts;
   for (size_t i = 0; i < spec_.left_on.size(); ++i) {
-    casts.push_back(KeyType(*left_schema_->GetFieldByName(spec_.left_on[i])->type(),
-                            *right_schema_->GetFieldByName(spec_.right_on[i])->type()));
+    casts.push_back(JoinKeyCast(*left_schema_->GetFieldByName(spec_.left_on[i])->type(),
+                                *right_schema_->GetFieldByName(spec_.right_on[i])->type()));
   }
   ARROW_ASSIGN_OR_RAISE(auto left_keys, KeyTable(*left, spec_.left_on, casts, "l", kLeftRow));
   ARROW_ASSIGN_OR_RAISE(auto right_keys, KeyTable(*right, spec_.right_on, casts, "r", kRightRow));
@@ -145,15 +138,136 @@ arrow::Status HashJoinSource::Produce(const Emit& emit) {
       columns[i] = cast.chunked_array();
     }
   }
-  auto output = arrow::Table::Make(output_schema_, columns, matches->num_rows());
-  ARROW_ASSIGN_OR_RAISE(auto batches, TableToBatches(*output, 128 * 1024));
+  return arrow::Table::Make(output_schema_, columns, matches->num_rows());
+}
+
+arrow::Status HashJoinSource::Produce(const Emit& emit) {
   int64_t row = 0;
-  for (auto& batch : batches) {
-    const int64_t n = batch->num_rows();
-    ARROW_RETURN_NOT_OK(emit(std::move(batch), row, nullptr));
-    row += n;
+  auto emit_table = [&](const arrow::Table& table) -> arrow::Status {
+    ARROW_ASSIGN_OR_RAISE(auto batches, TableToBatches(table, morsel_rows_));
+    for (auto& batch : batches) {
+      const int64_t n = batch->num_rows();
+      ARROW_RETURN_NOT_OK(emit(std::move(batch), row, nullptr));
+      row += n;
+    }
+    return arrow::Status::OK();
+  };
+  if (!left_->spilled() && !right_->spilled()) {
+    ARROW_ASSIGN_OR_RAISE(auto left, left_->All());
+    ARROW_ASSIGN_OR_RAISE(auto right, right_->All());
+    ARROW_ASSIGN_OR_RAISE(auto joined, JoinTables(left, right));
+    return emit_table(*joined);
+  }
+  // Grace hash join: equal keys share a partition on both sides.
+  for (int p = 0; p < JoinPartitioner::kPartitions; ++p) {
+    ARROW_ASSIGN_OR_RAISE(auto left, left_->Partition(p));
+    ARROW_ASSIGN_OR_RAISE(auto right, right_->Partition(p));
+    if (left->num_rows() == 0 && right->num_rows() == 0) continue;
+    ARROW_ASSIGN_OR_RAISE(auto joined, JoinTables(left, right));
+    ARROW_RETURN_NOT_OK(emit_table(*joined));
   }
   return arrow::Status::OK();
+}
+
+std::shared_ptr<arrow::DataType> JoinKeyCast(const arrow::DataType& l, const arrow::DataType& r) {
+  if (l.Equals(r)) return nullptr;
+  if (arrow::is_string(l.id())) return arrow::large_utf8();
+  return arrow::int64();
+}
+
+arrow::Result<std::shared_ptr<arrow::Int32Array>> JoinPartitioner::Partition(
+    const arrow::RecordBatch& batch, const std::vector<std::string>& keys) {
+  std::vector<arrow::Datum> columns;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ARROW_ASSIGN_OR_RAISE(auto column, GetColumn(batch, keys[i]));
+    arrow::Datum key(column);
+    if (!column->type()->Equals(*key_types_[i])) {
+      ARROW_ASSIGN_OR_RAISE(key, cp::Cast(key, key_types_[i]));
+    }
+    columns.push_back(std::move(key));
+  }
+  cp::ExecBatch key_batch(columns, batch.num_rows());
+  std::shared_ptr<arrow::Array> ids;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!grouper_) {
+      std::vector<arrow::TypeHolder> types(key_types_.begin(), key_types_.end());
+      ARROW_ASSIGN_OR_RAISE(grouper_, cp::Grouper::Make(types));
+    }
+    ARROW_ASSIGN_OR_RAISE(auto datum, grouper_->Consume(cp::ExecSpan(key_batch)));
+    ids = datum.make_array();
+  }
+  const auto& group_ids = static_cast<const arrow::UInt32Array&>(*ids);
+  arrow::Int32Builder out;
+  ARROW_RETURN_NOT_OK(out.Reserve(batch.num_rows()));
+  for (int64_t i = 0; i < batch.num_rows(); ++i)
+    out.UnsafeAppend(static_cast<int32_t>(group_ids.Value(i) % kPartitions));
+  std::shared_ptr<arrow::Int32Array> result;
+  ARROW_RETURN_NOT_OK(out.Finish(&result));
+  return result;
+}
+
+arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> JoinInputSink::Push(
+    std::shared_ptr<arrow::RecordBatch> morsel) {
+  if (morsel->num_rows() == 0) return std::optional<std::shared_ptr<arrow::RecordBatch>>();
+  if (spilled()) {
+    ARROW_RETURN_NOT_OK(SpillBatch(morsel));
+    return std::optional<std::shared_ptr<arrow::RecordBatch>>();
+  }
+  held_bytes_ += BatchBytes(*morsel);
+  batches_.push_back(std::move(morsel));
+  held_ = memory_->Reserve(held_bytes_);
+  if (held_bytes_ > memory_->budget() / 2) {
+    for (int p = 0; p < JoinPartitioner::kPartitions; ++p) {
+      ARROW_ASSIGN_OR_RAISE(auto file, SpillFile::Create(spill_dir_, schema_));
+      partitions_.push_back(std::move(file));
+    }
+    auto held = std::move(batches_);
+    batches_.clear();
+    for (const auto& batch : held) ARROW_RETURN_NOT_OK(SpillBatch(batch));
+    held_bytes_ = 0;
+    held_.Release();
+  }
+  return std::optional<std::shared_ptr<arrow::RecordBatch>>();
+}
+
+arrow::Status JoinInputSink::SpillBatch(const std::shared_ptr<arrow::RecordBatch>& batch) {
+  ARROW_ASSIGN_OR_RAISE(auto partition, partitioner_->Partition(*batch, keys_));
+  for (int p = 0; p < JoinPartitioner::kPartitions; ++p) {
+    ARROW_ASSIGN_OR_RAISE(auto mask, cp::CallFunction("equal", {partition, arrow::Datum(p)}));
+    ARROW_ASSIGN_OR_RAISE(auto part, cp::Filter(batch, mask));
+    if (part.record_batch()->num_rows() > 0) ARROW_RETURN_NOT_OK(partitions_[p]->Write(*part.record_batch()));
+  }
+  return arrow::Status::OK();
+}
+
+arrow::Result<std::shared_ptr<arrow::Table>> JoinInputSink::All() {
+  return arrow::Table::FromRecordBatches(schema_, batches_);
+}
+
+arrow::Result<std::shared_ptr<arrow::Table>> JoinInputSink::Partition(int p) {
+  if (!spilled()) {
+    std::vector<std::shared_ptr<arrow::RecordBatch>> parts;
+    for (const auto& batch : batches_) {
+      ARROW_ASSIGN_OR_RAISE(auto partition, partitioner_->Partition(*batch, keys_));
+      ARROW_ASSIGN_OR_RAISE(auto mask, cp::CallFunction("equal", {partition, arrow::Datum(p)}));
+      ARROW_ASSIGN_OR_RAISE(auto part, cp::Filter(batch, mask));
+      parts.push_back(part.record_batch());
+    }
+    return arrow::Table::FromRecordBatches(schema_, parts);
+  }
+  if (!finished_writing_) {
+    for (auto& file : partitions_) ARROW_RETURN_NOT_OK(file->FinishWriting());
+    finished_writing_ = true;
+  }
+  std::vector<std::shared_ptr<arrow::RecordBatch>> parts;
+  for (int64_t i = 0; i < partitions_[p]->num_batches(); ++i) {
+    ARROW_ASSIGN_OR_RAISE(auto batch, partitions_[p]->ReadBatch(i));
+    parts.push_back(std::move(batch));
+  }
+  auto table = arrow::Table::FromRecordBatches(schema_, parts);
+  partitions_[p].reset();  // the partition is consumed: delete its file
+  return table;
 }
 
 }  // namespace ketch

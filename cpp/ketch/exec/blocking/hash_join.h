@@ -1,36 +1,106 @@
 #pragma once
 
+#include <arrow/compute/row/grouper.h>
+
+#include <mutex>
+
+#include "ketch/common/memory_manager.h"
 #include "ketch/exec/operator.h"
-#include "ketch/exec/sources/materialized_source.h"
+#include "ketch/io/spill_file.h"
 #include "ketch/plan/logical/logical_plan.h"
 
 namespace ketch {
+
+/// The partition function shared by the two inputs of one join: join keys cast to their common
+/// type go through one Arrow Grouper, so equal keys on either side get the same group id, and
+/// partition = group id % partitions. Thread-safe.
+class JoinPartitioner {
+ public:
+  static constexpr int kPartitions = 16;
+  explicit JoinPartitioner(std::vector<std::shared_ptr<arrow::DataType>> key_types)
+      : key_types_(std::move(key_types)) {}
+  /// Partition of each row of `batch` (keys named `keys`).
+  arrow::Result<std::shared_ptr<arrow::Int32Array>> Partition(const arrow::RecordBatch& batch,
+                                                              const std::vector<std::string>& keys);
+
+ private:
+  std::vector<std::shared_ptr<arrow::DataType>> key_types_;
+  std::mutex mutex_;
+  std::unique_ptr<arrow::compute::Grouper> grouper_;
+};
+
+/// Sink of one join input. Keeps the morsels (charged to the query's MemoryManager); past half of
+/// the budget it partitions them with the join's JoinPartitioner and spills each partition to its
+/// own Arrow IPC file (grace hash join). The join reads it back whole or partition by partition.
+class JoinInputSink : public StreamingSink {
+ public:
+  JoinInputSink(std::shared_ptr<JoinPartitioner> partitioner, std::vector<std::string> keys,
+                std::shared_ptr<arrow::Schema> schema, MemoryManager* memory, std::string spill_dir)
+      : partitioner_(std::move(partitioner)),
+        keys_(std::move(keys)),
+        schema_(std::move(schema)),
+        memory_(memory),
+        spill_dir_(std::move(spill_dir)) {}
+  std::string name() const override { return "JoinInput"; }
+  arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> Push(
+      std::shared_ptr<arrow::RecordBatch> morsel) override;
+
+  bool spilled() const { return !partitions_.empty(); }
+  /// Every row (only when not spilled).
+  arrow::Result<std::shared_ptr<arrow::Table>> All();
+  /// The rows of partition `p` (read from its file, or filtered from memory).
+  arrow::Result<std::shared_ptr<arrow::Table>> Partition(int p);
+
+ private:
+  arrow::Status SpillBatch(const std::shared_ptr<arrow::RecordBatch>& batch);
+
+  std::shared_ptr<JoinPartitioner> partitioner_;
+  std::vector<std::string> keys_;
+  std::shared_ptr<arrow::Schema> schema_;
+  MemoryManager* memory_;
+  std::string spill_dir_;
+  std::vector<std::shared_ptr<arrow::RecordBatch>> batches_;
+  int64_t held_bytes_ = 0;
+  MemoryPermit held_;
+  std::vector<std::unique_ptr<SpillFile>> partitions_;
+  bool finished_writing_ = false;
+};
 
 /// Equi-join of two finished pipelines (inner, left, right, outer, semi, anti).
 ///
 /// The hash table is built on the smaller input and the larger one probes it (Arrow Acero's hash
 /// join node, used as a kernel over the key columns and a row index only); the payload columns of
 /// each side are then gathered with `take`, so any column type (images included) passes through.
-/// Key columns of different integer widths, or of string and large_string, are compared after a
-/// cast to the wider type. Output row order is not defined, as in Daft.
+/// When an input spilled, the join runs partition by partition. Key columns of different integer
+/// widths, or of string and large_string, are compared after a cast to the wider type. Output row
+/// order is not defined, as in Daft.
 class HashJoinSource : public Source {
  public:
-  HashJoinSource(std::shared_ptr<MaterializedBatches> left, std::shared_ptr<MaterializedBatches> right,
-                 JoinSpec spec, std::shared_ptr<arrow::Schema> left_schema,
-                 std::shared_ptr<arrow::Schema> right_schema, std::shared_ptr<arrow::Schema> output_schema)
-      : left_(std::move(left)),
-        right_(std::move(right)),
+  HashJoinSource(JoinInputSink* left, JoinInputSink* right, JoinSpec spec,
+                 std::shared_ptr<arrow::Schema> left_schema, std::shared_ptr<arrow::Schema> right_schema,
+                 std::shared_ptr<arrow::Schema> output_schema, int64_t morsel_rows)
+      : left_(left),
+        right_(right),
         spec_(std::move(spec)),
         left_schema_(std::move(left_schema)),
         right_schema_(std::move(right_schema)),
-        output_schema_(std::move(output_schema)) {}
+        output_schema_(std::move(output_schema)),
+        morsel_rows_(morsel_rows) {}
   std::string name() const override { return "HashJoin"; }
   arrow::Status Produce(const Emit& emit) override;
 
  private:
-  std::shared_ptr<MaterializedBatches> left_, right_;
+  arrow::Result<std::shared_ptr<arrow::Table>> JoinTables(const std::shared_ptr<arrow::Table>& left,
+                                                          const std::shared_ptr<arrow::Table>& right) const;
+
+  JoinInputSink* left_;
+  JoinInputSink* right_;
   JoinSpec spec_;
   std::shared_ptr<arrow::Schema> left_schema_, right_schema_, output_schema_;
+  int64_t morsel_rows_;
 };
+
+/// The common type two join key columns are compared in (nullptr: already equal).
+std::shared_ptr<arrow::DataType> JoinKeyCast(const arrow::DataType& left, const arrow::DataType& right);
 
 }  // namespace ketch
