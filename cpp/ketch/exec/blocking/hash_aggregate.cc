@@ -30,8 +30,11 @@ arrow::Result<std::shared_ptr<arrow::Table>> GroupBy(std::shared_ptr<arrow::Tabl
 
 // hash_list cannot merge lists, so aggregations that collect values (list, concat, distinct
 // count) run in one phase: morsels pass their keys and values through unchanged.
+// agg_stddev too: merging partial moments loses precision (catastrophic cancellation for values
+// far from 0), while hash_stddev over the raw values is numerically stable.
 bool CollectsValues(const std::string& function) {
-  return function == "agg_list" || function == "agg_concat" || function == "agg_approx_count_distinct";
+  return function == "agg_list" || function == "agg_concat" || function == "agg_approx_count_distinct" ||
+         function == "agg_stddev";
 }
 
 bool SinglePhase(const AggregateSpec& spec, const arrow::Schema& schema) {
@@ -100,6 +103,12 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
   }
   for (const auto& key : spec_.group_by) {
     ARROW_ASSIGN_OR_RAISE(auto column, GetColumn(*morsel, key));
+    if (arrow::is_floating(column->type()->id())) {
+      // Group by IEEE equality: -0.0 and 0.0 are one key (x + 0.0 turns -0.0 into 0.0).
+      ARROW_ASSIGN_OR_RAISE(auto normalized, cp::Add(column, arrow::Datum(0.0)));
+      ARROW_ASSIGN_OR_RAISE(auto cast, cp::Cast(normalized, column->type()));
+      column = cast.make_array();
+    }
     add(key, column);
   }
   std::vector<cp::Aggregate> aggs;
@@ -111,21 +120,20 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
     if (f == "agg_mean" || f == "agg_stddev") {
       ARROW_ASSIGN_OR_RAISE(auto as_double, cp::Cast(input, arrow::float64()));
       input = as_double.make_array();
+    } else if (f == "agg_concat") {
+      // Nulls are skipped: as empty strings they add nothing to the concatenation.
+      ARROW_ASSIGN_OR_RAISE(auto filled, cp::CallFunction("coalesce", {input, arrow::Datum(std::string())}));
+      input = filled.make_array();
     }
     add(v, input);
     if (f == "agg_sum") {
       aggs.emplace_back("hash_sum", v, Col(i, "sum"));
     } else if (f == "agg_count") {
       aggs.emplace_back("hash_count", CountMode(info), v, Col(i, "count"));
-    } else if (f == "agg_mean" || f == "agg_stddev") {
+    } else if (f == "agg_mean") {
       aggs.emplace_back("hash_sum", v, Col(i, "sum"));
       aggs.emplace_back("hash_count", std::make_shared<cp::CountOptions>(cp::CountOptions::ONLY_VALID), v,
                         Col(i, "count"));
-      if (f == "agg_stddev") {
-        ARROW_ASSIGN_OR_RAISE(auto squares, cp::Multiply(input, input));
-        add(Col(i, "sq"), squares.make_array());
-        aggs.emplace_back("hash_sum", Col(i, "sq"), Col(i, "sumsq"));
-      }
     } else if (f == "agg_min") {
       aggs.emplace_back("hash_min", v, Col(i, "min"));
     } else if (f == "agg_max") {
@@ -288,9 +296,13 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
     } else if (f == "agg_count") {
       merge("hash_sum", "count", "hash_count", CountMode(infos[i]));
     } else if (f == "agg_mean" || f == "agg_stddev") {
-      merge("hash_sum", "sum");
-      merge("hash_sum", "count", "hash_count", valid);
-      if (f == "agg_stddev") merge("hash_sum", "sumsq", nullptr, nullptr, "sq");
+      if (f == "agg_stddev") {  // always single phase (see CollectsValues): stable hash_stddev
+        aggs.emplace_back("hash_stddev", std::make_shared<cp::VarianceOptions>(/*ddof=*/0), Col(i, "v"),
+                          Col(i, "stddev"));
+      } else {
+        merge("hash_sum", "sum");
+        merge("hash_sum", "count", "hash_count", valid);
+      }
     } else if (f == "agg_min") {
       merge("hash_min", "min");
     } else if (f == "agg_max") {
@@ -320,24 +332,15 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
       ARROW_ASSIGN_OR_RAISE(result, column(Col(i, "sum")));
     } else if (f == "agg_count") {
       ARROW_ASSIGN_OR_RAISE(result, column(Col(i, "count")));
-    } else if (f == "agg_mean" || f == "agg_stddev") {
+    } else if (f == "agg_stddev") {
+      ARROW_ASSIGN_OR_RAISE(result, column(Col(i, "stddev")));
+    } else if (f == "agg_mean") {
       ARROW_ASSIGN_OR_RAISE(auto sum, column(Col(i, "sum")));
       ARROW_ASSIGN_OR_RAISE(auto count, column(Col(i, "count")));
       ARROW_ASSIGN_OR_RAISE(auto count_f, cp::Cast(count, arrow::float64()));
       // count 0 → null (not NaN).
       ARROW_ASSIGN_OR_RAISE(auto empty, cp::CallFunction("equal", {count_f, arrow::Datum(0.0)}));
-      ARROW_ASSIGN_OR_RAISE(auto mean, cp::Divide(sum, count_f));
-      if (f == "agg_mean") {
-        result = mean;
-      } else {
-        ARROW_ASSIGN_OR_RAISE(auto sumsq, column(Col(i, "sumsq")));
-        ARROW_ASSIGN_OR_RAISE(auto ex2, cp::Divide(sumsq, count_f));
-        ARROW_ASSIGN_OR_RAISE(auto mean2, cp::Multiply(mean, mean));
-        ARROW_ASSIGN_OR_RAISE(auto var, cp::Subtract(ex2, mean2));
-        // Rounding can leave a tiny negative variance for constant groups.
-        ARROW_ASSIGN_OR_RAISE(auto clamped, cp::CallFunction("max_element_wise", {var, arrow::Datum(0.0)}));
-        ARROW_ASSIGN_OR_RAISE(result, cp::CallFunction("sqrt", {clamped}));
-      }
+      ARROW_ASSIGN_OR_RAISE(result, cp::Divide(sum, count_f));
       ARROW_ASSIGN_OR_RAISE(
           result, cp::CallFunction("if_else",
                                    {empty, arrow::Datum(arrow::MakeNullScalar(arrow::float64())), result}));

@@ -15,12 +15,13 @@ namespace ketch {
 /// grouped on its own into partial states per group (sum, count, sum of squares, min, max, one value,
 /// value lists, distinct lists). Phase 2 (`AggregateFinalSink`, a blocking sink): the partial
 /// states of all morsels are grouped again and merged (sum of sums, min of mins, concatenated
-/// lists, ...), then finished (mean = sum / count; stddev = sqrt(sumsq / n - mean^2), the
-/// population standard deviation). Grouping uses Arrow's hash aggregate kernels (hash_sum,
+/// lists, ...), then finished (mean = sum / count). Grouping uses Arrow's hash aggregate kernels (hash_sum,
 /// hash_count, hash_min, hash_max, hash_one, hash_list) run through Acero's aggregate node as a
 /// kernel library; exact distinct counts are computed with Arrow's Grouper. Aggregations that
 /// collect values (agg_list, agg_concat, approx_count_distinct) cannot merge partial lists with
-/// Arrow's kernels, so a query that has one runs in a single phase (morsels pass through).
+/// Arrow's kernels, and stddev (population, ddof=0) is only numerically stable over the raw values
+/// (Arrow's hash_stddev), so a query that has one of these runs in a single phase (morsels pass
+/// through). Float keys group by IEEE equality (-0.0 == 0.0).
 /// With no group keys the result has exactly one row, also for empty input.
 class AggregatePartialOperator : public IntermediateOperator {
  public:

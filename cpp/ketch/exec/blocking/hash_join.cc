@@ -33,6 +33,11 @@ arrow::Result<std::shared_ptr<arrow::Table>> KeyTable(
       ARROW_ASSIGN_OR_RAISE(auto cast, cp::Cast(column, casts[i]));
       column = cast.chunked_array();
     }
+    if (arrow::is_floating(column->type()->id())) {
+      // IEEE equality: -0.0 == 0.0 (x + 0.0 turns -0.0 into 0.0).
+      ARROW_ASSIGN_OR_RAISE(auto normalized, cp::Add(column, arrow::Datum(0.0)));
+      column = normalized.chunked_array();
+    }
     fields.push_back(arrow::field(KeyName(side, i), column->type()));
     columns.push_back(column);
   }
@@ -109,12 +114,18 @@ arrow::Result<std::shared_ptr<arrow::Table>> HashJoinSource::JoinTables(
     }
   }
   arrow::ChunkedArrayVector columns;
+  int field_index = 0;
   for (const auto& field : left_schema_->fields()) {
+    const auto& out_type = output_schema_->field(field_index++)->type();
     arrow::Datum column(left_taken->GetColumnByName(field->name()));
     if (merged.count(field->name()) && right_taken) {
       arrow::Datum right_key(right_taken->GetColumnByName(right_key_for[field->name()]));
-      if (!right_key.type()->Equals(*column.type())) {
-        ARROW_ASSIGN_OR_RAISE(right_key, cp::Cast(right_key, column.type()));
+      // Both sides in the output (common) type first, so no value is narrowed.
+      if (!column.type()->Equals(*out_type)) {
+        ARROW_ASSIGN_OR_RAISE(column, cp::Cast(column, out_type));
+      }
+      if (!right_key.type()->Equals(*out_type)) {
+        ARROW_ASSIGN_OR_RAISE(right_key, cp::Cast(right_key, out_type));
       }
       if (spec_.how == JoinType::kRight) {
         column = right_key;
@@ -167,12 +178,6 @@ arrow::Status HashJoinSource::Produce(const Emit& emit) {
     ARROW_RETURN_NOT_OK(emit_table(*joined));
   }
   return arrow::Status::OK();
-}
-
-std::shared_ptr<arrow::DataType> JoinKeyCast(const arrow::DataType& l, const arrow::DataType& r) {
-  if (l.Equals(r)) return nullptr;
-  if (arrow::is_string(l.id())) return arrow::large_utf8();
-  return arrow::int64();
 }
 
 arrow::Result<std::shared_ptr<arrow::Int32Array>> JoinPartitioner::Partition(

@@ -100,7 +100,4 @@ class HashJoinSource : public Source {
   int64_t morsel_rows_;
 };
 
-/// The common type two join key columns are compared in (nullptr: already equal).
-std::shared_ptr<arrow::DataType> JoinKeyCast(const arrow::DataType& left, const arrow::DataType& right);
-
 }  // namespace ketch

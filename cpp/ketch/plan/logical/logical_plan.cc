@@ -1,5 +1,6 @@
 #include "ketch/plan/logical/logical_plan.h"
 
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -73,6 +74,13 @@ std::string JoinTypeName(JoinType type) {
       return "anti";
   }
   return "?";
+}
+
+std::shared_ptr<arrow::DataType> JoinKeyCast(const arrow::DataType& l, const arrow::DataType& r) {
+  if (l.Equals(r)) return nullptr;
+  if (arrow::is_string(l.id())) return arrow::large_utf8();
+  if (arrow::is_unsigned_integer(l.id()) && arrow::is_unsigned_integer(r.id())) return arrow::uint64();
+  return arrow::int64();
 }
 
 arrow::Result<AggregationInfo> ResolveAggregation(const ExprPtr& expr, const arrow::Schema& schema) {
@@ -265,6 +273,7 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Join(LogicalPlanPtr left, LogicalPlan
                                   spec.left_on.size(), " and ", spec.right_on.size());
   }
   std::set<std::string> merged_right_keys;
+  std::map<std::string, std::shared_ptr<arrow::DataType>> merged_types;
   for (size_t i = 0; i < spec.left_on.size(); ++i) {
     ARROW_ASSIGN_OR_RAISE(auto l, ResolveField(*Expr::Column(spec.left_on[i]), *left->schema()));
     ARROW_ASSIGN_OR_RAISE(auto r, ResolveField(*Expr::Column(spec.right_on[i]), *right->schema()));
@@ -279,9 +288,17 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Join(LogicalPlanPtr left, LogicalPlan
     if (l->type()->id() == arrow::Type::EXTENSION || arrow::is_nested(l->type()->id())) {
       return arrow::Status::TypeError("cannot join on column '", l->name(), "' of type ", Pretty(*l->type()));
     }
-    if (spec.left_on[i] == spec.right_on[i]) merged_right_keys.insert(spec.right_on[i]);
+    if (spec.left_on[i] == spec.right_on[i]) {
+      merged_right_keys.insert(spec.right_on[i]);
+      if (auto common = JoinKeyCast(*l->type(), *r->type())) merged_types[l->name()] = common;
+    }
   }
   arrow::FieldVector fields = left->schema()->fields();
+  // A merged key carries values of both sides: output it in the common type.
+  for (auto& field : fields) {
+    auto it = merged_types.find(field->name());
+    if (it != merged_types.end()) field = field->WithType(it->second);
+  }
   if (spec.how == JoinType::kRight) {
     // Merged keys take the right side's values; nullability follows the kept side.
     for (auto& field : fields) {

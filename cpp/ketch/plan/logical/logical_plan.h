@@ -57,6 +57,11 @@ struct JoinSpec {
   std::string suffix;
 };
 
+/// The type two join key columns are compared (and a merged key column output) in: nullptr when
+/// they are equal; large_string for two string types; uint64 for two unsigned integers; int64 for
+/// other integer pairs.
+std::shared_ptr<arrow::DataType> JoinKeyCast(const arrow::DataType& left, const arrow::DataType& right);
+
 struct SampleSpec {
   double fraction = 1.0;
   bool with_replacement = false;

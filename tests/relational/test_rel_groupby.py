@@ -1,0 +1,493 @@
+"""Property tests: grouped and global aggregation, distinct, against pandas on randomized inputs."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import ketch
+from ketch import col
+from ketch.errors import KetchTypeError
+
+SEEDS = [0, 1, 2, 3, 4]
+SHAPES = ["empty", "dup", "skewed", "distinct", "nullkeys"]
+KINDS = ["int", "str", "widestr"]
+N = 200
+# (seed, shape) pairs; the empty input is the same for every seed, so it runs once
+CASES = [(seed, shape) for shape in SHAPES for seed in (SEEDS if shape != "empty" else SEEDS[:1])]
+CONCAT_WIDTH = 4
+KEY_TYPES = {"int": pa.int64(), "str": pa.string(), "widestr": pa.large_string()}  # wide keys: 64-bit offsets
+_WIDE_PREFIX = "".join(np.random.default_rng(99).choice(list("abcdefghij"), 1000))
+
+
+# -- helpers (kept local: each test_rel_* file is self-contained) ----------------------------------
+def norm(v):
+    if v is None or v is pd.NA:
+        return None
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    return v
+
+
+def null_last(v):
+    return (v is None, v)
+
+
+def morsels(small: bool):
+    return ketch.execution_config_ctx(morsel_size_rows=7) if small else contextlib.nullcontext()
+
+
+def conv_key(code: int, kind: str):
+    if kind == "int":
+        return code * 1_000_003 - 500_000_000
+    if kind == "str":
+        return f"k{code}"
+    return _WIDE_PREFIX[: 990 + code % 10] + str(code)
+
+
+def key_values(rng, n, shape, kind):
+    if shape == "empty":
+        return []
+    if shape == "dup":
+        codes = np.full(n, 7)
+    elif shape == "skewed":
+        codes = np.where(rng.random(n) < 0.9, 3, rng.integers(0, 1000, n))
+    elif shape == "distinct":
+        codes = rng.permutation(n * 10)[:n]
+    else:  # nullkeys
+        codes = rng.integers(0, 20, n)
+    null_frac = {"dup": 0.0, "skewed": 0.05, "distinct": 0.1, "nullkeys": 0.4}[shape]
+    nulls = rng.random(n) < null_frac
+    return [None if nl else conv_key(int(c), kind) for c, nl in zip(codes, nulls, strict=True)]
+
+
+def fixed_width_strings(rng, n, width=CONCAT_WIDTH):
+    letters = np.array(list("pqrs"))[rng.integers(0, 4, (n, width))]
+    return ["".join(row) for row in letters]
+
+
+def with_nulls(rng, values, frac=0.15):
+    mask = rng.random(len(values)) < frac
+    return [None if m else v for v, m in zip(values, mask, strict=True)]
+
+
+def make_data(seed, shape, kind, n=N):
+    rng = np.random.default_rng(seed)
+    keys = key_values(rng, n, shape, kind)
+    n = len(keys)
+    alphabet = ["a", "b", "xy", "", "zzz", "\u00e9t\u00e9", "B"]
+    data = {
+        "k": keys,
+        "k2": with_nulls(rng, [int(x) for x in rng.integers(0, 3, n)], 0.2),
+        "i": with_nulls(rng, [int(x) for x in rng.integers(-1000, 1001, n)]),
+        "f": with_nulls(rng, [float(x) for x in rng.normal(0, 100, n)]),
+        "s": with_nulls(rng, [alphabet[x] for x in rng.integers(0, len(alphabet), n)]),
+        # no nulls here: agg_concat with nulls has its own test below
+        "c": fixed_width_strings(rng, n),
+    }
+    ktype = KEY_TYPES[kind]
+    table = pa.table(
+        {
+            "k": pa.array(data["k"], ktype),
+            "k2": pa.array(data["k2"], pa.int64()),
+            "i": pa.array(data["i"], pa.int64()),
+            "f": pa.array(data["f"], pa.float64()),
+            "s": pa.array(data["s"], pa.string()),
+            "c": pa.array(data["c"], pa.string()),
+        }
+    )
+    pdf = pd.DataFrame(
+        {
+            "k": pd.Series(data["k"], dtype="Int64" if kind == "int" else object),
+            "k2": pd.Series(data["k2"], dtype="Int64"),
+            "i": pd.Series(data["i"], dtype="Int64"),
+            "f": pd.Series(data["f"], dtype="Float64"),
+            "s": pd.Series(data["s"], dtype=object),
+            "c": pd.Series(data["c"], dtype=object),
+        }
+    )
+    return table, pdf
+
+
+def close(actual, expected, scale=0.0):
+    if expected is None or actual is None:
+        return actual is None and expected is None
+    return math.isclose(actual, expected, rel_tol=1e-9, abs_tol=1e-9 * max(scale, 1.0))
+
+
+def chunks(s, width=CONCAT_WIDTH):
+    assert len(s) % width == 0, s
+    return sorted(s[i : i + width] for i in range(0, len(s), width))
+
+
+AGG_NAMES_INT = ["i_sum", "i_min", "i_max", "i_cnt", "i_all", "i_null", "i_ndv", "f_cnt", "s_cnt", "s_ndv"]
+
+
+# aggregations that collect values (no partial merge): they force a one-phase aggregation
+COLLECTING = {"i_list", "s_list", "i_ndv", "s_ndv", "c_cat"}
+
+
+def all_aggs():
+    return [
+        col("i").sum().alias("i_sum"),
+        col("i").mean().alias("i_mean"),
+        col("i").min().alias("i_min"),
+        col("i").max().alias("i_max"),
+        col("i").count().alias("i_cnt"),
+        col("i").count(mode="all").alias("i_all"),
+        col("i").count(mode="null").alias("i_null"),
+        col("i").stddev().alias("i_std"),
+        col("i").approx_count_distinct().alias("i_ndv"),
+        col("i").agg_list().alias("i_list"),
+        col("f").sum().alias("f_sum"),
+        col("f").mean().alias("f_mean"),
+        col("f").min().alias("f_min"),
+        col("f").max().alias("f_max"),
+        col("f").stddev().alias("f_std"),
+        col("f").count().alias("f_cnt"),
+        col("f").any_value().alias("f_any"),
+        col("s").min().alias("s_min"),
+        col("s").max().alias("s_max"),
+        col("s").count().alias("s_cnt"),
+        col("s").any_value().alias("s_any"),
+        col("s").agg_list().alias("s_list"),
+        col("s").approx_count_distinct().alias("s_ndv"),
+        col("c").agg_concat().alias("c_cat"),
+    ]
+
+
+EXPECTED_TYPES = {
+    "i_sum": pa.int64(),
+    "i_mean": pa.float64(),
+    "i_min": pa.int64(),
+    "i_max": pa.int64(),
+    "i_cnt": pa.uint64(),
+    "i_all": pa.uint64(),
+    "i_null": pa.uint64(),
+    "i_std": pa.float64(),
+    "i_ndv": pa.uint64(),
+    "f_sum": pa.float64(),
+    "f_mean": pa.float64(),
+    "f_std": pa.float64(),
+    "f_cnt": pa.uint64(),
+    "s_min": pa.string(),
+    "s_max": pa.string(),
+    "c_cat": (pa.string(), pa.large_string()),  # concatenation may widen offsets
+}
+
+
+def expected_groups(pdf: pd.DataFrame, by: str) -> dict:
+    """Expected aggregates per group, from pandas' vectorized groupby(dropna=False); list-like
+    expectations (multisets, value sets) from plain Python grouping."""
+    g = pdf.groupby(by, dropna=False, sort=False)
+    series = {
+        "i_sum": g["i"].sum(min_count=1),
+        "i_mean": g["i"].mean(),
+        "i_min": g["i"].min(),
+        "i_max": g["i"].max(),
+        "i_cnt": g["i"].count(),
+        "i_all": g.size(),
+        "i_std": g["i"].std(ddof=0),
+        "i_ndv": g["i"].nunique(dropna=True),
+        "f_sum": g["f"].sum(min_count=1),
+        "f_scale": pdf["f"].abs().groupby(pdf[by], dropna=False).sum(),
+        "f_mean": g["f"].mean(),
+        "f_min": g["f"].min(),
+        "f_max": g["f"].max(),
+        "f_std": g["f"].std(ddof=0),
+        "f_cnt": g["f"].count(),
+        "s_cnt": g["s"].count(),
+        "s_ndv": g["s"].nunique(dropna=True),
+    }
+    out: dict = {}
+    for name, ser in series.items():
+        for key, value in ser.items():
+            out.setdefault(norm(key), {})[name] = norm(value)
+    lists: dict = {}
+    for key, i, f, s_, c in zip(pdf[by], pdf["i"], pdf["f"], pdf["s"], pdf["c"], strict=True):
+        entry = lists.setdefault(norm(key), ([], [], [], []))
+        entry[0].append(norm(i))
+        entry[1].append(norm(f))
+        entry[2].append(norm(s_))
+        if c is not None:
+            entry[3].append(c)
+    assert set(lists) == set(out)
+    for key, (i, f, s_, c) in lists.items():
+        exp = out[key]
+        exp["i_null"] = exp["i_all"] - exp["i_cnt"]
+        if exp["i_cnt"] == 0:
+            exp["i_std"] = None
+        if exp["f_cnt"] == 0:
+            exp["f_std"] = None
+        exp["i_list"] = sorted(i, key=null_last)
+        exp["s_list"] = sorted(s_, key=null_last)
+        valid = [v for v in s_ if v is not None]
+        exp["s_min"] = min(valid) if valid else None
+        exp["s_max"] = max(valid) if valid else None
+        exp["f_set"] = set(f)
+        exp["s_set"] = set(s_)
+        exp["c_cat"] = sorted(c) if c else None
+    return out
+
+
+def check_row(row: dict, exp: dict, where: str) -> None:
+    for name in AGG_NAMES_INT:
+        assert row[name] == exp[name], (where, name, row[name], exp[name])
+    for name in ("i_min", "i_max", "f_min", "f_max", "s_min", "s_max"):
+        assert row[name] == exp[name], (where, name, row[name], exp[name])
+    assert close(row["f_sum"], exp["f_sum"], exp["f_scale"]), (where, row["f_sum"], exp["f_sum"])
+    for name in ("i_mean", "f_mean"):
+        assert close(row[name], exp[name], 1e3), (where, name, row[name], exp[name])
+    for name in ("i_std", "f_std"):
+        assert close(row[name], exp[name], 1e3), (where, name, row[name], exp[name])
+    assert row["f_any"] in exp["f_set"], (where, row["f_any"])
+    assert row["s_any"] in exp["s_set"], (where, row["s_any"])
+    assert sorted(row["i_list"], key=null_last) == exp["i_list"], where
+    assert sorted(row["s_list"], key=null_last) == exp["s_list"], where
+    if exp["c_cat"] is None:
+        assert row["c_cat"] is None, (where, row["c_cat"])
+    else:
+        assert chunks(row["c_cat"]) == exp["c_cat"], where
+
+
+# -- grouped aggregation -------------------------------------------------------------------------------
+@pytest.mark.parametrize("small", [False, True], ids=["bigmorsel", "morsel7"])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("seed,shape", CASES)
+def test_groupby_agg_matches_pandas(seed, shape, kind, small):
+    table, pdf = make_data(seed, shape, kind)
+    expected = expected_groups(pdf, "k") if len(pdf) else {}
+    df = ketch.from_arrow(table)
+    with morsels(small):
+        # all together (one phase, since some aggregations collect values), then split: the
+        # mergeable ones alone take the two-phase path (partial per morsel, then merge)
+        combined = df.groupby("k").agg(all_aggs()).to_arrow()
+        two_phase = df.groupby("k").agg([e for e in all_aggs() if e.name() not in COLLECTING]).to_arrow()
+        one_phase = df.groupby("k").agg([e for e in all_aggs() if e.name() in COLLECTING]).to_arrow()
+    assert combined.column_names == ["k"] + [e.name() for e in all_aggs()]
+    assert combined.schema.field("k").type == table.schema.field("k").type
+    for name, typ in EXPECTED_TYPES.items():
+        assert combined.schema.field(name).type in (typ if isinstance(typ, tuple) else (typ,)), name
+        split = two_phase if name in two_phase.column_names else one_phase
+        assert split.schema.field(name).type == combined.schema.field(name).type, name
+    split_rows: dict = {}
+    for part in (two_phase, one_phase):
+        rows = part.to_pylist()
+        assert len({r["k"] for r in rows}) == len(rows), "a group key appears more than once"
+        for r in rows:
+            split_rows.setdefault(r["k"], {}).update(r)
+    for label, rows in (("combined", combined.to_pylist()), ("split", list(split_rows.values()))):
+        got = {r["k"]: r for r in rows}
+        assert len(got) == len(rows), "a group key appears more than once"
+        assert set(got) == set(expected), label
+        for key, exp in expected.items():
+            check_row(got[key], exp, f"{label} key={str(key)[-20:]!r}")
+
+
+@pytest.mark.parametrize("small", [False, True], ids=["bigmorsel", "morsel7"])
+@pytest.mark.parametrize("seed,shape", CASES)
+def test_groupby_two_keys_vectorized_pandas(seed, shape, small):
+    """Two keys (one with nulls), checked against pandas' vectorized groupby(dropna=False)."""
+    table, pdf = make_data(seed, shape, "str")
+    with morsels(small):
+        out = (
+            ketch.from_arrow(table)
+            .groupby("k", "k2")
+            .agg(
+                col("i").sum().alias("i_sum"),
+                col("f").mean().alias("f_mean"),
+                col("i").count(mode="all").alias("n"),
+                col("s").max().alias("s_max"),
+            )
+            .to_arrow()
+            .to_pylist()
+        )
+    got = {(r["k"], r["k2"]): r for r in out}
+    assert len(got) == len(out)
+    g = pdf.groupby(["k", "k2"], dropna=False)
+    exp_sum = g["i"].sum(min_count=1)
+    exp_mean = g["f"].mean()
+    exp_n = g.size()
+    exp_max = g["s"].agg(lambda x: max([v for v in x if v is not None], default=None))
+    expected: dict = {}
+    for part, ser in enumerate((exp_sum, exp_mean, exp_n, exp_max)):
+        for key, value in ser.items():
+            expected.setdefault(tuple(norm(v) for v in key), [None] * 4)[part] = norm(value)
+    assert set(got) == set(expected)
+    for key, (s, m, n, mx) in expected.items():
+        row = got[key]
+        assert row["i_sum"] == s and row["n"] == n and row["s_max"] == mx, (key, row)
+        assert close(row["f_mean"], m, 1e3), (key, row["f_mean"], m)
+
+
+@pytest.mark.parametrize("seed", SEEDS[:2])
+def test_groupby_shortcuts_equal_explicit_aggs(seed):
+    table, _ = make_data(seed, "nullkeys", "int")
+    df = ketch.from_arrow(table).select("k", "i", "f")
+    for method in ("sum", "mean", "min", "max", "count", "stddev"):
+        short = df.groupby("k").__getattribute__(method)().sort("k").to_pydict()
+        explicit = (
+            df.groupby("k")
+            .agg(getattr(col("i"), method)(), getattr(col("f"), method)())
+            .sort("k")
+            .to_pydict()
+        )
+        assert short.keys() == explicit.keys()
+        assert short["k"] == explicit["k"]
+        for name in ("i", "f"):
+            for a, b in zip(short[name], explicit[name], strict=True):
+                assert close(a, b, 1e3), (method, name, a, b)
+    # shortcut restricted to named columns
+    assert df.groupby("k").sum("i").column_names == ["k", "i"]
+
+
+# -- global aggregation ----------------------------------------------------------------------------
+@pytest.mark.parametrize("small", [False, True], ids=["bigmorsel", "morsel7"])
+@pytest.mark.parametrize("seed,shape", CASES)
+@pytest.mark.parametrize("split", [False, True], ids=["combined", "split"])
+def test_global_agg_matches_pandas(seed, shape, small, split):
+    table, pdf = make_data(seed, shape, "int")
+    df = ketch.from_arrow(table)
+    with morsels(small):
+        if split:  # mergeable aggregations alone take the two-phase path
+            a = df.agg([e for e in all_aggs() if e.name() not in COLLECTING]).to_arrow()
+            b = df.agg([e for e in all_aggs() if e.name() in COLLECTING]).to_arrow()
+            assert a.num_rows == 1 and b.num_rows == 1
+            out = pa.Table.from_arrays(a.columns + b.columns, names=a.column_names + b.column_names)
+        else:
+            out = df.agg(all_aggs()).to_arrow()
+    assert out.num_rows == 1
+    for name, typ in EXPECTED_TYPES.items():
+        assert out.schema.field(name).type in (typ if isinstance(typ, tuple) else (typ,)), name
+    row = out.to_pylist()[0]
+    if shape == "empty":
+        for name in ("i_cnt", "i_all", "i_null", "f_cnt", "s_cnt", "i_ndv", "s_ndv"):
+            assert row[name] == 0, (name, row[name])
+        for name in (
+            "i_sum",
+            "i_mean",
+            "i_min",
+            "i_max",
+            "i_std",
+            "f_sum",
+            "f_mean",
+            "f_min",
+            "f_max",
+            "f_std",
+            "f_any",
+            "s_min",
+            "s_max",
+            "s_any",
+            "c_cat",
+        ):
+            assert row[name] is None, (name, row[name])
+        assert row["i_list"] in (None, []) and row["s_list"] in (None, [])
+        return
+    check_row(row, expected_groups(pdf.assign(_all=0), "_all")[0], "global")
+
+
+def test_global_agg_empty_after_filter():
+    df = ketch.from_pydict({"x": [1, 2, 3], "s": ["a", "b", "c"]}).where(col("x") > 10)
+    out = df.agg(
+        col("x").count().alias("n"),
+        col("x").count(mode="all").alias("na"),
+        col("x").sum().alias("sum"),
+        col("x").mean().alias("mean"),
+        col("s").min().alias("smin"),
+    ).to_pydict()
+    assert out == {"n": [0], "na": [0], "sum": [None], "mean": [None], "smin": [None]}
+
+
+# -- distinct ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("small", [False, True], ids=["bigmorsel", "morsel7"])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("seed,shape", CASES)
+def test_distinct_matches_pandas(seed, shape, kind, small):
+    table, pdf = make_data(seed, shape, kind)
+    df = ketch.from_arrow(table)
+    with morsels(small):
+        full = df.select("k", "k2").distinct().to_arrow().to_pylist()
+        subset = df.select("k", "k2", "s").distinct("k").to_arrow().to_pylist()
+        uniq = df.select("k2").unique().to_arrow().to_pylist()
+    got = sorted(((r["k"], r["k2"]) for r in full), key=lambda t: tuple(map(null_last, t)))
+    exp = sorted(
+        (tuple(norm(v) for v in t) for t in pdf[["k", "k2"]].drop_duplicates().itertuples(index=False)),
+        key=lambda t: tuple(map(null_last, t)),
+    )
+    assert got == exp
+    assert sorted((r["k2"] for r in uniq), key=null_last) == sorted(
+        {norm(v) for v in pdf["k2"]}, key=null_last
+    )
+    # distinct on a subset: one row per key, the other columns hold a value of that key's rows
+    assert list(subset[0]) if subset else True
+    keys = [r["k"] for r in subset]
+    assert len(keys) == len(set(keys))
+    allowed: dict = {}
+    for k, k2, s in zip(pdf["k"], pdf["k2"], pdf["s"], strict=True):
+        entry = allowed.setdefault(norm(k), (set(), set()))
+        entry[0].add(norm(k2))
+        entry[1].add(norm(s))
+    assert set(keys) == set(allowed)
+    for r in subset:
+        assert list(r) == ["k", "k2", "s"]
+        assert r["k2"] in allowed[r["k"]][0] and r["s"] in allowed[r["k"]][1]
+
+
+# -- plan-time type errors -----------------------------------------------------------------------------
+def test_sum_of_string_fails_at_plan_time():
+    df = ketch.from_pydict({"g": [1, 2], "name": ["a", "b"]})
+    with pytest.raises(KetchTypeError) as info:
+        df.groupby("g").agg(col("name").sum())
+    msg = str(info.value)
+    assert "sum" in msg and "string" in msg and "name" in msg
+    with pytest.raises(KetchTypeError, match="sum"):
+        df.agg(col("name").sum())
+    with pytest.raises(KetchTypeError, match="string"):
+        df.groupby("g").sum("name")
+
+
+@pytest.mark.parametrize("small", [False, True], ids=["bigmorsel", "morsel7"])
+def test_agg_concat_skips_nulls(small):
+    rng = np.random.default_rng(5)
+    n = 200
+    keys = [int(x) for x in rng.integers(0, 10, n)]
+    vals = with_nulls(rng, fixed_width_strings(rng, n), 0.2)
+    df = ketch.from_pydict({"k": keys, "c": vals})
+    with morsels(small):
+        got = {r["k"]: r["c"] for r in df.groupby("k").agg(col("c").agg_concat()).to_arrow().to_pylist()}
+        total = df.agg(col("c").agg_concat()).to_arrow().to_pylist()[0]["c"]
+    for k in set(keys):
+        members = [v for kk, v in zip(keys, vals, strict=True) if kk == k and v is not None]
+        assert got[k] is not None and chunks(got[k]) == sorted(members), k
+    assert total is not None and chunks(total) == sorted(v for v in vals if v is not None)
+
+
+@pytest.mark.parametrize("offset", [1e6, 1.7e9])
+def test_stddev_is_numerically_stable(offset):
+    rng = np.random.default_rng(11)
+    keys = [int(x) for x in rng.integers(0, 4, 400)]
+    vals = [offset + float(x) for x in rng.normal(0, 3, 400)]
+    pdf = pd.DataFrame({"k": keys, "x": vals})
+    exp = pdf.groupby("k")["x"].std(ddof=0)
+    df = ketch.from_pydict({"k": keys, "x": vals})
+    got = {r["k"]: r["x"] for r in df.groupby("k").agg(col("x").stddev()).to_arrow().to_pylist()}
+    for k, e in exp.items():
+        assert math.isclose(got[k], e, rel_tol=1e-6), (k, got[k], e)
+    total = df.agg(col("x").stddev()).to_arrow().to_pylist()[0]["x"]
+    assert math.isclose(total, float(np.std(vals)), rel_tol=1e-6)
+
+
+def test_groupby_and_distinct_float_keys_negative_zero():
+    pdf = pd.DataFrame({"f": [0.0, -0.0, 1.5, None, 1.5, -0.0], "v": [1, 2, 3, 4, 5, 6]})
+    exp = {norm(k): int(v) for k, v in pdf.groupby("f", dropna=False)["v"].sum().items()}
+    df = ketch.from_pandas(pdf)
+    got = {r["f"]: r["v"] for r in df.groupby("f").agg(col("v").sum()).to_arrow().to_pylist()}
+    assert got == exp == {0.0: 9, 1.5: 8, None: 4}
+    assert df.select("f").distinct().count_rows() == len(pdf["f"].drop_duplicates()) == 3
