@@ -39,3 +39,18 @@ def fact(data_dir: str) -> str:
 
 def dim(data_dir: str) -> str:
     return os.path.join(data_dir, "dim.parquet")
+
+
+def low_memory_config(data_dir: str) -> dict:
+    """Ketch's execution config for the low-memory cases: a budget of half the fact table's size
+    in memory, so sort, aggregate and join must spill; spill files under the data directory."""
+    import pyarrow.parquet as pq
+
+    in_memory = pq.read_metadata(fact(data_dir)).num_rows * 24  # three 8-byte columns
+    return {"memory_budget_bytes": in_memory // 2, "spill_dir": os.path.join(data_dir, "spill")}
+
+
+def peak_rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -58,7 +58,7 @@ def run_case(name: str, engine: str, data_dir: Path) -> dict:
         "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m);"
         f"t = time.perf_counter(); out = m.run_{engine}({str(data_dir)!r});"
         "out['seconds'] = time.perf_counter() - t;"
-        "out['peak_rss_mb'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024;"
+        "out.setdefault('peak_rss_mb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024);"
         "print('RESULT ' + json.dumps(out))"
     )
     proc = subprocess.run([str(python), "-c", code], capture_output=True, text=True, cwd=REPO)
@@ -105,9 +105,10 @@ def main() -> int:
                 print(f"{engine:<16}{'error':>10}  {out['error']}")
                 continue
             ratio = out["seconds"] / base if base else float("nan")
+            bound = f"  (RSS bound {out['rss_bound_mb']:.0f} MB)" if "rss_bound_mb" in out else ""
             print(
                 f"{engine:<16}{out['seconds']:>10.3f}{ratio:>10.2f}{out['rows']:>10}{out['peak_rss_mb']:>10.0f}"
-                f"  {out['check']:.4f}"
+                f"  {out['check']:.4f}{bound}"
             )
         (RESULTS / f"{name}.json").write_text(
             json.dumps(

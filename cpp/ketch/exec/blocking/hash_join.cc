@@ -15,6 +15,7 @@ namespace ac = arrow::acero;
 namespace cp = arrow::compute;
 
 constexpr const char* kLeftRow = "__ketch_left_row";
+constexpr int64_t kProbeChunkRows = 256 * 1024;
 constexpr const char* kRightRow = "__ketch_right_row";
 
 std::string KeyName(const char* side, size_t i) {
@@ -163,19 +164,34 @@ arrow::Status HashJoinSource::Produce(const Emit& emit) {
     }
     return arrow::Status::OK();
   };
+  // Inner, left, semi and anti joins treat each left row on its own, so when the right input is the
+  // smaller (build) side the left side is probed in chunks: the output streams out chunk by chunk
+  // instead of materializing at once, and a hot key's rows never all sit in memory together.
+  const bool chunk_left = spec_.how == JoinType::kInner || spec_.how == JoinType::kLeft ||
+                          spec_.how == JoinType::kSemi || spec_.how == JoinType::kAnti;
+  auto join_and_emit = [&](const std::shared_ptr<arrow::Table>& left,
+                           const std::shared_ptr<arrow::Table>& right) -> arrow::Status {
+    if (!chunk_left || left->num_rows() <= std::max<int64_t>(right->num_rows(), kProbeChunkRows)) {
+      ARROW_ASSIGN_OR_RAISE(auto joined, JoinTables(left, right));
+      return emit_table(*joined);
+    }
+    for (int64_t start = 0; start < left->num_rows(); start += kProbeChunkRows) {
+      ARROW_ASSIGN_OR_RAISE(auto joined, JoinTables(left->Slice(start, kProbeChunkRows), right));
+      ARROW_RETURN_NOT_OK(emit_table(*joined));
+    }
+    return arrow::Status::OK();
+  };
   if (!left_->spilled() && !right_->spilled()) {
     ARROW_ASSIGN_OR_RAISE(auto left, left_->All());
     ARROW_ASSIGN_OR_RAISE(auto right, right_->All());
-    ARROW_ASSIGN_OR_RAISE(auto joined, JoinTables(left, right));
-    return emit_table(*joined);
+    return join_and_emit(left, right);
   }
   // Grace hash join: equal keys share a partition on both sides.
   for (int p = 0; p < JoinPartitioner::kPartitions; ++p) {
     ARROW_ASSIGN_OR_RAISE(auto left, left_->Partition(p));
     ARROW_ASSIGN_OR_RAISE(auto right, right_->Partition(p));
     if (left->num_rows() == 0 && right->num_rows() == 0) continue;
-    ARROW_ASSIGN_OR_RAISE(auto joined, JoinTables(left, right));
-    ARROW_RETURN_NOT_OK(emit_table(*joined));
+    ARROW_RETURN_NOT_OK(join_and_emit(left, right));
   }
   return arrow::Status::OK();
 }

@@ -76,7 +76,9 @@ arrow::Result<std::unique_ptr<WriteParquetSink>> WriteParquetSink::Make(
   st.schema = std::move(schema);
   ARROW_ASSIGN_OR_RAISE(auto out, arrow::io::FileOutputStream::Open(st.temp_path));
   ARROW_ASSIGN_OR_RAISE(auto codec, Codec(st.info.compression));
-  auto props = parquet::WriterProperties::Builder().compression(codec)->build();
+  // Row groups of 256Ki rows: the writer buffers one row group, so this bounds its memory.
+  auto props =
+      parquet::WriterProperties::Builder().compression(codec)->max_row_group_length(256 * 1024)->build();
   auto arrow_props = parquet::ArrowWriterProperties::Builder().store_schema()->build();
   ARROW_ASSIGN_OR_RAISE(st.writer, parquet::arrow::FileWriter::Open(*st.schema, arrow::default_memory_pool(),
                                                                     out, props, arrow_props));
