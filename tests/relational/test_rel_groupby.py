@@ -2,80 +2,39 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from rel_data import (
+    KEY_TYPES,
+    KINDS,
+    SEEDS,
+    N,
+    key_values,
+    morsels,
+    norm,
+    null_last,
+    seed_shape_cases,
+    with_nulls,
+)
 
 import ketch
 from ketch import col
 from ketch.errors import KetchTypeError
 
-SEEDS = [0, 1, 2, 3, 4]
 SHAPES = ["empty", "dup", "skewed", "distinct", "nullkeys"]
-KINDS = ["int", "str", "widestr"]
-N = 200
 # (seed, shape) pairs; the empty input is the same for every seed, so it runs once
-CASES = [(seed, shape) for shape in SHAPES for seed in (SEEDS if shape != "empty" else SEEDS[:1])]
+CASES = seed_shape_cases(SHAPES)
 CONCAT_WIDTH = 4
-KEY_TYPES = {"int": pa.int64(), "str": pa.string(), "widestr": pa.large_string()}  # wide keys: 64-bit offsets
-_WIDE_PREFIX = "".join(np.random.default_rng(99).choice(list("abcdefghij"), 1000))
 
 
-# -- helpers (kept local: each test_rel_* file is self-contained) ----------------------------------
-def norm(v):
-    if v is None or v is pd.NA:
-        return None
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, float) and math.isnan(v):
-        return None
-    return v
-
-
-def null_last(v):
-    return (v is None, v)
-
-
-def morsels(small: bool):
-    return ketch.execution_config_ctx(morsel_size_rows=7) if small else contextlib.nullcontext()
-
-
-def conv_key(code: int, kind: str):
-    if kind == "int":
-        return code * 1_000_003 - 500_000_000
-    if kind == "str":
-        return f"k{code}"
-    return _WIDE_PREFIX[: 990 + code % 10] + str(code)
-
-
-def key_values(rng, n, shape, kind):
-    if shape == "empty":
-        return []
-    if shape == "dup":
-        codes = np.full(n, 7)
-    elif shape == "skewed":
-        codes = np.where(rng.random(n) < 0.9, 3, rng.integers(0, 1000, n))
-    elif shape == "distinct":
-        codes = rng.permutation(n * 10)[:n]
-    else:  # nullkeys
-        codes = rng.integers(0, 20, n)
-    null_frac = {"dup": 0.0, "skewed": 0.05, "distinct": 0.1, "nullkeys": 0.4}[shape]
-    nulls = rng.random(n) < null_frac
-    return [None if nl else conv_key(int(c), kind) for c, nl in zip(codes, nulls, strict=True)]
-
-
+# -- helpers (the ones shared by all test_rel_* files live in rel_data.py) ----------------------------
 def fixed_width_strings(rng, n, width=CONCAT_WIDTH):
     letters = np.array(list("pqrs"))[rng.integers(0, 4, (n, width))]
     return ["".join(row) for row in letters]
-
-
-def with_nulls(rng, values, frac=0.15):
-    mask = rng.random(len(values)) < frac
-    return [None if m else v for v, m in zip(values, mask, strict=True)]
 
 
 def make_data(seed, shape, kind, n=N):
@@ -86,9 +45,9 @@ def make_data(seed, shape, kind, n=N):
     data = {
         "k": keys,
         "k2": with_nulls(rng, [int(x) for x in rng.integers(0, 3, n)], 0.2),
-        "i": with_nulls(rng, [int(x) for x in rng.integers(-1000, 1001, n)]),
-        "f": with_nulls(rng, [float(x) for x in rng.normal(0, 100, n)]),
-        "s": with_nulls(rng, [alphabet[x] for x in rng.integers(0, len(alphabet), n)]),
+        "i": with_nulls(rng, [int(x) for x in rng.integers(-1000, 1001, n)], 0.15),
+        "f": with_nulls(rng, [float(x) for x in rng.normal(0, 100, n)], 0.15),
+        "s": with_nulls(rng, [alphabet[x] for x in rng.integers(0, len(alphabet), n)], 0.15),
         # no nulls here: agg_concat with nulls has its own test below
         "c": fixed_width_strings(rng, n),
     }

@@ -3,74 +3,21 @@ randomized inputs; plan-time key type errors; filter pushdown below a join in ex
 
 from __future__ import annotations
 
-import contextlib
-import math
-
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from rel_data import KEY_TYPES, KINDS, SEEDS, key_values, morsels, norm, row_key, seed_shape_cases, with_nulls
 
 import ketch
 from ketch import col
 from ketch.errors import KetchTypeError
 
-SEEDS = [0, 1, 2, 3, 4]
 SHAPES = ["empty_left", "empty_right", "dup", "skewed", "distinct", "nullkeys"]
-KINDS = ["int", "str", "widestr"]
 HOWS = ["inner", "left", "right", "outer", "semi", "anti"]
-CASES = [(seed, shape) for shape in SHAPES for seed in (SEEDS[:1] if shape.startswith("empty") else SEEDS)]
+CASES = seed_shape_cases(SHAPES)
 SIZES = {"dup": (30, 25), "skewed": (40, 30)}  # n_left, n_right; default below
 DEFAULT_SIZE = (80, 60)
-KEY_TYPES = {"int": pa.int64(), "str": pa.string(), "widestr": pa.large_string()}  # wide keys: 64-bit offsets
-_WIDE_PREFIX = "".join(np.random.default_rng(99).choice(list("abcdefghij"), 1000))
-
-
-def norm(v):
-    if v is None or v is pd.NA:
-        return None
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, float) and math.isnan(v):
-        return None
-    return v
-
-
-def row_key(row):
-    return tuple((v is None, v) for v in row)
-
-
-def morsels(small: bool):
-    return ketch.execution_config_ctx(morsel_size_rows=7) if small else contextlib.nullcontext()
-
-
-def conv_key(code: int, kind: str):
-    if kind == "int":
-        return code * 1_000_003 - 500_000_000
-    if kind == "str":
-        return f"k{code}"
-    return _WIDE_PREFIX[: 990 + code % 10] + str(code)
-
-
-def key_values(rng, n, shape, kind):
-    if n == 0:
-        return []
-    if shape == "dup":
-        codes = np.full(n, 7)
-    elif shape == "skewed":
-        codes = np.where(rng.random(n) < 0.9, 3, rng.integers(0, 100, n))
-    elif shape == "distinct":
-        codes = rng.permutation(n * 2)[:n]  # unique per side, ~half overlap between sides
-    else:  # nullkeys and the empty shapes' other side
-        codes = rng.integers(0, 20, n)
-    null_frac = {"dup": 0.0, "skewed": 0.05, "distinct": 0.1}.get(shape, 0.4)
-    nulls = rng.random(n) < null_frac
-    return [None if nl else conv_key(int(c), kind) for c, nl in zip(codes, nulls, strict=True)]
-
-
-def with_nulls(rng, values, frac=0.2):
-    mask = rng.random(len(values)) < frac
-    return [None if m else v for v, m in zip(values, mask, strict=True)]
 
 
 def sides(seed, shape, kind, key_names=("k", "k")):
@@ -83,8 +30,9 @@ def sides(seed, shape, kind, key_names=("k", "k")):
         n_right = 0
     ktype = KEY_TYPES[kind]
     kdtype = "Int64" if kind == "int" else object
-    lkeys = key_values(rng, n_left, shape, kind)
-    rkeys = key_values(rng, n_right, shape, kind)
+    # keys: "skewed" has its rest from 100 codes; "distinct" is unique per side, ~half overlap between sides
+    lkeys = key_values(rng, n_left, shape, kind, skew_range=100, distinct_ratio=2)
+    rkeys = key_values(rng, n_right, shape, kind, skew_range=100, distinct_ratio=2)
     a = with_nulls(rng, [int(x) for x in rng.integers(-50, 50, n_left)])
     b = with_nulls(rng, [f"b{x}" for x in rng.integers(0, 30, n_right)])
     lk, rk = key_names

@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from rel_data import SEEDS, morsels, norm
 
 import ketch
 from ketch import col
-
-SEEDS = [0, 1, 2, 3, 4]
-
-
-def norm(v):
-    if v is None or v is pd.NA:
-        return None
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, float) and math.isnan(v):
-        return None
-    return v
-
-
-def morsels(small: bool):
-    return ketch.execution_config_ctx(morsel_size_rows=7) if small else contextlib.nullcontext()
 
 
 def random_lists(rng, n, make_value, null_frac=0.15, empty_frac=0.15, max_len=5):

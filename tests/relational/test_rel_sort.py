@@ -4,69 +4,19 @@ checked too; an ``id`` column records the input position."""
 
 from __future__ import annotations
 
-import contextlib
-import math
-
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from rel_data import KEY_TYPES, KINDS, SEEDS, N, key_values, morsels, norm, seed_shape_cases, with_nulls
 
 import ketch
 from ketch import col
 
-SEEDS = [0, 1, 2, 3, 4]
 SHAPES = ["empty", "dup", "skewed", "distinct", "nullkeys"]
-KINDS = ["int", "str", "widestr"]
-CASES = [(seed, shape) for shape in SHAPES for seed in (SEEDS if shape != "empty" else SEEDS[:1])]
-N = 200
-KEY_TYPES = {"int": pa.int64(), "str": pa.string(), "widestr": pa.large_string()}  # wide keys: 64-bit offsets
-_WIDE_PREFIX = "".join(np.random.default_rng(99).choice(list("abcdefghij"), 1000))
+CASES = seed_shape_cases(SHAPES)
 # (desc, nulls_first); None = the default (nulls first iff descending)
 ORDERS = [(d, nf) for d in (False, True) for nf in (None, True, False)]
-
-
-def norm(v):
-    if v is None or v is pd.NA:
-        return None
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, float) and math.isnan(v):
-        return None
-    return v
-
-
-def morsels(small: bool):
-    return ketch.execution_config_ctx(morsel_size_rows=7) if small else contextlib.nullcontext()
-
-
-def conv_key(code: int, kind: str):
-    if kind == "int":
-        return code * 1_000_003 - 500_000_000
-    if kind == "str":
-        return f"k{code}"
-    return _WIDE_PREFIX[: 990 + code % 10] + str(code)
-
-
-def key_values(rng, n, shape, kind):
-    if shape == "empty":
-        return []
-    if shape == "dup":
-        codes = np.full(n, 7)
-    elif shape == "skewed":
-        codes = np.where(rng.random(n) < 0.9, 3, rng.integers(0, 1000, n))
-    elif shape == "distinct":
-        codes = rng.permutation(n * 10)[:n]
-    else:
-        codes = rng.integers(0, 20, n)
-    null_frac = {"dup": 0.0, "skewed": 0.05, "distinct": 0.1, "nullkeys": 0.4}[shape]
-    nulls = rng.random(n) < null_frac
-    return [None if nl else conv_key(int(c), kind) for c, nl in zip(codes, nulls, strict=True)]
-
-
-def with_nulls(rng, values, frac=0.2):
-    mask = rng.random(len(values)) < frac
-    return [None if m else v for v, m in zip(values, mask, strict=True)]
 
 
 def make_data(seed, shape, kind, n=N):

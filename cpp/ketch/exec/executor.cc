@@ -15,6 +15,7 @@
 #include "ketch/exec/blocking/sort_sink.h"
 #include "ketch/exec/intermediate/explode.h"
 #include "ketch/exec/intermediate/project.h"
+#include "ketch/exec/morsel.h"
 #include "ketch/exec/sinks/sinks.h"
 #include "ketch/exec/sources/in_memory_source.h"
 #include "ketch/exec/sources/materialized_source.h"

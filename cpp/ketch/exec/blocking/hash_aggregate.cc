@@ -5,8 +5,6 @@
 #include <arrow/compute/api.h>
 #include <arrow/compute/row/grouper.h>
 
-#include "ketch/exec/blocking/sort_sink.h"
-
 namespace ketch {
 namespace {
 
@@ -198,35 +196,19 @@ arrow::Status AggregateFinalSink::SpillBatch(const std::shared_ptr<arrow::Record
   for (int64_t i = 0; i < batch->num_rows(); ++i) {
     partition.UnsafeAppend(static_cast<int32_t>(group_ids.Value(i) % kSpillPartitions));
   }
-  ARROW_ASSIGN_OR_RAISE(auto partition_ids, partition.Finish());
+  std::shared_ptr<arrow::Int32Array> partition_array;
+  ARROW_RETURN_NOT_OK(partition.Finish(&partition_array));
+  ARROW_ASSIGN_OR_RAISE(auto parts, SplitByPartition(batch, partition_array, kSpillPartitions));
   for (int p = 0; p < kSpillPartitions; ++p) {
-    ARROW_ASSIGN_OR_RAISE(auto mask, cp::CallFunction("equal", {partition_ids, arrow::Datum(p)}));
-    ARROW_ASSIGN_OR_RAISE(auto part, cp::Filter(batch, mask));
-    if (part.record_batch()->num_rows() > 0) ARROW_RETURN_NOT_OK(partitions_[p]->Write(*part.record_batch()));
+    if (parts[p]->num_rows() > 0) ARROW_RETURN_NOT_OK(partitions_[p]->Write(*parts[p]));
   }
   return arrow::Status::OK();
 }
 
-arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> AggregateFinalSink::Finalize() {
-  std::vector<std::shared_ptr<arrow::RecordBatch>> out;
-  ARROW_RETURN_NOT_OK(ProduceOutput(
-      [&](std::shared_ptr<arrow::RecordBatch> batch, int64_t, std::shared_ptr<arrow::Int64Array>) {
-        out.push_back(std::move(batch));
-        return arrow::Status::OK();
-      }));
-  return out;
-}
-
 arrow::Status AggregateFinalSink::ProduceOutput(const Source::Emit& emit) {
   int64_t row = 0;
-  auto emit_table = [&](const std::shared_ptr<arrow::Table>& table) -> arrow::Status {
-    ARROW_ASSIGN_OR_RAISE(auto chunks, TableToBatches(*table, morsel_rows_));
-    for (auto& chunk : chunks) {
-      const int64_t n = chunk->num_rows();
-      ARROW_RETURN_NOT_OK(emit(std::move(chunk), row, nullptr));
-      row += n;
-    }
-    return arrow::Status::OK();
+  auto emit_table = [&](const std::shared_ptr<arrow::Table>& table) {
+    return EmitTable(*table, morsel_rows_, &row, emit);
   };
   if (!spilled()) {
     ARROW_ASSIGN_OR_RAISE(auto table, Merge(std::move(partials_)));

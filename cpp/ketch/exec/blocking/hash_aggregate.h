@@ -3,7 +3,7 @@
 #include <arrow/compute/row/grouper.h>
 
 #include "ketch/common/memory_manager.h"
-#include "ketch/exec/operator.h"
+#include "ketch/exec/morsel.h"
 #include "ketch/io/spill_file.h"
 #include "ketch/plan/logical/logical_plan.h"
 
@@ -44,7 +44,7 @@ class AggregatePartialOperator : public IntermediateOperator {
 /// kSpillPartitions by its keys' group id (Arrow's Grouper, so equal keys always land in the same
 /// partition) and appended to that partition's IPC file; the output then merges one partition at
 /// a time.
-class AggregateFinalSink : public StreamingSink {
+class AggregateFinalSink : public BlockingSink {
  public:
   static constexpr int kSpillPartitions = 16;
 
@@ -60,7 +60,6 @@ class AggregateFinalSink : public StreamingSink {
   std::string name() const override { return "AggregateFinal"; }
   arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> Push(
       std::shared_ptr<arrow::RecordBatch> morsel) override;
-  arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> Finalize() override;
   arrow::Status ProduceOutput(const Source::Emit& emit) override;
 
   bool spilled() const { return !partitions_.empty(); }

@@ -6,7 +6,7 @@
 
 #include <set>
 
-#include "ketch/exec/blocking/sort_sink.h"
+#include "ketch/exec/morsel.h"
 
 namespace ketch {
 namespace {
@@ -155,15 +155,7 @@ arrow::Result<std::shared_ptr<arrow::Table>> HashJoinSource::JoinTables(
 
 arrow::Status HashJoinSource::Produce(const Emit& emit) {
   int64_t row = 0;
-  auto emit_table = [&](const arrow::Table& table) -> arrow::Status {
-    ARROW_ASSIGN_OR_RAISE(auto batches, TableToBatches(table, morsel_rows_));
-    for (auto& batch : batches) {
-      const int64_t n = batch->num_rows();
-      ARROW_RETURN_NOT_OK(emit(std::move(batch), row, nullptr));
-      row += n;
-    }
-    return arrow::Status::OK();
-  };
+  auto emit_table = [&](const arrow::Table& table) { return EmitTable(table, morsel_rows_, &row, emit); };
   // Inner, left, semi and anti joins treat each left row on its own, so when the right input is the
   // smaller (build) side the left side is probed in chunks: the output streams out chunk by chunk
   // instead of materializing at once, and a hot key's rows never all sit in memory together.
@@ -254,10 +246,9 @@ arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> JoinInputSink:
 
 arrow::Status JoinInputSink::SpillBatch(const std::shared_ptr<arrow::RecordBatch>& batch) {
   ARROW_ASSIGN_OR_RAISE(auto partition, partitioner_->Partition(*batch, keys_));
+  ARROW_ASSIGN_OR_RAISE(auto parts, SplitByPartition(batch, partition, JoinPartitioner::kPartitions));
   for (int p = 0; p < JoinPartitioner::kPartitions; ++p) {
-    ARROW_ASSIGN_OR_RAISE(auto mask, cp::CallFunction("equal", {partition, arrow::Datum(p)}));
-    ARROW_ASSIGN_OR_RAISE(auto part, cp::Filter(batch, mask));
-    if (part.record_batch()->num_rows() > 0) ARROW_RETURN_NOT_OK(partitions_[p]->Write(*part.record_batch()));
+    if (parts[p]->num_rows() > 0) ARROW_RETURN_NOT_OK(partitions_[p]->Write(*parts[p]));
   }
   return arrow::Status::OK();
 }

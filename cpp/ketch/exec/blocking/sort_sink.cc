@@ -1,25 +1,10 @@
 #include "ketch/exec/blocking/sort_sink.h"
 
 #include <arrow/compute/api.h>
-#include <arrow/util/byte_size.h>
 
 namespace ketch {
 
 namespace cp = arrow::compute;
-
-int64_t BatchBytes(const arrow::RecordBatch& batch) {
-  auto bytes = arrow::util::ReferencedBufferSize(batch);
-  return bytes.ok() ? *bytes : arrow::util::TotalBufferSize(batch);
-}
-
-arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> TableToBatches(const arrow::Table& table,
-                                                                               int64_t rows) {
-  arrow::TableBatchReader reader(table);
-  reader.set_chunksize(rows);
-  std::vector<std::shared_ptr<arrow::RecordBatch>> out;
-  ARROW_ASSIGN_OR_RAISE(out, reader.ToRecordBatches());
-  return out;
-}
 
 arrow::Result<std::shared_ptr<arrow::Table>> SortSink::SortTable(std::shared_ptr<arrow::Table> table) const {
   std::vector<cp::SortKey> keys;
@@ -59,16 +44,6 @@ arrow::Status SortSink::SpillRun() {
   return arrow::Status::OK();
 }
 
-arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> SortSink::Finalize() {
-  std::vector<std::shared_ptr<arrow::RecordBatch>> out;
-  ARROW_RETURN_NOT_OK(ProduceOutput(
-      [&](std::shared_ptr<arrow::RecordBatch> batch, int64_t, std::shared_ptr<arrow::Int64Array>) {
-        out.push_back(std::move(batch));
-        return arrow::Status::OK();
-      }));
-  return out;
-}
-
 arrow::Status SortSink::ProduceOutput(const Source::Emit& emit) {
   if (runs_.empty()) {
     ARROW_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(schema_, std::move(batches_)));
@@ -76,14 +51,8 @@ arrow::Status SortSink::ProduceOutput(const Source::Emit& emit) {
     held_.Release();
     if (table->num_rows() == 0) return arrow::Status::OK();
     ARROW_ASSIGN_OR_RAISE(auto sorted, SortTable(std::move(table)));
-    ARROW_ASSIGN_OR_RAISE(auto chunks, TableToBatches(*sorted, morsel_rows_));
     int64_t row = 0;
-    for (auto& chunk : chunks) {
-      const int64_t n = chunk->num_rows();
-      ARROW_RETURN_NOT_OK(emit(std::move(chunk), row, nullptr));
-      row += n;
-    }
-    return arrow::Status::OK();
+    return EmitTable(*sorted, morsel_rows_, &row, emit);
   }
   ARROW_RETURN_NOT_OK(SpillRun());
   return MergeRuns(emit);
@@ -157,12 +126,7 @@ arrow::Status SortSink::MergeRuns(const Source::Emit& emit) {
     const auto& tr = static_cast<const arrow::Int32Array&>(*taken_runs_array);
     for (int64_t i = 0; i < tr.length(); ++i) ++taken[tr.Value(i)];
     for (size_t r : live) cursors[r].batch = cursors[r].batch->Slice(taken[r]);
-    ARROW_ASSIGN_OR_RAISE(auto chunks, TableToBatches(*out.table(), morsel_rows_));
-    for (auto& chunk : chunks) {
-      const int64_t n = chunk->num_rows();
-      ARROW_RETURN_NOT_OK(emit(std::move(chunk), row, nullptr));
-      row += n;
-    }
+    ARROW_RETURN_NOT_OK(EmitTable(*out.table(), morsel_rows_, &row, emit));
   }
   return arrow::Status::OK();
 }

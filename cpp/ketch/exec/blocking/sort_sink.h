@@ -1,7 +1,7 @@
 #pragma once
 
 #include "ketch/common/memory_manager.h"
-#include "ketch/exec/operator.h"
+#include "ketch/exec/morsel.h"
 #include "ketch/io/spill_file.h"
 #include "ketch/plan/logical/logical_plan.h"
 
@@ -16,7 +16,7 @@ namespace ketch {
 /// to the smallest "last row" among the runs (everything after it may still be preceded by rows not
 /// yet read). Only one batch per run is in memory during the merge. With spills, rows with equal
 /// keys from different runs may come out in any order (not stable across runs).
-class SortSink : public StreamingSink {
+class SortSink : public BlockingSink {
  public:
   SortSink(SortSpec spec, std::shared_ptr<arrow::Schema> schema, int64_t morsel_rows, MemoryManager* memory,
            std::string spill_dir)
@@ -28,7 +28,6 @@ class SortSink : public StreamingSink {
   std::string name() const override { return "Sort"; }
   arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> Push(
       std::shared_ptr<arrow::RecordBatch> morsel) override;
-  arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> Finalize() override;
   arrow::Status ProduceOutput(const Source::Emit& emit) override;
 
   int64_t spilled_runs() const { return static_cast<int64_t>(runs_.size()); }

@@ -473,32 +473,28 @@ std::vector<std::string> LogicalPlan::Details() const {
   return out;
 }
 
-std::string RenderPlanTree(const std::vector<std::pair<std::string, std::vector<std::string>>>& nodes) {
-  std::ostringstream out;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (i) out << "|\n";
-    out << "* " << nodes[i].first << "\n";
-    for (const auto& detail : nodes[i].second) out << "|   " << detail << "\n";
-  }
-  return out.str();
-}
-
-std::string LogicalPlan::ToString() const {
-  std::string out = RenderPlanTree({{Label(), Details()}});
-  if (inputs_.size() == 1) return out + "|\n" + inputs_[0]->ToString();
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    // Multi-input nodes (join, concat): each input indented under its own branch.
-    std::string child = inputs_[i]->ToString();
+std::string RenderPlanNode(const std::string& label, const std::vector<std::string>& details,
+                           const std::vector<std::string>& inputs) {
+  std::string out = "* " + label + "\n";
+  for (const auto& detail : details) out += "|   " + detail + "\n";
+  if (inputs.size() == 1) return out + "|\n" + inputs[0];
+  for (size_t i = 0; i < inputs.size(); ++i) {
     out += "|\n|--- input " + std::to_string(i) + ":\n";
     size_t start = 0;
-    while (start < child.size()) {
-      size_t end = child.find('\n', start);
-      out += "|    " + child.substr(start, end - start) + "\n";
+    while (start < inputs[i].size()) {
+      size_t end = inputs[i].find('\n', start);
+      out += "|    " + inputs[i].substr(start, end - start) + "\n";
       if (end == std::string::npos) break;
       start = end + 1;
     }
   }
   return out;
+}
+
+std::string LogicalPlan::ToString() const {
+  std::vector<std::string> inputs;
+  for (const auto& input : inputs_) inputs.push_back(input->ToString());
+  return RenderPlanNode(Label(), Details(), inputs);
 }
 
 }  // namespace ketch

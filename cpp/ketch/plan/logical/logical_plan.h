@@ -156,7 +156,10 @@ struct AggregationInfo {
 };
 arrow::Result<AggregationInfo> ResolveAggregation(const ExprPtr& expr, const arrow::Schema& schema);
 
-/// Renders a tree of nodes given label/details/children accessors (shared by logical and physical plans).
-std::string RenderPlanTree(const std::vector<std::pair<std::string, std::vector<std::string>>>& nodes);
+/// Renders one plan node and its rendered inputs in Daft's explain style ("* Label",
+/// "|   Key = value", "|" between a node and its single input; multi-input nodes indent each input
+/// under "|--- input i:"). Shared by the logical and physical plans.
+std::string RenderPlanNode(const std::string& label, const std::vector<std::string>& details,
+                           const std::vector<std::string>& inputs);
 
 }  // namespace ketch

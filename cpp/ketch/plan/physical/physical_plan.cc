@@ -137,20 +137,9 @@ std::vector<std::string> PhysicalNode::Details() const {
 }
 
 std::string PhysicalNode::ToString() const {
-  std::string out = RenderPlanTree({{Label(), Details()}});
-  if (inputs.size() == 1) return out + "|\n" + inputs[0]->ToString();
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    std::string child = inputs[i]->ToString();
-    out += "|\n|--- input " + std::to_string(i) + ":\n";
-    size_t start = 0;
-    while (start < child.size()) {
-      size_t end = child.find('\n', start);
-      out += "|    " + child.substr(start, end - start) + "\n";
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
-  }
-  return out;
+  std::vector<std::string> rendered;
+  for (const auto& input : inputs) rendered.push_back(input->ToString());
+  return RenderPlanNode(Label(), Details(), rendered);
 }
 
 }  // namespace ketch
