@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <semaphore>
@@ -91,8 +92,14 @@ struct PipelineStage {
 /// listed in `stages` in the order they must run (inputs first); the root pipeline is built in place.
 class PipelineBuilder {
  public:
-  PipelineBuilder(const ExecutionConfig& config, MemoryManager* memory)
-      : config_(config), memory_(memory), compute_(ComputePool(config.num_compute_threads)) {}
+  /// `run_stage` runs a finished input pipeline right away (inputs run before their consumer is
+  /// even built, so the builder can choose a plan shape from what they produced).
+  PipelineBuilder(const ExecutionConfig& config, MemoryManager* memory,
+                  std::function<arrow::Status(PipelineStage&)> run_stage)
+      : config_(config),
+        memory_(memory),
+        compute_(ComputePool(config.num_compute_threads)),
+        run_stage_(std::move(run_stage)) {}
 
   std::vector<PipelineStage> stages;
 
@@ -173,17 +180,34 @@ class PipelineBuilder {
           key_types.push_back(cast ? cast : l);
         }
         auto partitioner = std::make_shared<JoinPartitioner>(key_types);
-        ARROW_ASSIGN_OR_RAISE(
-            auto* left, StreamInto(*node.inputs[0],
-                                   std::make_unique<JoinInputSink>(partitioner, spec.left_on, left_schema,
-                                                                   memory_, config_.spill_dir)));
-        ARROW_ASSIGN_OR_RAISE(
-            auto* right, StreamInto(*node.inputs[1],
-                                    std::make_unique<JoinInputSink>(partitioner, spec.right_on, right_schema,
-                                                                    memory_, config_.spill_dir)));
-        pipeline->source = std::make_unique<HashJoinSource>(
-            static_cast<JoinInputSink*>(left), static_cast<JoinInputSink*>(right), spec, left_schema,
-            right_schema, logical.schema(), config_.morsel_size_rows);
+        // The build side (right) runs first.
+        ARROW_ASSIGN_OR_RAISE(auto* right_sink,
+                              StreamInto(*node.inputs[1], std::make_unique<JoinInputSink>(
+                                                              partitioner, spec.right_on, right_schema,
+                                                              memory_, config_.spill_dir)));
+        auto* right = static_cast<JoinInputSink*>(right_sink);
+        JoinTablesOptions options{spec,
+                                  left_schema,
+                                  right_schema,
+                                  logical.schema(),
+                                  /*use_threads=*/false,
+                                  /*build_on_smaller_side=*/false};
+        if (CanProbeInChunks(spec.how) && !right->spilled()) {
+          // Streaming probe: the left input flows through this pipeline, morsel by morsel.
+          ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
+          ARROW_ASSIGN_OR_RAISE(auto build, right->All());
+          Current(pipeline).ops.push_back(std::make_unique<HashJoinProbeOperator>(build, options, compute_));
+          return arrow::Status::OK();
+        }
+        // Right/outer joins, or a build side past the budget: collect (and spill) the left side
+        // too, then join partition by partition.
+        ARROW_ASSIGN_OR_RAISE(auto* left_sink,
+                              StreamInto(*node.inputs[0], std::make_unique<JoinInputSink>(
+                                                              partitioner, spec.left_on, left_schema, memory_,
+                                                              config_.spill_dir)));
+        pipeline->source =
+            std::make_unique<HashJoinSource>(static_cast<JoinInputSink*>(left_sink), right, spec, left_schema,
+                                             right_schema, logical.schema(), config_.morsel_size_rows);
         return arrow::Status::OK();
       }
       case PhysicalKind::kConcat: {
@@ -222,6 +246,7 @@ class PipelineBuilder {
     SetSink(child.get(), std::move(sink));
     auto output = std::make_shared<MaterializedBatches>();
     stages.push_back(PipelineStage{std::move(child), output});
+    ARROW_RETURN_NOT_OK(run_stage_(stages.back()));
     return output;
   }
 
@@ -235,12 +260,14 @@ class PipelineBuilder {
     StreamingSink* raw = sink.get();
     SetSink(child.get(), std::move(sink));
     stages.push_back(PipelineStage{std::move(child), nullptr});
+    ARROW_RETURN_NOT_OK(run_stage_(stages.back()));
     return raw;
   }
 
   const ExecutionConfig& config_;
   MemoryManager* memory_;
   arrow::internal::Executor* compute_;
+  std::function<arrow::Status(PipelineStage&)> run_stage_;
 };
 
 class PipelineRun {
@@ -496,14 +523,6 @@ arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> ExecutePlan(cons
   const ExecutionConfig config = raw_config.Resolved();
   MemoryManager memory(config.memory_budget_bytes);
   if (PlanHasBlockingSink(*plan)) ARROW_RETURN_NOT_OK(CheckSpillDirectory(config.spill_dir));
-  PipelineBuilder builder(config, &memory);
-  Pipeline root;
-  root.morsel_rows = config.morsel_size_rows;
-  ARROW_RETURN_NOT_OK(builder.Build(*plan, &root));
-  if (plan->kind != PhysicalKind::kWriteParquet) {
-    // Every other root is collected; a limit at the root still needs a collecting segment after it.
-    PipelineBuilder::SetSink(&root, std::make_unique<CollectSink>());
-  }
   struct MarkFinished {
     ExecutionStats* stats;
     ~MarkFinished() {
@@ -511,10 +530,19 @@ arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> ExecutePlan(cons
     }
   } mark_finished{stats};
   int32_t index = 0;
-  for (auto& stage : builder.stages) {
+  auto run_stage = [&](PipelineStage& stage) -> arrow::Status {
     PipelineRun run(stage.pipeline.get(), config, stats, index++, &memory);
     ARROW_ASSIGN_OR_RAISE(auto output, run.Run(/*finalize_last=*/stage.output != nullptr));
     if (stage.output) stage.output->batches = std::move(output);
+    return arrow::Status::OK();
+  };
+  PipelineBuilder builder(config, &memory, run_stage);
+  Pipeline root;
+  root.morsel_rows = config.morsel_size_rows;
+  ARROW_RETURN_NOT_OK(builder.Build(*plan, &root));
+  if (plan->kind != PhysicalKind::kWriteParquet) {
+    // Every other root is collected; a limit at the root still needs a collecting segment after it.
+    PipelineBuilder::SetSink(&root, std::make_unique<CollectSink>());
   }
   if (!root.source) return arrow::Status::Invalid("plan has no source");
   PipelineRun run(&root, config, stats, index, &memory);

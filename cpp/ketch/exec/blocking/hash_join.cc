@@ -71,8 +71,13 @@ ac::JoinType AceroType(JoinType how, bool swapped) {
 
 }  // namespace
 
-arrow::Result<std::shared_ptr<arrow::Table>> HashJoinSource::JoinTables(
-    const std::shared_ptr<arrow::Table>& left, const std::shared_ptr<arrow::Table>& right) const {
+arrow::Result<std::shared_ptr<arrow::Table>> JoinTables(const std::shared_ptr<arrow::Table>& left,
+                                                        const std::shared_ptr<arrow::Table>& right,
+                                                        const JoinTablesOptions& o) {
+  const JoinSpec& spec_ = o.spec;
+  const auto& left_schema_ = o.left_schema;
+  const auto& right_schema_ = o.right_schema;
+  const auto& output_schema_ = o.output_schema;
   std::vector<std::shared_ptr<arrow::DataType>> casts;
   for (size_t i = 0; i < spec_.left_on.size(); ++i) {
     casts.push_back(JoinKeyCast(*left_schema_->GetFieldByName(spec_.left_on[i])->type(),
@@ -81,7 +86,7 @@ arrow::Result<std::shared_ptr<arrow::Table>> HashJoinSource::JoinTables(
   ARROW_ASSIGN_OR_RAISE(auto left_keys, KeyTable(*left, spec_.left_on, casts, "l", kLeftRow));
   ARROW_ASSIGN_OR_RAISE(auto right_keys, KeyTable(*right, spec_.right_on, casts, "r", kRightRow));
   // Acero builds its hash table on the right input: give it the smaller side.
-  const bool swapped = left->num_rows() < right->num_rows();
+  const bool swapped = o.build_on_smaller_side && left->num_rows() < right->num_rows();
   std::vector<arrow::FieldRef> lk, rk;
   for (size_t i = 0; i < spec_.left_on.size(); ++i) {
     lk.emplace_back(KeyName("l", i));
@@ -92,7 +97,7 @@ arrow::Result<std::shared_ptr<arrow::Table>> HashJoinSource::JoinTables(
   ac::HashJoinNodeOptions options(AceroType(spec_.how, swapped), swapped ? rk : lk, swapped ? lk : rk);
   ac::Declaration join{"hashjoin", {std::move(probe), std::move(build)}, std::move(options)};
   // The join runs alone (both inputs are complete): let Acero use Arrow's CPU pool.
-  ARROW_ASSIGN_OR_RAISE(auto matches, ac::DeclarationToTable(std::move(join), /*use_threads=*/true));
+  ARROW_ASSIGN_OR_RAISE(auto matches, ac::DeclarationToTable(std::move(join), o.use_threads));
 
   const bool semi_or_anti = spec_.how == JoinType::kSemi || spec_.how == JoinType::kAnti;
   auto left_rows = matches->GetColumnByName(kLeftRow);
@@ -154,21 +159,26 @@ arrow::Result<std::shared_ptr<arrow::Table>> HashJoinSource::JoinTables(
 }
 
 arrow::Status HashJoinSource::Produce(const Emit& emit) {
+  const JoinTablesOptions options{spec_,
+                                  left_schema_,
+                                  right_schema_,
+                                  output_schema_,
+                                  /*use_threads=*/true,
+                                  /*build_on_smaller_side=*/true};
   int64_t row = 0;
   auto emit_table = [&](const arrow::Table& table) { return EmitTable(table, morsel_rows_, &row, emit); };
   // Inner, left, semi and anti joins treat each left row on its own, so when the right input is the
   // smaller (build) side the left side is probed in chunks: the output streams out chunk by chunk
   // instead of materializing at once, and a hot key's rows never all sit in memory together.
-  const bool chunk_left = spec_.how == JoinType::kInner || spec_.how == JoinType::kLeft ||
-                          spec_.how == JoinType::kSemi || spec_.how == JoinType::kAnti;
+  const bool chunk_left = CanProbeInChunks(spec_.how);
   auto join_and_emit = [&](const std::shared_ptr<arrow::Table>& left,
                            const std::shared_ptr<arrow::Table>& right) -> arrow::Status {
     if (!chunk_left || left->num_rows() <= std::max<int64_t>(right->num_rows(), kProbeChunkRows)) {
-      ARROW_ASSIGN_OR_RAISE(auto joined, JoinTables(left, right));
+      ARROW_ASSIGN_OR_RAISE(auto joined, JoinTables(left, right, options));
       return emit_table(*joined);
     }
     for (int64_t start = 0; start < left->num_rows(); start += kProbeChunkRows) {
-      ARROW_ASSIGN_OR_RAISE(auto joined, JoinTables(left->Slice(start, kProbeChunkRows), right));
+      ARROW_ASSIGN_OR_RAISE(auto joined, JoinTables(left->Slice(start, kProbeChunkRows), right, options));
       ARROW_RETURN_NOT_OK(emit_table(*joined));
     }
     return arrow::Status::OK();
@@ -280,6 +290,19 @@ arrow::Result<std::shared_ptr<arrow::Table>> JoinInputSink::Partition(int p) {
   auto table = arrow::Table::FromRecordBatches(schema_, parts);
   partitions_[p].reset();  // the partition is consumed: delete its file
   return table;
+}
+
+bool CanProbeInChunks(JoinType how) {
+  return how == JoinType::kInner || how == JoinType::kLeft || how == JoinType::kSemi ||
+         how == JoinType::kAnti;
+}
+
+arrow::Result<std::shared_ptr<arrow::RecordBatch>> HashJoinProbeOperator::Execute(
+    const std::shared_ptr<arrow::RecordBatch>& morsel, EvalContext* ctx) const {
+  ARROW_ASSIGN_OR_RAISE(auto left, arrow::Table::FromRecordBatches(options_.left_schema, {morsel}));
+  ARROW_ASSIGN_OR_RAISE(auto joined, JoinTables(left, build_, options_));
+  ctx->source_rows = nullptr;  // output rows no longer map 1:1 to the source
+  return joined->CombineChunksToBatch();
 }
 
 }  // namespace ketch

@@ -66,6 +66,42 @@ class JoinInputSink : public StreamingSink {
   bool finished_writing_ = false;
 };
 
+/// What JoinTables needs besides the two inputs.
+struct JoinTablesOptions {
+  JoinSpec spec;
+  std::shared_ptr<arrow::Schema> left_schema, right_schema, output_schema;
+  bool use_threads = false;            ///< let Acero use Arrow's CPU pool
+  bool build_on_smaller_side = false;  ///< else the hash table is always built on `right`
+};
+
+/// Joins two complete tables: Acero's hash join over the key columns (cast to their common type,
+/// -0.0 normalized) and a row index per side, then `take` of each side's payload.
+arrow::Result<std::shared_ptr<arrow::Table>> JoinTables(const std::shared_ptr<arrow::Table>& left,
+                                                        const std::shared_ptr<arrow::Table>& right,
+                                                        const JoinTablesOptions& options);
+
+/// True for the join types whose left rows can be joined independently of each other (inner,
+/// left, semi, anti): those can probe morsel by morsel.
+bool CanProbeInChunks(JoinType how);
+
+/// The streaming probe: each morsel of the left input is joined with the complete build side
+/// (the right input, collected first) on the compute pool, many morsels at once, in order.
+class HashJoinProbeOperator : public IntermediateOperator {
+ public:
+  HashJoinProbeOperator(std::shared_ptr<arrow::Table> build, JoinTablesOptions options,
+                        arrow::internal::Executor* compute)
+      : build_(std::move(build)), options_(std::move(options)), executor_(compute) {}
+  std::string name() const override { return "HashJoinProbe"; }
+  arrow::internal::Executor* executor() const override { return executor_; }
+  arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(
+      const std::shared_ptr<arrow::RecordBatch>& morsel, EvalContext* ctx) const override;
+
+ private:
+  std::shared_ptr<arrow::Table> build_;
+  JoinTablesOptions options_;
+  arrow::internal::Executor* executor_;
+};
+
 /// Equi-join of two finished pipelines (inner, left, right, outer, semi, anti).
 ///
 /// The hash table is built on the smaller input and the larger one probes it (Arrow Acero's hash
@@ -90,9 +126,6 @@ class HashJoinSource : public Source {
   arrow::Status Produce(const Emit& emit) override;
 
  private:
-  arrow::Result<std::shared_ptr<arrow::Table>> JoinTables(const std::shared_ptr<arrow::Table>& left,
-                                                          const std::shared_ptr<arrow::Table>& right) const;
-
   JoinInputSink* left_;
   JoinInputSink* right_;
   JoinSpec spec_;

@@ -117,7 +117,8 @@ std::string PhysicalNode::Label() const {
       return "HashAggregate (partial per morsel, final merge): " +
              logical->Label().substr(std::string("Aggregate: ").size());
     case PhysicalKind::kHashJoin:
-      return "HashJoin (build on the smaller side): " + logical->Label().substr(std::string("Join: ").size());
+      return "HashJoin (build: right input; probe streams for inner/left/semi/anti): " +
+             logical->Label().substr(std::string("Join: ").size());
     case PhysicalKind::kExplode:
     case PhysicalKind::kConcat:
     case PhysicalKind::kSample:
