@@ -13,6 +13,7 @@
 #include "ketch/common/thread_pools.h"
 #include "ketch/exec/blocking/hash_aggregate.h"
 #include "ketch/exec/blocking/hash_join.h"
+#include "ketch/exec/blocking/sort_merge.h"
 #include "ketch/exec/blocking/sort_sink.h"
 #include "ketch/exec/intermediate/explode.h"
 #include "ketch/exec/intermediate/project.h"
@@ -150,11 +151,15 @@ class PipelineBuilder {
         return arrow::Status::OK();
       }
       case PhysicalKind::kSort: {
-        ARROW_ASSIGN_OR_RAISE(auto* sink, StreamInto(*node.inputs[0], std::make_unique<SortSink>(
-                                                                          logical.sort(), logical.schema(),
-                                                                          config_.morsel_size_rows, memory_,
-                                                                          config_.spill_dir)));
-        pipeline->source = std::make_unique<SinkOutputSource>(sink);
+        // Runs are sorted in parallel (one per morsel) and merged by the sink, when the merge can
+        // compare the key types; otherwise the sink sorts everything at once.
+        const bool parallel_runs = CanMergeSortKeys(logical.sort(), *logical.schema());
+        auto sink = std::make_unique<SortSink>(logical.sort(), logical.schema(), config_.morsel_size_rows,
+                                               memory_, config_.spill_dir, parallel_runs);
+        std::unique_ptr<IntermediateOperator> runs;
+        if (parallel_runs) runs = std::make_unique<SortRunOperator>(logical.sort(), compute_);
+        ARROW_ASSIGN_OR_RAISE(auto* sorted, StreamInto(*node.inputs[0], std::move(sink), std::move(runs)));
+        pipeline->source = std::make_unique<SinkOutputSource>(sorted);
         return arrow::Status::OK();
       }
       case PhysicalKind::kAggregate: {

@@ -2,6 +2,8 @@
 
 #include <arrow/compute/api.h>
 
+#include "ketch/exec/blocking/sort_merge.h"
+
 namespace ketch {
 
 namespace cp = arrow::compute;
@@ -24,7 +26,9 @@ arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> SortSink::Push
     held_bytes_ += BatchBytes(*morsel);
     batches_.push_back(std::move(morsel));
     held_ = memory_->Reserve(held_bytes_);  // replaces (releases) the previous reservation
-    if (held_bytes_ > memory_->budget() / 2) ARROW_RETURN_NOT_OK(SpillRun());
+    if (held_bytes_ > memory_->budget() / 2) {
+      ARROW_RETURN_NOT_OK(presorted_runs_ ? SpillMergedRuns() : SpillRun());
+    }
   }
   return std::optional<std::shared_ptr<arrow::RecordBatch>>();
 }
@@ -44,7 +48,53 @@ arrow::Status SortSink::SpillRun() {
   return arrow::Status::OK();
 }
 
+arrow::Status SortSink::SpillMergedRuns() {
+  std::vector<RunReader> readers;
+  for (auto& batch : batches_) {
+    readers.push_back([batch, done = false]() mutable -> arrow::Result<std::shared_ptr<arrow::RecordBatch>> {
+      if (done) return nullptr;
+      done = true;
+      return batch;
+    });
+  }
+  ARROW_ASSIGN_OR_RAISE(auto run, SpillFile::Create(spill_dir_, schema_));
+  ARROW_RETURN_NOT_OK(
+      MergeSortedRuns(spec_, schema_, std::move(readers), morsel_rows_,
+                      [&](std::shared_ptr<arrow::RecordBatch> batch, int64_t,
+                          std::shared_ptr<arrow::Int64Array>) { return run->Write(*batch); }));
+  ARROW_RETURN_NOT_OK(run->FinishWriting());
+  runs_.push_back(std::move(run));
+  batches_.clear();
+  held_bytes_ = 0;
+  held_.Release();
+  return arrow::Status::OK();
+}
+
+arrow::Status SortSink::ProduceMerged(const Source::Emit& emit) {
+  // Spilled runs hold earlier input than the morsels still in memory: list them first (stability).
+  std::vector<RunReader> readers;
+  for (auto& run : runs_) {
+    readers.push_back([file = run.get(),
+                       next = int64_t{0}]() mutable -> arrow::Result<std::shared_ptr<arrow::RecordBatch>> {
+      if (next >= file->num_batches()) return nullptr;
+      return file->ReadBatch(next++);
+    });
+  }
+  for (auto& batch : batches_) {
+    readers.push_back([batch, done = false]() mutable -> arrow::Result<std::shared_ptr<arrow::RecordBatch>> {
+      if (done) return nullptr;
+      done = true;
+      return batch;
+    });
+  }
+  ARROW_RETURN_NOT_OK(MergeSortedRuns(spec_, schema_, std::move(readers), morsel_rows_, emit));
+  batches_.clear();
+  held_.Release();
+  return arrow::Status::OK();
+}
+
 arrow::Status SortSink::ProduceOutput(const Source::Emit& emit) {
+  if (presorted_runs_) return ProduceMerged(emit);
   if (runs_.empty()) {
     ARROW_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(schema_, std::move(batches_)));
     batches_.clear();

@@ -7,8 +7,15 @@
 
 namespace ketch {
 
-/// Blocking sink: sorts all its input by Arrow's stable sort_indices (multi-key, per-key direction
-/// and null placement) and take.
+/// Blocking sink of a sort.
+///
+/// With `presorted_runs` (keys the merge can compare), a SortRunOperator before it has sorted every
+/// morsel in parallel on the compute pool; the sink keeps those runs and produces its output with a
+/// stable k-way heap merge (MergeSortedRuns). Past half of the memory budget the runs held are
+/// merged into one run spilled to an Arrow IPC file; the output merges spilled and in-memory runs.
+///
+/// Otherwise it sorts all its input by Arrow's stable sort_indices (multi-key, per-key direction
+/// and null placement) and take, as described below.
 ///
 /// Memory: the morsels it keeps are charged to the query's MemoryManager. When they pass half of
 /// the budget, they are sorted into a run and spilled to an Arrow IPC file. The output then merges
@@ -19,8 +26,9 @@ namespace ketch {
 class SortSink : public BlockingSink {
  public:
   SortSink(SortSpec spec, std::shared_ptr<arrow::Schema> schema, int64_t morsel_rows, MemoryManager* memory,
-           std::string spill_dir)
-      : spec_(std::move(spec)),
+           std::string spill_dir, bool presorted_runs)
+      : presorted_runs_(presorted_runs),
+        spec_(std::move(spec)),
         schema_(std::move(schema)),
         morsel_rows_(morsel_rows),
         memory_(memory),
@@ -36,7 +44,10 @@ class SortSink : public BlockingSink {
   arrow::Result<std::shared_ptr<arrow::Table>> SortTable(std::shared_ptr<arrow::Table> table) const;
   arrow::Status SpillRun();
   arrow::Status MergeRuns(const Source::Emit& emit);
+  arrow::Status SpillMergedRuns();
+  arrow::Status ProduceMerged(const Source::Emit& emit);
 
+  bool presorted_runs_;
   SortSpec spec_;
   std::shared_ptr<arrow::Schema> schema_;
   int64_t morsel_rows_;
