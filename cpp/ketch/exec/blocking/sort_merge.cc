@@ -151,10 +151,11 @@ arrow::Status MergeSortedRuns(const SortSpec& spec, const std::shared_ptr<arrow:
         case KeyKind::kFloat: {
           const double vx = kx.floats[x.row], vy = ky.floats[y.row];
           const bool nanx = std::isnan(vx), nany = std::isnan(vy);
-          // NaN sorts after every number in both directions (Arrow's rule), before nulls.
+          // Arrow's rule: NaN sits between the numbers and the nulls, on the nulls' side, whatever
+          // the direction.
           if (nanx || nany) {
             if (nanx && nany) continue;
-            return nanx ? 1 : -1;
+            return (nanx ? 1 : -1) * (spec.nulls_first[k] ? -1 : 1);
           }
           c = vx < vy ? -1 : (vx > vy ? 1 : 0);
           break;

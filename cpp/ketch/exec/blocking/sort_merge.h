@@ -19,8 +19,8 @@ using RunReader = std::function<arrow::Result<std::shared_ptr<arrow::RecordBatch
 bool CanMergeSortKeys(const SortSpec& spec, const arrow::Schema& schema);
 
 /// K-way merge of sorted runs with a binary heap (the classic external-sort merge, Knuth TAOCP
-/// vol. 3, 5.4.1). Keys compare per SortSpec (direction, null placement; NaN after numbers as in
-/// Arrow's sort); ties go to the earlier run, so merging runs in input order is stable. Emits
+/// vol. 3, 5.4.1). Keys compare per SortSpec (direction, null placement; NaN next to the nulls as
+/// in Arrow's sort); ties go to the earlier run, so merging runs in input order is stable. Emits
 /// batches of `morsel_rows` rows gathered with `take`.
 arrow::Status MergeSortedRuns(const SortSpec& spec, const std::shared_ptr<arrow::Schema>& schema,
                               std::vector<RunReader> runs, int64_t morsel_rows, const Source::Emit& emit);
