@@ -236,7 +236,7 @@ def _corruptions(good: bytes) -> dict[str, bytes]:
 
 def test_corrupt_png_row_index_after_filter_names_the_source_row(rng):
     good = encode(random_pixels(rng, 4, 4, "RGB"))
-    blobs = [good] * 400  # two 256-row morsels: [0, 256) and [256, 400)
+    blobs = [good] * 400  # several 64-row morsels
     blobs[300] = b"not an image at all"
     df = ketch.from_pydict({"b": blobs, "k": list(range(400))})
 
@@ -257,7 +257,7 @@ def test_corrupt_png_row_index_after_filter_names_the_source_row(rng):
 def test_corrupt_png_raises_naming_the_row(rng, kind):
     good = encode(random_pixels(rng, 12, 10, "RGB"))
     blobs = [good] * 400
-    blobs[300] = _corruptions(good)[kind]  # beyond the first 256-row morsel
+    blobs[300] = _corruptions(good)[kind]  # beyond the first morsels
     df = ketch.from_pydict({"b": blobs}).with_column("img", col("b").image.decode())
     with pytest.raises(ValueError) as info:
         df.collect()

@@ -51,7 +51,7 @@ def test_download_paths_and_file_urls(tmp_path, rng):
 
 def test_download_many_rows_across_morsels_keeps_order(tmp_path, rng):
     paths = _write_files(str(tmp_path), rng, 25)
-    urls = [paths[i % len(paths)] for i in range(700)]  # more than one 256-row morsel
+    urls = [paths[i % len(paths)] for i in range(700)]  # more than one 64-row morsel
     assert _download(urls) == [_read(u) for u in urls]
 
 

@@ -22,7 +22,7 @@ void CollectUdfs(const Expr& expr, std::vector<const Expr*>* out) {
   for (const auto& child : expr.children()) CollectUdfs(*child, out);
 }
 
-constexpr int64_t kHeavyKernelMorselRows = 256;
+constexpr int64_t kHeavyKernelMorselRows = 64;  // decoded images are large: few per morsel
 constexpr int64_t kDefaultUdfMorselRows = 512;
 
 }  // namespace
