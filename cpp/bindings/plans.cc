@@ -3,6 +3,10 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
+#include <future>
+#include <thread>
+
 #include "handles.h"
 #include "interop.h"
 #include "ketch/exec/executor.h"
@@ -142,12 +146,34 @@ void BindPlans(nb::module_& m) {
       .def(
           "execute",
           [](const PyPlan& p, const ExecutionConfig& config, ExecutionStats* stats) {
+            // The query runs on a worker thread while this thread, every 100 ms, lets Python handle
+            // signals: Ctrl-C cancels the query (partial writes are removed) and raises here.
+            std::unique_ptr<ExecutionStats> own_stats;
+            if (!stats) {
+              own_stats = std::make_unique<ExecutionStats>();
+              stats = own_stats.get();
+            }
             arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> result;
+            bool interrupted = false;
             {
               nb::gil_scoped_release release;
-              auto physical = TranslateToPhysical(p.plan, config.Resolved());
-              result = physical.ok() ? ExecutePlan(*physical, config, stats) : physical.status();
+              std::promise<void> finished;
+              auto done = finished.get_future();
+              std::thread worker([&] {
+                auto physical = TranslateToPhysical(p.plan, config.Resolved());
+                result = physical.ok() ? ExecutePlan(*physical, config, stats) : physical.status();
+                finished.set_value();
+              });
+              while (done.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+                nb::gil_scoped_acquire gil;
+                if (!interrupted && PyErr_CheckSignals() != 0) {
+                  interrupted = true;
+                  stats->cancel_requested = true;
+                }
+              }
+              worker.join();
             }
+            if (interrupted) throw nb::python_error();
             return BatchesToPy(p.plan->schema(), Unwrap(std::move(result)));
           },
           nb::arg("config"), nb::arg("stats").none() = nb::none());

@@ -324,7 +324,8 @@ class DataFrame:
         if write_mode == "overwrite":
             for entry in os.listdir(root):
                 full = os.path.join(root, entry)
-                if entry.endswith(".parquet") and full not in written:
+                stale_tmp = entry.startswith(".") and entry.endswith(".parquet.tmp")  # from a killed write
+                if (entry.endswith(".parquet") and full not in written) or stale_tmp:
                     os.remove(full)
         result = DataFrame(_core.PyPlan.in_memory(paths))
         result._result = paths

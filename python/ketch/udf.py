@@ -59,6 +59,8 @@ def reraise_udf_error(error: BaseException) -> None:
     token = int(message[start + len(_TOKEN) : end])
     with _errors_lock:
         original = _errors.pop(token, None)
+        # Other batches of the failed query may have stashed errors too; they are not reported.
+        _errors.clear()
     clean = (message[:start] + message[end + 1 :]).strip()
     raise UDFError(clean) from original
 
@@ -73,7 +75,8 @@ def _to_arrow_result(result: Any, dtype: DataType, num_rows: int, name: str) -> 
     elif isinstance(result, np.ndarray) and result.ndim == 1:
         array = pa.array(result)
     elif isinstance(result, (list, tuple, np.ndarray)):
-        array = pa.array(list(result), type=dtype.to_arrow())
+        # Untyped first, then a safe cast below: 1.7 for an int64 UDF is an error, not 1.
+        array = pa.array(list(result))
     else:
         raise TypeError(
             f"UDF '{name}' must return a Series, pyarrow array, numpy array or list, "
@@ -83,7 +86,7 @@ def _to_arrow_result(result: Any, dtype: DataType, num_rows: int, name: str) -> 
         raise ValueError(f"UDF '{name}' returned {len(array)} values for a batch of {num_rows} rows")
     if array.type != dtype.to_arrow():
         try:
-            array = array.cast(dtype.to_arrow())
+            array = array.cast(dtype.to_arrow(), safe=True)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise TypeError(
                 f"UDF '{name}' returned {array.type}, which cannot be cast to its "
@@ -128,7 +131,7 @@ class _RowFunctionRunner(_Runner):
 
     def invoke(self, args: list[pa.Array], num_rows: int) -> Any:
         columns = [to_pylist(a) for a in args]
-        return pa.array([self.func(*row) for row in zip(*columns, strict=True)], type=self.dtype.to_arrow())
+        return pa.array([self.func(*row) for row in zip(*columns, strict=True)])
 
 
 class _InstancePoolRunner(_Runner):

@@ -367,6 +367,7 @@ class PipelineRun {
   // Blocks while the pipeline is full (backpressure); false when the query stopped.
   bool AcquirePermit() {
     while (!stop_.load()) {
+      if (Cancelled()) return false;
       if (permits_.try_acquire_for(std::chrono::milliseconds(20))) {
         std::lock_guard<std::mutex> lock(mutex_);
         ++in_flight_;
@@ -379,6 +380,13 @@ class PipelineRun {
 
   // The permit returns under the lock, after the count drops, so the count never exceeds the bound;
   // nothing touches `this` after the unlock (the waiting thread may destroy it then).
+  // True once the user asked to stop (records the error the query then fails with).
+  bool Cancelled() {
+    if (!stats_ || !stats_->cancel_requested.load()) return false;
+    Fail(arrow::Status::Cancelled("query interrupted"));
+    return true;
+  }
+
   void ReleasePermit() {
     std::lock_guard<std::mutex> lock(mutex_);
     --in_flight_;
@@ -427,7 +435,7 @@ class PipelineRun {
     auto& segment = *pipeline_->segments[seg];
     for (; op < segment.ops.size(); ++op) {
       if (segment.ops[op]->executor() != executor) return Schedule(seg, op, std::move(morsel));
-      if (stop_.load() && !error_ok()) return Drop(seg, std::move(morsel));
+      if ((stop_.load() && !error_ok()) || Cancelled()) return Drop(seg, std::move(morsel));
       morsel.rows.num_rows = morsel.batch->num_rows();
       OperatorMetrics* metrics = stats_ ? op_metrics_[seg][op] : nullptr;
       arrow::Result<std::shared_ptr<arrow::RecordBatch>> result;

@@ -34,6 +34,9 @@ struct ExecutionStats {
   std::atomic<int64_t> rows_emitted{0};
   std::atomic<int64_t> max_morsels_in_flight{0};
   std::atomic<bool> finished{false};
+  /// Set from another thread (e.g. on Ctrl-C) to stop the query: it fails with Cancelled soon after
+  /// (operators finish the morsel they are working on).
+  std::atomic<bool> cancel_requested{false};
   /// Highest number of bytes charged to the query's memory budget at once.
   std::atomic<int64_t> peak_memory_bytes{0};
 

@@ -253,7 +253,12 @@ arrow::Result<arrow::Datum> EvaluateDatum(const Expr& expr, const arrow::RecordB
     case ExprKind::kCast: {
       ARROW_ASSIGN_OR_RAISE(auto input, EvaluateDatum(*expr.children()[0], batch, ctx));
       if (input.type()->Equals(*expr.type())) return input;
-      return arrow::compute::Cast(input, expr.type());
+      auto options = arrow::compute::CastOptions::Safe(expr.type());
+      // Integers beyond 2**53 become the nearest float, as in pandas and Daft.
+      if (arrow::is_integer(input.type()->id()) && arrow::is_floating(expr.type()->id())) {
+        options.allow_float_truncate = true;
+      }
+      return arrow::compute::Cast(input, options);
     }
     case ExprKind::kCall: {
       std::vector<arrow::Datum> args;

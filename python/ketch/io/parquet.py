@@ -20,6 +20,8 @@ def expand_paths(path: str | os.PathLike[str] | list[str | os.PathLike[str]], su
     those, in sorted order within each entry. ``KetchFileNotFoundError`` names an entry that matched
     nothing."""
     entries = path if isinstance(path, list) else [path]
+    if not entries:
+        raise ValueError("read_parquet needs at least one path, got an empty list")
     files: list[str] = []
     for entry in entries:
         entry = os.fspath(entry)

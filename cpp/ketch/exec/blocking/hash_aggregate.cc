@@ -116,7 +116,9 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
     const std::string v = Col(i, "v");
     const auto& f = info.function;
     if (f == "agg_mean" || f == "agg_stddev") {
-      ARROW_ASSIGN_OR_RAISE(auto as_double, cp::Cast(input, arrow::float64()));
+      auto to_double = cp::CastOptions::Safe(arrow::float64());
+      to_double.allow_float_truncate = true;  // integers beyond 2**53: nearest float
+      ARROW_ASSIGN_OR_RAISE(auto as_double, cp::Cast(input, to_double));
       input = as_double.make_array();
     } else if (f == "agg_concat") {
       // Nulls are skipped: as empty strings they add nothing to the concatenation.

@@ -289,6 +289,10 @@ void ResizePlanes(const uint8_t* src, int32_t in_w, int32_t in_h, int32_t c, int
 
 void ResizeBilinear(const ImageView& src, int32_t out_width, int32_t out_height, uint8_t* dst) {
   const int32_t c = src.channels();
+  if (out_width == src.width && out_height == src.height) {  // Pillow returns a copy
+    std::memcpy(dst, src.data, src.num_bytes());
+    return;
+  }
   const bool alpha = src.mode == ImageMode::kLA || src.mode == ImageMode::kRGBA;
   if (!alpha) return ResizePlanes(src.data, src.width, src.height, c, out_width, out_height, dst);
   std::vector<uint8_t> premultiplied(src.data, src.data + src.num_bytes());
