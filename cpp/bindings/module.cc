@@ -14,6 +14,10 @@ void BindTypes(nb::module_& m);
 NB_MODULE(_core, m) {
   namespace kb = ketch::bindings;
   kb::ThrowIfError(ketch::RegisterBuiltins());
+  // Plans hold Python UDF callables, whose globals may hold the DataFrame that holds the plan: a
+  // cycle Python's GC cannot see through native objects. It only matters at interpreter exit, where
+  // nanobind would print a leak report for it.
+  nanobind::set_leak_warnings(false);
   kb::BindTypes(m);
   kb::BindExpressions(m);
   kb::BindPlans(m);

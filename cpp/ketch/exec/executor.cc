@@ -91,6 +91,10 @@ struct PipelineStage {
 
 /// Cuts the physical plan into pipelines at blocking operators. Pipelines that feed others are
 /// listed in `stages` in the order they must run (inputs first); the root pipeline is built in place.
+/// A streaming join probe is chosen while the build side has at most this many times the probe
+/// pipeline's morsel rows.
+constexpr int64_t kStreamingProbeBuildFactor = 8;
+
 class PipelineBuilder {
  public:
   /// `run_stage` runs a finished input pipeline right away (inputs run before their consumer is
@@ -197,22 +201,31 @@ class PipelineBuilder {
                                   logical.schema(),
                                   /*use_threads=*/false,
                                   /*build_on_smaller_side=*/false};
-        if (CanProbeInChunks(spec.how) && !right->spilled()) {
+        // The left input's pipeline, built before choosing how it meets the build side.
+        auto probe = std::make_unique<Pipeline>();
+        probe->morsel_rows = config_.morsel_size_rows;
+        ARROW_RETURN_NOT_OK(Build(*node.inputs[0], probe.get()));
+        ARROW_ASSIGN_OR_RAISE(auto build, right->All());
+        // Each probe morsel rebuilds Acero's hash table over the build side, so stream only when
+        // that is cheap next to the morsel (small morsels, e.g. after a UDF, and a large build side
+        // would make the join quadratic).
+        if (CanProbeInChunks(spec.how) && !right->spilled() &&
+            build->num_rows() <= kStreamingProbeBuildFactor * probe->morsel_rows) {
           // Streaming probe: the left input flows through this pipeline, morsel by morsel.
-          ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
-          ARROW_ASSIGN_OR_RAISE(auto build, right->All());
+          *pipeline = std::move(*probe);
           Current(pipeline).ops.push_back(std::make_unique<HashJoinProbeOperator>(build, options, compute_));
           return arrow::Status::OK();
         }
-        // Right/outer joins, or a build side past the budget: collect (and spill) the left side
-        // too, then join partition by partition.
-        ARROW_ASSIGN_OR_RAISE(auto* left_sink,
-                              StreamInto(*node.inputs[0], std::make_unique<JoinInputSink>(
-                                                              partitioner, spec.left_on, left_schema, memory_,
-                                                              config_.spill_dir)));
-        pipeline->source =
-            std::make_unique<HashJoinSource>(static_cast<JoinInputSink*>(left_sink), right, spec, left_schema,
-                                             right_schema, logical.schema(), config_.morsel_size_rows);
+        // Right/outer joins, a large or spilled build side: collect (and spill) the left side too,
+        // then join (partition by partition when spilled), probing in 256Ki-row chunks.
+        auto left_sink = std::make_unique<JoinInputSink>(partitioner, spec.left_on, left_schema, memory_,
+                                                         config_.spill_dir);
+        JoinInputSink* left = left_sink.get();
+        SetSink(probe.get(), std::move(left_sink));
+        stages.push_back(PipelineStage{std::move(probe), nullptr});
+        ARROW_RETURN_NOT_OK(run_stage_(stages.back()));
+        pipeline->source = std::make_unique<HashJoinSource>(left, right, spec, left_schema, right_schema,
+                                                            logical.schema(), config_.morsel_size_rows);
         return arrow::Status::OK();
       }
       case PhysicalKind::kConcat: {
