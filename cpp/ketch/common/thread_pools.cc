@@ -20,14 +20,16 @@ arrow::internal::ThreadPool* GetPool(std::shared_ptr<arrow::internal::ThreadPool
 
 }  // namespace
 
+// The pools are never destroyed: a worker may still be leaving its last task while the process
+// exits, and destroying a pool under it (static destruction) crashes. The OS reclaims them.
 arrow::internal::ThreadPool* ComputePool(int32_t num_threads) {
-  static std::shared_ptr<arrow::internal::ThreadPool> pool;
-  return GetPool(pool, num_threads);
+  static auto* pool = new std::shared_ptr<arrow::internal::ThreadPool>();
+  return GetPool(*pool, num_threads);
 }
 
 arrow::internal::ThreadPool* IoPool(int32_t num_threads) {
-  static std::shared_ptr<arrow::internal::ThreadPool> pool;
-  return GetPool(pool, num_threads);
+  static auto* pool = new std::shared_ptr<arrow::internal::ThreadPool>();
+  return GetPool(*pool, num_threads);
 }
 
 }  // namespace ketch

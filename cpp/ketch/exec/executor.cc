@@ -311,11 +311,16 @@ class PipelineRun {
   /// Runs the pipeline to its end; finalizes its sinks (all but the last when `finalize_last` is
   /// false: a consumer pipeline streams that one's output) and returns the last one's output.
   arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> Run(bool finalize_last = true) {
-    auto spawned = io_->Spawn([this] { RunSource(); });
+    TaskStarted();
+    auto spawned = io_->Spawn([this] {
+      RunSource();
+      TaskDone();
+    });
     if (!spawned.ok()) return spawned;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      done_.wait(lock, [this] { return source_finished_ && in_flight_ == 0; });
+      // Every task of ours has returned too: nothing touches this run after Run() returns.
+      done_.wait(lock, [this] { return source_finished_ && in_flight_ == 0 && active_tasks_ == 0; });
     }
     if (!error_.ok()) return error_;
     std::vector<std::shared_ptr<arrow::RecordBatch>> output;
@@ -393,6 +398,17 @@ class PipelineRun {
 
   // The permit returns under the lock, after the count drops, so the count never exceeds the bound;
   // nothing touches `this` after the unlock (the waiting thread may destroy it then).
+  void TaskStarted() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++active_tasks_;
+  }
+
+  // The last thing a task does; the run may be destroyed right after the unlock.
+  void TaskDone() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--active_tasks_ == 0) done_.notify_all();
+  }
+
   // True once the user asked to stop (records the error the query then fails with).
   bool Cancelled() {
     if (!stats_ || !stats_->cancel_requested.load()) return false;
@@ -418,10 +434,13 @@ class PipelineRun {
     auto& ops = pipeline_->segments[seg]->ops;
     arrow::internal::Executor* executor = op < ops.size() ? ops[op]->executor() : compute_;
     const int64_t seq = morsel.seq;
+    TaskStarted();
     auto st = executor->Spawn([this, seg, op, executor, m = std::move(morsel)]() mutable {
       Step(seg, op, executor, std::move(m));
+      TaskDone();
     });
     if (!st.ok()) {
+      TaskDone();
       Fail(st);
       Drop(seg, seq);
     }
@@ -527,6 +546,7 @@ class PipelineRun {
   std::condition_variable done_;
   bool source_finished_ = false;
   int64_t in_flight_ = 0;
+  int64_t active_tasks_ = 0;  // spawned tasks that have not returned yet
   arrow::Status error_;
 };
 
