@@ -10,10 +10,21 @@ namespace ketch {
 namespace {
 
 const std::map<std::string, std::string>& InfixOperators() {
-  static const std::map<std::string, std::string> ops = {
-      {"add", "+"},     {"subtract", "-"},       {"multiply", "*"},   {"divide", "/"},
-      {"equal", "=="},  {"not_equal", "!="},     {"less", "<"},       {"less_equal", "<="},
-      {"greater", ">"}, {"greater_equal", ">="}, {"and_kleene", "&"}, {"or_kleene", "|"}};
+  static const std::map<std::string, std::string> ops = {{"add", "+"},
+                                                         {"add_checked", "+"},
+                                                         {"subtract_checked", "-"},
+                                                         {"multiply_checked", "*"},
+                                                         {"subtract", "-"},
+                                                         {"multiply", "*"},
+                                                         {"divide", "/"},
+                                                         {"equal", "=="},
+                                                         {"not_equal", "!="},
+                                                         {"less", "<"},
+                                                         {"less_equal", "<="},
+                                                         {"greater", ">"},
+                                                         {"greater_equal", ">="},
+                                                         {"and_kleene", "&"},
+                                                         {"or_kleene", "|"}};
   return ops;
 }
 

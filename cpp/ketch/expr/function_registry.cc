@@ -38,7 +38,15 @@ class ArrowComputeFunction : public ScalarFunction {
 
   arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args, const FunctionOptions& options,
                                       const EvalContext& ctx) const override {
-    return arrow::compute::CallFunction(name_, args);
+    auto result = arrow::compute::CallFunction(name_, args);
+    if (!result.ok()) {
+      // e.g. "multiply_checked failed in the morsel starting at source row 12: overflow"
+      const bool has_row = ctx.num_rows > 0 && (!ctx.source_rows || ctx.source_rows->length() > 0);
+      if (!has_row) return result.status().WithMessage(name_, " failed: ", result.status().message());
+      return result.status().WithMessage(name_, " failed in the morsel starting at source row ",
+                                         ctx.SourceRow(0), ": ", result.status().message());
+    }
+    return result;
   }
 
  private:

@@ -73,22 +73,22 @@ class Expression:
 
     # -- arithmetic and comparison ------------------------------------------------------------------
     def __add__(self, other: Any) -> Expression:
-        return Expression._call("add", self, other)
+        return Expression._call("add_checked", self, other)
 
     def __radd__(self, other: Any) -> Expression:
-        return Expression._call("add", other, self)
+        return Expression._call("add_checked", other, self)
 
     def __sub__(self, other: Any) -> Expression:
-        return Expression._call("subtract", self, other)
+        return Expression._call("subtract_checked", self, other)
 
     def __rsub__(self, other: Any) -> Expression:
-        return Expression._call("subtract", other, self)
+        return Expression._call("subtract_checked", other, self)
 
     def __mul__(self, other: Any) -> Expression:
-        return Expression._call("multiply", self, other)
+        return Expression._call("multiply_checked", self, other)
 
     def __rmul__(self, other: Any) -> Expression:
-        return Expression._call("multiply", other, self)
+        return Expression._call("multiply_checked", other, self)
 
     def __truediv__(self, other: Any) -> Expression:
         # True division always yields float64, as in Daft and Python.
@@ -98,7 +98,7 @@ class Expression:
         return _expr(other).__truediv__(self)
 
     def __neg__(self) -> Expression:
-        return Expression._call("negate", self)
+        return Expression._call("negate_checked", self)
 
     def __abs__(self) -> Expression:
         return Expression._call("abs", self)
