@@ -171,3 +171,10 @@ def test_failing_query_raises_instead_of_hanging(run_isolated):
     # Run in a child so that a regression fails with TimeoutError instead of stalling the suite.
     message = run_isolated(_fail_after_a_later_morsel_reached_the_sink, timeout=15)
     assert "morsel 0 fails" in message
+
+
+def test_integer_overflow_in_arithmetic_is_an_error_naming_the_function():
+    df = ketch.from_pydict({"a": [1, 2**62]})
+    with pytest.raises(ketch.errors.KetchValueError, match="multiply_checked.*overflow"):
+        df.select(ketch.col("a") * 4).collect()
+    assert df.select(ketch.col("a") * 1).to_pydict()["a"] == [1, 2**62]
