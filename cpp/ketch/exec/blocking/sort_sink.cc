@@ -9,13 +9,7 @@ namespace ketch {
 namespace cp = arrow::compute;
 
 arrow::Result<std::shared_ptr<arrow::Table>> SortSink::SortTable(std::shared_ptr<arrow::Table> table) const {
-  std::vector<cp::SortKey> keys;
-  for (size_t i = 0; i < spec_.keys.size(); ++i) {
-    keys.emplace_back(arrow::FieldRef(spec_.keys[i]->name()),
-                      spec_.descending[i] ? cp::SortOrder::Descending : cp::SortOrder::Ascending,
-                      spec_.nulls_first[i] ? cp::NullPlacement::AtStart : cp::NullPlacement::AtEnd);
-  }
-  ARROW_ASSIGN_OR_RAISE(auto indices, cp::SortIndices(arrow::Datum(table), cp::SortOptions(keys)));
+  ARROW_ASSIGN_OR_RAISE(auto indices, cp::SortIndices(arrow::Datum(table), ToSortOptions(spec_)));
   ARROW_ASSIGN_OR_RAISE(auto sorted, cp::Take(arrow::Datum(table), arrow::Datum(indices)));
   return sorted.table();
 }
@@ -146,14 +140,7 @@ arrow::Status SortSink::MergeRuns(const Source::Emit& emit) {
     }
     ARROW_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(schema_, parts));
     ARROW_ASSIGN_OR_RAISE(auto run_array, run_ids.Finish());
-    std::vector<cp::SortKey> keys;
-    for (size_t i = 0; i < spec_.keys.size(); ++i) {
-      keys.emplace_back(arrow::FieldRef(spec_.keys[i]->name()),
-                        spec_.descending[i] ? cp::SortOrder::Descending : cp::SortOrder::Ascending,
-                        spec_.nulls_first[i] ? cp::NullPlacement::AtStart : cp::NullPlacement::AtEnd);
-    }
-    ARROW_ASSIGN_OR_RAISE(auto order_datum, cp::SortIndices(arrow::Datum(table), cp::SortOptions(keys)));
-    auto order_array = order_datum;
+    ARROW_ASSIGN_OR_RAISE(auto order_array, cp::SortIndices(arrow::Datum(table), ToSortOptions(spec_)));
     const auto& order = static_cast<const arrow::UInt64Array&>(*order_array);
     // Emit up to the earliest frontier row in sorted order (everything, when no run has more).
     int64_t emit_count = order.length();
