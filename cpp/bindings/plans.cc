@@ -62,6 +62,7 @@ void BindPlans(nb::module_& m) {
           d["rows_out"] = op.rows_out.load();
           d["bytes_out"] = op.bytes_out.load();
           d["cpu_seconds"] = static_cast<double>(op.cpu_ns.load()) / 1e9;
+          d["peak_memory_bytes"] = op.memory.peak.load();
           out.append(d);
         }
         return out;

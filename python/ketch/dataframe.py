@@ -193,8 +193,9 @@ class DataFrame:
 
     def explain_analyze(self, file: IO[str] | None = None) -> _core.ExecutionStats:
         """Runs the query and prints the physical plan, then per operator: morsels, rows in and out,
-        bytes out and CPU seconds (thread CPU time summed over workers), the wall time and the
-        process's peak RSS. Returns the native ``ExecutionStats``; the result is kept as by
+        bytes out, CPU seconds (thread CPU time summed over workers) and peak memory (the most bytes
+        of the query's memory budget its outputs in flight, or a blocking sink's buffered state,
+        held at once), then the wall time and the process's peak RSS. Returns the native ``ExecutionStats``; the result is kept as by
         ``collect``."""
         import resource
         import time
@@ -209,8 +210,8 @@ class DataFrame:
         self._plan = _core.PyPlan.in_memory(self._result)
         wall = time.perf_counter() - start
         print("== Execution ==\n", file=out)
-        columns = ("pipeline", "operator", "morsels", "rows in", "rows out", "MB out", "CPU s")
-        print("{:>8}  {:<20}{:>9}{:>12}{:>12}{:>10}{:>9}".format(*columns), file=out)
+        columns = ("pipeline", "operator", "morsels", "rows in", "rows out", "MB out", "CPU s", "peak MB")
+        print("{:>8}  {:<24}{:>9}{:>12}{:>12}{:>10}{:>9}{:>9}".format(*columns), file=out)
         for op in stats.operators():
             row = (
                 op["pipeline"],
@@ -220,8 +221,9 @@ class DataFrame:
                 op["rows_out"],
                 op["bytes_out"] / 1e6,
                 op["cpu_seconds"],
+                op["peak_memory_bytes"] / 1e6,
             )
-            print("{:>8}  {:<20}{:>9}{:>12}{:>12}{:>10.2f}{:>9.3f}".format(*row), file=out)
+            print("{:>8}  {:<24}{:>9}{:>12}{:>12}{:>10.2f}{:>9.3f}{:>9.2f}".format(*row), file=out)
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(
             f"\nwall time {wall:.3f} s, peak RSS {peak_mb:.0f} MB, "

@@ -2,6 +2,9 @@
 
 #include <arrow/status.h>
 
+#include <atomic>
+#include <chrono>
+
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -11,11 +14,27 @@ namespace ketch {
 
 class MemoryManager;
 
+/// Bytes held by one operator's permits right now and at most (explain_analyze's per-operator peak).
+struct MemoryTracker {
+  std::atomic<int64_t> current{0};
+  std::atomic<int64_t> peak{0};
+  void Add(int64_t bytes) {
+    const int64_t now = current.fetch_add(bytes) + bytes;
+    int64_t seen = peak.load();
+    while (now > seen && !peak.compare_exchange_weak(seen, now)) {
+    }
+  }
+  void Sub(int64_t bytes) { current.fetch_sub(bytes); }
+};
+
 /// Bytes held from a MemoryManager; returned when the permit is destroyed (RAII).
 class MemoryPermit {
  public:
   MemoryPermit() = default;
-  MemoryPermit(MemoryManager* manager, int64_t bytes) : manager_(manager), bytes_(bytes) {}
+  MemoryPermit(MemoryManager* manager, int64_t bytes, MemoryTracker* tracker = nullptr)
+      : manager_(manager), tracker_(tracker), bytes_(bytes) {
+    if (tracker_) tracker_->Add(bytes_);
+  }
   MemoryPermit(MemoryPermit&& other) noexcept { *this = std::move(other); }
   MemoryPermit& operator=(MemoryPermit&& other) noexcept;
   MemoryPermit(const MemoryPermit&) = delete;
@@ -26,6 +45,7 @@ class MemoryPermit {
 
  private:
   MemoryManager* manager_ = nullptr;
+  MemoryTracker* tracker_ = nullptr;
   int64_t bytes_ = 0;
 };
 
@@ -37,8 +57,9 @@ class MemoryManager {
   explicit MemoryManager(int64_t budget_bytes) : budget_(budget_bytes) {}
 
   /// Waits until `bytes` fit, or until `cancelled()` turns true (then returns an empty permit).
+  /// `tracker`, when given, counts the bytes as held by one operator.
   template <typename Cancelled>
-  MemoryPermit Acquire(int64_t bytes, Cancelled cancelled) {
+  MemoryPermit Acquire(int64_t bytes, Cancelled cancelled, MemoryTracker* tracker = nullptr) {
     std::unique_lock<std::mutex> lock(mutex_);
     while (used_ > 0 && used_ + bytes > budget_) {
       if (cancelled()) return MemoryPermit();
@@ -46,15 +67,16 @@ class MemoryManager {
     }
     used_ += bytes;
     if (used_ > peak_) peak_ = used_;
-    return MemoryPermit(this, bytes);
+    return MemoryPermit(this, bytes, tracker);
   }
 
-  /// Records `bytes` as held without waiting (blocking sinks, which bound themselves by spilling).
-  MemoryPermit Reserve(int64_t bytes) {
+  /// Records `bytes` as held without waiting: blocking sinks (which bound themselves by spilling)
+  /// and intermediate operators' outputs (their input already waited for its permit).
+  MemoryPermit Reserve(int64_t bytes, MemoryTracker* tracker = nullptr) {
     std::lock_guard<std::mutex> lock(mutex_);
     used_ += bytes;
     if (used_ > peak_) peak_ = used_;
-    return MemoryPermit(this, bytes);
+    return MemoryPermit(this, bytes, tracker);
   }
 
   int64_t budget() const { return budget_; }
@@ -88,8 +110,10 @@ inline MemoryPermit& MemoryPermit::operator=(MemoryPermit&& other) noexcept {
   if (this != &other) {
     Release();
     manager_ = other.manager_;
+    tracker_ = other.tracker_;
     bytes_ = other.bytes_;
     other.manager_ = nullptr;
+    other.tracker_ = nullptr;
     other.bytes_ = 0;
   }
   return *this;
@@ -97,7 +121,9 @@ inline MemoryPermit& MemoryPermit::operator=(MemoryPermit&& other) noexcept {
 
 inline void MemoryPermit::Release() {
   if (manager_ && bytes_ > 0) manager_->Release(bytes_);
+  if (tracker_) tracker_->Sub(bytes_);
   manager_ = nullptr;
+  tracker_ = nullptr;
   bytes_ = 0;
 }
 

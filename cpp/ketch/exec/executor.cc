@@ -4,7 +4,9 @@
 #include <time.h>
 
 #include <condition_variable>
+#include <deque>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <semaphore>
@@ -61,24 +63,46 @@ struct Morsel {
   std::shared_ptr<arrow::RecordBatch> batch;
   EvalContext rows;     // which source rows the morsel holds
   MemoryPermit memory;  // the morsel's bytes, charged to the query's budget while in flight
+  int64_t permits = 1;  // in-flight permits it carries (0 for extra pieces of a split morsel)
 };
 
-/// A run of stateless operators ending in an order-sensitive sink.
+/// The state of an ordered re-chunk step: morsels arrive in source order and leave cut to
+/// [min_rows, max_rows] rows (the last one of the input may be shorter).
+struct Rechunk {
+  int64_t min_rows = 1;
+  int64_t max_rows = 0;
+  std::deque<Morsel> buffer;
+  int64_t front_offset = 0;  // rows of buffer.front() already sent on
+  int64_t buffered_rows = 0;
+};
+
+/// A run of stateless operators ending in an order-sensitive step: a sink, or a re-chunk step
+/// whose output flows into the next segment.
 struct Segment {
   std::vector<std::unique_ptr<IntermediateOperator>> ops;
   std::unique_ptr<StreamingSink> sink;
+  std::unique_ptr<Rechunk> rechunk;
   // Re-order buffer in front of the sink.
   std::mutex mutex;
   std::map<int64_t, Morsel> pending;
   int64_t next_seq = 0;
   int64_t next_out_seq = 0;
+  int64_t total_in = -1;  // morsels that will arrive, once the upstream finished
+  bool finished = false;
+
+  bool closed() const { return sink || rechunk; }
+  std::string end_name() const {
+    if (sink) return sink->name();
+    return "Rechunk[" + std::to_string(rechunk->min_rows) + ", " + std::to_string(rechunk->max_rows) + "]";
+  }
 };
 
 /// Runtime operators of one pipeline: the source and the segments in flow order.
 struct Pipeline {
   std::unique_ptr<Source> source;
   std::vector<std::unique_ptr<Segment>> segments;
-  int64_t morsel_rows = 0;
+  int64_t morsel_rows = 0;    // rows per morsel the source cuts
+  int64_t incoming_rows = 0;  // most rows a morsel has at the pipeline's end; 0 = `morsel_rows`
 };
 
 /// A pipeline that runs before the one that reads its output: either materialized into `output`
@@ -109,8 +133,6 @@ class PipelineBuilder {
   std::vector<PipelineStage> stages;
 
   arrow::Status Build(const PhysicalNode& node, Pipeline* pipeline) {
-    if (node.max_morsel_rows > 0)
-      pipeline->morsel_rows = std::min(pipeline->morsel_rows, node.max_morsel_rows);
     const LogicalPlan& logical = *node.logical;
     switch (node.kind) {
       case PhysicalKind::kInMemoryScan:
@@ -126,22 +148,25 @@ class PipelineBuilder {
         ARROW_ASSIGN_OR_RAISE(
             auto op, ProjectOperator::Make(logical.exprs(), logical.schema(), compute_,
                                            node.kind == PhysicalKind::kUdfProject ? node.concurrency : 0));
-        Current(pipeline).ops.push_back(std::move(op));
+        AddOperator(pipeline, std::move(op), node);
         return arrow::Status::OK();
       }
       case PhysicalKind::kFilter:
         ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
-        Current(pipeline).ops.push_back(std::make_unique<FilterOperator>(logical.predicate(), compute_));
+        AddOperator(pipeline, std::make_unique<FilterOperator>(logical.predicate(), compute_), node);
         return arrow::Status::OK();
       case PhysicalKind::kExplode:
         ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
-        Current(pipeline).ops.push_back(
-            std::make_unique<ExplodeOperator>(logical.explode_columns(), logical.schema(), compute_));
+        AddOperator(pipeline,
+                    std::make_unique<ExplodeOperator>(logical.explode_columns(), logical.schema(), compute_),
+                    node, /*grows_rows=*/true);
         return arrow::Status::OK();
       case PhysicalKind::kSample:
         ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
-        Current(pipeline).ops.push_back(std::make_unique<SampleOperator>(
-            logical.sample().fraction, logical.sample().with_replacement, logical.sample().seed, compute_));
+        AddOperator(pipeline,
+                    std::make_unique<SampleOperator>(logical.sample().fraction, logical.sample().with_replacement,
+                                                     logical.sample().seed, compute_),
+                    node, /*grows_rows=*/logical.sample().with_replacement);
         return arrow::Status::OK();
       case PhysicalKind::kLimit:
         ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
@@ -213,7 +238,8 @@ class PipelineBuilder {
             build->num_rows() <= kStreamingProbeBuildFactor * probe->morsel_rows) {
           // Streaming probe: the left input flows through this pipeline, morsel by morsel.
           *pipeline = std::move(*probe);
-          Current(pipeline).ops.push_back(std::make_unique<HashJoinProbeOperator>(build, options, compute_));
+          AddOperator(pipeline, std::make_unique<HashJoinProbeOperator>(build, options, compute_), node,
+                      /*grows_rows=*/true);
           return arrow::Status::OK();
         }
         // Right/outer joins, a large or spilled build side: collect (and spill) the left side too,
@@ -240,7 +266,7 @@ class PipelineBuilder {
 
   /// Ends the pipeline with `sink` (after any streaming sink already there, e.g. a limit).
   static void SetSink(Pipeline* pipeline, std::unique_ptr<StreamingSink> sink) {
-    if (pipeline->segments.empty() || pipeline->segments.back()->sink) {
+    if (pipeline->segments.empty() || pipeline->segments.back()->closed()) {
       pipeline->segments.push_back(std::make_unique<Segment>());
     }
     pipeline->segments.back()->sink = std::move(sink);
@@ -248,10 +274,31 @@ class PipelineBuilder {
 
  private:
   Segment& Current(Pipeline* pipeline) {
-    if (pipeline->segments.empty() || pipeline->segments.back()->sink) {
+    if (pipeline->segments.empty() || pipeline->segments.back()->closed()) {
       pipeline->segments.push_back(std::make_unique<Segment>());
     }
     return *pipeline->segments.back();
+  }
+
+  /// Appends `op` for `node`, honouring the node's morsel size range: while morsels still arrive as
+  /// the source cut them, the source cuts smaller ones; otherwise (after a re-chunk, an explode or a
+  /// join) and whenever the node needs a minimum (a UDF's batch size), an ordered re-chunk step
+  /// goes in front of the operator. `grows_rows`: the operator may output more rows than it got.
+  void AddOperator(Pipeline* pipeline, std::unique_ptr<IntermediateOperator> op, const PhysicalNode& node,
+                   bool grows_rows = false) {
+    const int64_t min = node.min_morsel_rows;
+    const int64_t max = node.max_morsel_rows;
+    if (max > 0 && pipeline->incoming_rows == 0) pipeline->morsel_rows = std::min(pipeline->morsel_rows, max);
+    const int64_t arriving = pipeline->incoming_rows > 0 ? pipeline->incoming_rows : pipeline->morsel_rows;
+    if (min > 1 || (max > 0 && arriving > max)) {
+      auto& before = Current(pipeline);
+      before.rechunk = std::make_unique<Rechunk>();
+      before.rechunk->min_rows = std::max<int64_t>(min, 1);
+      before.rechunk->max_rows = max > 0 ? max : std::max(min, arriving);
+      pipeline->incoming_rows = before.rechunk->max_rows;
+    }
+    Current(pipeline).ops.push_back(std::move(op));
+    if (grows_rows) pipeline->incoming_rows = std::numeric_limits<int64_t>::max();
   }
 
   // A pipeline computing `node`, ending in `sink` (with `last_op` before it), run before its
@@ -274,7 +321,7 @@ class PipelineBuilder {
     auto child = std::make_unique<Pipeline>();
     child->morsel_rows = config_.morsel_size_rows;
     ARROW_RETURN_NOT_OK(Build(node, child.get()));
-    if (last_op) Current(child.get()).ops.push_back(std::move(last_op));
+    if (last_op) AddOperator(child.get(), std::move(last_op), node_without_range_);
     StreamingSink* raw = sink.get();
     SetSink(child.get(), std::move(sink));
     stages.push_back(PipelineStage{std::move(child), nullptr});
@@ -286,6 +333,7 @@ class PipelineBuilder {
   MemoryManager* memory_;
   arrow::internal::Executor* compute_;
   std::function<arrow::Status(PipelineStage&)> run_stage_;
+  const PhysicalNode node_without_range_{};
 };
 
 class PipelineRun {
@@ -304,7 +352,8 @@ class PipelineRun {
       std::vector<OperatorMetrics*> ops;
       for (const auto& op : segment->ops) ops.push_back(stats_->Register(op->name(), index));
       op_metrics_.push_back(std::move(ops));
-      sink_metrics_.push_back(stats_->Register(segment->sink->name(), index));
+      sink_metrics_.push_back(stats_->Register(segment->end_name(), index));
+      if (segment->sink) segment->sink->set_memory_tracker(&sink_metrics_.back()->memory);
     }
   }
 
@@ -326,6 +375,7 @@ class PipelineRun {
     std::vector<std::shared_ptr<arrow::RecordBatch>> output;
     for (size_t i = 0; i < pipeline_->segments.size(); ++i) {
       if (!finalize_last && i + 1 == pipeline_->segments.size()) break;
+      if (!pipeline_->segments[i]->sink) continue;
       CpuTimer timer(stats_ ? sink_metrics_[i] : nullptr);
       ARROW_ASSIGN_OR_RAISE(output, pipeline_->segments[i]->sink->Finalize());
     }
@@ -352,8 +402,10 @@ class PipelineRun {
         Morsel morsel{
             seq++, batch->Slice(start, length), EvalContext{first_row + start, length, nullptr}, {}};
         // Backpressure on bytes too: wait while the morsels in flight fill the budget.
-        morsel.memory = memory_->Acquire(BatchBytes(*morsel.batch), [this] { return stop_.load(); });
+        morsel.memory = memory_->Acquire(BatchBytes(*morsel.batch), [this] { return stop_.load(); },
+                                         source_metrics_ ? &source_metrics_->memory : nullptr);
         if (stop_.load()) {
+          --seq;  // never delivered
           ReleasePermit();
           return arrow::Status::Cancelled("query finished or failed");
         }
@@ -377,6 +429,7 @@ class PipelineRun {
       st = pipeline_->source->Produce(emit);
     }
     if (!st.ok() && !st.IsCancelled()) Fail(st);
+    InputComplete(0, seq);
     std::lock_guard<std::mutex> lock(mutex_);
     source_finished_ = true;
     done_.notify_all();
@@ -416,12 +469,14 @@ class PipelineRun {
     return true;
   }
 
-  void ReleasePermit() {
+  void ReleasePermits(int64_t n) {
+    if (n <= 0) return;
     std::lock_guard<std::mutex> lock(mutex_);
-    --in_flight_;
-    permits_.release();
+    in_flight_ -= n;
+    permits_.release(n);
     if (in_flight_ == 0) done_.notify_all();
   }
+  void ReleasePermit() { ReleasePermits(1); }
 
   void Fail(const arrow::Status& status) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -434,6 +489,7 @@ class PipelineRun {
     auto& ops = pipeline_->segments[seg]->ops;
     arrow::internal::Executor* executor = op < ops.size() ? ops[op]->executor() : compute_;
     const int64_t seq = morsel.seq;
+    const int64_t permits = morsel.permits;
     TaskStarted();
     auto st = executor->Spawn([this, seg, op, executor, m = std::move(morsel)]() mutable {
       Step(seg, op, executor, std::move(m));
@@ -442,25 +498,25 @@ class PipelineRun {
     if (!st.ok()) {
       TaskDone();
       Fail(st);
-      Drop(seg, seq);
+      Drop(seg, seq, permits);
     }
   }
 
   // A morsel that will not reach the sink still passes the re-order buffer (empty), so the morsels
   // behind it are released too; otherwise a failed query would wait for them forever.
-  void Drop(size_t seg, int64_t seq) {
+  void Drop(size_t seg, int64_t seq, int64_t permits) {
     Morsel dropped;
     dropped.seq = seq;
+    dropped.permits = permits;
     Deliver(seg, std::move(dropped));
   }
 
   // Frees the morsel's data and memory first: once the last permit returns, the run may end and
   // its memory manager go away.
   void Drop(size_t seg, Morsel&& morsel) {
-    const int64_t seq = morsel.seq;
     morsel.memory.Release();
     morsel.batch.reset();
-    Drop(seg, seq);
+    Drop(seg, morsel.seq, morsel.permits);
   }
 
   void Step(size_t seg, size_t op, arrow::internal::Executor* executor, Morsel morsel) {
@@ -480,6 +536,8 @@ class PipelineRun {
         Fail(result.status());
         return Drop(seg, std::move(morsel));
       }
+      // The output is charged in place of the input (a decoded image weighs more than its file).
+      morsel.memory = memory_->Reserve(BatchBytes(**result), metrics ? &metrics->memory : nullptr);
       morsel.batch = std::move(*result);
     }
     Deliver(seg, std::move(morsel));
@@ -490,20 +548,37 @@ class PipelineRun {
     return error_.ok();
   }
 
-  // Hands the morsel to the segment's sink in source order; forwards sink output to the next segment.
-  void Deliver(size_t seg, Morsel morsel) {
+  // Tells segment `seg` how many morsels its upstream sent in all (the source, or the previous
+  // segment once it finished), so it can flush a re-chunk remainder and finish in turn.
+  void InputComplete(size_t seg, int64_t total) {
+    if (seg >= pipeline_->segments.size()) return;
+    {
+      std::lock_guard<std::mutex> lock(pipeline_->segments[seg]->mutex);
+      pipeline_->segments[seg]->total_in = total;
+    }
+    Deliver(seg, std::nullopt);
+  }
+
+  // Hands the morsel to the segment's sink (or re-chunk step) in source order; forwards output to
+  // the next segment. Without a morsel, only checks whether the segment's input is complete.
+  void Deliver(size_t seg, std::optional<Morsel> morsel) {
     auto& segment = *pipeline_->segments[seg];
     std::vector<Morsel> forward;
     int64_t released = 0;
+    std::optional<int64_t> finished_total;
     {
       std::lock_guard<std::mutex> lock(segment.mutex);
-      segment.pending.emplace(morsel.seq, std::move(morsel));
+      if (morsel) segment.pending.emplace(morsel->seq, std::move(*morsel));
       while (!segment.pending.empty() && segment.pending.begin()->first == segment.next_seq) {
         Morsel next = std::move(segment.pending.begin()->second);
         segment.pending.erase(segment.pending.begin());
         ++segment.next_seq;
+        if (segment.rechunk) {
+          RechunkPush(segment, std::move(next), &forward, &released);
+          continue;
+        }
         if (!next.batch || segment.sink->Done() || !error_ok()) {
-          ++released;
+          released += next.permits;
           continue;
         }
         OperatorMetrics* metrics = stats_ ? sink_metrics_[seg] : nullptr;
@@ -515,21 +590,135 @@ class PipelineRun {
         if (out.ok()) Count(metrics, next.batch->num_rows(), out->has_value() ? **out : nullptr);
         if (!out.ok()) {
           Fail(out.status());
-          ++released;
+          released += next.permits;
           continue;
         }
         if (segment.sink->Done()) stop_ = true;  // e.g. limit reached: stop reading
         if (out->has_value() && seg + 1 < pipeline_->segments.size()) {
           // A limit keeps a prefix of the morsel, so its row description stays valid.
-          forward.push_back(
-              Morsel{segment.next_out_seq++, std::move(**out), next.rows, std::move(next.memory)});
+          forward.push_back(Morsel{segment.next_out_seq++, std::move(**out), next.rows, std::move(next.memory),
+                                   next.permits});
         } else {
-          ++released;
+          released += next.permits;
         }
+      }
+      if (!segment.finished && segment.total_in >= 0 && segment.next_seq == segment.total_in) {
+        segment.finished = true;
+        if (segment.rechunk) RechunkFlush(segment, &forward);
+        finished_total = segment.next_out_seq;
       }
     }
     for (auto& m : forward) Schedule(seg + 1, 0, std::move(m));
-    for (int64_t i = 0; i < released; ++i) ReleasePermit();
+    ReleasePermits(released);
+    if (finished_total) InputComplete(seg + 1, *finished_total);
+  }
+
+  // Re-chunk step (under the segment's lock). Buffered morsels hold no in-flight permit (else the
+  // source could not send the rows that complete a batch); an output takes over the permit of the
+  // morsel that completed it, so the morsels in flight behind the step stay bounded.
+  void RechunkPush(Segment& segment, Morsel morsel, std::vector<Morsel>* forward, int64_t* released) {
+    Rechunk& r = *segment.rechunk;
+    if (!morsel.batch || !error_ok()) {
+      *released += morsel.permits;
+      return;
+    }
+    if (morsel.batch->num_rows() == 0) {
+      // An empty input still carries the schema through, when nothing is buffered before it.
+      if (r.buffer.empty() && segment.next_out_seq == 0) {
+        morsel.seq = segment.next_out_seq++;
+        forward->push_back(std::move(morsel));
+      } else {
+        *released += morsel.permits;
+      }
+      return;
+    }
+    int64_t permits = morsel.permits;
+    morsel.permits = 0;
+    r.buffered_rows += morsel.batch->num_rows();
+    r.buffer.push_back(std::move(morsel));
+    while (r.buffered_rows >= r.min_rows) {
+      auto out = CutRechunk(r, std::min(r.buffered_rows, r.max_rows));
+      if (!out.ok()) {
+        Fail(out.status());
+        break;
+      }
+      out->seq = segment.next_out_seq++;
+      out->permits = permits;
+      permits = 0;
+      if (stats_) Count(sink_metrics_[SegmentIndex(segment)], out->batch->num_rows(), out->batch);
+      forward->push_back(std::move(*out));
+    }
+    *released += permits;
+  }
+
+  // At the end of the input, sends on what the re-chunk step still holds (fewer than min rows).
+  void RechunkFlush(Segment& segment, std::vector<Morsel>* forward) {
+    Rechunk& r = *segment.rechunk;
+    while (r.buffered_rows > 0 && error_ok()) {
+      auto out = CutRechunk(r, std::min(r.buffered_rows, r.max_rows));
+      if (!out.ok()) {
+        Fail(out.status());
+        break;
+      }
+      out->seq = segment.next_out_seq++;
+      out->permits = 0;
+      if (stats_) Count(sink_metrics_[SegmentIndex(segment)], out->batch->num_rows(), out->batch);
+      forward->push_back(std::move(*out));
+    }
+    r.buffer.clear();
+    r.buffered_rows = 0;
+  }
+
+  size_t SegmentIndex(const Segment& segment) const {
+    for (size_t i = 0; i < pipeline_->segments.size(); ++i) {
+      if (pipeline_->segments[i].get() == &segment) return i;
+    }
+    return 0;
+  }
+
+  // Takes the first `rows` buffered rows as one morsel (zero-copy when they lie in one morsel).
+  arrow::Result<Morsel> CutRechunk(Rechunk& r, int64_t rows) {
+    std::vector<std::shared_ptr<arrow::RecordBatch>> pieces;
+    std::vector<EvalContext> contexts;
+    int64_t remaining = rows;
+    while (remaining > 0) {
+      Morsel& front = r.buffer.front();
+      const int64_t available = front.batch->num_rows() - r.front_offset;
+      const int64_t take = std::min(available, remaining);
+      pieces.push_back(front.batch->Slice(r.front_offset, take));
+      EvalContext ctx{front.rows.row_offset + r.front_offset, take, nullptr};
+      if (front.rows.source_rows) {
+        ctx.source_rows =
+            std::static_pointer_cast<arrow::Int64Array>(front.rows.source_rows->Slice(r.front_offset, take));
+      }
+      contexts.push_back(std::move(ctx));
+      remaining -= take;
+      r.buffered_rows -= take;
+      if (take == available) {
+        r.buffer.pop_front();  // releases its memory permit
+        r.front_offset = 0;
+      } else {
+        r.front_offset += take;
+      }
+    }
+    Morsel out;
+    if (pieces.size() == 1) {
+      out.batch = std::move(pieces[0]);
+      out.rows = std::move(contexts[0]);
+    } else {
+      ARROW_ASSIGN_OR_RAISE(out.batch, arrow::ConcatenateRecordBatches(pieces));
+      arrow::Int64Builder source_rows;
+      ARROW_RETURN_NOT_OK(source_rows.Reserve(rows));
+      for (const auto& ctx : contexts) {
+        for (int64_t i = 0; i < ctx.num_rows; ++i) source_rows.UnsafeAppend(ctx.SourceRow(i));
+      }
+      std::shared_ptr<arrow::Int64Array> array;
+      ARROW_RETURN_NOT_OK(source_rows.Finish(&array));
+      out.rows = EvalContext{contexts[0].row_offset, rows, std::move(array)};
+    }
+    out.rows.num_rows = rows;
+    out.memory = memory_->Reserve(BatchBytes(*out.batch));
+    return out;
   }
 
   Pipeline* pipeline_;

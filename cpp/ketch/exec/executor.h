@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ketch/common/config.h"
+#include "ketch/common/memory_manager.h"
 #include "ketch/plan/physical/physical_plan.h"
 
 namespace ketch {
@@ -25,6 +26,9 @@ struct OperatorMetrics {
   std::atomic<int64_t> rows_out{0};
   std::atomic<int64_t> bytes_out{0};
   std::atomic<int64_t> cpu_ns{0};
+  /// Budget bytes held by the operator's outputs in flight (sources, intermediate operators) or by
+  /// its buffered state (blocking sinks); `memory.peak` is the operator's peak memory.
+  MemoryTracker memory;
 };
 
 /// Counters of one run, for tests, explain_analyze and progress bars. Readable while the query
@@ -55,8 +59,9 @@ struct ExecutionStats {
 /// Runs a physical plan with the push-based, morsel-driven executor and returns the root's output
 /// batches in source order.
 ///
-/// The plan is cut into pipelines at order-sensitive operators (limit, the final sink). The source
-/// runs on the I/O pool and cuts its batches into morsels; each morsel is pushed through the
+/// The plan is cut into pipelines at blocking operators. The source runs on the I/O pool and cuts
+/// its batches into morsels; where an operator's morsel size range (PhysicalNode::min/max_morsel_rows)
+/// does not admit what arrives, an ordered re-chunk step splits or coalesces morsels in front of it; each morsel is pushed through the
 /// pipeline's intermediate operators as a chain of tasks, each on its operator's executor (the
 /// compute pool, or a UDF's own workers), so many morsels are in flight at once. A sink receives
 /// morsels in source order (a re-order buffer in front of it). Backpressure: the source must take a

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ketch/common/memory_manager.h"
 #include "ketch/expr/expr.h"
 
 namespace ketch {
@@ -67,6 +68,12 @@ class StreamingSink {
     }
     return arrow::Status::OK();
   }
+
+  /// Where the sink counts the bytes it reserves from the memory budget (explain_analyze).
+  void set_memory_tracker(MemoryTracker* tracker) { memory_tracker_ = tracker; }
+
+ protected:
+  MemoryTracker* memory_tracker_ = nullptr;
 };
 
 }  // namespace ketch

@@ -160,7 +160,7 @@ arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> AggregateFinal
   } else {
     held_bytes_ += BatchBytes(*morsel);
     partials_.push_back(std::move(morsel));
-    held_ = memory_->Reserve(held_bytes_);
+    held_ = memory_->Reserve(held_bytes_, memory_tracker_);
     if (held_bytes_ > memory_->budget() / 2) ARROW_RETURN_NOT_OK(StartSpilling());
   }
   return std::optional<std::shared_ptr<arrow::RecordBatch>>();

@@ -239,7 +239,7 @@ arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> JoinInputSink:
   }
   held_bytes_ += BatchBytes(*morsel);
   batches_.push_back(std::move(morsel));
-  held_ = memory_->Reserve(held_bytes_);
+  held_ = memory_->Reserve(held_bytes_, memory_tracker_);
   if (held_bytes_ > memory_->budget() / 2) {
     for (int p = 0; p < JoinPartitioner::kPartitions; ++p) {
       ARROW_ASSIGN_OR_RAISE(auto file, SpillFile::Create(spill_dir_, schema_));

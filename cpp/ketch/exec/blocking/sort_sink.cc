@@ -19,7 +19,7 @@ arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> SortSink::Push
   if (morsel->num_rows() > 0) {
     held_bytes_ += BatchBytes(*morsel);
     batches_.push_back(std::move(morsel));
-    held_ = memory_->Reserve(held_bytes_);  // replaces (releases) the previous reservation
+    held_ = memory_->Reserve(held_bytes_, memory_tracker_);  // replaces (releases) the previous reservation
     if (held_bytes_ > memory_->budget() / 2) {
       ARROW_RETURN_NOT_OK(presorted_runs_ ? SpillMergedRuns() : SpillRun());
     }

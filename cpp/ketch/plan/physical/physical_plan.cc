@@ -88,6 +88,7 @@ arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan,
         node->concurrency = concurrency > 0 ? concurrency : 1;
         node->batch_size = batch_size;
         node->max_morsel_rows = batch_size > 0 ? batch_size : kDefaultUdfMorselRows;
+        node->min_morsel_rows = batch_size;
       }
       break;
     }
@@ -133,7 +134,10 @@ std::vector<std::string> PhysicalNode::Details() const {
     out.push_back("Concurrency = " + std::to_string(concurrency));
     out.push_back("Batch size = " + (batch_size > 0 ? std::to_string(batch_size) : std::string("morsel")));
   }
-  if (max_morsel_rows > 0) out.push_back("Max morsel rows = " + std::to_string(max_morsel_rows));
+  if (min_morsel_rows > 0 || max_morsel_rows > 0) {
+    out.push_back("Morsel rows = [" + std::to_string(min_morsel_rows) + ", " +
+                  (max_morsel_rows > 0 ? std::to_string(max_morsel_rows) : std::string("any")) + "]");
+  }
   return out;
 }
 

@@ -34,7 +34,11 @@ struct PhysicalNode {
   LogicalPlanPtr logical;
   std::vector<PhysicalPlanPtr> inputs;  ///< empty for sources
   int32_t concurrency = 0;              ///< worker threads of its own (UDF projects); 0 = the compute pool
-  int64_t max_morsel_rows = 0;          ///< upper bound on morsel rows this operator prefers; 0 = any
+  /// The morsel sizes the operator accepts, in rows: the executor re-chunks morsels in front of it
+  /// when what arrives falls outside [min, max]. 0 = no bound. A UDF with a batch size takes
+  /// exactly that many rows (the last call of a query may have fewer).
+  int64_t min_morsel_rows = 0;
+  int64_t max_morsel_rows = 0;
   int64_t batch_size = 0;               ///< rows per UDF call (UDF projects)
 
   std::string Label() const;
