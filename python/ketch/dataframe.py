@@ -9,12 +9,13 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 
 from ketch import _core
 from ketch.context import get_execution_config
 from ketch.datatype import DataType
 from ketch.errors import ColumnNotFoundError, KetchError, KetchNotImplementedError
-from ketch.expressions.expression import Expression, col
+from ketch.expressions.expression import Expression, col, lit
 from ketch.series import to_pylist
 
 
@@ -121,6 +122,58 @@ class DataFrame:
         """Aggregates the whole table into one row: ``df.agg(col("x").sum(), col("y").mean())``."""
         return DataFrame(self._plan.aggregate([], [e._native for e in _flatten(to_agg)]))
 
+    def pivot(
+        self,
+        group_by: str | Expression | list[str | Expression],
+        pivot_col: str | Expression,
+        value_col: str | Expression,
+        agg_fn: str,
+        names: list[str] | None = None,
+    ) -> DataFrame:
+        """Turns the distinct values of ``pivot_col`` into columns (Daft's ``pivot``): one row per
+        ``group_by`` key, one column per pivot value, holding ``agg_fn`` ("sum", "mean", "min", "max",
+        "count", "list", "any_value", "stddev") of ``value_col`` over that key's rows with that pivot
+        value (null where there are none).
+
+        ``names`` fixes the pivot values, in output order (values not named are dropped). Without
+        it the distinct non-null values are computed first (one extra pass over the input), sorted,
+        and rendered as strings. Runs as two hash aggregations: by (key, pivot value), then by key over
+        that small result.
+        Raises ValueError for an unknown ``agg_fn``."""
+        kinds = {"sum", "mean", "min", "max", "count", "list", "any_value", "stddev"}
+        if agg_fn not in kinds:
+            raise ValueError(f"pivot(): agg_fn must be one of {sorted(kinds)}, got {agg_fn!r}")
+        keys = [_column_name(g) for g in (group_by if isinstance(group_by, list) else [group_by])]
+        pivot_name, value_name = _column_name(pivot_col), _column_name(value_col)
+        schema = self.schema()
+        # Pivot values are matched by their string form (as Arrow casts them), as the names are.
+        pivot_key = col(pivot_name)
+        if not pa.types.is_string(schema.field(pivot_name).type):
+            pivot_key = pivot_key.cast(pa.string())
+        if names is None:
+            found = self.select(pivot_name).distinct().to_arrow().column(0).drop_null()
+            found = found.take(pa.compute.sort_indices(found))
+            names = pa.compute.cast(found, pa.string()).to_pylist()
+        # Aggregate per (key, pivot value) first; the small result is then spread into columns,
+        # each taking the one value its (key, pivot value) group produced.
+        method = {"list": "agg_list"}.get(agg_fn, agg_fn)
+        agg_value = getattr(col(value_name), method)()
+        if agg_fn == "any_value":
+            agg_value = col(value_name).any_value(ignore_nulls=True)
+        grouped = self.with_column("__pivot_key", pivot_key).groupby(*keys, "__pivot_key")
+        grouped_df = grouped.agg(agg_value.alias("__pivot_value"))
+        value_type = grouped_df.schema().field("__pivot_value").type
+        parts: dict[str, Expression] = {}
+        aggs = []
+        for i, name in enumerate(names):
+            part = f"__pivot_{i}"
+            matched = col("__pivot_key") == lit(str(name))
+            parts[part] = matched.if_else(col("__pivot_value"), lit(None).cast(value_type))
+            aggs.append(col(part).any_value(ignore_nulls=True).alias(str(name)))
+        if not aggs:
+            return self.select(*keys).distinct()
+        return grouped_df.with_columns(parts).groupby(*keys).agg(*aggs)
+
     def distinct(self, *on: str | Expression) -> DataFrame:
         """Unique rows (over all columns, or over ``on`` keeping one value of the other columns).
         Output order is not defined."""
@@ -195,8 +248,8 @@ class DataFrame:
         """Runs the query and prints the physical plan, then per operator: morsels, rows in and out,
         bytes out, CPU seconds (thread CPU time summed over workers) and peak memory (the most bytes
         of the query's memory budget its outputs in flight, or a blocking sink's buffered state,
-        held at once), then the wall time and the process's peak RSS. Returns the native ``ExecutionStats``; the result is kept as by
-        ``collect``."""
+        held at once), then the wall time and the process's peak RSS. Returns the native
+        ``ExecutionStats``; the result is kept as by ``collect``."""
         import resource
         import time
 

@@ -163,10 +163,11 @@ class PipelineBuilder {
         return arrow::Status::OK();
       case PhysicalKind::kSample:
         ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
-        AddOperator(pipeline,
-                    std::make_unique<SampleOperator>(logical.sample().fraction, logical.sample().with_replacement,
-                                                     logical.sample().seed, compute_),
-                    node, /*grows_rows=*/logical.sample().with_replacement);
+        AddOperator(
+            pipeline,
+            std::make_unique<SampleOperator>(logical.sample().fraction, logical.sample().with_replacement,
+                                             logical.sample().seed, compute_),
+            node, /*grows_rows=*/logical.sample().with_replacement);
         return arrow::Status::OK();
       case PhysicalKind::kLimit:
         ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
@@ -402,8 +403,9 @@ class PipelineRun {
         Morsel morsel{
             seq++, batch->Slice(start, length), EvalContext{first_row + start, length, nullptr}, {}};
         // Backpressure on bytes too: wait while the morsels in flight fill the budget.
-        morsel.memory = memory_->Acquire(BatchBytes(*morsel.batch), [this] { return stop_.load(); },
-                                         source_metrics_ ? &source_metrics_->memory : nullptr);
+        morsel.memory = memory_->Acquire(
+            BatchBytes(*morsel.batch), [this] { return stop_.load(); },
+            source_metrics_ ? &source_metrics_->memory : nullptr);
         if (stop_.load()) {
           --seq;  // never delivered
           ReleasePermit();
@@ -596,8 +598,8 @@ class PipelineRun {
         if (segment.sink->Done()) stop_ = true;  // e.g. limit reached: stop reading
         if (out->has_value() && seg + 1 < pipeline_->segments.size()) {
           // A limit keeps a prefix of the morsel, so its row description stays valid.
-          forward.push_back(Morsel{segment.next_out_seq++, std::move(**out), next.rows, std::move(next.memory),
-                                   next.permits});
+          forward.push_back(Morsel{segment.next_out_seq++, std::move(**out), next.rows,
+                                   std::move(next.memory), next.permits});
         } else {
           released += next.permits;
         }

@@ -61,10 +61,10 @@ struct ExecutionStats {
 ///
 /// The plan is cut into pipelines at blocking operators. The source runs on the I/O pool and cuts
 /// its batches into morsels; where an operator's morsel size range (PhysicalNode::min/max_morsel_rows)
-/// does not admit what arrives, an ordered re-chunk step splits or coalesces morsels in front of it; each morsel is pushed through the
-/// pipeline's intermediate operators as a chain of tasks, each on its operator's executor (the
-/// compute pool, or a UDF's own workers), so many morsels are in flight at once. A sink receives
-/// morsels in source order (a re-order buffer in front of it). Backpressure: the source must take a
+/// does not admit what arrives, an ordered re-chunk step splits or coalesces morsels in front of it; each
+/// morsel is pushed through the pipeline's intermediate operators as a chain of tasks, each on its operator's
+/// executor (the compute pool, or a UDF's own workers), so many morsels are in flight at once. A sink
+/// receives morsels in source order (a re-order buffer in front of it). Backpressure: the source must take a
 /// permit for each morsel and blocks when `max_morsels_in_flight` are in the pipeline; a permit
 /// returns when its morsel leaves the last sink. The first error cancels the source, waits for the
 /// morsels in flight, and is returned.

@@ -141,6 +141,11 @@ class Expression:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def if_else(self, if_true: Any, if_false: Any) -> Expression:
+        """Where this boolean expression is true, ``if_true``, else ``if_false`` (null stays null).
+        Both branches are cast to their common type (Arrow's ``if_else``)."""
+        return Expression._call("if_else", self, _expr(if_true), _expr(if_false))
+
     def is_null(self) -> Expression:
         """True where the value is null."""
         return Expression._call("is_null", self)
@@ -178,8 +183,9 @@ class Expression:
         return Expression._call("agg_stddev", self)
 
     def any_value(self, ignore_nulls: bool = False) -> Expression:
-        """Some value of the group."""
-        return Expression._call("agg_any_value", self)
+        """Some value of the group. With ``ignore_nulls=True``, a non-null one whenever the group
+        has any (the smallest, or for nested and image types the first)."""
+        return Expression._call("agg_any_value", self, ignore_nulls=bool(ignore_nulls))
 
     def agg_list(self) -> Expression:
         """All values of the group (nulls included) as a list."""

@@ -35,12 +35,50 @@ bool CollectsValues(const std::string& function) {
          function == "agg_stddev";
 }
 
+// Types Arrow's hash aggregate kernels cannot take (nested and extension types, e.g. images):
+// any_value and list of these aggregate row positions instead, then gather the values with take.
+bool ByRowPosition(const AggregationInfo& info) {
+  if (info.function != "agg_any_value" && info.function != "agg_list") return false;
+  switch (info.input_type->id()) {
+    case arrow::Type::LIST:
+    case arrow::Type::LARGE_LIST:
+    case arrow::Type::FIXED_SIZE_LIST:
+    case arrow::Type::LIST_VIEW:
+    case arrow::Type::LARGE_LIST_VIEW:
+    case arrow::Type::STRUCT:
+    case arrow::Type::MAP:
+    case arrow::Type::SPARSE_UNION:
+    case arrow::Type::DENSE_UNION:
+    case arrow::Type::EXTENSION:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool SinglePhase(const AggregateSpec& spec, const arrow::Schema& schema) {
   for (const auto& agg : spec.aggregations) {
     auto info = ResolveAggregation(agg, schema);
-    if (info.ok() && CollectsValues(info->function)) return true;
+    if (info.ok() && (CollectsValues(info->function) || ByRowPosition(*info))) return true;
   }
   return false;
+}
+
+// any_value(ignore_nulls=True): the smallest non-null value of the group (hash_min skips nulls),
+// which is deterministic too; plain any_value takes Arrow's hash_one.
+bool IgnoreNulls(const AggregationInfo& info) {
+  auto it = info.options.find("ignore_nulls");
+  return it != info.options.end() && it->second && it->second->is_valid &&
+         static_cast<const arrow::BooleanScalar&>(*it->second).value;
+}
+
+// The values at `positions` (int64, nulls allowed) of a chunked column, as one array.
+arrow::Result<std::shared_ptr<arrow::Array>> Gather(const std::shared_ptr<arrow::ChunkedArray>& values,
+                                                    const arrow::Datum& positions) {
+  ARROW_ASSIGN_OR_RAISE(auto taken, cp::Take(values, positions));
+  auto chunked = taken.chunked_array();
+  if (chunked->num_chunks() == 1) return chunked->chunk(0);
+  return arrow::Concatenate(chunked->chunks());
 }
 
 std::vector<std::string> Keys(const AggregateSpec& spec) {
@@ -138,8 +176,8 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
       aggs.emplace_back("hash_min", v, Col(i, "min"));
     } else if (f == "agg_max") {
       aggs.emplace_back("hash_max", v, Col(i, "max"));
-    } else if (f == "agg_any_value") {
-      aggs.emplace_back("hash_one", v, Col(i, "one"));
+    } else if (f == "agg_any_value" && !ByRowPosition(info)) {
+      aggs.emplace_back(IgnoreNulls(info) ? "hash_min" : "hash_one", v, Col(i, "one"));
     }  // value-collecting aggregations run in one phase (see SinglePhase)
   }
   if (SinglePhase(spec_, *input_schema_)) {
@@ -260,6 +298,38 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
   ARROW_ASSIGN_OR_RAISE(auto table,
                         arrow::Table::FromRecordBatches(partials[0]->schema(), std::move(partials)));
   const bool single_phase = SinglePhase(spec_, *input_schema_);
+  bool by_position = false;
+  for (const auto& info : infos) by_position = by_position || ByRowPosition(info);
+  const std::shared_ptr<arrow::Table> values_table = table;
+  if (by_position) {
+    // Row positions 0..n-1 of the concatenated input, aggregated in place of nested values.
+    arrow::Int64Builder positions;
+    ARROW_RETURN_NOT_OK(positions.Reserve(table->num_rows()));
+    for (int64_t r = 0; r < table->num_rows(); ++r) positions.UnsafeAppend(r);
+    ARROW_ASSIGN_OR_RAISE(auto position_array, positions.Finish());
+    arrow::FieldVector fields;
+    arrow::ChunkedArrayVector columns;
+    for (int c = 0; c < table->num_columns(); ++c) {
+      if (!arrow::is_nested(table->column(c)->type()->id()) &&
+          table->column(c)->type()->id() != arrow::Type::EXTENSION) {
+        fields.push_back(table->schema()->field(c));
+        columns.push_back(table->column(c));
+      }
+    }
+    fields.push_back(arrow::field("__position", arrow::int64()));
+    columns.push_back(std::make_shared<arrow::ChunkedArray>(position_array));
+    for (size_t i = 0; i < infos.size(); ++i) {
+      if (!ByRowPosition(infos[i]) || !IgnoreNulls(infos[i])) continue;
+      // Positions of the non-null values only.
+      ARROW_ASSIGN_OR_RAISE(auto valid, cp::IsValid(values_table->GetColumnByName(Col(i, "v"))));
+      ARROW_ASSIGN_OR_RAISE(
+          auto masked, cp::CallFunction("if_else", {valid, arrow::Datum(position_array),
+                                                    arrow::Datum(arrow::MakeNullScalar(arrow::int64()))}));
+      fields.push_back(arrow::field(Col(i, "pos"), arrow::int64()));
+      columns.push_back(masked.chunked_array());
+    }
+    table = arrow::Table::Make(arrow::schema(fields), columns, table->num_rows());
+  }
   std::vector<cp::Aggregate> aggs;
   for (size_t i = 0; i < infos.size(); ++i) {
     const auto& f = infos[i].function;
@@ -291,8 +361,15 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
       merge("hash_min", "min");
     } else if (f == "agg_max") {
       merge("hash_max", "max");
+    } else if (ByRowPosition(infos[i])) {
+      const bool one = f == "agg_any_value";
+      if (one && IgnoreNulls(infos[i])) {
+        aggs.emplace_back("hash_min", Col(i, "pos"), Col(i, "one"));
+      } else {
+        aggs.emplace_back(one ? "hash_one" : "hash_list", "__position", Col(i, one ? "one" : "list"));
+      }
     } else if (f == "agg_any_value") {
-      merge("hash_one", "one");
+      merge(IgnoreNulls(infos[i]) ? "hash_min" : "hash_one", "one");
     } else {
       merge("hash_list", "list");
     }
@@ -332,6 +409,22 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
       ARROW_ASSIGN_OR_RAISE(result, column(Col(i, "min")));
     } else if (f == "agg_max") {
       ARROW_ASSIGN_OR_RAISE(result, column(Col(i, "max")));
+    } else if (ByRowPosition(infos[i])) {
+      auto values = values_table->GetColumnByName(Col(i, "v"));
+      if (f == "agg_any_value") {
+        ARROW_ASSIGN_OR_RAISE(auto positions, column(Col(i, "one")));
+        ARROW_ASSIGN_OR_RAISE(auto gathered, Gather(values, positions));
+        result = gathered;
+      } else {
+        ARROW_ASSIGN_OR_RAISE(auto lists, column(Col(i, "list")));
+        const auto list_array = lists.make_array();  // keep alive: `list` refers into it
+        const auto& list = static_cast<const arrow::ListArray&>(*list_array);
+        ARROW_ASSIGN_OR_RAISE(auto gathered, Gather(values, list.values()));
+        ARROW_ASSIGN_OR_RAISE(auto offsets, cp::Cast(list.offsets(), arrow::int64()));
+        ARROW_ASSIGN_OR_RAISE(result, arrow::LargeListArray::FromArrays(
+                                          *offsets.make_array(), *gathered, arrow::default_memory_pool(),
+                                          list.null_bitmap(), list.null_count()));
+      }
     } else if (f == "agg_any_value") {
       ARROW_ASSIGN_OR_RAISE(result, column(Col(i, "one")));
     } else {

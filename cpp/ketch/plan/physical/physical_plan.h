@@ -39,7 +39,7 @@ struct PhysicalNode {
   /// exactly that many rows (the last call of a query may have fewer).
   int64_t min_morsel_rows = 0;
   int64_t max_morsel_rows = 0;
-  int64_t batch_size = 0;               ///< rows per UDF call (UDF projects)
+  int64_t batch_size = 0;  ///< rows per UDF call (UDF projects)
 
   std::string Label() const;
   std::vector<std::string> Details() const;
