@@ -178,3 +178,17 @@ def test_integer_overflow_in_arithmetic_is_an_error_naming_the_function():
     with pytest.raises(ketch.errors.KetchValueError, match="multiply_checked.*overflow"):
         df.select(ketch.col("a") * 4).collect()
     assert df.select(ketch.col("a") * 1).to_pydict()["a"] == [1, 2**62]
+
+
+@pytest.mark.parametrize("morsel_rows", [1, 1000])
+def test_integer_sum_overflow_raises_instead_of_wrapping(morsel_rows):
+    big = 2**62
+    df = ketch.from_pydict({"k": [1, 1, 1, 2], "v": [big, big, big, 5]})
+    with ketch.execution_config_ctx(morsel_size_rows=morsel_rows):
+        with pytest.raises(KetchError, match=r"agg_sum\(col\(v\)\) overflows int64 .*about 1.38e\+19"):
+            df.groupby("k").agg(col("v").sum()).collect()
+        with pytest.raises(KetchError, match="overflows int64"):
+            df.agg(col("v").sum()).collect()
+    # Partial sums that leave the range but come back give the exact result.
+    ok = ketch.from_pydict({"k": [1, 1, 1, 2], "v": [big, big, -big, 3]})
+    assert ok.groupby("k").agg(col("v").sum()).sort("k").to_pydict() == {"k": [1, 2], "v": [big, 3]}

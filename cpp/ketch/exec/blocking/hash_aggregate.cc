@@ -5,6 +5,9 @@
 #include <arrow/compute/api.h>
 #include <arrow/compute/row/grouper.h>
 
+#include <cmath>
+#include <cstdio>
+
 namespace ketch {
 namespace {
 
@@ -70,6 +73,13 @@ bool IgnoreNulls(const AggregationInfo& info) {
   auto it = info.options.find("ignore_nulls");
   return it != info.options.end() && it->second && it->second->is_valid &&
          static_cast<const arrow::BooleanScalar&>(*it->second).value;
+}
+
+// Arrow's hash_sum wraps around on 64-bit integer overflow; a float64 sum beside it shows when the
+// exact sum left the type's range, and the query then fails instead of returning a wrong number.
+bool ChecksOverflow(const AggregationInfo& info) {
+  const auto id = info.input_type->id();
+  return info.function == "agg_sum" && (id == arrow::Type::INT64 || id == arrow::Type::UINT64);
 }
 
 // The values at `positions` (int64, nulls allowed) of a chunked column, as one array.
@@ -164,6 +174,13 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
       input = filled.make_array();
     }
     add(v, input);
+    if (ChecksOverflow(info)) {
+      auto to_double = cp::CastOptions::Safe(arrow::float64());
+      to_double.allow_float_truncate = true;
+      ARROW_ASSIGN_OR_RAISE(auto as_double, cp::Cast(input, to_double));
+      add(Col(i, "fv"), as_double.make_array());
+      if (!SinglePhase(spec_, *input_schema_)) aggs.emplace_back("hash_sum", Col(i, "fv"), Col(i, "fsum"));
+    }
     if (f == "agg_sum") {
       aggs.emplace_back("hash_sum", v, Col(i, "sum"));
     } else if (f == "agg_count") {
@@ -347,6 +364,7 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
     auto valid = std::make_shared<cp::CountOptions>(cp::CountOptions::ONLY_VALID);
     if (f == "agg_sum") {
       merge("hash_sum", "sum");
+      if (ChecksOverflow(infos[i])) merge("hash_sum", "fsum", nullptr, nullptr, "fv");
     } else if (f == "agg_count") {
       merge("hash_sum", "count", "hash_count", CountMode(infos[i]));
     } else if (f == "agg_mean" || f == "agg_stddev") {
@@ -391,6 +409,20 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
     arrow::Datum result;
     if (f == "agg_sum") {
       ARROW_ASSIGN_OR_RAISE(result, column(Col(i, "sum")));
+      if (ChecksOverflow(infos[i])) {
+        ARROW_ASSIGN_OR_RAISE(auto fsum, column(Col(i, "fsum")));
+        const double limit = std::ldexp(1.0, infos[i].input_type->id() == arrow::Type::INT64 ? 63 : 64);
+        ARROW_ASSIGN_OR_RAISE(auto magnitude, cp::AbsoluteValue(fsum));
+        ARROW_ASSIGN_OR_RAISE(auto largest, cp::MinMax(magnitude));
+        const auto& max = largest.scalar_as<arrow::StructScalar>().value[1];
+        if (max->is_valid && static_cast<const arrow::DoubleScalar&>(*max).value >= limit) {
+          char approx[32];
+          std::snprintf(approx, sizeof(approx), "%.3g", static_cast<const arrow::DoubleScalar&>(*max).value);
+          return arrow::Status::Invalid(spec_.aggregations[i]->ToString(), " overflows ",
+                                        infos[i].input_type->ToString(), " (a group's sum is about ", approx,
+                                        "); cast the column to float64 or decimal first");
+        }
+      }
     } else if (f == "agg_count") {
       ARROW_ASSIGN_OR_RAISE(result, column(Col(i, "count")));
     } else if (f == "agg_stddev") {
