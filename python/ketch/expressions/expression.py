@@ -229,6 +229,18 @@ class Expression:
         """Same as ``.image.resize(w, h)``."""
         return self.image.resize(w, h)
 
+    def encode_image(self, image_format: str, quality: int = 75) -> Expression:
+        """Same as ``.image.encode(image_format)``."""
+        return self.image.encode(image_format, quality)
+
+    def crop(self, bbox: Any) -> Expression:
+        """Same as ``.image.crop(bbox)``."""
+        return self.image.crop(bbox)
+
+    def convert_image(self, mode: Any) -> Expression:
+        """Same as ``.image.to_mode(mode)``."""
+        return self.image.to_mode(mode)
+
     def download(
         self, max_connections: int = 32, on_error: str = "raise", io_config: Any = None
     ) -> Expression:

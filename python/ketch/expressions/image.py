@@ -43,3 +43,67 @@ class ImageNamespace:
         if not isinstance(w, int) or not isinstance(h, int) or w <= 0 or h <= 0:
             raise ValueError(f"resize needs positive integer width and height, got {w!r}, {h!r}")
         return Expression._call("image_resize", self._expr, w=w, h=h)
+
+    def encode(self, image_format: str, quality: int = 75) -> Expression:
+        """Encodes every image into ``image_format`` bytes (large_binary): "PNG" (lossless, libpng),
+        "JPEG" (libjpeg-turbo, ``quality`` 1-100, 4:2:0 chroma as Pillow's default; L and RGB only),
+        "WEBP" (lossless, libwebp; L/LA widened to RGB/RGBA), "TIFF" (LZW, libtiff).
+
+        Errors: an unknown format raises ValueError; JPEG of an LA/RGBA column fails at plan time
+        with ``KetchTypeError`` (of an Image[MIXED] row with alpha: at run time, naming the row)."""
+        from ketch.expressions.expression import Expression
+
+        name = getattr(image_format, "name", image_format)
+        if not isinstance(name, str) or name.upper() not in ("PNG", "JPEG", "JPG", "WEBP", "TIFF", "TIF"):
+            raise ValueError(f"image.encode: format must be PNG, JPEG, WEBP or TIFF, got {image_format!r}")
+        if not isinstance(quality, int) or not 1 <= quality <= 100:
+            raise ValueError(f"image.encode: quality must be an int in 1..100, got {quality!r}")
+        return Expression._call("image_encode", self._expr, format=name.upper(), quality=quality)
+
+    def crop(self, bbox: Any) -> Expression:
+        """Crops every image to ``bbox`` = (x, y, width, height) in pixels: one tuple for all rows,
+        or an expression giving a list of 4 integers per row. The box is clipped to the image; a
+        box that misses the image raises ``KetchValueError`` naming the row."""
+        from ketch.expressions.expression import Expression
+
+        if isinstance(bbox, Expression):
+            return Expression._call("image_crop", self._expr, bbox)
+        values = list(bbox)
+        if len(values) != 4 or not all(isinstance(v, int | float) for v in values):
+            raise ValueError(f"image.crop: bbox must be (x, y, width, height), got {bbox!r}")
+        x, y, w, h = (int(v) for v in values)
+        if w <= 0 or h <= 0:
+            raise ValueError(f"image.crop: bbox width and height must be positive, got {bbox!r}")
+        return Expression._call("image_crop", self._expr, x=x, y=y, w=w, h=h)
+
+    def to_mode(self, mode: Any) -> Expression:
+        """Converts every image to ``mode`` ("L", "LA", "RGB", "RGBA"; Pillow's convert rules:
+        L = R*299/1000 + G*587/1000 + B*114/1000, alpha added as 255 or dropped). A FixedShapeImage
+        stays fixed-shape."""
+        from ketch.expressions.expression import Expression
+
+        return Expression._call("image_to_mode", self._expr, mode=mode_name(mode))
+
+    def width(self) -> Expression:
+        """Width in pixels (int64), read from the column without touching pixels."""
+        from ketch.expressions.expression import Expression
+
+        return Expression._call("image_width", self._expr)
+
+    def height(self) -> Expression:
+        """Height in pixels (int64)."""
+        from ketch.expressions.expression import Expression
+
+        return Expression._call("image_height", self._expr)
+
+    def channels(self) -> Expression:
+        """Number of channels (int64): 1 (L), 2 (LA), 3 (RGB) or 4 (RGBA)."""
+        from ketch.expressions.expression import Expression
+
+        return Expression._call("image_channels", self._expr)
+
+    def mode(self) -> Expression:
+        """The image mode as a string ("L", "LA", "RGB", "RGBA")."""
+        from ketch.expressions.expression import Expression
+
+        return Expression._call("image_mode", self._expr)

@@ -4,9 +4,12 @@
 #include <turbojpeg.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <memory>
+
+#include "ketch/functions/image/codec_formats.h"
 
 namespace ketch::image {
 
@@ -14,12 +17,53 @@ ImageFormat SniffFormat(const uint8_t* data, int64_t size) {
   static const uint8_t kPng[] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
   if (size >= 8 && std::memcmp(data, kPng, 8) == 0) return ImageFormat::kPng;
   if (size >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF) return ImageFormat::kJpeg;
+  if (size >= 12 && std::memcmp(data, "RIFF", 4) == 0 && std::memcmp(data + 8, "WEBP", 4) == 0) {
+    return ImageFormat::kWebp;
+  }
+  if (size >= 6 && (std::memcmp(data, "GIF87a", 6) == 0 || std::memcmp(data, "GIF89a", 6) == 0)) {
+    return ImageFormat::kGif;
+  }
+  if (size >= 4 && (std::memcmp(data, "II*\0", 4) == 0 || std::memcmp(data, "MM\0*", 4) == 0)) {
+    return ImageFormat::kTiff;
+  }
+  if (size >= 2 && data[0] == 'B' && data[1] == 'M') return ImageFormat::kBmp;
   return ImageFormat::kUnknown;
 }
 
-namespace {
+std::string FormatName(ImageFormat format) {
+  switch (format) {
+    case ImageFormat::kPng:
+      return "PNG";
+    case ImageFormat::kJpeg:
+      return "JPEG";
+    case ImageFormat::kWebp:
+      return "WEBP";
+    case ImageFormat::kGif:
+      return "GIF";
+    case ImageFormat::kTiff:
+      return "TIFF";
+    case ImageFormat::kBmp:
+      return "BMP";
+    case ImageFormat::kUnknown:
+      break;
+  }
+  return "unknown";
+}
 
-arrow::Status CheckSize(int64_t width, int64_t height, int64_t max_pixels, const char* format) {
+arrow::Result<ImageFormat> ParseFormat(const std::string& name) {
+  std::string lower;
+  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "png") return ImageFormat::kPng;
+  if (lower == "jpeg" || lower == "jpg") return ImageFormat::kJpeg;
+  if (lower == "webp") return ImageFormat::kWebp;
+  if (lower == "gif") return ImageFormat::kGif;
+  if (lower == "tiff" || lower == "tif") return ImageFormat::kTiff;
+  if (lower == "bmp") return ImageFormat::kBmp;
+  return arrow::Status::Invalid("unknown image format '", name,
+                                "' (supported: PNG, JPEG, WEBP, GIF, TIFF, BMP)");
+}
+
+arrow::Status CheckImageSize(int64_t width, int64_t height, int64_t max_pixels, const char* format) {
   if (width <= 0 || height <= 0) {
     return arrow::Status::Invalid(format, " header declares an empty image (", width, "x", height, ")");
   }
@@ -29,6 +73,8 @@ arrow::Status CheckSize(int64_t width, int64_t height, int64_t max_pixels, const
   }
   return arrow::Status::OK();
 }
+
+namespace {
 
 // libpng reports errors by longjmp. Everything that changes after setjmp lives behind `state`
 // (a pointer fixed before setjmp), so nothing depends on registers restored by longjmp.
@@ -78,7 +124,7 @@ arrow::Result<DecodedImage> DecodePng(const uint8_t* data, int64_t size, int64_t
   const auto height = png_get_image_height(png, info);
   const auto color_type = png_get_color_type(png, info);
   const auto bit_depth = png_get_bit_depth(png, info);
-  auto size_check = CheckSize(width, height, max_pixels, "PNG");
+  auto size_check = CheckImageSize(width, height, max_pixels, "PNG");
   if (!size_check.ok()) {
     png_destroy_read_struct(&png, &info, nullptr);
     return size_check;
@@ -119,7 +165,7 @@ arrow::Result<DecodedImage> DecodeJpeg(const uint8_t* data, int64_t size, int64_
                           &colorspace) != 0) {
     return arrow::Status::Invalid("corrupt JPEG: ", tjGetErrorStr2(handle.get()));
   }
-  ARROW_RETURN_NOT_OK(CheckSize(width, height, max_pixels, "JPEG"));
+  ARROW_RETURN_NOT_OK(CheckImageSize(width, height, max_pixels, "JPEG"));
   DecodedImage out;
   const bool gray = colorspace == TJCS_GRAY;
   out.mode = gray ? ImageMode::kL : ImageMode::kRGB;
@@ -145,10 +191,19 @@ arrow::Result<DecodedImage> Decode(const uint8_t* data, int64_t size, int64_t ma
       return DecodePng(data, size, max_pixels);
     case ImageFormat::kJpeg:
       return DecodeJpeg(data, size, max_pixels);
+    case ImageFormat::kWebp:
+      return DecodeWebp(data, size, max_pixels);
+    case ImageFormat::kGif:
+      return DecodeGif(data, size, max_pixels);
+    case ImageFormat::kTiff:
+      return DecodeTiff(data, size, max_pixels);
+    case ImageFormat::kBmp:
+      return arrow::Status::NotImplemented("BMP images are not supported yet (", size, " bytes)");
     case ImageFormat::kUnknown:
       break;
   }
-  return arrow::Status::Invalid("unrecognized image format (", size, " bytes; supported: PNG, JPEG)");
+  return arrow::Status::Invalid("unrecognized image format (", size,
+                                " bytes; supported: PNG, JPEG, WEBP, GIF, TIFF)");
 }
 
 DecodedImage ConvertMode(const ImageView& image, ImageMode target) {

@@ -3,6 +3,7 @@
 #include <arrow/result.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ketch/types/image_array.h"
@@ -18,15 +19,27 @@ struct DecodedImage {
   ImageView view() const { return ImageView{pixels.data(), height, width, mode}; }
 };
 
-/// Format sniffed from magic bytes (never from a file name).
-enum class ImageFormat { kUnknown, kPng, kJpeg };
+/// Image file formats. Decoding sniffs the format from magic bytes (never from a file name).
+enum class ImageFormat { kUnknown, kPng, kJpeg, kWebp, kGif, kTiff, kBmp };
 ImageFormat SniffFormat(const uint8_t* data, int64_t size);
+/// "PNG", "JPEG", "WEBP", "GIF", "TIFF", "BMP".
+std::string FormatName(ImageFormat format);
+/// Case-insensitive "png", "jpeg"/"jpg", "webp", "gif", "tiff"/"tif", "bmp"; Invalid otherwise.
+arrow::Result<ImageFormat> ParseFormat(const std::string& name);
 
-/// Decodes PNG (libpng) or JPEG (libjpeg-turbo's TurboJPEG API) bytes into their native mode (L, LA,
-/// RGB or RGBA; 16-bit PNGs are reduced to 8 bits). Images whose header declares more than
-/// `max_pixels` pixels are refused before any pixel buffer is allocated.
-/// Errors: Invalid for unknown formats, corrupt or truncated data, oversize headers.
+/// Decodes PNG (libpng), JPEG (libjpeg-turbo's TurboJPEG API), WebP (libwebp), GIF (giflib; first
+/// frame) or TIFF (libtiff) bytes into their native mode (L, LA, RGB or RGBA; 16-bit samples are
+/// reduced to 8 bits). Images whose header declares more than `max_pixels` pixels are refused
+/// before any pixel buffer is allocated.
+/// Errors: Invalid for unknown formats (BMP is recognized but not decoded), corrupt or truncated
+/// data, oversize headers.
 arrow::Result<DecodedImage> Decode(const uint8_t* data, int64_t size, int64_t max_pixels);
+
+/// Encodes HWC pixels: PNG (lossless), JPEG (`quality` 1-100, 4:2:0 chroma subsampling like
+/// Pillow's default; L and RGB only), WebP (lossless; L/LA widened to RGB/RGBA), TIFF (LZW).
+/// Errors: Invalid when the format cannot hold the mode (JPEG with alpha); NotImplemented for
+/// GIF and BMP.
+arrow::Result<std::vector<uint8_t>> Encode(const ImageView& image, ImageFormat format, int quality);
 
 /// Converts between modes the way Pillow does (L = R*299/1000 + G*587/1000 + B*114/1000; alpha
 /// added as 255, dropped when the target has none).

@@ -3,34 +3,11 @@
 #include "ketch/common/thread_pools.h"
 #include "ketch/expr/function_registry.h"
 #include "ketch/functions/image/codecs.h"
+#include "ketch/functions/image/image_function_util.h"
 #include "ketch/types/image_array.h"
 
 namespace ketch::image {
 namespace {
-
-arrow::Status ExpectArgs(const std::string& function, size_t expected, size_t got) {
-  if (expected != got) {
-    return arrow::Status::Invalid(function, " takes ", expected, " argument(s), got ", got);
-  }
-  return arrow::Status::OK();
-}
-
-arrow::Result<std::string> OnError(const FunctionOptions& options, const std::string& function) {
-  if (!HasOption(options, "on_error")) return std::string("raise");
-  ARROW_ASSIGN_OR_RAISE(auto on_error, GetStringOption(options, "on_error", function));
-  if (on_error != "raise" && on_error != "null") {
-    return arrow::Status::Invalid(function, ": on_error must be 'raise' or 'null', got '", on_error, "'");
-  }
-  return on_error;
-}
-
-arrow::Result<std::optional<ImageMode>> OptionalMode(const FunctionOptions& options,
-                                                     const std::string& function) {
-  if (!HasOption(options, "mode")) return std::optional<ImageMode>();
-  ARROW_ASSIGN_OR_RAISE(auto name, GetStringOption(options, "mode", function));
-  ARROW_ASSIGN_OR_RAISE(auto mode, ParseMode(name));
-  return std::optional<ImageMode>(mode);
-}
 
 class ImageDecode : public ScalarFunction {
  public:
@@ -168,7 +145,10 @@ class ImageResize : public ScalarFunction {
 
 arrow::Status RegisterImageFunctions() {
   ARROW_RETURN_NOT_OK(FunctionRegistry::Global()->Register(std::make_shared<ImageDecode>()));
-  return FunctionRegistry::Global()->Register(std::make_shared<ImageResize>());
+  ARROW_RETURN_NOT_OK(FunctionRegistry::Global()->Register(std::make_shared<ImageResize>()));
+  ARROW_RETURN_NOT_OK(RegisterImageEncode());
+  ARROW_RETURN_NOT_OK(RegisterImageTransforms());
+  return RegisterImageProperties();
 }
 
 }  // namespace ketch::image

@@ -9,7 +9,15 @@ namespace ketch::image {
 ///   → Image[mode] (Image[MIXED] when mode is null). Errors name the row and the cause.
 /// - image_resize(img: Image | FixedShapeImage; width, height: int > 0)
 ///   → FixedShapeImage[mode; height x width] when the input type has a mode, else Image[MIXED].
+/// Also registers (each in its own file):
+/// - image_encode(img; format: "PNG"|"JPEG"|"WEBP"|"TIFF", quality: int = 75) → large_binary
+/// - image_crop(img[, bbox: list<int> [x, y, w, h]]; or options x, y, w, h) → Image[mode]
+/// - image_to_mode(img; mode) → Image[mode], FixedShapeImage[mode; h x w] for fixed-shape input
+/// - image_width / image_height / image_channels → int64, image_mode → string
 arrow::Status RegisterImageFunctions();
+arrow::Status RegisterImageEncode();
+arrow::Status RegisterImageTransforms();
+arrow::Status RegisterImageProperties();
 
 /// Largest pixel count a decoder accepts (refused from the header, before allocation).
 constexpr int64_t kMaxImagePixels = int64_t{1} << 28;
