@@ -146,7 +146,10 @@ class PipelineBuilder {
       case PhysicalKind::kUdfProject: {
         ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
         ARROW_ASSIGN_OR_RAISE(
-            auto op, ProjectOperator::Make(logical.exprs(), logical.schema(), compute_,
+            auto op, ProjectOperator::Make(logical.exprs(), logical.schema(),
+                                           node.io_bound && node.kind == PhysicalKind::kProject
+                                               ? IoPool(config_.num_io_threads)
+                                               : compute_,
                                            node.kind == PhysicalKind::kUdfProject ? node.concurrency : 0));
         AddOperator(pipeline, std::move(op), node);
         return arrow::Status::OK();

@@ -15,11 +15,16 @@ class UrlNamespace:
     def download(
         self, max_connections: int = 32, on_error: str = "raise", io_config: Any = None
     ) -> Expression:
-        """Reads the bytes at each URL (local paths and ``file://`` URLs in this version) with up to
-        ``max_connections`` reads in flight; returns a binary column.
+        """Reads the bytes at each URL into a large_binary column: local paths, ``file://`` and
+        ``http(s)://`` (libcurl's multi interface: up to ``max_connections`` requests in flight
+        from one I/O thread, kept-alive connections reused across morsels, redirects followed,
+        connection errors / HTTP 429 / 5xx retried up to 3 attempts). The projection runs on the
+        I/O pool (``explain`` shows "Runs on = I/O pool").
 
-        Errors: a missing or unreadable file raises ``KetchIOError`` naming the row and the path, or
-        yields null with ``on_error="null"``. Unsupported schemes raise ``KetchNotImplementedError``.
+        Errors: a missing file, an HTTP status >= 400, a refused or reset connection raise
+        ``KetchIOError`` naming the row, the URL and the cause, or yield null with
+        ``on_error="null"``. ``s3://`` and other schemes raise ``KetchNotImplementedError``; so does
+        ``io_config`` (S3 is not in this version).
         """
         from ketch.expressions.expression import Expression
 
@@ -28,7 +33,7 @@ class UrlNamespace:
         if not isinstance(max_connections, int) or max_connections <= 0:
             raise ValueError(f"max_connections must be a positive int, got {max_connections!r}")
         if io_config is not None:
-            raise NotImplementedError("io_config arrives with HTTP and S3 support")
+            raise NotImplementedError("io_config (S3 credentials, endpoints) is not supported yet")
         return Expression._call(
             "url_download", self._expr, on_error=on_error, max_connections=max_connections
         )

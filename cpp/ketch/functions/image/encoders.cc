@@ -37,7 +37,8 @@ struct TjDeleter {
 
 arrow::Result<std::vector<uint8_t>> EncodePng(const ImageView& image) {
   auto state = std::make_unique<PngWriteState>();
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, state.get(), PngWriteError, PngWriteWarning);
+  png_structp png =
+      png_create_write_struct(PNG_LIBPNG_VER_STRING, state.get(), PngWriteError, PngWriteWarning);
   if (png == nullptr) return arrow::Status::OutOfMemory("png_create_write_struct failed");
   png_infop info = png_create_info_struct(png);
   if (info == nullptr) {

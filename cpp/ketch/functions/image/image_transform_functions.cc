@@ -27,8 +27,8 @@ class ImageCrop : public ScalarFunction {
     ARROW_RETURN_NOT_OK(ExpectImage("image.crop", types[0], exprs[0]));
     if (types.size() == 2) {
       const auto id = types[1]->id();
-      const bool list = id == arrow::Type::LIST || id == arrow::Type::LARGE_LIST ||
-                        id == arrow::Type::FIXED_SIZE_LIST;
+      const bool list =
+          id == arrow::Type::LIST || id == arrow::Type::LARGE_LIST || id == arrow::Type::FIXED_SIZE_LIST;
       if (!list || !arrow::is_integer(types[1]->field(0)->type()->id())) {
         return arrow::Status::TypeError("image.crop expects a bbox of 4 integers [x, y, w, h], but ",
                                         exprs[1]->ToString(), " has type ", types[1]->ToString());
@@ -149,8 +149,8 @@ class ImageToMode : public ScalarFunction {
       }
       auto child = std::make_shared<arrow::UInt8Array>(n * row_bytes, std::move(values));
       auto storage = std::make_shared<arrow::FixedSizeListArray>(
-          fixed.storage_type(), n, child, nulls ? std::shared_ptr<arrow::Buffer>(std::move(validity)) : nullptr,
-          nulls);
+          fixed.storage_type(), n, child,
+          nulls ? std::shared_ptr<arrow::Buffer>(std::move(validity)) : nullptr, nulls);
       return arrow::ExtensionType::WrapArray(type, storage);
     }
     ImageArrayBuilder builder(mode);

@@ -14,7 +14,7 @@ namespace ketch::image {
 namespace {
 
 struct MemoryStream {
-  const uint8_t* data = nullptr;  // reading
+  const uint8_t* data = nullptr;        // reading
   std::vector<uint8_t>* out = nullptr;  // writing
   toff_t size = 0;
   toff_t pos = 0;

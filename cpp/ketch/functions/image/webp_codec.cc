@@ -20,9 +20,10 @@ arrow::Result<DecodedImage> DecodeWebp(const uint8_t* data, int64_t size, int64_
   const int channels = features.has_alpha ? 4 : 3;
   const int stride = out.width * channels;
   out.pixels.resize(static_cast<size_t>(stride) * out.height);
-  uint8_t* ok = features.has_alpha
-                    ? WebPDecodeRGBAInto(data, static_cast<size_t>(size), out.pixels.data(), out.pixels.size(), stride)
-                    : WebPDecodeRGBInto(data, static_cast<size_t>(size), out.pixels.data(), out.pixels.size(), stride);
+  uint8_t* ok =
+      features.has_alpha
+          ? WebPDecodeRGBAInto(data, static_cast<size_t>(size), out.pixels.data(), out.pixels.size(), stride)
+          : WebPDecodeRGBInto(data, static_cast<size_t>(size), out.pixels.data(), out.pixels.size(), stride);
   if (ok == nullptr) return arrow::Status::Invalid("corrupt or truncated WebP data");
   return out;
 }

@@ -8,17 +8,24 @@
 #include "ketch/common/config.h"
 #include "ketch/common/thread_pools.h"
 #include "ketch/expr/function_registry.h"
+#include "ketch/io/http_client.h"
 
 namespace ketch::url {
 namespace {
 
 arrow::Result<std::string> LocalPath(std::string_view url) {
   constexpr std::string_view kFile = "file://";
-  if (url.substr(0, kFile.size()) == kFile) return std::string(url.substr(kFile.size()));
+  if (url.substr(0, kFile.size()) == kFile) {
+    auto rest = url.substr(kFile.size());
+    constexpr std::string_view kLocalhost = "localhost/";
+    if (rest.substr(0, kLocalhost.size()) == kLocalhost) rest.remove_prefix(kLocalhost.size() - 1);
+    return std::string(rest);
+  }
   auto scheme = url.find("://");
   if (scheme != std::string_view::npos) {
-    return arrow::Status::NotImplemented("URL scheme '", std::string(url.substr(0, scheme)),
-                                         "' is not supported yet (local paths and file:// are)");
+    return arrow::Status::NotImplemented(
+        "URL scheme '", std::string(url.substr(0, scheme)),
+        "' is not supported yet (local paths, file://, http:// and https:// are)");
   }
   return std::string(url);
 }
@@ -63,18 +70,36 @@ class UrlDownload : public ScalarFunction {
     const int64_t n = urls.length();
     // Every slot is overwritten below; a null buffer stands for a null URL.
     std::vector<arrow::Result<std::shared_ptr<arrow::Buffer>>> results(n, std::shared_ptr<arrow::Buffer>());
+    // HTTP(S) rows: all of the morsel's requests through one libcurl multi handle.
+    std::vector<std::string> http_urls;
+    std::vector<int64_t> http_rows;
+    for (int64_t i = 0; i < n; ++i) {
+      if (!urls.IsNull(i) && io::IsHttpUrl(urls.GetView(i))) {
+        http_urls.emplace_back(urls.GetView(i));
+        http_rows.push_back(i);
+      }
+    }
+    if (!http_urls.empty()) {
+      io::HttpOptions http;
+      http.max_connections = static_cast<int32_t>(std::min<int64_t>(max_connections, 1024));
+      auto fetched = io::HttpGetAll(http_urls, http);
+      for (size_t k = 0; k < http_rows.size(); ++k) results[http_rows[k]] = std::move(fetched[k]);
+    }
     for (int64_t start = 0; start < n; start += max_connections) {
       const int64_t end = std::min(n, start + max_connections);
       std::vector<arrow::Future<std::shared_ptr<arrow::Buffer>>> futures;
       for (int64_t i = start; i < end; ++i) {
-        if (urls.IsNull(i)) {
+        if (urls.IsNull(i) || io::IsHttpUrl(urls.GetView(i))) {
           futures.push_back(arrow::Future<std::shared_ptr<arrow::Buffer>>::MakeFinished(nullptr));
           continue;
         }
         std::string url(urls.GetView(i));
         futures.push_back(arrow::DeferNotOk(pool->Submit([url] { return ReadWhole(url); })));
       }
-      for (int64_t i = start; i < end; ++i) results[i] = futures[i - start].result();
+      for (int64_t i = start; i < end; ++i) {
+        if (!urls.IsNull(i) && io::IsHttpUrl(urls.GetView(i))) continue;
+        results[i] = futures[i - start].result();
+      }
     }
     arrow::LargeBinaryBuilder builder;
     for (int64_t i = 0; i < n; ++i) {

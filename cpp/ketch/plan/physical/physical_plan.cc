@@ -17,6 +17,14 @@ bool HasHeavyKernel(const Expr& expr) {
   return false;
 }
 
+bool HasIoKernel(const Expr& expr) {
+  if (expr.kind() == ExprKind::kCall && expr.name().rfind("url_", 0) == 0) return true;
+  for (const auto& child : expr.children()) {
+    if (HasIoKernel(*child)) return true;
+  }
+  return false;
+}
+
 void CollectUdfs(const Expr& expr, std::vector<const Expr*>* out) {
   if (expr.kind() == ExprKind::kUdf) out->push_back(&expr);
   for (const auto& child : expr.children()) CollectUdfs(*child, out);
@@ -76,6 +84,7 @@ arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan,
       for (const auto& expr : plan->exprs()) {
         CollectUdfs(*expr, &udfs);
         if (HasHeavyKernel(*expr)) node->max_morsel_rows = kHeavyKernelMorselRows;
+        if (HasIoKernel(*expr)) node->io_bound = true;
       }
       if (!udfs.empty()) {
         node->kind = PhysicalKind::kUdfProject;
@@ -134,6 +143,7 @@ std::vector<std::string> PhysicalNode::Details() const {
     out.push_back("Concurrency = " + std::to_string(concurrency));
     out.push_back("Batch size = " + (batch_size > 0 ? std::to_string(batch_size) : std::string("morsel")));
   }
+  if (io_bound && kind == PhysicalKind::kProject) out.push_back("Runs on = I/O pool");
   if (min_morsel_rows > 0 || max_morsel_rows > 0) {
     out.push_back("Morsel rows = [" + std::to_string(min_morsel_rows) + ", " +
                   (max_morsel_rows > 0 ? std::to_string(max_morsel_rows) : std::string("any")) + "]");

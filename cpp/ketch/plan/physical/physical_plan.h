@@ -40,6 +40,7 @@ struct PhysicalNode {
   int64_t min_morsel_rows = 0;
   int64_t max_morsel_rows = 0;
   int64_t batch_size = 0;  ///< rows per UDF call (UDF projects)
+  bool io_bound = false;   ///< waits on I/O (url.download): runs on the I/O pool
 
   std::string Label() const;
   std::vector<std::string> Details() const;

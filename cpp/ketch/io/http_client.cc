@@ -1,0 +1,165 @@
+#include "ketch/io/http_client.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+namespace ketch::io {
+namespace {
+
+void GlobalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+// Multi handles outlive calls so their connection caches keep connections alive between morsels.
+class MultiPool {
+ public:
+  static MultiPool& Get() {
+    static auto* pool = new MultiPool();  // never destroyed: pool threads may use it at exit
+    return *pool;
+  }
+  CURLM* Acquire() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (free_.empty()) return curl_multi_init();
+    CURLM* multi = free_.back();
+    free_.pop_back();
+    return multi;
+  }
+  void Release(CURLM* multi) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(multi);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<CURLM*> free_;
+};
+
+struct Transfer {
+  size_t index = 0;
+  CURL* easy = nullptr;
+  std::string body;
+  char error[CURL_ERROR_SIZE] = {0};
+  int attempts = 0;
+};
+
+size_t OnData(char* data, size_t size, size_t n, void* user) {
+  static_cast<Transfer*>(user)->body.append(data, size * n);
+  return size * n;
+}
+
+void Prepare(Transfer* t, const std::string& url, const HttpOptions& options) {
+  curl_easy_reset(t->easy);
+  t->body.clear();
+  t->error[0] = '\0';
+  curl_easy_setopt(t->easy, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(t->easy, CURLOPT_WRITEFUNCTION, OnData);
+  curl_easy_setopt(t->easy, CURLOPT_WRITEDATA, t);
+  curl_easy_setopt(t->easy, CURLOPT_ERRORBUFFER, t->error);
+  curl_easy_setopt(t->easy, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(t->easy, CURLOPT_MAXREDIRS, 10L);
+  curl_easy_setopt(t->easy, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(t->easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connect_timeout_ms));
+  curl_easy_setopt(t->easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(t->easy, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options.low_speed_timeout_s));
+  curl_easy_setopt(t->easy, CURLOPT_ACCEPT_ENCODING, "");  // gzip/deflate when the server offers
+  curl_easy_setopt(t->easy, CURLOPT_USERAGENT, "ketch");
+  curl_easy_setopt(t->easy, CURLOPT_PRIVATE, t);
+}
+
+bool Retryable(CURLcode code, long status) {
+  if (code == CURLE_OK) return status == 429 || status >= 500;
+  return code == CURLE_COULDNT_CONNECT || code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR ||
+         code == CURLE_GOT_NOTHING || code == CURLE_PARTIAL_FILE || code == CURLE_OPERATION_TIMEDOUT;
+}
+
+}  // namespace
+
+bool IsHttpUrl(std::string_view url) {
+  auto starts = [&](std::string_view prefix) {
+    if (url.size() < prefix.size()) return false;
+    for (size_t i = 0; i < prefix.size(); ++i) {
+      if (std::tolower(static_cast<unsigned char>(url[i])) != prefix[i]) return false;
+    }
+    return true;
+  };
+  return starts("http://") || starts("https://");
+}
+
+std::vector<arrow::Result<std::shared_ptr<arrow::Buffer>>> HttpGetAll(const std::vector<std::string>& urls,
+                                                                      const HttpOptions& options) {
+  GlobalInit();
+  std::vector<arrow::Result<std::shared_ptr<arrow::Buffer>>> results(urls.size(),
+                                                                     arrow::Status::UnknownError("not run"));
+  if (urls.empty()) return results;
+  CURLM* multi = MultiPool::Get().Acquire();
+  if (multi == nullptr) {
+    for (auto& r : results) r = arrow::Status::OutOfMemory("curl_multi_init failed");
+    return results;
+  }
+  curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, static_cast<long>(options.max_connections));
+  curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(options.max_connections));
+  std::vector<std::unique_ptr<Transfer>> transfers(urls.size());
+  size_t next = 0, running_transfers = 0;
+  // Adds transfers while fewer than max_connections are in flight (bounded memory for bodies).
+  auto fill = [&] {
+    while (next < urls.size() && running_transfers < static_cast<size_t>(options.max_connections)) {
+      auto t = std::make_unique<Transfer>();
+      t->index = next;
+      t->easy = curl_easy_init();
+      Prepare(t.get(), urls[next], options);
+      t->attempts = 1;
+      curl_multi_add_handle(multi, t->easy);
+      transfers[next] = std::move(t);
+      ++next;
+      ++running_transfers;
+    }
+  };
+  fill();
+  int still_running = 0;
+  do {
+    curl_multi_perform(multi, &still_running);
+    int queued = 0;
+    while (CURLMsg* msg = curl_multi_info_read(multi, &queued)) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      Transfer* t = nullptr;
+      curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
+      const CURLcode code = msg->data.result;
+      long status = 0;
+      curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+      curl_multi_remove_handle(multi, t->easy);
+      if (Retryable(code, status) && t->attempts < options.max_attempts) {
+        // Brief backoff, then the same request again on the same handle.
+        std::this_thread::sleep_for(std::chrono::milliseconds(50 * t->attempts));
+        ++t->attempts;
+        Prepare(t, urls[t->index], options);
+        curl_multi_add_handle(multi, t->easy);
+        continue;
+      }
+      if (code != CURLE_OK) {
+        results[t->index] = arrow::Status::IOError(t->error[0] ? t->error : curl_easy_strerror(code),
+                                                   " (after ", t->attempts, " attempt(s))");
+      } else if (status >= 400) {
+        results[t->index] = arrow::Status::IOError("HTTP ", status, " (after ", t->attempts, " attempt(s))");
+      } else {
+        auto buffer = arrow::Buffer::FromString(std::move(t->body));
+        results[t->index] = std::shared_ptr<arrow::Buffer>(std::move(buffer));
+      }
+      curl_easy_cleanup(t->easy);
+      t->easy = nullptr;
+      --running_transfers;
+      fill();
+    }
+    if (running_transfers == 0 && next >= urls.size()) break;
+    curl_multi_poll(multi, nullptr, 0, 100, nullptr);
+  } while (true);
+  MultiPool::Get().Release(multi);
+  return results;
+}
+
+}  // namespace ketch::io

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <arrow/buffer.h>
+#include <arrow/result.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ketch::io {
+
+/// Options of one batch of HTTP(S) GETs.
+struct HttpOptions {
+  int32_t max_connections = 32;       ///< requests in flight at once (libcurl's connection limit)
+  int32_t max_attempts = 3;           ///< per URL: connection errors, HTTP 429 and 5xx are retried
+  int64_t connect_timeout_ms = 10'000;
+  int64_t low_speed_timeout_s = 60;   ///< abort a transfer that moves < 1 byte/s for this long
+};
+
+/// Downloads every URL with libcurl's multi interface: one thread drives all transfers (many
+/// requests in flight, not a thread per request); connections are kept alive and reused across
+/// calls (multi handles are pooled, each with its own connection cache); redirects are followed
+/// (at most 10). Returns one result per URL, in order: the body, or IOError naming the HTTP status
+/// (e.g. "HTTP 404") or libcurl's error (connection refused, reset, timeout).
+std::vector<arrow::Result<std::shared_ptr<arrow::Buffer>>> HttpGetAll(const std::vector<std::string>& urls,
+                                                                      const HttpOptions& options);
+
+/// True for http:// and https:// URLs (case-insensitive scheme).
+bool IsHttpUrl(std::string_view url);
+
+}  // namespace ketch::io
