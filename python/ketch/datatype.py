@@ -103,6 +103,28 @@ class DataType:
         return cls(_core.image_type(mode_name(mode), height, width))
 
     @classmethod
+    def tensor(cls, dtype: Any, shape: tuple[int, ...] | None = None) -> DataType:
+        """Tensor of ``dtype`` elements. With ``shape``: FixedShapeTensor, Arrow's canonical
+        ``arrow.fixed_shape_tensor`` extension type (row-major; survives Parquet and IPC, and
+        pyarrow's ``to_numpy_ndarray`` gives (N, *shape) without a copy). Without: a variable-shape
+        tensor stored as Daft does, struct<data: large_list<dtype>, shape: large_list<uint64>>."""
+        value = DataType._infer(dtype).to_arrow()
+        if shape is not None:
+            dims = [int(d) for d in shape]
+            if not dims or any(d <= 0 for d in dims):
+                raise ValueError(f"tensor shape must be positive dimensions, got {shape!r}")
+            return cls(pa.fixed_shape_tensor(value, dims))
+        return cls(pa.struct([("data", pa.large_list(value)), ("shape", pa.large_list(pa.uint64()))]))
+
+    @classmethod
+    def embedding(cls, dtype: Any, size: int) -> DataType:
+        """Embedding: ``size`` values of ``dtype`` per row, stored as Arrow's fixed_size_list (so
+        Embedding and FixedSizeList cast to each other for free); to_numpy gives (N, size)."""
+        if not isinstance(size, int) or size <= 0:
+            raise ValueError(f"embedding size must be a positive int, got {size!r}")
+        return cls(pa.list_(DataType._infer(dtype).to_arrow(), size))
+
+    @classmethod
     def from_arrow_type(cls, arrow_type: pa.DataType) -> DataType:
         return cls(arrow_type)
 

@@ -11,10 +11,10 @@ namespace ketch::io {
 
 /// Options of one batch of HTTP(S) GETs.
 struct HttpOptions {
-  int32_t max_connections = 32;       ///< requests in flight at once (libcurl's connection limit)
-  int32_t max_attempts = 3;           ///< per URL: connection errors, HTTP 429 and 5xx are retried
+  int32_t max_connections = 32;  ///< requests in flight at once (libcurl's connection limit)
+  int32_t max_attempts = 3;      ///< per URL: connection errors, HTTP 429 and 5xx are retried
   int64_t connect_timeout_ms = 10'000;
-  int64_t low_speed_timeout_s = 60;   ///< abort a transfer that moves < 1 byte/s for this long
+  int64_t low_speed_timeout_s = 60;  ///< abort a transfer that moves < 1 byte/s for this long
 };
 
 /// Downloads every URL with libcurl's multi interface: one thread drives all transfers (many

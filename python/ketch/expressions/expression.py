@@ -12,6 +12,7 @@ from ketch import _core
 from ketch.datatype import DataType
 
 if TYPE_CHECKING:
+    from ketch.expressions.embedding import EmbeddingNamespace
     from ketch.expressions.image import ImageNamespace
     from ketch.expressions.url import UrlNamespace
 
@@ -213,6 +214,12 @@ class Expression:
         from ketch.expressions.image import ImageNamespace
 
         return ImageNamespace(self)
+
+    @property
+    def embedding(self) -> EmbeddingNamespace:
+        from ketch.expressions.embedding import EmbeddingNamespace
+
+        return EmbeddingNamespace(self)
 
     @property
     def url(self) -> UrlNamespace:

@@ -1,0 +1,116 @@
+#include "ketch/functions/embedding/embedding_functions.h"
+
+#include <arrow/compute/api.h>
+
+#include <cmath>
+
+#include "ketch/expr/function_registry.h"
+
+namespace ketch::embedding {
+namespace {
+
+bool IsNumericList(const arrow::DataType& type) {
+  const auto id = type.id();
+  if (id != arrow::Type::FIXED_SIZE_LIST && id != arrow::Type::LIST && id != arrow::Type::LARGE_LIST) return false;
+  const auto value_id = type.field(0)->type()->id();
+  return arrow::is_integer(value_id) || arrow::is_floating(value_id);
+}
+
+// Rows as (offset, length) into one flat float64 array.
+struct Vectors {
+  std::shared_ptr<arrow::Array> list;
+  std::shared_ptr<arrow::DoubleArray> values;
+  int64_t Offset(int64_t i) const {
+    if (list->type_id() == arrow::Type::FIXED_SIZE_LIST) {
+      return static_cast<const arrow::FixedSizeListArray&>(*list).value_offset(i);
+    }
+    if (list->type_id() == arrow::Type::LIST) return static_cast<const arrow::ListArray&>(*list).value_offset(i);
+    return static_cast<const arrow::LargeListArray&>(*list).value_offset(i);
+  }
+  int64_t Length(int64_t i) const {
+    if (list->type_id() == arrow::Type::FIXED_SIZE_LIST) {
+      return static_cast<const arrow::FixedSizeListArray&>(*list).value_length(i);
+    }
+    if (list->type_id() == arrow::Type::LIST) return static_cast<const arrow::ListArray&>(*list).value_length(i);
+    return static_cast<const arrow::LargeListArray&>(*list).value_length(i);
+  }
+};
+
+arrow::Result<Vectors> Flatten(const std::shared_ptr<arrow::Array>& array) {
+  Vectors v;
+  v.list = array;
+  std::shared_ptr<arrow::Array> values;
+  if (array->type_id() == arrow::Type::FIXED_SIZE_LIST) {
+    values = static_cast<const arrow::FixedSizeListArray&>(*array).values();
+  } else if (array->type_id() == arrow::Type::LIST) {
+    values = static_cast<const arrow::ListArray&>(*array).values();
+  } else {
+    values = static_cast<const arrow::LargeListArray&>(*array).values();
+  }
+  ARROW_ASSIGN_OR_RAISE(auto cast, arrow::compute::Cast(*values, arrow::float64()));
+  v.values = std::static_pointer_cast<arrow::DoubleArray>(cast);
+  return v;
+}
+
+class CosineDistance : public ScalarFunction {
+ public:
+  std::string name() const override { return "embedding_cosine_distance"; }
+
+  arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(
+      const std::vector<std::shared_ptr<arrow::DataType>>& types, const std::vector<ExprPtr>& exprs,
+      const FunctionOptions&) const override {
+    if (types.size() != 2) return arrow::Status::Invalid("cosine_distance takes 2 arguments");
+    for (size_t i = 0; i < 2; ++i) {
+      if (!IsNumericList(*types[i])) {
+        return arrow::Status::TypeError("embedding.cosine_distance expects Embedding (fixed-size list of numbers) ",
+                                        "inputs, but ", exprs[i]->ToString(), " has type ", types[i]->ToString());
+      }
+    }
+    return arrow::float64();
+  }
+
+  arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args, const FunctionOptions&,
+                                      const EvalContext& ctx) const override {
+    ARROW_ASSIGN_OR_RAISE(auto left_array, ToArray(args[0], ctx.num_rows));
+    ARROW_ASSIGN_OR_RAISE(auto right_array, ToArray(args[1], ctx.num_rows));
+    ARROW_ASSIGN_OR_RAISE(auto a, Flatten(left_array));
+    ARROW_ASSIGN_OR_RAISE(auto b, Flatten(right_array));
+    arrow::DoubleBuilder out;
+    ARROW_RETURN_NOT_OK(out.Reserve(ctx.num_rows));
+    const double* av = a.values->raw_values();
+    const double* bv = b.values->raw_values();
+    for (int64_t i = 0; i < ctx.num_rows; ++i) {
+      if (a.list->IsNull(i) || b.list->IsNull(i)) {
+        out.UnsafeAppendNull();
+        continue;
+      }
+      const int64_t n = a.Length(i);
+      if (b.Length(i) != n) {
+        return arrow::Status::Invalid("cosine_distance at row ", ctx.SourceRow(i), ": vectors have ", n, " and ",
+                                      b.Length(i), " values");
+      }
+      const double* x = av + a.Offset(i);
+      const double* y = bv + b.Offset(i);
+      double dot = 0, xx = 0, yy = 0;
+      for (int64_t k = 0; k < n; ++k) {
+        dot += x[k] * y[k];
+        xx += x[k] * x[k];
+        yy += y[k] * y[k];
+      }
+      if (xx == 0 || yy == 0) {
+        out.UnsafeAppendNull();
+      } else {
+        out.UnsafeAppend(1.0 - dot / (std::sqrt(xx) * std::sqrt(yy)));
+      }
+    }
+    return out.Finish();
+  }
+};
+
+}  // namespace
+
+arrow::Status RegisterEmbeddingFunctions() {
+  return FunctionRegistry::Global()->Register(std::make_shared<CosineDistance>());
+}
+
+}  // namespace ketch::embedding

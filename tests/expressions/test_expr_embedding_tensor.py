@@ -1,0 +1,80 @@
+"""Embedding and Tensor data types (Arrow fixed_size_list / canonical fixed_shape_tensor) and the
+native embedding.cosine_distance kernel against numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import ketch
+from ketch import col
+from ketch.errors import KetchError, KetchTypeError
+
+
+def _embeddings(rng, n: int, dim: int, dtype=np.float32) -> pa.Array:
+    values = rng.normal(size=(n, dim)).astype(dtype)
+    return pa.FixedSizeListArray.from_arrays(pa.array(values.reshape(-1)), dim), values
+
+
+def test_cosine_distance_matches_numpy(rng):
+    a_arr, a = _embeddings(rng, 200, 16)
+    b_arr, b = _embeddings(rng, 200, 16)
+    df = ketch.from_arrow(pa.table({"a": a_arr, "b": b_arr}))
+    with ketch.execution_config_ctx(morsel_size_rows=33):
+        got = df.select(col("a").embedding.cosine_distance(col("b")).alias("d")).to_pydict()["d"]
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    expected = 1 - (a64 * b64).sum(1) / (np.linalg.norm(a64, axis=1) * np.linalg.norm(b64, axis=1))
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_cosine_distance_to_one_query_vector_and_nulls(rng):
+    a_arr, a = _embeddings(rng, 5, 4, np.float64)
+    a_list = a_arr.to_pylist()
+    a_list[2] = None
+    a_list[3] = [0.0, 0.0, 0.0, 0.0]
+    df = ketch.from_arrow(pa.table({"a": pa.array(a_list, pa.list_(pa.float64(), 4))}))
+    query = np.array([1.0, 0.0, -1.0, 2.0])
+    got = df.select(col("a").embedding.cosine_distance(query).alias("d")).to_pydict()["d"]
+    for i in (0, 1, 4):
+        expected = 1 - a[i] @ query / (np.linalg.norm(a[i]) * np.linalg.norm(query))
+        assert got[i] == pytest.approx(expected, rel=1e-12)
+    assert got[2] is None and got[3] is None  # null input, zero norm
+
+
+def test_cosine_distance_type_and_length_errors():
+    df = ketch.from_pydict({"s": ["a"], "l": [[1.0, 2.0]]})
+    with pytest.raises(KetchTypeError, match="expects Embedding"):
+        df.select(col("s").embedding.cosine_distance(col("l")))
+    with pytest.raises(KetchError, match="row 0.*2 and 3 values"):
+        df.select(col("l").embedding.cosine_distance([1.0, 2.0, 3.0])).collect()
+
+
+def test_embedding_and_tensor_types_round_trip_parquet(tmp_path, rng):
+    emb = ketch.DataType.embedding(ketch.DataType.float32(), 8)
+    assert emb.to_arrow() == pa.list_(pa.float32(), 8)
+    tensor = ketch.DataType.tensor(ketch.DataType.float32(), (2, 3))
+    assert tensor.to_arrow().extension_name == "arrow.fixed_shape_tensor"
+    values = rng.normal(size=(10, 2, 3)).astype(np.float32)
+    storage = pa.FixedSizeListArray.from_arrays(pa.array(values.reshape(-1)), 6)
+    tensors = pa.ExtensionArray.from_storage(tensor.to_arrow(), storage)
+    emb_arr, emb_values = _embeddings(rng, 10, 8)
+    df = ketch.from_arrow(pa.table({"t": tensors, "e": emb_arr.cast(emb.to_arrow())}))
+    df.write_parquet(str(tmp_path / "out"))
+    back = ketch.read_parquet(str(tmp_path / "out")).to_arrow()
+    assert back.schema.field("t").type == tensor.to_arrow()
+    np.testing.assert_array_equal(back.column("t").combine_chunks().to_numpy_ndarray(), values)
+    np.testing.assert_array_equal(np.stack(back.column("e").to_numpy(zero_copy_only=False)), emb_values)
+    assert pq.read_schema(next((tmp_path / "out").glob("*.parquet"))).field("t").type == tensor.to_arrow()
+
+
+def test_variable_shape_tensor_type_and_bad_shapes():
+    t = ketch.DataType.tensor(ketch.DataType.int64())
+    assert t.to_arrow() == pa.struct(
+        [("data", pa.large_list(pa.int64())), ("shape", pa.large_list(pa.uint64()))]
+    )
+    with pytest.raises(ValueError):
+        ketch.DataType.tensor(ketch.DataType.int64(), (0, 2))
+    with pytest.raises(ValueError):
+        ketch.DataType.embedding(ketch.DataType.float32(), 0)
