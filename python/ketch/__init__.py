@@ -22,7 +22,7 @@ from ketch.context import execution_config_ctx, get_execution_config, set_execut
 from ketch.dataframe import DataFrame
 from ketch.datatype import DataType, ImageMode
 from ketch.expressions import Expression, col, lit
-from ketch.io import from_arrow, from_pandas, from_pydict, read_parquet
+from ketch.io import from_arrow, from_glob_path, from_pandas, from_pydict, read_parquet
 from ketch.series import Series
 from ketch.udf import cls, udf
 
@@ -44,6 +44,7 @@ __all__ = [
     "get_execution_config",
     "lit",
     "read_parquet",
+    "from_glob_path",
     "set_execution_config",
     "udf",
 ]
