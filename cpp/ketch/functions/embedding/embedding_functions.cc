@@ -11,7 +11,8 @@ namespace {
 
 bool IsNumericList(const arrow::DataType& type) {
   const auto id = type.id();
-  if (id != arrow::Type::FIXED_SIZE_LIST && id != arrow::Type::LIST && id != arrow::Type::LARGE_LIST) return false;
+  if (id != arrow::Type::FIXED_SIZE_LIST && id != arrow::Type::LIST && id != arrow::Type::LARGE_LIST)
+    return false;
   const auto value_id = type.field(0)->type()->id();
   return arrow::is_integer(value_id) || arrow::is_floating(value_id);
 }
@@ -24,14 +25,16 @@ struct Vectors {
     if (list->type_id() == arrow::Type::FIXED_SIZE_LIST) {
       return static_cast<const arrow::FixedSizeListArray&>(*list).value_offset(i);
     }
-    if (list->type_id() == arrow::Type::LIST) return static_cast<const arrow::ListArray&>(*list).value_offset(i);
+    if (list->type_id() == arrow::Type::LIST)
+      return static_cast<const arrow::ListArray&>(*list).value_offset(i);
     return static_cast<const arrow::LargeListArray&>(*list).value_offset(i);
   }
   int64_t Length(int64_t i) const {
     if (list->type_id() == arrow::Type::FIXED_SIZE_LIST) {
       return static_cast<const arrow::FixedSizeListArray&>(*list).value_length(i);
     }
-    if (list->type_id() == arrow::Type::LIST) return static_cast<const arrow::ListArray&>(*list).value_length(i);
+    if (list->type_id() == arrow::Type::LIST)
+      return static_cast<const arrow::ListArray&>(*list).value_length(i);
     return static_cast<const arrow::LargeListArray&>(*list).value_length(i);
   }
 };
@@ -62,8 +65,9 @@ class CosineDistance : public ScalarFunction {
     if (types.size() != 2) return arrow::Status::Invalid("cosine_distance takes 2 arguments");
     for (size_t i = 0; i < 2; ++i) {
       if (!IsNumericList(*types[i])) {
-        return arrow::Status::TypeError("embedding.cosine_distance expects Embedding (fixed-size list of numbers) ",
-                                        "inputs, but ", exprs[i]->ToString(), " has type ", types[i]->ToString());
+        return arrow::Status::TypeError(
+            "embedding.cosine_distance expects Embedding (fixed-size list of numbers) ", "inputs, but ",
+            exprs[i]->ToString(), " has type ", types[i]->ToString());
       }
     }
     return arrow::float64();
@@ -86,8 +90,8 @@ class CosineDistance : public ScalarFunction {
       }
       const int64_t n = a.Length(i);
       if (b.Length(i) != n) {
-        return arrow::Status::Invalid("cosine_distance at row ", ctx.SourceRow(i), ": vectors have ", n, " and ",
-                                      b.Length(i), " values");
+        return arrow::Status::Invalid("cosine_distance at row ", ctx.SourceRow(i), ": vectors have ", n,
+                                      " and ", b.Length(i), " values");
       }
       const double* x = av + a.Offset(i);
       const double* y = bv + b.Offset(i);

@@ -2,6 +2,7 @@
 
 // Helpers shared by the image kernels' ScalarFunction classes (argument checks, option parsing).
 
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -49,6 +50,34 @@ inline std::optional<ImageMode> DeclaredMode(const arrow::DataType& type) {
     return static_cast<const FixedShapeImageType&>(type).mode();
   }
   return static_cast<const ImageType&>(type).mode();
+}
+
+/// Builds a FixedShapeImage column of `type` (one contiguous (N, H, W, C) block) from `reader`'s
+/// rows: `write_row(view, dst)` fills the row_bytes of each non-null row; null rows stay zeroed.
+template <typename WriteRow>
+arrow::Result<std::shared_ptr<arrow::Array>> BuildFixedShapeImages(
+    const std::shared_ptr<arrow::DataType>& type, const ImageArrayReader& reader, WriteRow write_row) {
+  const auto& fixed = static_cast<const FixedShapeImageType&>(*type);
+  const int64_t n = reader.length();
+  const int64_t row_bytes = int64_t{fixed.height()} * fixed.width() * fixed.channels();
+  ARROW_ASSIGN_OR_RAISE(auto values, arrow::AllocateBuffer(n * row_bytes));
+  std::memset(values->mutable_data(), 0, values->size());
+  ARROW_ASSIGN_OR_RAISE(auto validity, arrow::AllocateEmptyBitmap(n));
+  int64_t nulls = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (reader.IsNull(i)) {
+      ++nulls;
+      continue;
+    }
+    arrow::bit_util::SetBit(validity->mutable_data(), i);
+    ARROW_ASSIGN_OR_RAISE(auto view, reader.View(i));
+    write_row(view, values->mutable_data() + i * row_bytes);
+  }
+  auto child = std::make_shared<arrow::UInt8Array>(n * row_bytes, std::move(values));
+  auto storage = std::make_shared<arrow::FixedSizeListArray>(
+      fixed.storage_type(), n, child, nulls ? std::shared_ptr<arrow::Buffer>(std::move(validity)) : nullptr,
+      nulls);
+  return arrow::ExtensionType::WrapArray(type, storage);
 }
 
 }  // namespace ketch::image

@@ -84,27 +84,12 @@ class ImageResize : public ScalarFunction {
     const int64_t n = reader.length();
     if (mode) {
       // Fixed shape: write every row straight into one contiguous (N, H, W, C) block.
-      const int64_t row_bytes = int64_t{width} * height * ModeChannels(*mode);
-      ARROW_ASSIGN_OR_RAISE(auto values, arrow::AllocateBuffer(n * row_bytes));
-      std::memset(values->mutable_data(), 0, values->size());
-      ARROW_ASSIGN_OR_RAISE(auto validity, arrow::AllocateEmptyBitmap(n));
-      int64_t nulls = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        if (reader.IsNull(i)) {
-          ++nulls;
-          continue;
-        }
-        arrow::bit_util::SetBit(validity->mutable_data(), i);
-        ARROW_ASSIGN_OR_RAISE(auto view, reader.View(i));
-        ResizeBilinear(view, width, height, values->mutable_data() + i * row_bytes);
-      }
-      auto type = fixed_shape_image_type(*mode, height, width);
-      auto storage_type = static_cast<const arrow::ExtensionType&>(*type).storage_type();
-      auto child = std::make_shared<arrow::UInt8Array>(n * row_bytes, std::move(values));
-      auto storage = std::make_shared<arrow::FixedSizeListArray>(
-          storage_type, n, child, nulls ? std::shared_ptr<arrow::Buffer>(std::move(validity)) : nullptr,
-          nulls);
-      return arrow::ExtensionType::WrapArray(type, storage);
+      ARROW_ASSIGN_OR_RAISE(auto fixed_out,
+                            BuildFixedShapeImages(fixed_shape_image_type(*mode, height, width), reader,
+                                                  [&](const ImageView& view, uint8_t* dst) {
+                                                    ResizeBilinear(view, width, height, dst);
+                                                  }));
+      return fixed_out;
     }
     ImageArrayBuilder builder(std::nullopt);
     std::vector<uint8_t> pixels;

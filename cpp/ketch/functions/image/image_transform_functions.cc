@@ -131,27 +131,12 @@ class ImageToMode : public ScalarFunction {
     auto type = OutputType(*input->type(), mode);
     const int64_t n = reader.length();
     if (static_cast<const arrow::ExtensionType&>(*type).extension_name() == "ketch.fixed_shape_image") {
-      const auto& fixed = static_cast<const FixedShapeImageType&>(*type);
-      const int64_t row_bytes = int64_t{fixed.height()} * fixed.width() * ModeChannels(mode);
-      ARROW_ASSIGN_OR_RAISE(auto values, arrow::AllocateBuffer(n * row_bytes));
-      std::memset(values->mutable_data(), 0, values->size());
-      ARROW_ASSIGN_OR_RAISE(auto validity, arrow::AllocateEmptyBitmap(n));
-      int64_t nulls = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        if (reader.IsNull(i)) {
-          ++nulls;
-          continue;
-        }
-        arrow::bit_util::SetBit(validity->mutable_data(), i);
-        ARROW_ASSIGN_OR_RAISE(auto view, reader.View(i));
-        auto converted = ConvertMode(view, mode);
-        std::memcpy(values->mutable_data() + i * row_bytes, converted.pixels.data(), row_bytes);
-      }
-      auto child = std::make_shared<arrow::UInt8Array>(n * row_bytes, std::move(values));
-      auto storage = std::make_shared<arrow::FixedSizeListArray>(
-          fixed.storage_type(), n, child,
-          nulls ? std::shared_ptr<arrow::Buffer>(std::move(validity)) : nullptr, nulls);
-      return arrow::ExtensionType::WrapArray(type, storage);
+      ARROW_ASSIGN_OR_RAISE(auto fixed_out,
+                            BuildFixedShapeImages(type, reader, [&](const ImageView& view, uint8_t* dst) {
+                              auto converted = ConvertMode(view, mode);
+                              std::memcpy(dst, converted.pixels.data(), converted.pixels.size());
+                            }));
+      return fixed_out;
     }
     ImageArrayBuilder builder(mode);
     for (int64_t i = 0; i < n; ++i) {
