@@ -192,3 +192,18 @@ def test_integer_sum_overflow_raises_instead_of_wrapping(morsel_rows):
     # Partial sums that leave the range but come back give the exact result.
     ok = ketch.from_pydict({"k": [1, 1, 1, 2], "v": [big, big, -big, 3]})
     assert ok.groupby("k").agg(col("v").sum()).sort("k").to_pydict() == {"k": [1, 2], "v": [big, 3]}
+
+
+def test_limit_and_sample_arguments_are_checked_in_python_not_by_the_binding():
+    df = ketch.from_pydict({"x": list(range(10))})
+    assert df.limit(2**64).to_pydict()["x"] == list(range(10))  # larger than any table: all rows
+    # Any int seed works and is reproducible (reduced modulo 2**64).
+    assert df.sample(0.5, seed=-1).to_pydict() == df.sample(0.5, seed=2**64 - 1).to_pydict()
+    with pytest.raises(ValueError, match="fraction"):
+        df.sample(-0.1)
+    with pytest.raises(ValueError, match="fraction"):
+        df.sample(1.5)
+    with pytest.raises(ValueError, match="seed must be an int"):
+        df.sample(0.5, seed="a")
+    with pytest.raises(ValueError, match="limit"):
+        df.limit(-1)

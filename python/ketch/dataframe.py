@@ -88,10 +88,11 @@ class DataFrame:
         return DataFrame(self._plan.project(kept))
 
     def limit(self, num: int) -> DataFrame:
-        """The first ``num`` rows (in source order)."""
+        """The first ``num`` rows (in source order). ``num`` larger than the number of rows keeps
+        them all. Raises ValueError unless ``num`` is an int >= 0."""
         if not isinstance(num, int) or isinstance(num, bool) or num < 0:
             raise ValueError(f"limit() takes an int >= 0, got {num!r}")
-        return DataFrame(self._plan.limit(num))
+        return DataFrame(self._plan.limit(min(num, 2**63 - 1)))
 
     def sort(
         self,
@@ -221,11 +222,16 @@ class DataFrame:
 
     def sample(self, fraction: float, with_replacement: bool = False, seed: int | None = None) -> DataFrame:
         """A random sample of about ``fraction`` of the rows (Bernoulli; Poisson copies with
-        replacement); reproducible for a given seed."""
+        replacement); reproducible for a given seed (any int; it is reduced modulo 2**64).
+        Raises ValueError for a negative ``fraction`` (or one above 1 without replacement)."""
         import random
 
-        seed = random.getrandbits(63) if seed is None else seed
-        return DataFrame(self._plan.sample(float(fraction), bool(with_replacement), int(seed)))
+        if not isinstance(fraction, int | float) or fraction < 0 or (fraction > 1 and not with_replacement):
+            raise ValueError(f"sample(): fraction must be in [0, 1] (or >= 0 with replacement), got {fraction!r}")
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+            raise ValueError(f"sample(): seed must be an int, got {seed!r}")
+        seed = random.getrandbits(63) if seed is None else seed % 2**64
+        return DataFrame(self._plan.sample(float(fraction), bool(with_replacement), seed))
 
     # -- execution -------------------------------------------------------------------------------------
     def _execute(self, plan: _core.PyPlan, stats: _core.ExecutionStats | None = None) -> pa.Table:
