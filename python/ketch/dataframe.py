@@ -227,7 +227,9 @@ class DataFrame:
         import random
 
         if not isinstance(fraction, int | float) or fraction < 0 or (fraction > 1 and not with_replacement):
-            raise ValueError(f"sample(): fraction must be in [0, 1] (or >= 0 with replacement), got {fraction!r}")
+            raise ValueError(
+                f"sample(): fraction must be in [0, 1] (or >= 0 with replacement), got {fraction!r}"
+            )
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
             raise ValueError(f"sample(): seed must be an int, got {seed!r}")
         seed = random.getrandbits(63) if seed is None else seed % 2**64
