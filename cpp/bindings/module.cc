@@ -4,6 +4,7 @@
 
 #include "interop.h"
 #include "ketch/functions/register.h"
+#include "ketch/io/object_store.h"
 
 namespace ketch::bindings {
 void BindExpressions(nb::module_& m);
@@ -21,4 +22,6 @@ NB_MODULE(_core, m) {
   kb::BindTypes(m);
   kb::BindExpressions(m);
   kb::BindPlans(m);
+  // Registered with atexit by ketch/__init__.py: the AWS SDK must shut down before exit.
+  m.def("finalize_s3", [] { ketch::io::FinalizeS3(); });
 }

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 # pyarrow first: it loads libarrow*.so that ketch._core links against, and pyarrow.fs registers
 # S3 finalization at exit (see shared/docs/build-notes.md).
+import atexit
+
 import pyarrow  # noqa: F401
 import pyarrow.fs  # noqa: F401
 
-from ketch import errors
+from ketch import _core, errors
 from ketch.context import execution_config_ctx, get_execution_config, set_execution_config
 from ketch.dataframe import DataFrame
 from ketch.datatype import DataType, ImageMode
@@ -25,6 +27,10 @@ from ketch.expressions import Expression, col, lit
 from ketch.io import from_arrow, from_glob_path, from_pandas, from_pydict, read_parquet
 from ketch.series import Series
 from ketch.udf import cls, udf
+
+# The AWS SDK behind s3:// must shut down before the interpreter exits (idempotent; a no-op when
+# S3 was never used).
+atexit.register(_core.finalize_s3)
 
 __version__ = "0.1.0"
 

@@ -9,6 +9,7 @@
 #include "ketch/common/thread_pools.h"
 #include "ketch/expr/function_registry.h"
 #include "ketch/io/http_client.h"
+#include "ketch/io/object_store.h"
 
 namespace ketch::url {
 namespace {
@@ -25,12 +26,36 @@ arrow::Result<std::string> LocalPath(std::string_view url) {
   if (scheme != std::string_view::npos) {
     return arrow::Status::NotImplemented(
         "URL scheme '", std::string(url.substr(0, scheme)),
-        "' is not supported yet (local paths, file://, http:// and https:// are)");
+        "' is not supported yet (local paths, file://, http(s):// and s3:// are)");
   }
   return std::string(url);
 }
 
-arrow::Result<std::shared_ptr<arrow::Buffer>> ReadWhole(std::string_view url) {
+}  // namespace
+
+arrow::Result<io::S3Config> S3ConfigFromOptions(const FunctionOptions& options) {
+  io::S3Config config;
+  auto get = [&](const char* key, std::string* out) -> arrow::Status {
+    if (!HasOption(options, key)) return arrow::Status::OK();
+    ARROW_ASSIGN_OR_RAISE(*out, GetStringOption(options, key, "io_config"));
+    return arrow::Status::OK();
+  };
+  ARROW_RETURN_NOT_OK(get("s3_region", &config.region));
+  ARROW_RETURN_NOT_OK(get("s3_endpoint_override", &config.endpoint_override));
+  ARROW_RETURN_NOT_OK(get("s3_scheme", &config.scheme));
+  ARROW_RETURN_NOT_OK(get("s3_key_id", &config.key_id));
+  ARROW_RETURN_NOT_OK(get("s3_access_key", &config.access_key));
+  ARROW_RETURN_NOT_OK(get("s3_session_token", &config.session_token));
+  std::string anonymous;
+  ARROW_RETURN_NOT_OK(get("s3_anonymous", &anonymous));
+  config.anonymous = anonymous == "true";
+  return config;
+}
+
+namespace {
+
+arrow::Result<std::shared_ptr<arrow::Buffer>> ReadWhole(std::string_view url, const io::S3Config& s3) {
+  if (io::IsS3Url(url)) return io::ReadS3Object(url, s3);
   ARROW_ASSIGN_OR_RAISE(auto path, LocalPath(url));
   ARROW_ASSIGN_OR_RAISE(auto file, arrow::io::ReadableFile::Open(path));
   ARROW_ASSIGN_OR_RAISE(auto size, file->GetSize());
@@ -65,6 +90,7 @@ class UrlDownload : public ScalarFunction {
     if (HasOption(options, "max_connections")) {
       ARROW_ASSIGN_OR_RAISE(max_connections, GetIntOption(options, "max_connections", name()));
     }
+    ARROW_ASSIGN_OR_RAISE(auto s3, S3ConfigFromOptions(options));
     auto* pool = IoPool(static_cast<int32_t>(std::max<int64_t>(8, std::min<int64_t>(max_connections, 64))));
     // Submit in windows of max_connections so no more reads are in flight at once.
     const int64_t n = urls.length();
@@ -94,7 +120,7 @@ class UrlDownload : public ScalarFunction {
           continue;
         }
         std::string url(urls.GetView(i));
-        futures.push_back(arrow::DeferNotOk(pool->Submit([url] { return ReadWhole(url); })));
+        futures.push_back(arrow::DeferNotOk(pool->Submit([url, s3] { return ReadWhole(url, s3); })));
       }
       for (int64_t i = start; i < end; ++i) {
         if (!urls.IsNull(i) && io::IsHttpUrl(urls.GetView(i))) continue;
@@ -135,7 +161,8 @@ class UrlDownload : public ScalarFunction {
 }  // namespace
 
 arrow::Status RegisterUrlFunctions() {
-  return FunctionRegistry::Global()->Register(std::make_shared<UrlDownload>());
+  ARROW_RETURN_NOT_OK(FunctionRegistry::Global()->Register(std::make_shared<UrlDownload>()));
+  return RegisterUrlUpload();
 }
 
 }  // namespace ketch::url
