@@ -16,6 +16,7 @@ arrow::Status CheckImageSize(int64_t width, int64_t height, int64_t max_pixels, 
 
 arrow::Result<DecodedImage> DecodeWebp(const uint8_t* data, int64_t size, int64_t max_pixels);
 arrow::Result<DecodedImage> DecodeGif(const uint8_t* data, int64_t size, int64_t max_pixels);
+arrow::Result<DecodedImage> DecodeBmp(const uint8_t* data, int64_t size, int64_t max_pixels);
 arrow::Result<DecodedImage> DecodeTiff(const uint8_t* data, int64_t size, int64_t max_pixels);
 
 arrow::Result<std::vector<uint8_t>> EncodePng(const ImageView& image);

@@ -198,12 +198,12 @@ arrow::Result<DecodedImage> Decode(const uint8_t* data, int64_t size, int64_t ma
     case ImageFormat::kTiff:
       return DecodeTiff(data, size, max_pixels);
     case ImageFormat::kBmp:
-      return arrow::Status::NotImplemented("BMP images are not supported yet (", size, " bytes)");
+      return DecodeBmp(data, size, max_pixels);
     case ImageFormat::kUnknown:
       break;
   }
   return arrow::Status::Invalid("unrecognized image format (", size,
-                                " bytes; supported: PNG, JPEG, WEBP, GIF, TIFF)");
+                                " bytes; supported: PNG, JPEG, WEBP, GIF, TIFF, BMP)");
 }
 
 DecodedImage ConvertMode(const ImageView& image, ImageMode target) {

@@ -28,11 +28,10 @@ std::string FormatName(ImageFormat format);
 arrow::Result<ImageFormat> ParseFormat(const std::string& name);
 
 /// Decodes PNG (libpng), JPEG (libjpeg-turbo's TurboJPEG API), WebP (libwebp), GIF (giflib; first
-/// frame) or TIFF (libtiff) bytes into their native mode (L, LA, RGB or RGBA; 16-bit samples are
-/// reduced to 8 bits). Images whose header declares more than `max_pixels` pixels are refused
-/// before any pixel buffer is allocated.
-/// Errors: Invalid for unknown formats (BMP is recognized but not decoded), corrupt or truncated
-/// data, oversize headers.
+/// frame), TIFF (libtiff) or BMP (stb_image) bytes into their native mode (L, LA, RGB or RGBA; 16-bit samples
+/// are reduced to 8 bits). Images whose header declares more than `max_pixels` pixels are refused before any
+/// pixel buffer is allocated. Errors: Invalid for unknown formats, corrupt or truncated data, oversize
+/// headers.
 arrow::Result<DecodedImage> Decode(const uint8_t* data, int64_t size, int64_t max_pixels);
 
 /// Encodes HWC pixels: PNG (lossless), JPEG (`quality` 1-100, 4:2:0 chroma subsampling like

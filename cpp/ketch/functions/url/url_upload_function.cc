@@ -42,7 +42,8 @@ class UrlUpload : public ScalarFunction {
   arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(
       const std::vector<std::shared_ptr<arrow::DataType>>& types, const std::vector<ExprPtr>& exprs,
       const FunctionOptions& options) const override {
-    if (types.size() != 1 || !(arrow::is_binary_like(types[0]->id()) || arrow::is_large_binary_like(types[0]->id()))) {
+    if (types.size() != 1 ||
+        !(arrow::is_binary_like(types[0]->id()) || arrow::is_large_binary_like(types[0]->id()))) {
       return arrow::Status::TypeError("url.upload expects a binary column, but ",
                                       exprs.empty() ? "?" : exprs[0]->ToString(), " has type ",
                                       types.empty() ? "?" : types[0]->ToString());
@@ -69,7 +70,9 @@ class UrlUpload : public ScalarFunction {
       if (local_dir.rfind("file://", 0) == 0) local_dir = local_dir.substr(7);
       std::error_code ec;
       std::filesystem::create_directories(local_dir, ec);
-      if (ec) return arrow::Status::IOError("url.upload: cannot create directory '", local_dir, "': ", ec.message());
+      if (ec)
+        return arrow::Status::IOError("url.upload: cannot create directory '", local_dir,
+                                      "': ", ec.message());
       local_dir = std::filesystem::absolute(local_dir).string();
     }
     const std::string prefix = RandomHex(16);
@@ -116,6 +119,8 @@ class UrlUpload : public ScalarFunction {
 
 }  // namespace
 
-arrow::Status RegisterUrlUpload() { return FunctionRegistry::Global()->Register(std::make_shared<UrlUpload>()); }
+arrow::Status RegisterUrlUpload() {
+  return FunctionRegistry::Global()->Register(std::make_shared<UrlUpload>());
+}
 
 }  // namespace ketch::url
