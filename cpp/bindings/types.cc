@@ -4,6 +4,7 @@
 #include <nanobind/stl/string.h>
 
 #include "interop.h"
+#include "ketch/types/file_type.h"
 #include "ketch/types/image_type.h"
 
 namespace ketch::bindings {
@@ -24,6 +25,8 @@ void BindTypes(nb::module_& m) {
       },
       nb::arg("mode").none() = nb::none(), nb::arg("height").none() = nb::none(),
       nb::arg("width").none() = nb::none());
+
+  m.def("file_type", [] { return TypeToPy(file_type()); });
 
   // (mode or None, height or None, width or None) of an Image / FixedShapeImage type.
   m.def("image_type_info", [](nb::handle py_type) {

@@ -24,7 +24,7 @@ from ketch.context import execution_config_ctx, get_execution_config, set_execut
 from ketch.dataframe import DataFrame
 from ketch.datatype import DataType, ImageMode
 from ketch.expressions import Expression, col, lit
-from ketch.io import from_arrow, from_glob_path, from_pandas, from_pydict, read_parquet
+from ketch.io import from_arrow, from_files, from_glob_path, from_pandas, from_pydict, read_parquet
 from ketch.series import Series
 from ketch.udf import cls, udf
 
@@ -51,6 +51,7 @@ __all__ = [
     "lit",
     "read_parquet",
     "from_glob_path",
+    "from_files",
     "set_execution_config",
     "udf",
 ]

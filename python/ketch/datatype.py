@@ -125,6 +125,12 @@ class DataType:
         return cls(pa.list_(DataType._infer(dtype).to_arrow(), size))
 
     @classmethod
+    def file(cls) -> DataType:
+        """File: a lazy reference to an object (path or URL, and its size when known), the Arrow
+        extension type ``ketch.file`` over struct<path: large_string, size: int64>."""
+        return cls(_core.file_type())
+
+    @classmethod
     def from_arrow_type(cls, arrow_type: pa.DataType) -> DataType:
         return cls(arrow_type)
 

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "ketch/functions/embedding/embedding_functions.h"
+#include "ketch/functions/file/file_functions.h"
 #include "ketch/functions/image/image_functions.h"
 #include "ketch/functions/url/url_functions.h"
 #include "ketch/types/image_type.h"
@@ -20,6 +21,7 @@ arrow::Status RegisterBuiltins() {
     if (status.ok()) status = image::RegisterImageFunctions();
     if (status.ok()) status = url::RegisterUrlFunctions();
     if (status.ok()) status = embedding::RegisterEmbeddingFunctions();
+    if (status.ok()) status = file::RegisterFileFunctions();
   });
   return status;
 }

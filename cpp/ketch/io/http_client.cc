@@ -46,10 +46,17 @@ struct Transfer {
   std::string body;
   char error[CURL_ERROR_SIZE] = {0};
   int attempts = 0;
+  int64_t max_bytes = -1;
+  std::string range;
 };
 
 size_t OnData(char* data, size_t size, size_t n, void* user) {
-  static_cast<Transfer*>(user)->body.append(data, size * n);
+  auto* t = static_cast<Transfer*>(user);
+  t->body.append(data, size * n);
+  if (t->max_bytes > 0 && static_cast<int64_t>(t->body.size()) >= t->max_bytes) {
+    t->body.resize(t->max_bytes);
+    return 0;  // enough: stop the transfer (reported as a write error, treated as success)
+  }
   return size * n;
 }
 
@@ -70,6 +77,11 @@ void Prepare(Transfer* t, const std::string& url, const HttpOptions& options) {
   curl_easy_setopt(t->easy, CURLOPT_ACCEPT_ENCODING, "");  // gzip/deflate when the server offers
   curl_easy_setopt(t->easy, CURLOPT_USERAGENT, "ketch");
   curl_easy_setopt(t->easy, CURLOPT_PRIVATE, t);
+  t->max_bytes = options.max_bytes;
+  if (options.max_bytes > 0) {
+    t->range = "0-" + std::to_string(options.max_bytes - 1);
+    curl_easy_setopt(t->easy, CURLOPT_RANGE, t->range.c_str());
+  }
 }
 
 bool Retryable(CURLcode code, long status) {
@@ -129,7 +141,11 @@ std::vector<arrow::Result<std::shared_ptr<arrow::Buffer>>> HttpGetAll(const std:
       if (msg->msg != CURLMSG_DONE) continue;
       Transfer* t = nullptr;
       curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
-      const CURLcode code = msg->data.result;
+      CURLcode code = msg->data.result;
+      if (code == CURLE_WRITE_ERROR && t->max_bytes > 0 &&
+          static_cast<int64_t>(t->body.size()) >= t->max_bytes) {
+        code = CURLE_OK;  // stopped on purpose after max_bytes
+      }
       long status = 0;
       curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
       curl_multi_remove_handle(multi, t->easy);

@@ -15,6 +15,9 @@ struct HttpOptions {
   int32_t max_attempts = 3;      ///< per URL: connection errors, HTTP 429 and 5xx are retried
   int64_t connect_timeout_ms = 10'000;
   int64_t low_speed_timeout_s = 60;  ///< abort a transfer that moves < 1 byte/s for this long
+  /// > 0: only the first max_bytes bytes are wanted (a Range request; if the server ignores it,
+  /// the transfer stops once that many bytes arrived).
+  int64_t max_bytes = -1;
 };
 
 /// Downloads every URL with libcurl's multi interface: one thread drives all transfers (many

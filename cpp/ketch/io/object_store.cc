@@ -3,6 +3,7 @@
 #include <arrow/filesystem/s3fs.h>
 #include <arrow/io/interfaces.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -68,6 +69,23 @@ arrow::Result<std::shared_ptr<arrow::Buffer>> ReadS3Object(std::string_view url,
   ARROW_ASSIGN_OR_RAISE(auto buffer, file->ReadAt(0, size));
   ARROW_RETURN_NOT_OK(file->Close());
   return buffer;
+}
+
+arrow::Result<std::shared_ptr<arrow::Buffer>> ReadS3Prefix(std::string_view url, int64_t length,
+                                                           const S3Config& config) {
+  ARROW_ASSIGN_OR_RAISE(auto path, S3Path(url));
+  ARROW_ASSIGN_OR_RAISE(auto fs, S3FileSystemFor(config));
+  ARROW_ASSIGN_OR_RAISE(auto file, fs->OpenInputFile(path));
+  ARROW_ASSIGN_OR_RAISE(auto size, file->GetSize());
+  return file->ReadAt(0, std::min(size, length));
+}
+
+arrow::Result<int64_t> S3ObjectSize(std::string_view url, const S3Config& config) {
+  ARROW_ASSIGN_OR_RAISE(auto path, S3Path(url));
+  ARROW_ASSIGN_OR_RAISE(auto fs, S3FileSystemFor(config));
+  ARROW_ASSIGN_OR_RAISE(auto info, fs->GetFileInfo(path));
+  if (info.type() != arrow::fs::FileType::File) return arrow::Status::IOError("no such S3 object: ", url);
+  return info.size();
 }
 
 arrow::Status WriteS3Object(std::string_view url, const uint8_t* data, int64_t size, const S3Config& config) {

@@ -31,6 +31,13 @@ arrow::Result<std::shared_ptr<arrow::fs::FileSystem>> S3FileSystemFor(const S3Co
 /// the object when it is missing or unreadable.
 arrow::Result<std::shared_ptr<arrow::Buffer>> ReadS3Object(std::string_view url, const S3Config& config);
 
+/// Reads at most `length` bytes from the start of an s3:// object (a ranged GET).
+arrow::Result<std::shared_ptr<arrow::Buffer>> ReadS3Prefix(std::string_view url, int64_t length,
+                                                           const S3Config& config);
+
+/// Size in bytes of an s3:// object (a HEAD request).
+arrow::Result<int64_t> S3ObjectSize(std::string_view url, const S3Config& config);
+
 /// Writes `data` to `s3://bucket/key` (one PUT or multipart upload; S3 objects appear atomically).
 arrow::Status WriteS3Object(std::string_view url, const uint8_t* data, int64_t size, const S3Config& config);
 

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <sstream>
 
+#include "ketch/types/file_type.h"
+
 namespace ketch {
 
 int32_t ModeChannels(ImageMode mode) { return static_cast<int32_t>(mode); }
@@ -144,7 +146,8 @@ arrow::Status RegisterExtensionTypes() {
   static std::once_flag once;
   static arrow::Status status;
   std::call_once(once, [] {
-    for (const auto& type : {image_type(std::nullopt), fixed_shape_image_type(ImageMode::kL, 1, 1)}) {
+    for (const auto& type :
+         {image_type(std::nullopt), fixed_shape_image_type(ImageMode::kL, 1, 1), file_type()}) {
       auto ext = std::static_pointer_cast<arrow::ExtensionType>(type);
       if (arrow::GetExtensionType(ext->extension_name()) == nullptr) {
         auto st = arrow::RegisterExtensionType(ext);

@@ -13,6 +13,7 @@ from ketch.datatype import DataType
 
 if TYPE_CHECKING:
     from ketch.expressions.embedding import EmbeddingNamespace
+    from ketch.expressions.file import FileNamespace
     from ketch.expressions.image import ImageNamespace
     from ketch.expressions.url import UrlNamespace
 
@@ -222,6 +223,12 @@ class Expression:
         return EmbeddingNamespace(self)
 
     @property
+    def file(self) -> FileNamespace:
+        from ketch.expressions.file import FileNamespace
+
+        return FileNamespace(self)
+
+    @property
     def url(self) -> UrlNamespace:
         from ketch.expressions.url import UrlNamespace
 
@@ -243,6 +250,18 @@ class Expression:
     def crop(self, bbox: Any) -> Expression:
         """Same as ``.image.crop(bbox)``."""
         return self.image.crop(bbox)
+
+    def file_path(self) -> Expression:
+        """Same as ``.file.path()``."""
+        return self.file.path()
+
+    def file_size(self) -> Expression:
+        """Same as ``.file.size()``."""
+        return self.file.size()
+
+    def guess_mime_type(self) -> Expression:
+        """Same as ``.file.guess_mime_type()``."""
+        return self.file.guess_mime_type()
 
     def convert_image(self, mode: Any) -> Expression:
         """Same as ``.image.to_mode(mode)``."""

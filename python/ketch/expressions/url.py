@@ -43,6 +43,13 @@ class UrlNamespace:
             **io_options(io_config),
         )
 
+    def to_file(self) -> Expression:
+        """File references (type File) to these paths / URLs, size unknown; nothing is read. Use
+        ``.file.guess_mime_type()`` / ``.file.read()`` on the result."""
+        from ketch.expressions.expression import Expression
+
+        return Expression._call("file_from_path", self._expr)
+
     def upload(
         self,
         location: str,

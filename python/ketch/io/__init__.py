@@ -1,7 +1,7 @@
 """Creating DataFrames: from Python and Arrow data in memory, and from Parquet files."""
 
 from ketch.io.config import IOConfig, S3Config
-from ketch.io.files import from_glob_path
+from ketch.io.files import from_files, from_glob_path
 from ketch.io.memory import from_arrow, from_pandas, from_pydict
 from ketch.io.parquet import read_parquet
 
@@ -9,6 +9,7 @@ __all__ = [
     "IOConfig",
     "S3Config",
     "from_arrow",
+    "from_files",
     "from_glob_path",
     "from_pandas",
     "from_pydict",

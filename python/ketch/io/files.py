@@ -1,33 +1,97 @@
-"""Listing files as a DataFrame: ``from_glob_path``."""
+"""Listing files as a DataFrame: ``from_glob_path`` (path, size, num_rows) and ``from_files`` (a
+File column of lazy references)."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from ketch.errors import KetchNotImplementedError
+from ketch import _core
+from ketch.errors import KetchFileNotFoundError
+from ketch.io.config import IOConfig, S3Config
 from ketch.io.parquet import expand_paths
 
 if TYPE_CHECKING:
     from ketch.dataframe import DataFrame
 
+_GLOB_CHARS = set("*?[")
 
-def from_glob_path(path: str | list[str], io_config: Any = None) -> DataFrame:
+
+def _s3_filesystem(config: S3Config) -> Any:
+    from urllib.parse import urlparse
+
+    import pyarrow.fs as pafs
+
+    kwargs: dict[str, Any] = {"anonymous": config.anonymous}
+    if config.region_name:
+        kwargs["region"] = config.region_name
+    if config.endpoint_url:
+        parsed = urlparse(config.endpoint_url)
+        kwargs["endpoint_override"] = parsed.netloc
+        kwargs["scheme"] = parsed.scheme
+    if config.key_id:
+        kwargs["access_key"] = config.key_id
+        kwargs["secret_key"] = config.access_key or ""
+        if config.session_token:
+            kwargs["session_token"] = config.session_token
+    return pafs.S3FileSystem(**kwargs)
+
+
+def _list_s3(pattern: str, io_config: IOConfig | None) -> list[tuple[str, int]]:
+    """(s3://bucket/key, size) of the objects matching a glob (or under a prefix), sorted."""
+    import pyarrow.fs as pafs
+
+    fs = _s3_filesystem((io_config or IOConfig()).s3)
+    path = pattern[len("s3://") :]
+    cut = min((path.index(c) for c in _GLOB_CHARS if c in path), default=len(path))
+    base = path[:cut].rsplit("/", 1)[0] if cut < len(path) else path.rstrip("/")
+    infos = fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
+    if cut == len(path):
+        single = fs.get_file_info(base)
+        if single.type == pafs.FileType.File:
+            infos = [single]
+    matched = [
+        (f"s3://{info.path}", info.size)
+        for info in infos
+        if info.type == pafs.FileType.File and (cut == len(path) or fnmatch.fnmatchcase(info.path, path))
+    ]
+    if not matched:
+        raise KetchFileNotFoundError(f"'{pattern}' matched no files")
+    return sorted(matched)
+
+
+def _list(path: str | list[str], io_config: IOConfig | None) -> tuple[list[str], list[int]]:
+    entries = path if isinstance(path, list) else [path]
+    files: list[str] = []
+    sizes: list[int] = []
+    for entry in entries:
+        entry = os.fspath(entry)
+        if entry.startswith("s3://"):
+            for p, size in _list_s3(entry, io_config):
+                files.append(p)
+                sizes.append(size)
+            continue
+        for f in expand_paths(entry, suffix=""):
+            if os.path.isfile(f):
+                files.append(f)
+                sizes.append(os.stat(f).st_size)
+    return files, sizes
+
+
+def from_glob_path(path: str | list[str], io_config: IOConfig | None = None) -> DataFrame:
     """One row per file matched by ``path`` (a glob such as ``images/**/*.jpg``, a directory, which
-    lists every file under it, a file, ``file://`` URLs, or a list of those), sorted by path:
-    ``path`` (string, absolute), ``size`` (int64, bytes) and ``num_rows`` (int64, null: files are
-    not opened). Pair with ``col("path").url.download()`` to read them.
+    lists every file under it, a file, ``file://`` URLs, ``s3://bucket/prefix/*.png`` with
+    ``io_config``, or a list of those), sorted by path: ``path`` (string; absolute, or the s3:// URL),
+    ``size`` (int64, bytes) and ``num_rows`` (int64, null: files are not opened). Pair with
+    ``col("path").url.download()`` to read them.
 
-    Errors: ``KetchFileNotFoundError`` when an entry matches nothing; object stores (``s3://``)
-    raise ``KetchNotImplementedError`` in this version."""
+    Errors: ``KetchFileNotFoundError`` when an entry matches nothing."""
     from ketch.io.memory import from_arrow
 
-    if io_config is not None:
-        raise KetchNotImplementedError("io_config (S3 credentials, endpoints) is not supported yet")
-    files = [f for f in expand_paths(path, suffix="") if os.path.isfile(f)]
-    sizes = [os.stat(f).st_size for f in files]
+    files, sizes = _list(path, io_config)
     return from_arrow(
         pa.table(
             {
@@ -37,3 +101,27 @@ def from_glob_path(path: str | list[str], io_config: Any = None) -> DataFrame:
             }
         )
     )
+
+
+def file_array(paths: list[str | None], sizes: list[int | None] | None = None) -> pa.ExtensionArray:
+    """A File column (ketch.file extension array) referencing ``paths`` (sizes in bytes, or None
+    where unknown)."""
+    storage = pa.StructArray.from_arrays(
+        [pa.array(paths, pa.large_string()), pa.array(sizes or [None] * len(paths), pa.int64())],
+        names=["path", "size"],
+        mask=pa.array([p is None for p in paths]),
+    )
+    return pa.ExtensionArray.from_storage(_core.file_type(), storage)
+
+
+def from_files(path: str | list[str], io_config: IOConfig | None = None) -> DataFrame:
+    """A DataFrame with one ``file`` column of type File: lazy references to the files matched by
+    ``path`` (as ``from_glob_path`` matches them). Nothing is read until a kernel needs it:
+    ``.file.path()``, ``.file.size()`` (recorded when listing), ``.file.guess_mime_type()`` (the
+    first 64 bytes, one ranged read) and ``.file.read()`` (the whole object).
+
+    Errors: ``KetchFileNotFoundError`` when an entry matches nothing."""
+    from ketch.io.memory import from_arrow
+
+    files, sizes = _list(path, io_config)
+    return from_arrow(pa.table({"file": file_array(files, sizes)}))

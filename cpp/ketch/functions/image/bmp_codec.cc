@@ -66,4 +66,3 @@ arrow::Result<DecodedImage> DecodeBmp(const uint8_t* data, int64_t size, int64_t
 }
 
 }  // namespace ketch::image
-

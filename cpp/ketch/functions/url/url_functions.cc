@@ -9,29 +9,10 @@
 #include "ketch/common/thread_pools.h"
 #include "ketch/expr/function_registry.h"
 #include "ketch/io/http_client.h"
+#include "ketch/io/object_reader.h"
 #include "ketch/io/object_store.h"
 
 namespace ketch::url {
-namespace {
-
-arrow::Result<std::string> LocalPath(std::string_view url) {
-  constexpr std::string_view kFile = "file://";
-  if (url.substr(0, kFile.size()) == kFile) {
-    auto rest = url.substr(kFile.size());
-    constexpr std::string_view kLocalhost = "localhost/";
-    if (rest.substr(0, kLocalhost.size()) == kLocalhost) rest.remove_prefix(kLocalhost.size() - 1);
-    return std::string(rest);
-  }
-  auto scheme = url.find("://");
-  if (scheme != std::string_view::npos) {
-    return arrow::Status::NotImplemented(
-        "URL scheme '", std::string(url.substr(0, scheme)),
-        "' is not supported yet (local paths, file://, http(s):// and s3:// are)");
-  }
-  return std::string(url);
-}
-
-}  // namespace
 
 arrow::Result<io::S3Config> S3ConfigFromOptions(const FunctionOptions& options) {
   io::S3Config config;
@@ -53,16 +34,6 @@ arrow::Result<io::S3Config> S3ConfigFromOptions(const FunctionOptions& options) 
 }
 
 namespace {
-
-arrow::Result<std::shared_ptr<arrow::Buffer>> ReadWhole(std::string_view url, const io::S3Config& s3) {
-  if (io::IsS3Url(url)) return io::ReadS3Object(url, s3);
-  ARROW_ASSIGN_OR_RAISE(auto path, LocalPath(url));
-  ARROW_ASSIGN_OR_RAISE(auto file, arrow::io::ReadableFile::Open(path));
-  ARROW_ASSIGN_OR_RAISE(auto size, file->GetSize());
-  ARROW_ASSIGN_OR_RAISE(auto buffer, file->Read(size));
-  ARROW_RETURN_NOT_OK(file->Close());
-  return buffer;
-}
 
 class UrlDownload : public ScalarFunction {
  public:
@@ -120,7 +91,7 @@ class UrlDownload : public ScalarFunction {
           continue;
         }
         std::string url(urls.GetView(i));
-        futures.push_back(arrow::DeferNotOk(pool->Submit([url, s3] { return ReadWhole(url, s3); })));
+        futures.push_back(arrow::DeferNotOk(pool->Submit([url, s3] { return io::ReadObject(url, s3); })));
       }
       for (int64_t i = start; i < end; ++i) {
         if (!urls.IsNull(i) && io::IsHttpUrl(urls.GetView(i))) continue;

@@ -18,7 +18,11 @@ bool HasHeavyKernel(const Expr& expr) {
 }
 
 bool HasIoKernel(const Expr& expr) {
-  if (expr.kind() == ExprKind::kCall && expr.name().rfind("url_", 0) == 0) return true;
+  if (expr.kind() == ExprKind::kCall &&
+      (expr.name().rfind("url_", 0) == 0 || expr.name() == "file_read" ||
+       expr.name() == "file_guess_mime_type" || expr.name() == "file_size")) {
+    return true;
+  }
   for (const auto& child : expr.children()) {
     if (HasIoKernel(*child)) return true;
   }
