@@ -136,7 +136,9 @@ class DataFrame:
         "count", "list", "any_value", "stddev") of ``value_col`` over that key's rows with that pivot
         value (null where there are none).
 
-        ``names`` fixes the pivot values, in output order (values not named are dropped). Without
+        ``names`` fixes the pivot values, in output order (values not named are dropped): strings
+        match the values' string form (as Arrow casts them: ``True`` → "true", ``1.0`` → "1"),
+        other values are converted that way. Without
         it the distinct non-null values are computed first (one extra pass over the input), sorted,
         and rendered as strings. Runs as two hash aggregations: by (key, pivot value), then by key over
         that small result.
@@ -155,6 +157,17 @@ class DataFrame:
             found = self.select(pivot_name).distinct().to_arrow().column(0).drop_null()
             found = found.take(pa.compute.sort_indices(found))
             names = pa.compute.cast(found, pa.string()).to_pylist()
+        else:
+            # Non-string names are values of the pivot column: named by their string form.
+            pivot_type = schema.field(pivot_name).type
+            names = [
+                n
+                if isinstance(n, str)
+                else pa.compute.cast(pa.array([n], pivot_type), pa.string())[0].as_py()
+                for n in names
+            ]
+            if len(set(names)) != len(names):
+                raise ValueError(f"pivot(): names must be distinct, got {names}")
         # Aggregate per (key, pivot value) first; the small result is then spread into columns,
         # each taking the one value its (key, pivot value) group produced.
         method = {"list": "agg_list"}.get(agg_fn, agg_fn)

@@ -109,6 +109,8 @@ class DataType:
         pyarrow's ``to_numpy_ndarray`` gives (N, *shape) without a copy). Without: a variable-shape
         tensor stored as Daft does, struct<data: large_list<dtype>, shape: large_list<uint64>>."""
         value = DataType._infer(dtype).to_arrow()
+        if not (pa.types.is_integer(value) or pa.types.is_floating(value) or pa.types.is_boolean(value)):
+            raise ValueError(f"tensor elements must be numbers or booleans, got {value}")
         if shape is not None:
             dims = [int(d) for d in shape]
             if not dims or any(d <= 0 for d in dims):
@@ -120,9 +122,21 @@ class DataType:
     def embedding(cls, dtype: Any, size: int) -> DataType:
         """Embedding: ``size`` values of ``dtype`` per row, stored as Arrow's fixed_size_list (so
         Embedding and FixedSizeList cast to each other for free); to_numpy gives (N, size)."""
-        if not isinstance(size, int) or size <= 0:
+        if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
             raise ValueError(f"embedding size must be a positive int, got {size!r}")
-        return cls(pa.list_(DataType._infer(dtype).to_arrow(), size))
+        value = DataType._infer(dtype).to_arrow()
+        if not (pa.types.is_integer(value) or pa.types.is_floating(value)):
+            raise ValueError(f"embedding elements must be numbers, got {value}")
+        return cls(pa.list_(value, size))
+
+    @classmethod
+    def python(cls) -> DataType:
+        """Python: arbitrary Python objects, each stored pickled (cloudpickle) in the Arrow
+        extension type ``ketch.python`` over large_binary; ``to_pydict`` gives the objects back.
+        ``from_pydict`` picks it for columns Arrow cannot represent."""
+        from ketch.pytype import PYTHON_TYPE
+
+        return cls(PYTHON_TYPE)
 
     @classmethod
     def file(cls) -> DataType:

@@ -52,6 +52,10 @@ def to_pylist(array: pa.Array | pa.ChunkedArray) -> list[Any]:
         return [v for chunk in array.chunks for v in to_pylist(chunk)]
     if DataType(array.type).extension_name in ("ketch.image", "ketch.fixed_shape_image"):
         return _image_rows(array)
+    if DataType(array.type).extension_name == "ketch.python":
+        import pickle
+
+        return [None if v is None else pickle.loads(v) for v in array.storage.to_pylist()]
     return array.to_pylist()
 
 
@@ -85,17 +89,41 @@ class Series:
         return to_pylist(self._array)
 
     def to_numpy(self) -> np.ndarray:
-        """A numpy array. FixedShapeImage → (N, H, W, C) uint8 without a copy; Image of mixed
-        shapes → an object array of (H, W, C) arrays; primitives → Arrow's own conversion."""
+        """A numpy array. FixedShapeImage → (N, H, W, C) uint8 and FixedShapeTensor → (N, *shape)
+        without a copy; Embedding (fixed-size list) without nulls → (N, size) without a copy;
+        Image of mixed shapes → an object array of (H, W, C) arrays; primitives → Arrow's own
+        conversion. Zero-copy arrays are read-only views of the column's buffer."""
         dtype = self.datatype()
         if dtype.is_fixed_shape_image():
             return fixed_shape_image_block(self._array)
+        if dtype.extension_name == "arrow.fixed_shape_tensor":
+            return self._array.to_numpy_ndarray()
+        if pa.types.is_fixed_size_list(self._array.type) and self._array.null_count == 0:
+            size = self._array.type.list_size
+            values = self._array.flatten()  # respects the array's offset, zero-copy
+            return values.to_numpy(zero_copy_only=False).reshape(len(self._array), size)
         if dtype.is_image():
             rows = _image_rows(self._array)
             out = np.empty(len(rows), dtype=object)
             out[:] = rows
             return out
         return self._array.to_numpy(zero_copy_only=False)
+
+    def to_torch(self) -> Any:
+        """A torch.Tensor sharing the column's memory where ``to_numpy`` does not copy
+        (FixedShapeImage → uint8 (N, H, W, C), FixedShapeTensor, Embedding). The tensor views a
+        read-only Arrow buffer: do not write to it (clone first). Raises ImportError without torch,
+        TypeError for columns without a fixed shape."""
+        import warnings
+
+        import torch
+
+        array = self.to_numpy()
+        if array.dtype == object:
+            raise TypeError(f"to_torch needs a fixed-shape column, got {self.datatype()!r}")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "non-writable array": documented above
+            return torch.from_numpy(array)
 
     def __len__(self) -> int:
         return len(self._array)

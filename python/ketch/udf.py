@@ -66,6 +66,13 @@ def reraise_udf_error(error: BaseException) -> None:
 
 
 def _to_arrow_result(result: Any, dtype: DataType, num_rows: int, name: str) -> pa.Array:
+    if dtype.extension_name == "ketch.python" and not isinstance(result, (Series, pa.Array, pa.ChunkedArray)):
+        from ketch.pytype import python_array
+
+        values = list(result)
+        if len(values) != num_rows:
+            raise ValueError(f"UDF '{name}' returned {len(values)} values for a batch of {num_rows} rows")
+        return python_array(values)
     if isinstance(result, Series):
         array = result.to_arrow()
     elif isinstance(result, pa.ChunkedArray):
@@ -131,7 +138,10 @@ class _RowFunctionRunner(_Runner):
 
     def invoke(self, args: list[pa.Array], num_rows: int) -> Any:
         columns = [to_pylist(a) for a in args]
-        return pa.array([self.func(*row) for row in zip(*columns, strict=True)])
+        results = [self.func(*row) for row in zip(*columns, strict=True)]
+        if self.dtype.extension_name == "ketch.python":
+            return results
+        return pa.array(results)
 
 
 class _InstancePoolRunner(_Runner):

@@ -115,3 +115,31 @@ def test_any_value_and_list_on_image_column():
     assert firsts == [[0, 20], [10, 30]]
     one = [im["data"][0] for im in table.column("img").to_pylist()]
     assert one[0] in (0, 20) and one[1] in (10, 30)
+
+
+def test_pivot_names_given_as_values():
+    df = ketch.from_pydict({"g": [1, 1, 2], "p": [True, False, True], "f": [1.0, 2.5, 1.0], "v": [1, 2, 3]})
+    assert df.pivot("g", "p", "v", "sum", names=[True]).sort("g").to_pydict() == {"g": [1, 2], "true": [1, 3]}
+    out = df.pivot("g", "f", "v", "sum", names=[1.0, 2.5]).sort("g").to_pydict()
+    assert out == {"g": [1, 2], "1": [1, 3], "2.5": [2, None]}
+    with pytest.raises(ValueError, match="distinct"):
+        df.pivot("g", "f", "v", "sum", names=[1.0, 1.0])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_agg_list_and_concat_keep_input_order_within_groups(seed):
+    rng = np.random.default_rng(seed)
+    keys = rng.integers(0, 5, 3000).tolist()
+    values = rng.permutation(3000).tolist()
+    df = ketch.from_pydict({"k": keys, "v": values, "s": [str(v) for v in values]})
+    with morsels(True):
+        out = (
+            df.groupby("k")
+            .agg(col("v").agg_list().alias("l"), col("s").agg_concat().alias("c"))
+            .sort("k")
+            .to_pydict()
+        )
+    for i, k in enumerate(out["k"]):
+        group = [v for key, v in zip(keys, values, strict=True) if key == k]
+        assert out["l"][i] == group
+        assert out["c"][i] == "".join(str(v) for v in group)

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ketch/expr/function_registry.h"
+#include "ketch/expr/storage_cast.h"
 
 namespace ketch {
 namespace {
@@ -174,7 +175,12 @@ arrow::Result<std::shared_ptr<arrow::Field>> ResolveField(const Expr& expr, cons
     }
     case ExprKind::kCast: {
       ARROW_ASSIGN_OR_RAISE(auto field, ResolveField(*expr.children()[0], schema));
-      if (!field->type()->Equals(*expr.type()) && !arrow::compute::CanCast(*field->type(), *expr.type())) {
+      // Extension types (images, tensors, files) only re-label a storage they share; Arrow's
+      // kernels would also reinterpret a FixedShapeImage as a tensor of another shape.
+      const bool extension =
+          field->type()->id() == arrow::Type::EXTENSION || expr.type()->id() == arrow::Type::EXTENSION;
+      if (!field->type()->Equals(*expr.type()) && !CanRewrapStorage(*field->type(), *expr.type()) &&
+          (extension || !arrow::compute::CanCast(*field->type(), *expr.type()))) {
         return arrow::Status::TypeError("cannot cast ", expr.children()[0]->ToString(), " of type ",
                                         field->type()->ToString(), " to ", expr.type()->ToString());
       }
@@ -264,6 +270,8 @@ arrow::Result<arrow::Datum> EvaluateDatum(const Expr& expr, const arrow::RecordB
     case ExprKind::kCast: {
       ARROW_ASSIGN_OR_RAISE(auto input, EvaluateDatum(*expr.children()[0], batch, ctx));
       if (input.type()->Equals(*expr.type())) return input;
+      if (CanRewrapStorage(*input.type(), *expr.type()))
+        return RewrapStorage(input, expr.type(), ctx.num_rows);
       auto options = arrow::compute::CastOptions::Safe(expr.type());
       // Integers beyond 2**53 become the nearest float, as in pandas and Daft.
       if (arrow::is_integer(input.type()->id()) && arrow::is_floating(expr.type()->id())) {

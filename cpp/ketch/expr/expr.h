@@ -3,6 +3,7 @@
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <set>
@@ -95,6 +96,8 @@ struct EvalContext {
   /// Source row of each morsel row once a filter dropped rows; nullptr while rows are contiguous
   /// from `row_offset`.
   std::shared_ptr<arrow::Int64Array> source_rows;
+  /// Set while the query runs: turns true when the user cancels it (long I/O kernels poll it).
+  const std::atomic<bool>* cancelled = nullptr;
   /// The source row (0-based, across all files of the source in order) of morsel row `i`.
   int64_t SourceRow(int64_t i) const { return source_rows ? source_rows->Value(i) : row_offset + i; }
 };

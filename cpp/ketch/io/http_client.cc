@@ -47,11 +47,18 @@ struct Transfer {
   char error[CURL_ERROR_SIZE] = {0};
   int attempts = 0;
   int64_t max_bytes = -1;
+  int64_t max_object_bytes = -1;
+  bool too_large = false;
   std::string range;
+  std::string url;  // spaces escaped
 };
 
 size_t OnData(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
+  if (t->max_object_bytes > 0 && static_cast<int64_t>(t->body.size() + size * n) > t->max_object_bytes) {
+    t->too_large = true;
+    return 0;
+  }
   t->body.append(data, size * n);
   if (t->max_bytes > 0 && static_cast<int64_t>(t->body.size()) >= t->max_bytes) {
     t->body.resize(t->max_bytes);
@@ -64,7 +71,18 @@ void Prepare(Transfer* t, const std::string& url, const HttpOptions& options) {
   curl_easy_reset(t->easy);
   t->body.clear();
   t->error[0] = '\0';
-  curl_easy_setopt(t->easy, CURLOPT_URL, url.c_str());
+  t->too_large = false;
+  t->url.clear();
+  for (char c : url) {
+    if (c == ' ') {
+      t->url += "%20";
+    } else {
+      t->url += c;
+    }
+  }
+  curl_easy_setopt(t->easy, CURLOPT_URL, t->url.c_str());
+  curl_easy_setopt(t->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(t->easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(t->easy, CURLOPT_WRITEFUNCTION, OnData);
   curl_easy_setopt(t->easy, CURLOPT_WRITEDATA, t);
   curl_easy_setopt(t->easy, CURLOPT_ERRORBUFFER, t->error);
@@ -72,7 +90,11 @@ void Prepare(Transfer* t, const std::string& url, const HttpOptions& options) {
   curl_easy_setopt(t->easy, CURLOPT_MAXREDIRS, 10L);
   curl_easy_setopt(t->easy, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(t->easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connect_timeout_ms));
-  curl_easy_setopt(t->easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(t->easy, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+  t->max_object_bytes = options.max_object_bytes;
+  if (options.max_object_bytes > 0) {
+    curl_easy_setopt(t->easy, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(options.max_object_bytes));
+  }
   curl_easy_setopt(t->easy, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options.low_speed_timeout_s));
   curl_easy_setopt(t->easy, CURLOPT_ACCEPT_ENCODING, "");  // gzip/deflate when the server offers
   curl_easy_setopt(t->easy, CURLOPT_USERAGENT, "ketch");
@@ -87,7 +109,7 @@ void Prepare(Transfer* t, const std::string& url, const HttpOptions& options) {
 bool Retryable(CURLcode code, long status) {
   if (code == CURLE_OK) return status == 429 || status >= 500;
   return code == CURLE_COULDNT_CONNECT || code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR ||
-         code == CURLE_GOT_NOTHING || code == CURLE_PARTIAL_FILE || code == CURLE_OPERATION_TIMEDOUT;
+         code == CURLE_GOT_NOTHING || code == CURLE_PARTIAL_FILE;
 }
 
 }  // namespace
@@ -157,7 +179,10 @@ std::vector<arrow::Result<std::shared_ptr<arrow::Buffer>>> HttpGetAll(const std:
         curl_multi_add_handle(multi, t->easy);
         continue;
       }
-      if (code != CURLE_OK) {
+      if (t->too_large || code == CURLE_FILESIZE_EXCEEDED) {
+        results[t->index] =
+            arrow::Status::IOError("object larger than the limit of ", options.max_object_bytes, " bytes");
+      } else if (code != CURLE_OK) {
         results[t->index] = arrow::Status::IOError(t->error[0] ? t->error : curl_easy_strerror(code),
                                                    " (after ", t->attempts, " attempt(s))");
       } else if (status >= 400) {
@@ -172,6 +197,20 @@ std::vector<arrow::Result<std::shared_ptr<arrow::Buffer>>> HttpGetAll(const std:
       fill();
     }
     if (running_transfers == 0 && next >= urls.size()) break;
+    if (options.cancelled && options.cancelled->load()) {
+      // The query was cancelled: drop every transfer still running or waiting.
+      for (auto& t : transfers) {
+        if (t && t->easy) {
+          curl_multi_remove_handle(multi, t->easy);
+          curl_easy_cleanup(t->easy);
+          t->easy = nullptr;
+        }
+      }
+      for (auto& r : results) {
+        if (!r.ok() && r.status().IsUnknownError()) r = arrow::Status::Cancelled("query interrupted");
+      }
+      break;
+    }
     curl_multi_poll(multi, nullptr, 0, 100, nullptr);
   } while (true);
   MultiPool::Get().Release(multi);

@@ -20,8 +20,9 @@ arrow::Result<std::string> LocalPath(std::string_view url) {
   }
   auto scheme = url.find("://");
   if (scheme != std::string_view::npos) {
-    return arrow::Status::NotImplemented("URL scheme '", std::string(url.substr(0, scheme)),
-                                         "' is not supported (local paths, file://, http(s):// and s3:// are)");
+    return arrow::Status::NotImplemented(
+        "URL scheme '", std::string(url.substr(0, scheme)),
+        "' is not supported (local paths, file://, http(s):// and s3:// are)");
   }
   return std::string(url);
 }
@@ -72,7 +73,8 @@ arrow::Result<std::shared_ptr<arrow::Buffer>> ReadObjectPrefix(std::string_view 
 
 arrow::Result<int64_t> ObjectSize(std::string_view url, const S3Config& s3) {
   if (IsS3Url(url)) return S3ObjectSize(url, s3);
-  if (IsHttpUrl(url)) return arrow::Status::NotImplemented("the size of an http(s) object is not known: ", url);
+  if (IsHttpUrl(url))
+    return arrow::Status::NotImplemented("the size of an http(s) object is not known: ", url);
   ARROW_ASSIGN_OR_RAISE(auto file, OpenLocal(url));
   return file->GetSize();
 }

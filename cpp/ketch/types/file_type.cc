@@ -10,8 +10,8 @@ std::shared_ptr<arrow::DataType> FileType::StorageType() {
   return storage;
 }
 
-arrow::Result<std::shared_ptr<arrow::DataType>> FileType::Deserialize(std::shared_ptr<arrow::DataType> storage_type,
-                                                                      const std::string&) const {
+arrow::Result<std::shared_ptr<arrow::DataType>> FileType::Deserialize(
+    std::shared_ptr<arrow::DataType> storage_type, const std::string&) const {
   if (!storage_type->Equals(*StorageType())) {
     return arrow::Status::Invalid("ketch.file: unexpected storage type ", storage_type->ToString());
   }

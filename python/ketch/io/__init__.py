@@ -1,11 +1,12 @@
 """Creating DataFrames: from Python and Arrow data in memory, and from Parquet files."""
 
-from ketch.io.config import IOConfig, S3Config
+from ketch.io.config import HTTPConfig, IOConfig, S3Config
 from ketch.io.files import from_files, from_glob_path
 from ketch.io.memory import from_arrow, from_pandas, from_pydict
 from ketch.io.parquet import read_parquet
 
 __all__ = [
+    "HTTPConfig",
     "IOConfig",
     "S3Config",
     "from_arrow",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlparse
 
 
@@ -45,16 +46,48 @@ class S3Config:
 
 
 @dataclass(frozen=True)
+class HTTPConfig:
+    """HTTP(S) download settings (libcurl).
+
+    - ``connect_timeout_ms``: give up connecting after this long (default 10,000).
+    - ``low_speed_timeout_s``: abort a transfer slower than 1 KiB/s for this long (default 30);
+      such a stalled transfer is not retried.
+    - ``max_object_bytes``: refuse a response body larger than this (default 2 GiB): endless or
+      compressed-bomb bodies fail their row instead of exhausting memory.
+    - ``max_retries``: extra attempts after connection errors, HTTP 429 and 5xx (default 2)."""
+
+    connect_timeout_ms: int = 10_000
+    low_speed_timeout_s: int = 30
+    max_object_bytes: int = 2 << 30
+    max_retries: int = 2
+
+    def to_options(self) -> dict[str, Any]:
+        for name in ("connect_timeout_ms", "low_speed_timeout_s", "max_object_bytes"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 < value < 2**63:
+                raise ValueError(f"HTTPConfig.{name} must be a positive int, got {value!r}")
+        if not isinstance(self.max_retries, int) or not 0 <= self.max_retries <= 100:
+            raise ValueError(f"HTTPConfig.max_retries must be an int in 0..100, got {self.max_retries!r}")
+        return {
+            "http_connect_timeout_ms": self.connect_timeout_ms,
+            "http_low_speed_timeout_s": self.low_speed_timeout_s,
+            "http_max_object_bytes": self.max_object_bytes,
+            "http_max_attempts": self.max_retries + 1,
+        }
+
+
+@dataclass(frozen=True)
 class IOConfig:
-    """Settings for every object store a query touches (only S3 in this version)."""
+    """Settings for every object store a query touches: ``s3`` (S3Config) and ``http`` (HTTPConfig)."""
 
     s3: S3Config = field(default_factory=S3Config)
+    http: HTTPConfig = field(default_factory=HTTPConfig)
 
-    def to_options(self) -> dict[str, str]:
-        return self.s3.to_options()
+    def to_options(self) -> dict[str, Any]:
+        return {**self.s3.to_options(), **self.http.to_options()}
 
 
-def io_options(io_config: IOConfig | None) -> dict[str, str]:
+def io_options(io_config: IOConfig | None) -> dict[str, Any]:
     """Options for a native kernel call; TypeError for anything but an IOConfig."""
     if io_config is None:
         return {}

@@ -12,7 +12,7 @@ import pyarrow as pa
 from ketch import _core
 from ketch.errors import KetchFileNotFoundError
 from ketch.io.config import IOConfig, S3Config
-from ketch.io.parquet import expand_paths
+from ketch.io.paths import expand_paths
 
 if TYPE_CHECKING:
     from ketch.dataframe import DataFrame
@@ -65,6 +65,8 @@ def _list_s3(pattern: str, io_config: IOConfig | None) -> list[tuple[str, int]]:
 
 def _list(path: str | list[str], io_config: IOConfig | None) -> tuple[list[str], list[int]]:
     entries = path if isinstance(path, list) else [path]
+    if not entries:
+        raise ValueError("from_glob_path needs at least one path, got an empty list")
     files: list[str] = []
     sizes: list[int] = []
     for entry in entries:
@@ -74,7 +76,7 @@ def _list(path: str | list[str], io_config: IOConfig | None) -> tuple[list[str],
                 files.append(p)
                 sizes.append(size)
             continue
-        for f in expand_paths(entry, suffix=""):
+        for f in expand_paths(entry, suffix="", caller="from_glob_path"):
             if os.path.isfile(f):
                 files.append(f)
                 sizes.append(os.stat(f).st_size)

@@ -32,9 +32,15 @@ def from_pydict(data: dict[str, Any]) -> DataFrame:
 
 
 def _column(values: Any) -> pa.Array | pa.ChunkedArray:
+    """Arrow's own conversion; objects Arrow cannot represent become a Python column (pickled)."""
     if isinstance(values, (pa.Array, pa.ChunkedArray)):
         return values
-    return pa.array(values)
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        from ketch.pytype import python_array
+
+        return python_array(list(values))
 
 
 def from_arrow(data: pa.Table | pa.RecordBatch | list[pa.Table] | Any) -> DataFrame:

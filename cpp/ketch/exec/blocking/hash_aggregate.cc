@@ -393,7 +393,11 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
     }
   }
   // The merge runs alone: let Acero use Arrow's CPU pool.
-  ARROW_ASSIGN_OR_RAISE(auto merged, GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/true));
+  // Lists and concatenations keep input order within a group: Acero keeps it only single-threaded.
+  bool ordered = by_position;
+  for (const auto& info : infos)
+    ordered = ordered || info.function == "agg_list" || info.function == "agg_concat";
+  ARROW_ASSIGN_OR_RAISE(auto merged, GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/!ordered));
   ARROW_ASSIGN_OR_RAISE(auto batch, merged->CombineChunksToBatch());
   auto column = [&](const std::string& name) -> arrow::Result<arrow::Datum> {
     ARROW_ASSIGN_OR_RAISE(auto array, GetColumn(*batch, name));
@@ -410,14 +414,24 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
     if (f == "agg_sum") {
       ARROW_ASSIGN_OR_RAISE(result, column(Col(i, "sum")));
       if (ChecksOverflow(infos[i])) {
+        // A wrapped sum differs from the exact one by a multiple of 2**64; the float64 sum is
+        // within far less of the exact one, so a gap over 2**62 means the sum left the type.
         ARROW_ASSIGN_OR_RAISE(auto fsum, column(Col(i, "fsum")));
-        const double limit = std::ldexp(1.0, infos[i].input_type->id() == arrow::Type::INT64 ? 63 : 64);
-        ARROW_ASSIGN_OR_RAISE(auto magnitude, cp::AbsoluteValue(fsum));
+        auto to_double = cp::CastOptions::Safe(arrow::float64());
+        to_double.allow_float_truncate = true;
+        ARROW_ASSIGN_OR_RAISE(auto isum, cp::Cast(result, to_double));
+        ARROW_ASSIGN_OR_RAISE(auto gap, cp::Subtract(fsum, isum));
+        ARROW_ASSIGN_OR_RAISE(auto magnitude, cp::AbsoluteValue(gap));
         ARROW_ASSIGN_OR_RAISE(auto largest, cp::MinMax(magnitude));
         const auto& max = largest.scalar_as<arrow::StructScalar>().value[1];
-        if (max->is_valid && static_cast<const arrow::DoubleScalar&>(*max).value >= limit) {
+        if (max->is_valid && static_cast<const arrow::DoubleScalar&>(*max).value > std::ldexp(1.0, 62)) {
+          ARROW_ASSIGN_OR_RAISE(auto over,
+                                cp::CallFunction("greater", {magnitude, arrow::Datum(std::ldexp(1.0, 62))}));
+          ARROW_ASSIGN_OR_RAISE(auto over_sums, cp::Filter(fsum, over));
+          ARROW_ASSIGN_OR_RAISE(auto first, over_sums.make_array()->GetScalar(0));
           char approx[32];
-          std::snprintf(approx, sizeof(approx), "%.3g", static_cast<const arrow::DoubleScalar&>(*max).value);
+          std::snprintf(approx, sizeof(approx), "%.3g",
+                        static_cast<const arrow::DoubleScalar&>(*first).value);
           return arrow::Status::Invalid(spec_.aggregations[i]->ToString(), " overflows ",
                                         infos[i].input_type->ToString(), " (a group's sum is about ", approx,
                                         "); cast the column to float64 or decimal first");

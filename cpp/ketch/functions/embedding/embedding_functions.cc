@@ -50,8 +50,10 @@ arrow::Result<Vectors> Flatten(const std::shared_ptr<arrow::Array>& array) {
   } else {
     values = static_cast<const arrow::LargeListArray&>(*array).values();
   }
-  ARROW_ASSIGN_OR_RAISE(auto cast, arrow::compute::Cast(*values, arrow::float64()));
-  v.values = std::static_pointer_cast<arrow::DoubleArray>(cast);
+  auto options = arrow::compute::CastOptions::Safe(arrow::float64());
+  options.allow_float_truncate = true;  // int64 beyond 2**53: nearest double
+  ARROW_ASSIGN_OR_RAISE(auto cast, arrow::compute::Cast(arrow::Datum(values), options));
+  v.values = std::static_pointer_cast<arrow::DoubleArray>(cast.make_array());
   return v;
 }
 
@@ -92,6 +94,15 @@ class CosineDistance : public ScalarFunction {
       if (b.Length(i) != n) {
         return arrow::Status::Invalid("cosine_distance at row ", ctx.SourceRow(i), ": vectors have ", n,
                                       " and ", b.Length(i), " values");
+      }
+      // A null element makes the distance unknown (its slot holds an arbitrary value).
+      bool null_element = false;
+      for (int64_t k = 0; k < n && !null_element; ++k) {
+        null_element = a.values->IsNull(a.Offset(i) + k) || b.values->IsNull(b.Offset(i) + k);
+      }
+      if (null_element) {
+        out.UnsafeAppendNull();
+        continue;
       }
       const double* x = av + a.Offset(i);
       const double* y = bv + b.Offset(i);

@@ -47,7 +47,8 @@ class FileFunction : public ScalarFunction {
   arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args, const FunctionOptions& options,
                                       const EvalContext& ctx) const override {
     ARROW_ASSIGN_OR_RAISE(auto input, ToArray(args[0], ctx.num_rows));
-    const auto& storage = static_cast<const arrow::StructArray&>(*static_cast<const arrow::ExtensionArray&>(*input).storage());
+    const auto& storage =
+        static_cast<const arrow::StructArray&>(*static_cast<const arrow::ExtensionArray&>(*input).storage());
     const auto& paths = static_cast<const arrow::LargeStringArray&>(*storage.field(0));
     const auto& sizes = static_cast<const arrow::Int64Array&>(*storage.field(1));
     const int64_t n = input->length();
@@ -95,8 +96,8 @@ class FileFunction : public ScalarFunction {
       for (int64_t i = start; i < end; ++i) results[i] = futures[i - start].result();
     }
     auto fail = [&](int64_t i) {
-      return arrow::Status::IOError(name_, " failed at row ", ctx.SourceRow(i), " ('", std::string(paths.GetView(i)),
-                                    "'): ", results[i].status().message());
+      return arrow::Status::IOError(name_, " failed at row ", ctx.SourceRow(i), " ('",
+                                    std::string(paths.GetView(i)), "'): ", results[i].status().message());
     };
     if (kind_ == Kind::kSize) {
       arrow::Int64Builder out;
@@ -170,11 +171,11 @@ class FileFromPath : public ScalarFunction {
     ARROW_ASSIGN_OR_RAISE(auto input, ToArray(args[0], ctx.num_rows));
     ARROW_ASSIGN_OR_RAISE(auto paths, arrow::compute::Cast(*input, arrow::large_utf8()));
     ARROW_ASSIGN_OR_RAISE(auto sizes, arrow::MakeArrayOfNull(arrow::int64(), input->length()));
-    ARROW_ASSIGN_OR_RAISE(auto bitmap, input->null_count() ? arrow::internal::CopyBitmap(
-                                                                  arrow::default_memory_pool(),
-                                                                  input->null_bitmap_data(), input->offset(),
-                                                                  input->length())
-                                                            : std::shared_ptr<arrow::Buffer>());
+    ARROW_ASSIGN_OR_RAISE(auto bitmap, input->null_count()
+                                           ? arrow::internal::CopyBitmap(arrow::default_memory_pool(),
+                                                                         input->null_bitmap_data(),
+                                                                         input->offset(), input->length())
+                                           : std::shared_ptr<arrow::Buffer>());
     ARROW_ASSIGN_OR_RAISE(auto storage,
                           arrow::StructArray::Make({paths, sizes}, FileType::StorageType()->fields(), bitmap,
                                                    input->null_count()));
@@ -188,7 +189,8 @@ arrow::Status RegisterFileFunctions() {
   auto* registry = FunctionRegistry::Global();
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<FileFunction>("file_path", Kind::kPath)));
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<FileFunction>("file_size", Kind::kSize)));
-  ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<FileFunction>("file_guess_mime_type", Kind::kMime)));
+  ARROW_RETURN_NOT_OK(
+      registry->Register(std::make_shared<FileFunction>("file_guess_mime_type", Kind::kMime)));
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<FileFunction>("file_read", Kind::kRead)));
   return registry->Register(std::make_shared<FileFromPath>());
 }

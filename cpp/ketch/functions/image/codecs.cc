@@ -125,6 +125,16 @@ arrow::Result<DecodedImage> DecodePng(const uint8_t* data, int64_t size, int64_t
   const auto color_type = png_get_color_type(png, info);
   const auto bit_depth = png_get_bit_depth(png, info);
   auto size_check = CheckImageSize(width, height, max_pixels, "PNG");
+  // Deflate cannot compress better than 1032:1, so a file too small for the rows it declares is
+  // truncated or a bomb: refuse it before allocating the pixels.
+  if (size_check.ok()) {
+    const int64_t channels_in = png_get_channels(png, info);
+    const int64_t raw_bytes = int64_t{height} * (1 + (int64_t{width} * channels_in * bit_depth + 7) / 8);
+    if (raw_bytes > 1032 * size + 65536) {
+      size_check = arrow::Status::Invalid("truncated PNG: ", size, " bytes cannot hold the ", width, "x",
+                                          height, " image its header declares");
+    }
+  }
   if (!size_check.ok()) {
     png_destroy_read_struct(&png, &info, nullptr);
     return size_check;
@@ -174,9 +184,11 @@ arrow::Result<DecodedImage> DecodeJpeg(const uint8_t* data, int64_t size, int64_
   out.pixels.resize(static_cast<size_t>(width) * height * (gray ? 1 : 3));
   if (tjDecompress2(handle.get(), data, static_cast<unsigned long>(size), out.pixels.data(), width, 0, height,
                     gray ? TJPF_GRAY : TJPF_RGB, TJFLAG_ACCURATEDCT) != 0) {
-    // Warnings (e.g. extraneous bytes) still produce a full image; errors do not.
-    if (tjGetErrorCode(handle.get()) == TJERR_FATAL) {
-      return arrow::Status::Invalid("corrupt JPEG: ", tjGetErrorStr2(handle.get()));
+    // Warnings (e.g. extraneous bytes) still produce a full image; errors do not, and neither does
+    // data that ends early (libjpeg pads it with gray; Pillow refuses it as truncated).
+    const std::string message = tjGetErrorStr2(handle.get());
+    if (tjGetErrorCode(handle.get()) == TJERR_FATAL || message.find("Premature end") != std::string::npos) {
+      return arrow::Status::Invalid("corrupt or truncated JPEG: ", message);
     }
   }
   return out;

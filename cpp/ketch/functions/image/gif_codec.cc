@@ -55,6 +55,14 @@ arrow::Result<DecodedImage> DecodeGif(const uint8_t* data, int64_t size, int64_t
   out.mode = alpha ? ImageMode::kRGBA : ImageMode::kRGB;
   const int channels = alpha ? 4 : 3;
   out.pixels.assign(static_cast<size_t>(out.width) * out.height * channels, 0);
+  // Outside the first frame the screen shows the background color (transparent when the frame
+  // has a transparent index), as Pillow composites it.
+  if (!alpha && gif->SColorMap && gif->SBackGroundColor < gif->SColorMap->ColorCount) {
+    const GifColorType bg = gif->SColorMap->Colors[gif->SBackGroundColor];
+    for (size_t p = 0; p < out.pixels.size(); p += 3) {
+      out.pixels[p] = bg.Red, out.pixels[p + 1] = bg.Green, out.pixels[p + 2] = bg.Blue;
+    }
+  }
   const auto& desc = frame.ImageDesc;
   for (int y = 0; y < desc.Height; ++y) {
     const int oy = desc.Top + y;

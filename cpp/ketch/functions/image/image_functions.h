@@ -20,6 +20,8 @@ arrow::Status RegisterImageTransforms();
 arrow::Status RegisterImageProperties();
 
 /// Largest pixel count a decoder accepts (refused from the header, before allocation).
-constexpr int64_t kMaxImagePixels = int64_t{1} << 28;
+/// Pillow's decompression-bomb error threshold (2 x Image.MAX_IMAGE_PIXELS): 178,956,970 pixels,
+/// e.g. about 13,377 x 13,377; an RGBA image that size is 716 MB.
+constexpr int64_t kMaxImagePixels = 2 * (int64_t{1024} * 1024 * 1024 / 4 / 3);
 
 }  // namespace ketch::image

@@ -69,13 +69,24 @@ class ImageCrop : public ScalarFunction {
         }
         const auto& values = static_cast<const arrow::Int64Array&>(*box_lists->values());
         const int64_t o = box_lists->value_offset(i);
+        if (values.IsNull(o) || values.IsNull(o + 1) || values.IsNull(o + 2) || values.IsNull(o + 3)) {
+          ARROW_RETURN_NOT_OK(builder.AppendNull());  // a box with a null coordinate crops to null
+          continue;
+        }
         box = Box{values.Value(o), values.Value(o + 1), values.Value(o + 2), values.Value(o + 3)};
       }
       ARROW_ASSIGN_OR_RAISE(auto view, reader.View(i));
       const int64_t x0 = std::clamp<int64_t>(box.x, 0, view.width);
       const int64_t y0 = std::clamp<int64_t>(box.y, 0, view.height);
-      const int64_t x1 = std::clamp<int64_t>(box.x + box.w, 0, view.width);
-      const int64_t y1 = std::clamp<int64_t>(box.y + box.h, 0, view.height);
+      // Saturating: x + w must not overflow for huge widths.
+      const int64_t x1 =
+          box.x >= view.width
+              ? view.width
+              : std::clamp<int64_t>(box.x + std::min<int64_t>(box.w, view.width * 2 + 2), 0, view.width);
+      const int64_t y1 =
+          box.y >= view.height
+              ? view.height
+              : std::clamp<int64_t>(box.y + std::min<int64_t>(box.h, view.height * 2 + 2), 0, view.height);
       if (box.w <= 0 || box.h <= 0 || x1 <= x0 || y1 <= y0) {
         return arrow::Status::Invalid("image.crop at row ", ctx.SourceRow(i), ": bbox [", box.x, ", ", box.y,
                                       ", ", box.w, ", ", box.h, "] does not overlap the ", view.width, "x",

@@ -123,7 +123,9 @@ arrow::Result<DecodedImage> DecodeTiff(const uint8_t* data, int64_t size, int64_
     return arrow::Status::Invalid("corrupt or unsupported TIFF: ", tiff_error);
   }
   const bool alpha = extra_count > 0;
-  const bool color = samples - extra_count >= 3;
+  // Palette, YCbCr, CMYK and Lab images come out of the RGBA reader in color.
+  const bool color = samples - extra_count >= 3 ||
+                     (photometric != PHOTOMETRIC_MINISBLACK && photometric != PHOTOMETRIC_MINISWHITE);
   DecodedImage out;
   out.width = static_cast<int32_t>(width);
   out.height = static_cast<int32_t>(height);
