@@ -99,16 +99,17 @@ def main() -> int:
             results[engine] = best or {}
         base = results.get("ketch", {}).get("seconds")
         print(f"\n== {name}: {module.__doc__.strip().splitlines()[0]}")
-        print(f"{'engine':<16}{'seconds':>10}{'x ketch':>10}{'rows':>10}{'peak MB':>10}  check")
+        print(f"{'engine':<26}{'seconds':>10}{'x ketch':>10}{'rows':>10}{'peak MB':>10}  check")
         for engine, out in results.items():
             if "error" in out:
-                print(f"{engine:<16}{'error':>10}  {out['error']}")
+                print(f"{engine:<26}{'error':>10}  {out['error']}")
                 continue
             ratio = out["seconds"] / base if base else float("nan")
             bound = f"  (RSS bound {out['rss_bound_mb']:.0f} MB)" if "rss_bound_mb" in out else ""
+            metric = f"  {out['metric']}" if "metric" in out else ""
             print(
-                f"{engine:<16}{out['seconds']:>10.3f}{ratio:>10.2f}{out['rows']:>10}{out['peak_rss_mb']:>10.0f}"
-                f"  {out['check']:.4f}{bound}"
+                f"{engine:<26}{out['seconds']:>10.3f}{ratio:>10.2f}{out['rows']:>10}{out['peak_rss_mb']:>10.0f}"
+                f"  {out['check']:.4f}{bound}{metric}"
             )
         (RESULTS / f"{name}.json").write_text(
             json.dumps(

@@ -64,6 +64,16 @@ def test_decode_lossless_webp_matches_pillow(rng, mode):
         np.testing.assert_array_equal(got, hwc(Image.open(io.BytesIO(data)).convert(mode)))
 
 
+@pytest.mark.parametrize("mode", ["RGB", "RGBA"])
+def test_decode_animated_webp_first_frame_matches_pillow(rng, mode):
+    frames = [pil(pixels(rng, 12, 16, mode), mode) for _ in range(3)]
+    data = save(frames[0], "WEBP", save_all=True, append_images=frames[1:], lossless=True, duration=50)
+    (got,) = decode_all([data])
+    reference = Image.open(io.BytesIO(data))
+    assert reference.n_frames == 3
+    np.testing.assert_array_equal(got, hwc(reference.convert(mode)))
+
+
 def test_decode_lossy_webp_close_to_pillow():
     a = smooth(48, 64)
     data = save(Image.fromarray(a), "WEBP", quality=90)
@@ -103,6 +113,15 @@ def test_decode_bmp_matches_pillow(rng, mode):
     np.testing.assert_array_equal(got, hwc(Image.open(io.BytesIO(data))))
     # Pillow stores RGBA as 32-bit BI_RGB, whose 4th byte is reserved: both read it back as RGB.
     np.testing.assert_array_equal(got, a[:, :, :3] if mode == "RGBA" else a)
+
+
+def test_decode_cmyk_jpeg_close_to_pillow():
+    rgb = Image.fromarray(smooth(40, 56))
+    data = save(rgb.convert("CMYK"), "JPEG", quality=95)
+    (got,) = decode_all([data])
+    reference = hwc(Image.open(io.BytesIO(data)).convert("RGB"))
+    assert got.shape == reference.shape
+    assert int(np.abs(got.astype(int) - reference.astype(int)).max()) <= 2
 
 
 def test_decode_jpeg_tiff_close(rng):

@@ -41,8 +41,8 @@ bool CanRewrapStorage(const arrow::DataType& from, const arrow::DataType& to) {
   return false;
 }
 
-arrow::Result<arrow::Datum> RewrapStorage(const arrow::Datum& input, const std::shared_ptr<arrow::DataType>& to,
-                                          int64_t num_rows) {
+arrow::Result<arrow::Datum> RewrapStorage(const arrow::Datum& input,
+                                          const std::shared_ptr<arrow::DataType>& to, int64_t num_rows) {
   std::shared_ptr<arrow::Array> array;
   if (input.is_scalar()) {
     ARROW_ASSIGN_OR_RAISE(array, arrow::MakeArrayFromScalar(*input.scalar(), num_rows));
@@ -50,7 +50,8 @@ arrow::Result<arrow::Datum> RewrapStorage(const arrow::Datum& input, const std::
     array = input.make_array();
   }
   std::shared_ptr<arrow::Array> storage = array;
-  if (array->type_id() == arrow::Type::EXTENSION) storage = static_cast<const arrow::ExtensionArray&>(*array).storage();
+  if (array->type_id() == arrow::Type::EXTENSION)
+    storage = static_cast<const arrow::ExtensionArray&>(*array).storage();
   if (to->id() != arrow::Type::EXTENSION) return arrow::Datum(storage);
   return arrow::Datum(arrow::ExtensionType::WrapArray(to, storage));
 }

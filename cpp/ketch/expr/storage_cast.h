@@ -13,7 +13,7 @@ bool CanRewrapStorage(const arrow::DataType& from, const arrow::DataType& to);
 
 /// Re-labels `input` (array or scalar) as `to` without touching its buffers (`num_rows`: the
 /// length a scalar is broadcast to).
-arrow::Result<arrow::Datum> RewrapStorage(const arrow::Datum& input, const std::shared_ptr<arrow::DataType>& to,
-                                          int64_t num_rows);
+arrow::Result<arrow::Datum> RewrapStorage(const arrow::Datum& input,
+                                          const std::shared_ptr<arrow::DataType>& to, int64_t num_rows);
 
 }  // namespace ketch

@@ -1,5 +1,7 @@
 #include "ketch/types/image_array.h"
 
+#include <cstring>
+
 namespace ketch {
 
 arrow::Result<ImageArrayReader> ImageArrayReader::Make(const std::shared_ptr<arrow::Array>& array) {
@@ -52,8 +54,8 @@ arrow::Result<ImageView> ImageArrayReader::View(int64_t i) const {
 ImageArrayBuilder::ImageArrayBuilder(std::optional<ImageMode> mode) : mode_(mode) {}
 
 arrow::Status ImageArrayBuilder::Reserve(int64_t rows, int64_t bytes) {
-  ARROW_RETURN_NOT_OK(data_.Reserve(rows));
-  ARROW_RETURN_NOT_OK(data_.ReserveData(bytes));
+  ARROW_RETURN_NOT_OK(offsets_.Reserve(rows + 1));
+  ARROW_RETURN_NOT_OK(values_.Reserve(bytes));
   ARROW_RETURN_NOT_OK(channel_.Reserve(rows));
   ARROW_RETURN_NOT_OK(height_.Reserve(rows));
   ARROW_RETURN_NOT_OK(width_.Reserve(rows));
@@ -61,21 +63,38 @@ arrow::Status ImageArrayBuilder::Reserve(int64_t rows, int64_t bytes) {
   return validity_.Reserve(rows);
 }
 
-arrow::Status ImageArrayBuilder::Append(const ImageView& image) {
-  if (mode_ && *mode_ != image.mode) {
-    return arrow::Status::Invalid("image of mode ", ModeName(image.mode), " in a column of mode ",
+arrow::Result<uint8_t*> ImageArrayBuilder::PrepareRow(int64_t bytes) {
+  ARROW_RETURN_NOT_OK(values_.Reserve(bytes));
+  return values_.mutable_data() + values_.length();
+}
+
+arrow::Status ImageArrayBuilder::CommitRow(int32_t height, int32_t width, ImageMode mode) {
+  if (mode_ && *mode_ != mode) {
+    return arrow::Status::Invalid("image of mode ", ModeName(mode), " in a column of mode ",
                                   ModeName(*mode_));
   }
-  ARROW_RETURN_NOT_OK(data_.Append(image.data, image.num_bytes()));
-  ARROW_RETURN_NOT_OK(channel_.Append(static_cast<uint16_t>(image.channels())));
-  ARROW_RETURN_NOT_OK(height_.Append(static_cast<uint32_t>(image.height)));
-  ARROW_RETURN_NOT_OK(width_.Append(static_cast<uint32_t>(image.width)));
-  ARROW_RETURN_NOT_OK(mode_builder_.Append(static_cast<uint8_t>(image.mode)));
+  const int64_t bytes = int64_t{height} * width * ModeChannels(mode);
+  if (values_.capacity() - values_.length() < bytes)
+    return arrow::Status::Invalid("CommitRow without PrepareRow");
+  if (offsets_.length() == 0) ARROW_RETURN_NOT_OK(offsets_.Append(0));
+  values_.UnsafeAdvance(bytes);
+  ARROW_RETURN_NOT_OK(offsets_.Append(values_.length()));
+  ARROW_RETURN_NOT_OK(channel_.Append(static_cast<uint16_t>(ModeChannels(mode))));
+  ARROW_RETURN_NOT_OK(height_.Append(static_cast<uint32_t>(height)));
+  ARROW_RETURN_NOT_OK(width_.Append(static_cast<uint32_t>(width)));
+  ARROW_RETURN_NOT_OK(mode_builder_.Append(static_cast<uint8_t>(mode)));
   return validity_.Append(true);
 }
 
+arrow::Status ImageArrayBuilder::Append(const ImageView& image) {
+  ARROW_ASSIGN_OR_RAISE(uint8_t * out, PrepareRow(image.num_bytes()));
+  std::memcpy(out, image.data, image.num_bytes());
+  return CommitRow(image.height, image.width, image.mode);
+}
+
 arrow::Status ImageArrayBuilder::AppendNull() {
-  ARROW_RETURN_NOT_OK(data_.AppendEmptyValue());
+  if (offsets_.length() == 0) ARROW_RETURN_NOT_OK(offsets_.Append(0));
+  ARROW_RETURN_NOT_OK(offsets_.Append(values_.length()));
   ARROW_RETURN_NOT_OK(channel_.Append(0));
   ARROW_RETURN_NOT_OK(height_.Append(0));
   ARROW_RETURN_NOT_OK(width_.Append(0));
@@ -87,7 +106,11 @@ arrow::Status ImageArrayBuilder::AppendNull() {
 arrow::Result<std::shared_ptr<arrow::Array>> ImageArrayBuilder::Finish() {
   const int64_t length = validity_.length();
   arrow::ArrayVector children(5);
-  ARROW_RETURN_NOT_OK(data_.Finish(&children[0]));
+  if (offsets_.length() == 0) ARROW_RETURN_NOT_OK(offsets_.Append(0));
+  std::shared_ptr<arrow::Buffer> offsets, values;
+  ARROW_RETURN_NOT_OK(offsets_.Finish(&offsets));
+  ARROW_RETURN_NOT_OK(values_.Finish(&values));
+  children[0] = std::make_shared<arrow::LargeBinaryArray>(length, std::move(offsets), std::move(values));
   ARROW_RETURN_NOT_OK(channel_.Finish(&children[1]));
   ARROW_RETURN_NOT_OK(height_.Finish(&children[2]));
   ARROW_RETURN_NOT_OK(width_.Finish(&children[3]));

@@ -49,12 +49,19 @@ class ImageArrayBuilder {
   explicit ImageArrayBuilder(std::optional<ImageMode> mode);
   arrow::Status Reserve(int64_t rows, int64_t bytes);
   arrow::Status Append(const ImageView& image);
+  /// Room for the next row's pixels (`bytes` of them) at the returned pointer, valid until the
+  /// next call; the row exists once CommitRow says its shape. Decoders write straight into the
+  /// column this way, without a copy or a zero-fill; one that fails just appends a null instead.
+  arrow::Result<uint8_t*> PrepareRow(int64_t bytes);
+  /// Appends the row whose height*width*channels pixels were written at PrepareRow's pointer.
+  arrow::Status CommitRow(int32_t height, int32_t width, ImageMode mode);
   arrow::Status AppendNull();
   arrow::Result<std::shared_ptr<arrow::Array>> Finish();
 
  private:
   std::optional<ImageMode> mode_;
-  arrow::LargeBinaryBuilder data_;
+  arrow::TypedBufferBuilder<int64_t> offsets_;  // large_binary offsets, one more than rows
+  arrow::BufferBuilder values_;                 // pixels of every row, back to back
   arrow::UInt16Builder channel_;
   arrow::UInt32Builder height_, width_;
   arrow::UInt8Builder mode_builder_;

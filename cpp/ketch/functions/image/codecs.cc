@@ -167,6 +167,46 @@ struct TjDeleter {
   void operator()(void* handle) const { tjDestroy(handle); }
 };
 
+// True when the JPEG carries Adobe's APP14 marker: its CMYK samples are stored inverted.
+bool HasAdobeMarker(const uint8_t* data, int64_t size) {
+  for (int64_t i = 2; i + 11 < size && i < 65536; ++i) {
+    if (data[i] == 0xFF && data[i + 1] == 0xEE && std::memcmp(data + i + 4, "Adobe", 5) == 0) return true;
+  }
+  return false;
+}
+
+// CMYK / YCCK JPEGs: decoded to CMYK by libjpeg-turbo, then to RGB the way Pillow converts them
+// (Adobe files hold inverted CMYK; Pillow's cmyk2rgb: R = (255 - K) - C * (255 - K) / 255).
+arrow::Result<DecodedImage> DecodeCmykJpeg(void* handle, const uint8_t* data, int64_t size, int width,
+                                           int height) {
+  std::vector<uint8_t> cmyk(static_cast<size_t>(width) * height * 4);
+  if (tjDecompress2(handle, data, static_cast<unsigned long>(size), cmyk.data(), width, 0, height, TJPF_CMYK,
+                    TJFLAG_ACCURATEDCT) != 0) {
+    const std::string message = tjGetErrorStr2(handle);
+    if (tjGetErrorCode(handle) == TJERR_FATAL || message.find("Premature end") != std::string::npos) {
+      return arrow::Status::Invalid("corrupt or truncated JPEG: ", message);
+    }
+  }
+  const bool inverted = HasAdobeMarker(data, size);
+  DecodedImage out;
+  out.mode = ImageMode::kRGB;
+  out.width = width;
+  out.height = height;
+  out.pixels.resize(static_cast<size_t>(width) * height * 3);
+  auto muldiv255 = [](int a, int b) {
+    const int t = a * b + 128;
+    return ((t >> 8) + t) >> 8;
+  };
+  for (size_t p = 0; p < static_cast<size_t>(width) * height; ++p) {
+    int v[4];
+    for (int c = 0; c < 4; ++c) v[c] = inverted ? 255 - cmyk[p * 4 + c] : cmyk[p * 4 + c];
+    const int nk = 255 - v[3];
+    for (int c = 0; c < 3; ++c)
+      out.pixels[p * 3 + c] = static_cast<uint8_t>(std::clamp(nk - muldiv255(v[c], nk), 0, 255));
+  }
+  return out;
+}
+
 arrow::Result<DecodedImage> DecodeJpeg(const uint8_t* data, int64_t size, int64_t max_pixels) {
   std::unique_ptr<void, TjDeleter> handle(tjInitDecompress());
   if (!handle) return arrow::Status::OutOfMemory("tjInitDecompress failed");
@@ -176,6 +216,8 @@ arrow::Result<DecodedImage> DecodeJpeg(const uint8_t* data, int64_t size, int64_
     return arrow::Status::Invalid("corrupt JPEG: ", tjGetErrorStr2(handle.get()));
   }
   ARROW_RETURN_NOT_OK(CheckImageSize(width, height, max_pixels, "JPEG"));
+  if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK)
+    return DecodeCmykJpeg(handle.get(), data, size, width, height);
   DecodedImage out;
   const bool gray = colorspace == TJCS_GRAY;
   out.mode = gray ? ImageMode::kL : ImageMode::kRGB;
@@ -195,6 +237,46 @@ arrow::Result<DecodedImage> DecodeJpeg(const uint8_t* data, int64_t size, int64_
 }
 
 }  // namespace
+
+namespace {
+
+// One TurboJPEG decompressor per thread, reused across images.
+void* ThreadDecompressor() {
+  thread_local std::unique_ptr<void, TjDeleter> handle(tjInitDecompress());
+  return handle.get();
+}
+
+}  // namespace
+
+arrow::Result<JpegHeader> ReadJpegHeader(const uint8_t* data, int64_t size, int64_t max_pixels) {
+  void* handle = ThreadDecompressor();
+  if (!handle) return arrow::Status::OutOfMemory("tjInitDecompress failed");
+  int width = 0, height = 0, subsamp = 0, colorspace = 0;
+  if (tjDecompressHeader3(handle, data, static_cast<unsigned long>(size), &width, &height, &subsamp,
+                          &colorspace) != 0) {
+    return arrow::Status::Invalid("corrupt JPEG: ", tjGetErrorStr2(handle));
+  }
+  ARROW_RETURN_NOT_OK(CheckImageSize(width, height, max_pixels, "JPEG"));
+  JpegHeader header;
+  header.width = width;
+  header.height = height;
+  header.mode = colorspace == TJCS_GRAY ? ImageMode::kL : ImageMode::kRGB;
+  header.cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
+  return header;
+}
+
+arrow::Status DecodeJpegInto(const uint8_t* data, int64_t size, const JpegHeader& header, uint8_t* dst) {
+  void* handle = ThreadDecompressor();
+  const bool gray = header.mode == ImageMode::kL;
+  if (tjDecompress2(handle, data, static_cast<unsigned long>(size), dst, header.width, 0, header.height,
+                    gray ? TJPF_GRAY : TJPF_RGB, TJFLAG_ACCURATEDCT) != 0) {
+    const std::string message = tjGetErrorStr2(handle);
+    if (tjGetErrorCode(handle) == TJERR_FATAL || message.find("Premature end") != std::string::npos) {
+      return arrow::Status::Invalid("corrupt or truncated JPEG: ", message);
+    }
+  }
+  return arrow::Status::OK();
+}
 
 arrow::Result<DecodedImage> Decode(const uint8_t* data, int64_t size, int64_t max_pixels) {
   if (size == 0) return arrow::Status::Invalid("empty image bytes (0 bytes)");
@@ -291,8 +373,8 @@ FilterTaps ComputeTaps(int32_t in_size, int32_t out_size) {
   return taps;
 }
 
-inline uint8_t Clip8(int64_t acc) {
-  int64_t v = acc >> kPrecisionBits;
+inline uint8_t Clip8(int32_t acc) {
+  int32_t v = acc >> kPrecisionBits;
   return static_cast<uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v));
 }
 
@@ -321,34 +403,61 @@ void Unpremultiply(uint8_t* pixels, int64_t count, int32_t channels) {
   }
 }
 
+// Horizontal pass for C channels: every output pixel is one weighted sum per channel (int32, as
+// Pillow accumulates; weights are normalized to 2**22, so 255 * 2**22 fits).
+template <int C>
+void HorizontalPass(const uint8_t* src, int32_t in_w, int32_t in_h, const FilterTaps& h, int32_t out_width,
+                    uint8_t* tmp) {
+  for (int32_t y = 0; y < in_h; ++y) {
+    const uint8_t* row = src + static_cast<int64_t>(y) * in_w * C;
+    uint8_t* out_row = tmp + static_cast<int64_t>(y) * out_width * C;
+    for (int32_t x = 0; x < out_width; ++x) {
+      const int32_t* k = &h.coeffs[static_cast<size_t>(x) * h.max_taps];
+      const uint8_t* in = row + static_cast<int64_t>(h.start[x]) * C;
+      int32_t acc[C];
+      for (int ch = 0; ch < C; ++ch) acc[ch] = int32_t{1} << (kPrecisionBits - 1);
+      const int32_t taps = h.count[x];
+      for (int32_t j = 0; j < taps; ++j) {
+        for (int ch = 0; ch < C; ++ch) acc[ch] += int32_t{in[j * C + ch]} * k[j];
+      }
+      for (int ch = 0; ch < C; ++ch) out_row[x * C + ch] = Clip8(acc[ch]);
+    }
+  }
+}
+
 void ResizePlanes(const uint8_t* src, int32_t in_w, int32_t in_h, int32_t c, int32_t out_width,
                   int32_t out_height, uint8_t* dst) {
   // Horizontal pass: in_h x out_width.
   FilterTaps h = ComputeTaps(in_w, out_width);
   std::vector<uint8_t> tmp(static_cast<size_t>(in_h) * out_width * c);
-  for (int32_t y = 0; y < in_h; ++y) {
-    const uint8_t* row = src + static_cast<int64_t>(y) * in_w * c;
-    uint8_t* out_row = tmp.data() + static_cast<int64_t>(y) * out_width * c;
-    for (int32_t x = 0; x < out_width; ++x) {
-      const int32_t* k = &h.coeffs[static_cast<size_t>(x) * h.max_taps];
-      for (int32_t ch = 0; ch < c; ++ch) {
-        int64_t acc = int64_t{1} << (kPrecisionBits - 1);
-        for (int32_t j = 0; j < h.count[x]; ++j) acc += int64_t{row[(h.start[x] + j) * c + ch]} * k[j];
-        out_row[x * c + ch] = Clip8(acc);
-      }
-    }
+  switch (c) {
+    case 1:
+      HorizontalPass<1>(src, in_w, in_h, h, out_width, tmp.data());
+      break;
+    case 2:
+      HorizontalPass<2>(src, in_w, in_h, h, out_width, tmp.data());
+      break;
+    case 3:
+      HorizontalPass<3>(src, in_w, in_h, h, out_width, tmp.data());
+      break;
+    default:
+      HorizontalPass<4>(src, in_w, in_h, h, out_width, tmp.data());
+      break;
   }
-  // Vertical pass: out_height x out_width.
+  // Vertical pass: out_height x out_width, accumulating whole rows (contiguous, vectorizable).
   FilterTaps v = ComputeTaps(in_h, out_height);
   const int64_t stride = static_cast<int64_t>(out_width) * c;
+  std::vector<int32_t> acc(stride);
   for (int32_t y = 0; y < out_height; ++y) {
     const int32_t* k = &v.coeffs[static_cast<size_t>(y) * v.max_taps];
-    uint8_t* out_row = dst + y * stride;
-    for (int64_t i = 0; i < stride; ++i) {
-      int64_t acc = int64_t{1} << (kPrecisionBits - 1);
-      for (int32_t j = 0; j < v.count[y]; ++j) acc += int64_t{tmp[(v.start[y] + j) * stride + i]} * k[j];
-      out_row[i] = Clip8(acc);
+    std::fill(acc.begin(), acc.end(), int32_t{1} << (kPrecisionBits - 1));
+    for (int32_t j = 0; j < v.count[y]; ++j) {
+      const uint8_t* in = tmp.data() + (v.start[y] + j) * stride;
+      const int32_t weight = k[j];
+      for (int64_t i = 0; i < stride; ++i) acc[i] += int32_t{in[i]} * weight;
     }
+    uint8_t* out_row = dst + y * stride;
+    for (int64_t i = 0; i < stride; ++i) out_row[i] = Clip8(acc[i]);
   }
 }
 

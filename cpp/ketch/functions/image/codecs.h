@@ -34,6 +34,21 @@ arrow::Result<ImageFormat> ParseFormat(const std::string& name);
 /// headers.
 arrow::Result<DecodedImage> Decode(const uint8_t* data, int64_t size, int64_t max_pixels);
 
+/// What a JPEG decodes to, read from its header alone: size, mode (L or RGB) and whether it holds
+/// CMYK (which only Decode handles). Invalid for a corrupt header or one over `max_pixels`.
+struct JpegHeader {
+  int32_t width = 0;
+  int32_t height = 0;
+  ImageMode mode = ImageMode::kRGB;
+  bool cmyk = false;
+  int64_t num_bytes() const { return int64_t{width} * height * ModeChannels(mode); }
+};
+arrow::Result<JpegHeader> ReadJpegHeader(const uint8_t* data, int64_t size, int64_t max_pixels);
+
+/// Decodes a non-CMYK JPEG straight into `dst` (header.num_bytes() bytes, HWC) with libjpeg-turbo:
+/// the fast path of image_decode, no intermediate buffer. Errors as Decode's.
+arrow::Status DecodeJpegInto(const uint8_t* data, int64_t size, const JpegHeader& header, uint8_t* dst);
+
 /// Encodes HWC pixels: PNG (lossless), JPEG (`quality` 1-100, 4:2:0 chroma subsampling like
 /// Pillow's default; L and RGB only), WebP (lossless; L/LA widened to RGB/RGBA), TIFF (LZW).
 /// Errors: Invalid when the format cannot hold the mode (JPEG with alpha); NotImplemented for

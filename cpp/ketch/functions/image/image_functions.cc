@@ -34,12 +34,43 @@ class ImageDecode : public ScalarFunction {
     ARROW_ASSIGN_OR_RAISE(auto binary, arrow::compute::Cast(*input, arrow::large_binary()));
     const auto& bytes = static_cast<const arrow::LargeBinaryArray&>(*binary);
     ImageArrayBuilder builder(mode);
-    for (int64_t i = 0; i < bytes.length(); ++i) {
+    // JPEGs whose native mode is the one wanted decode straight into the column: their headers
+    // are read first, so the column's pixel buffer is allocated once, at its final size.
+    const int64_t n = bytes.length();
+    std::vector<std::optional<JpegHeader>> jpeg(n);
+    int64_t direct_bytes = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      if (bytes.IsNull(i)) continue;
+      auto view = bytes.GetView(i);
+      const auto* data = reinterpret_cast<const uint8_t*>(view.data());
+      if (SniffFormat(data, static_cast<int64_t>(view.size())) != ImageFormat::kJpeg) continue;
+      auto header = ReadJpegHeader(data, static_cast<int64_t>(view.size()), kMaxImagePixels);
+      if (header.ok() && !header->cmyk && (!mode || *mode == header->mode)) {
+        jpeg[i] = *header;
+        direct_bytes += header->num_bytes();
+      }
+    }
+    ARROW_RETURN_NOT_OK(builder.Reserve(n, direct_bytes));
+    for (int64_t i = 0; i < n; ++i) {
       if (bytes.IsNull(i)) {
         ARROW_RETURN_NOT_OK(builder.AppendNull());
         continue;
       }
       auto view = bytes.GetView(i);
+      if (jpeg[i]) {
+        ARROW_ASSIGN_OR_RAISE(uint8_t * dst, builder.PrepareRow(jpeg[i]->num_bytes()));
+        auto st = DecodeJpegInto(reinterpret_cast<const uint8_t*>(view.data()),
+                                 static_cast<int64_t>(view.size()), *jpeg[i], dst);
+        if (st.ok()) {
+          ARROW_RETURN_NOT_OK(builder.CommitRow(jpeg[i]->height, jpeg[i]->width, jpeg[i]->mode));
+          continue;
+        }
+        if (on_error == "null") {
+          ARROW_RETURN_NOT_OK(builder.AppendNull());
+          continue;
+        }
+        return arrow::Status::Invalid("image.decode failed at row ", ctx.SourceRow(i), ": ", st.message());
+      }
       auto decoded = Decode(reinterpret_cast<const uint8_t*>(view.data()), view.size(), kMaxImagePixels);
       if (decoded.ok() && mode && decoded->mode != *mode) decoded = ConvertMode(decoded->view(), *mode);
       if (!decoded.ok()) {

@@ -1,17 +1,53 @@
 // WebP through libwebp (decode: WebPDecodeRGB(A)Into; encode: lossless with exact RGB, WebPEncode).
 
 #include <webp/decode.h>
+#include <webp/demux.h>
 #include <webp/encode.h>
+
+#include <memory>
 
 #include "ketch/functions/image/codec_formats.h"
 
 namespace ketch::image {
+
+namespace {
+
+// The first frame of an animated WebP, composited on its canvas (libwebpdemux's WebPAnimDecoder).
+arrow::Result<DecodedImage> DecodeAnimatedWebp(const uint8_t* data, int64_t size, int64_t max_pixels,
+                                               bool alpha) {
+  WebPAnimDecoderOptions options;
+  if (!WebPAnimDecoderOptionsInit(&options)) return arrow::Status::Invalid("libwebp version mismatch");
+  options.color_mode = MODE_RGBA;
+  options.use_threads = 0;
+  WebPData webp{data, static_cast<size_t>(size)};
+  std::unique_ptr<WebPAnimDecoder, decltype(&WebPAnimDecoderDelete)> decoder(
+      WebPAnimDecoderNew(&webp, &options), &WebPAnimDecoderDelete);
+  if (!decoder) return arrow::Status::Invalid("corrupt animated WebP");
+  WebPAnimInfo info;
+  if (!WebPAnimDecoderGetInfo(decoder.get(), &info)) return arrow::Status::Invalid("corrupt animated WebP");
+  ARROW_RETURN_NOT_OK(CheckImageSize(info.canvas_width, info.canvas_height, max_pixels, "WebP"));
+  uint8_t* rgba = nullptr;
+  int timestamp = 0;
+  if (!WebPAnimDecoderGetNext(decoder.get(), &rgba, &timestamp)) {
+    return arrow::Status::Invalid("corrupt or truncated animated WebP (first frame)");
+  }
+  DecodedImage out;
+  out.width = static_cast<int32_t>(info.canvas_width);
+  out.height = static_cast<int32_t>(info.canvas_height);
+  out.mode = ImageMode::kRGBA;
+  out.pixels.assign(rgba, rgba + static_cast<size_t>(out.width) * out.height * 4);
+  if (!alpha) return ConvertMode(out.view(), ImageMode::kRGB);
+  return out;
+}
+
+}  // namespace
 
 arrow::Result<DecodedImage> DecodeWebp(const uint8_t* data, int64_t size, int64_t max_pixels) {
   WebPBitstreamFeatures features;
   if (WebPGetFeatures(data, static_cast<size_t>(size), &features) != VP8_STATUS_OK) {
     return arrow::Status::Invalid("corrupt WebP: cannot read the header");
   }
+  if (features.has_animation) return DecodeAnimatedWebp(data, size, max_pixels, features.has_alpha);
   ARROW_RETURN_NOT_OK(CheckImageSize(features.width, features.height, max_pixels, "WebP"));
   DecodedImage out;
   out.width = features.width;
