@@ -86,11 +86,13 @@ void BindExpressions(nb::module_& m) {
     return PyExpr{Expr::Call(std::move(function), std::move(exprs), std::move(opts))};
   });
   m.def("udf", [](std::string name, nb::object runner, std::vector<PyExpr> args, nb::handle return_type,
-                  int64_t batch_size, int32_t concurrency, bool is_class) {
+                  int64_t batch_size, int32_t concurrency, bool is_class, nb::dict display) {
     std::vector<ExprPtr> exprs;
     for (auto& a : args) exprs.push_back(a.expr);
     auto udf = std::make_shared<PyBatchUdf>(std::move(name), std::move(runner));
-    UdfProperties props{batch_size, concurrency, is_class};
+    UdfProperties props{batch_size, concurrency, is_class, {}};
+    for (auto [key, value] : display)
+      props.display[nb::cast<std::string>(key)] = nb::cast<std::string>(value);
     return PyExpr{Expr::Udf(std::move(udf), std::move(exprs), TypeFromPy(return_type), props)};
   });
 }

@@ -26,7 +26,7 @@ from ketch.datatype import DataType, ImageMode
 from ketch.expressions import Expression, col, lit
 from ketch.io import from_arrow, from_files, from_glob_path, from_pandas, from_pydict, read_parquet
 from ketch.series import Series
-from ketch.udf import cls, udf
+from ketch.udf import cls, func, udf
 
 # The AWS SDK behind s3:// must shut down before the interpreter exits (idempotent; a no-op when
 # S3 was never used).
@@ -54,4 +54,5 @@ __all__ = [
     "from_files",
     "set_execution_config",
     "udf",
+    "func",
 ]

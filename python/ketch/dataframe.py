@@ -58,7 +58,8 @@ class DataFrame:
         """Keeps / computes exactly these columns, in this order."""
         if not columns:
             raise ValueError("select() needs at least one column")
-        return DataFrame(self._plan.project([_as_expression(c)._native for c in columns]))
+        exprs = [_as_expression(c) for c in columns]
+        return DataFrame(self._plan.project([e._native for e in exprs]))._explode_generators(exprs)
 
     def with_column(self, column_name: str, expr: Expression) -> DataFrame:
         """Adds (or replaces, in place) the column ``column_name`` computed by ``expr``."""
@@ -71,7 +72,18 @@ class DataFrame:
         for name in self.column_names:
             exprs.append(_as_expression(pending.pop(name)).alias(name) if name in pending else col(name))
         exprs.extend(_as_expression(e).alias(n) for n, e in pending.items())
-        return DataFrame(self._plan.project([e._native for e in exprs]))
+        return DataFrame(self._plan.project([e._native for e in exprs]))._explode_generators(exprs)
+
+    def _explode_generators(self, exprs: list[Expression]) -> DataFrame:
+        """Generator UDF columns hold one list per input row: rows whose generator yielded
+        nothing are dropped, the others become one row per yielded value."""
+        names = [e.name() for e in exprs if e._explode]
+        if not names:
+            return self
+        df = self
+        for name in names:
+            df = df.where(Expression._call("list_value_length", col(name)) > 0)
+        return df.explode(*names)
 
     def where(self, predicate: Expression) -> DataFrame:
         """Keeps the rows where ``predicate`` (a Boolean expression) is true; null counts as false."""

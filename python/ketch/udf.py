@@ -18,13 +18,20 @@ original exception (and its traceback) as ``__cause__``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import inspect
 import itertools
+import logging
+import os
 import queue
+import subprocess
 import threading
+import typing
 from collections.abc import Callable
 from typing import Any
 
+import cloudpickle
 import numpy as np
 import pyarrow as pa
 
@@ -102,46 +109,192 @@ def _to_arrow_result(result: Any, dtype: DataType, num_rows: int, name: str) -> 
     return array
 
 
-class _Runner:
-    """Called by the native executor with the GIL held: (list of pyarrow arrays, num_rows) → array."""
+def _nulls(dtype: DataType, num_rows: int) -> pa.Array:
+    arrow_type = dtype.to_arrow()
+    if isinstance(arrow_type, pa.ExtensionType):
+        return pa.ExtensionArray.from_storage(arrow_type, pa.nulls(num_rows, arrow_type.storage_type))
+    return pa.nulls(num_rows, arrow_type)
 
-    def __init__(self, name: str, dtype: DataType) -> None:
+
+_log = logging.getLogger("ketch.udf")
+
+
+class _Runner:
+    """Called by the native executor with the GIL held: (list of pyarrow arrays, num_rows) → array.
+
+    A failing batch is retried ``max_retries`` times; then ``on_error`` decides: "raise" (the
+    query fails with UDFError from the original exception), "log" (a warning with the traceback,
+    nulls for the batch) or "ignore" (nulls). ``process``: a ProcessPool that runs the batches in
+    worker processes instead of this thread."""
+
+    def __init__(self, name: str, dtype: DataType, max_retries: int = 0, on_error: str = "raise") -> None:
         self.name = name
         self.dtype = dtype
+        self.max_retries = max_retries
+        self.on_error = on_error
+        self.process: Any = None
 
     def invoke(self, args: list[pa.Array], num_rows: int) -> Any:
         raise NotImplementedError
 
+    def convert(self, args: list[pa.Array], num_rows: int) -> pa.Array:
+        return _to_arrow_result(self.invoke(args, num_rows), self.dtype, num_rows, self.name)
+
     def __call__(self, args: list[pa.Array], num_rows: int) -> pa.Array:
-        try:
-            return _to_arrow_result(self.invoke(args, num_rows), self.dtype, num_rows, self.name)
-        except Exception as exc:
-            token = _stash(exc)
-            raise RuntimeError(
-                f"UDF '{self.name}' failed: {type(exc).__name__}: {exc} {_TOKEN}{token}]"
-            ) from exc
+        attempt = 0
+        while True:
+            try:
+                if self.process is not None:
+                    return self.process.call(args, num_rows)
+                return self.convert(args, num_rows)
+            except Exception as exc:
+                if attempt < self.max_retries:
+                    attempt += 1
+                    continue
+                if self.on_error == "log":
+                    _log.warning(
+                        "UDF '%s' failed on a batch of %d rows after %d attempt(s); yielding nulls",
+                        self.name,
+                        num_rows,
+                        attempt + 1,
+                        exc_info=exc,
+                    )
+                if self.on_error in ("log", "ignore"):
+                    return _nulls(self.dtype, num_rows)
+                token = _stash(exc)
+                raise RuntimeError(
+                    f"UDF '{self.name}' failed: {type(exc).__name__}: {exc} {_TOKEN}{token}]"
+                ) from exc
+
+    def worker_factory(self) -> Callable[[], Callable[[list[pa.Array], int], pa.Array]]:
+        """A picklable zero-argument factory that builds this UDF's batch call in a worker
+        process (class UDFs: one instance, made there)."""
+        raise NotImplementedError
+
+
+def _function_call_factory(
+    runner_type: type, name: str, dtype: DataType, func: Callable[..., Any], extra: dict
+) -> Callable[[list[pa.Array], int], pa.Array]:
+    runner = runner_type(name, dtype, func, **extra)
+    return runner.convert
+
+
+def _instance_call_factory(
+    name: str, dtype: DataType, cls: type, init_args: tuple, init_kwargs: dict, method: str
+) -> Callable[[list[pa.Array], int], pa.Array]:
+    runner = _InstancePoolRunner(name, dtype, cls, init_args, init_kwargs, method, 1)
+    return runner.convert
 
 
 class _BatchFunctionRunner(_Runner):
-    def __init__(self, name: str, dtype: DataType, func: Callable[..., Any]) -> None:
-        super().__init__(name, dtype)
+    def __init__(self, name: str, dtype: DataType, func: Callable[..., Any], **options: Any) -> None:
+        super().__init__(name, dtype, **options)
         self.func = func
 
     def invoke(self, args: list[pa.Array], num_rows: int) -> Any:
         return self.func(*[Series(a) for a in args])
 
+    def worker_factory(self) -> Any:
+        return functools.partial(_function_call_factory, type(self), self.name, self.dtype, self.func, {})
+
 
 class _RowFunctionRunner(_Runner):
-    def __init__(self, name: str, dtype: DataType, func: Callable[..., Any]) -> None:
-        super().__init__(name, dtype)
+    """Row-wise: the function gets one row's Python values. With on_error other than "raise",
+    failures are per row: a failing row (after its retries) is null, the others keep their values."""
+
+    def __init__(self, name: str, dtype: DataType, func: Callable[..., Any], **options: Any) -> None:
+        super().__init__(name, dtype, **options)
         self.func = func
 
+    def _call_row(self, row: tuple) -> Any:
+        if self.on_error == "raise":
+            return self.func(*row)
+        for attempt in range(self.max_retries + 1):
+            try:
+                return self.func(*row)
+            except Exception as exc:
+                if attempt == self.max_retries:
+                    if self.on_error == "log":
+                        _log.warning("UDF '%s' failed on a row; yielding null", self.name, exc_info=exc)
+                    return None
+        return None
+
+    def _rows(self, args: list[pa.Array]) -> list[tuple]:
+        return list(zip(*[to_pylist(a) for a in args], strict=True))
+
     def invoke(self, args: list[pa.Array], num_rows: int) -> Any:
-        columns = [to_pylist(a) for a in args]
-        results = [self.func(*row) for row in zip(*columns, strict=True)]
+        results = [self._call_row(row) for row in self._rows(args)]
         if self.dtype.extension_name == "ketch.python":
             return results
         return pa.array(results)
+
+    def worker_factory(self) -> Any:
+        extra = {"max_retries": self.max_retries, "on_error": self.on_error}
+        return functools.partial(_function_call_factory, type(self), self.name, self.dtype, self.func, extra)
+
+
+class _GeneratorRunner(_RowFunctionRunner):
+    """A generator function: each row's yielded values become one list (exploded into rows by
+    the DataFrame)."""
+
+    def _call_row(self, row: tuple) -> Any:
+        return list(self.func(*row))
+
+    def invoke(self, args: list[pa.Array], num_rows: int) -> Any:
+        return [self._call_row(row) for row in self._rows(args)]
+
+
+class _AsyncRowRunner(_RowFunctionRunner):
+    """An ``async def`` row function: the batch's rows run concurrently on one event loop per
+    worker thread, at most ``max_concurrency`` awaiting at once."""
+
+    def __init__(
+        self, name: str, dtype: DataType, func: Callable[..., Any], max_concurrency: int = 64, **options: Any
+    ) -> None:
+        super().__init__(name, dtype, func, **options)
+        self.max_concurrency = max_concurrency
+        self._local = threading.local()
+
+    def invoke(self, args: list[pa.Array], num_rows: int) -> Any:
+        import asyncio
+
+        loop = getattr(self._local, "loop", None)
+        if loop is None:
+            loop = self._local.loop = asyncio.new_event_loop()
+
+        async def run_all() -> list[Any]:
+            gate = asyncio.Semaphore(self.max_concurrency)
+
+            async def one(row: tuple) -> Any:
+                async with gate:
+                    if self.on_error == "raise":
+                        return await self.func(*row)
+                    for attempt in range(self.max_retries + 1):
+                        try:
+                            return await self.func(*row)
+                        except Exception as exc:
+                            if attempt == self.max_retries:
+                                if self.on_error == "log":
+                                    _log.warning(
+                                        "UDF '%s' failed on a row; yielding null", self.name, exc_info=exc
+                                    )
+                                return None
+                    return None
+
+            return await asyncio.gather(*(one(row) for row in self._rows(args)))
+
+        results = loop.run_until_complete(run_all())
+        if self.dtype.extension_name == "ketch.python":
+            return results
+        return pa.array(results)
+
+    def worker_factory(self) -> Any:
+        extra = {
+            "max_retries": self.max_retries,
+            "on_error": self.on_error,
+            "max_concurrency": self.max_concurrency,
+        }
+        return functools.partial(_function_call_factory, type(self), self.name, self.dtype, self.func, extra)
 
 
 class _InstancePoolRunner(_Runner):
@@ -157,8 +310,9 @@ class _InstancePoolRunner(_Runner):
         init_kwargs: dict,
         method: str,
         concurrency: int,
+        **options: Any,
     ) -> None:
-        super().__init__(name, dtype)
+        super().__init__(name, dtype, **options)
         self.cls, self.init_args, self.init_kwargs = cls, init_args, init_kwargs
         self.method = method
         self.concurrency = concurrency
@@ -191,32 +345,133 @@ class _InstancePoolRunner(_Runner):
         finally:
             self._idle.put(instance)
 
+    def worker_factory(self) -> Any:
+        return functools.partial(
+            _instance_call_factory,
+            self.name,
+            self.dtype,
+            self.cls,
+            self.init_args,
+            self.init_kwargs,
+            self.method,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Options:
+    """What a UDF decorator was given, checked once."""
+
+    return_dtype: DataType
+    batch_size: int | None = None
+    concurrency: int | None = None
+    num_cpus: float | None = None
+    num_gpus: float = 0.0
+    memory_bytes: int | None = None
+    max_retries: int = 0
+    on_error: str = "raise"
+    use_process: bool | None = None
+    is_async: bool = False
+
+
+def _available_gpus() -> int:
+    """GPUs this machine offers: CUDA_VISIBLE_DEVICES when set, else what nvidia-smi lists."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return len([d for d in visible.split(",") if d.strip() and d.strip() != "-1"])
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU "))
+
+
+def _check_options(name: str, options: _Options) -> _Options:
+    """Validates the options and fills the concurrency from the resource request (plan time)."""
+    _check_positive("batch_size", options.batch_size)
+    _check_positive("concurrency", options.concurrency)
+    if options.max_retries < 0 or not isinstance(options.max_retries, int):
+        raise ValueError(f"max_retries must be an int >= 0, got {options.max_retries!r}")
+    if options.on_error not in ("raise", "log", "ignore"):
+        raise ValueError(f"on_error must be 'raise', 'log' or 'ignore', got {options.on_error!r}")
+    for field, value in (("cpus", options.num_cpus), ("gpus", options.num_gpus)):
+        if value is not None and (not isinstance(value, int | float) or value < 0):
+            raise ValueError(f"{field} must be a number >= 0, got {value!r}")
+    concurrency = options.concurrency
+    cpus = os.cpu_count() or 1
+    if options.num_gpus:
+        gpus = _available_gpus()
+        if concurrency is None:
+            concurrency = max(1, int(gpus // options.num_gpus)) if gpus else 1
+        wanted = options.num_gpus * concurrency
+        if wanted > gpus:
+            raise ValueError(
+                f"UDF '{name}' asks for {options.num_gpus} GPU(s) x {concurrency} instance(s) = {wanted} GPUs, "
+                f"but this machine has {gpus}"
+            )
+    if options.num_cpus:
+        if options.num_cpus > cpus:
+            raise ValueError(
+                f"UDF '{name}' asks for {options.num_cpus} CPUs per instance; this machine has {cpus}"
+            )
+        if concurrency is None:
+            concurrency = max(1, int(cpus // options.num_cpus))
+    return dataclasses.replace(options, concurrency=concurrency)
+
 
 def _udf_expression(
-    runner: _Runner, args: tuple[Any, ...], batch_size: int | None, concurrency: int | None, is_class: bool
+    runner: _Runner, args: tuple[Any, ...], options: _Options, is_class: bool, explode: bool = False
 ) -> Expression:
     natives = [_expr(a)._native for a in args]
-    return Expression(
-        _core.udf(
-            runner.name,
-            runner,
-            natives,
-            runner.dtype.to_arrow(),
-            int(batch_size or 0),
-            int(concurrency or 0),
-            is_class,
-        )
+    use_process = bool(options.use_process)
+    concurrency = options.concurrency or (1 if is_class or use_process else 0)
+    if use_process:
+        try:
+            payload = cloudpickle.dumps(runner.worker_factory())
+        except Exception as exc:
+            raise TypeError(
+                f"UDF '{runner.name}' cannot run in a worker process (use_process=True): "
+                f"it cannot be pickled: {type(exc).__name__}: {exc}"
+            ) from exc
+        from ketch.execution.process_pool import ProcessPool
+
+        runner.process = ProcessPool(payload, runner.name, concurrency)
+    properties = {
+        "async": options.is_async,
+        "use_process": use_process,
+        "num_cpus": options.num_cpus,
+        "num_gpus": options.num_gpus,
+        "memory_bytes": options.memory_bytes,
+        "max_retries": options.max_retries,
+        "on_error": options.on_error,
+    }
+    native = _core.udf(
+        runner.name,
+        runner,
+        natives,
+        runner.dtype.to_arrow(),
+        int(options.batch_size or 0),
+        int(concurrency),
+        is_class,
+        {
+            k: ("None" if v is None else str(v).lower() if isinstance(v, bool) else str(v))
+            for k, v in properties.items()
+        },
     )
+    return Expression(native, explode)
 
 
 def row_wise_expression(func: Callable[..., Any], args: list[Expression], dtype: DataType) -> Expression:
     name = getattr(func, "__name__", "apply")
-    return _udf_expression(_RowFunctionRunner(name, dtype, func), tuple(args), None, None, False)
+    return _udf_expression(_RowFunctionRunner(name, dtype, func), tuple(args), _Options(dtype), False)
 
 
 def _check_positive(name: str, value: int | None) -> None:
-    if value is not None and (not isinstance(value, int) or value <= 0):
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
         raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
+def _arrow_representable(dtype: DataType) -> bool:
+    return dtype.extension_name != "ketch.python"
 
 
 class _BoundClass:
@@ -229,16 +484,19 @@ class _BoundClass:
 
     def _method_expression(self, method: str, *exprs: Any) -> Expression:
         spec = self._spec
+        options = spec.options
         runner = _InstancePoolRunner(
             f"{spec.cls.__name__}.{method}" if method != "__call__" else spec.cls.__name__,
-            spec.return_dtype,
+            options.return_dtype,
             spec.cls,
             self._args,
             self._kwargs,
             method,
-            spec.concurrency,
+            options.concurrency or 1,
+            max_retries=options.max_retries,
+            on_error=options.on_error,
         )
-        return _udf_expression(runner, exprs, spec.batch_size, spec.concurrency, True)
+        return _udf_expression(runner, exprs, options, True)
 
     def __call__(self, *exprs: Any) -> Expression:
         return self._method_expression("__call__", *exprs)
@@ -250,15 +508,9 @@ class _BoundClass:
 
 
 class _ClassUdf:
-    def __init__(self, cls: type, return_dtype: Any, batch_size: int | None, concurrency: int | None) -> None:
-        if return_dtype is None:
-            raise TypeError(f"@ketch.cls on {cls.__name__} needs return_dtype=")
-        _check_positive("batch_size", batch_size)
-        _check_positive("concurrency", concurrency)
+    def __init__(self, cls: type, options: _Options) -> None:
         self.cls = cls
-        self.return_dtype = DataType._infer(return_dtype)
-        self.batch_size = batch_size
-        self.concurrency = concurrency or 1
+        self.options = _check_options(cls.__name__, options)
         functools.update_wrapper(self, cls, updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> _BoundClass:
@@ -272,48 +524,194 @@ def cls(
     batch_size: int | None = None,
     concurrency: int | None = None,
     max_concurrency: int | None = None,
+    cpus: float | None = None,
     gpus: float = 0,
+    memory_bytes: int | None = None,
+    num_cpus: float | None = None,
+    num_gpus: float | None = None,
+    max_retries: int = 0,
+    on_error: str = "raise",
     use_process: bool | None = None,
 ) -> Any:
-    """Decorates a class as a stateful batch UDF (see the module docstring).
+    """Decorates a class as a stateful batch UDF: ``Model(args)`` binds ``__init__``'s arguments;
+    ``__init__`` runs once per instance, lazily, on the instance's worker (a thread, or with
+    ``use_process=True`` a worker process); ``model(col(...))`` / ``model.method(col(...))`` call
+    the method on batches of ``batch_size`` rows (Series arguments).
 
-    ``concurrency`` (alias ``max_concurrency``): most instances alive at once, each on its own
-    thread. ``batch_size``: rows per ``__call__``. ``gpus`` and ``use_process`` are accepted for
-    Daft compatibility; process mode arrives with the UDF runtime issue.
-    """
-    if use_process:
-        raise NotImplementedError("use_process=True arrives with the UDF runtime (process mode)")
+    ``concurrency`` (alias ``max_concurrency``): most instances at once; by default one per GPU
+    share (``gpus``) or per ``cpus``, else 1. ``gpus`` may be fractional (0.5: two instances per
+    GPU); asking for more GPUs than the machine has raises ValueError at plan time. ``num_cpus`` /
+    ``num_gpus`` are the legacy spellings. ``max_retries`` / ``on_error`` ("raise" | "log" |
+    "ignore") as for :func:`func`. ``use_process`` defaults to False (thread mode): the engine's
+    threads release the GIL everywhere else, and process mode costs an Arrow IPC copy per batch.
+    An unpicklable class in process mode raises TypeError at plan time."""
 
     def wrap(c: type) -> _ClassUdf:
-        return _ClassUdf(c, return_dtype, batch_size, concurrency or max_concurrency)
+        if return_dtype is None:
+            raise TypeError(f"@ketch.cls on {c.__name__} needs return_dtype=")
+        dtype = DataType._infer(return_dtype)
+        if use_process and not _arrow_representable(dtype):
+            raise TypeError(
+                f"@ketch.cls on {c.__name__}: use_process=True needs an Arrow return_dtype, got {dtype!r}"
+            )
+        options = _Options(
+            dtype,
+            batch_size=batch_size,
+            concurrency=concurrency or max_concurrency,
+            num_cpus=cpus if cpus is not None else num_cpus,
+            num_gpus=gpus or num_gpus or 0,
+            memory_bytes=memory_bytes,
+            max_retries=max_retries,
+            on_error=on_error,
+            use_process=use_process,
+        )
+        return _ClassUdf(c, options)
 
     return wrap(class_) if class_ is not None else wrap
 
 
 class _FunctionUdf:
-    def __init__(
-        self, func: Callable[..., Any], return_dtype: Any, batch_size: int | None, concurrency: int | None
-    ) -> None:
-        _check_positive("batch_size", batch_size)
-        _check_positive("concurrency", concurrency)
+    def __init__(self, func: Callable[..., Any], options: _Options, kind: str) -> None:
         self.func = func
-        self.return_dtype = DataType._infer(return_dtype)
-        self.batch_size = batch_size
-        self.concurrency = concurrency
+        self.options = _check_options(getattr(func, "__name__", "udf"), options)
+        self.kind = kind  # "batch", "row", "async", "generator"
         functools.update_wrapper(self, func)
 
-    def __call__(self, *exprs: Any) -> Expression:
-        runner = _BatchFunctionRunner(self.func.__name__, self.return_dtype, self.func)
-        return _udf_expression(runner, exprs, self.batch_size, self.concurrency, False)
+    def __call__(self, *args: Any) -> Any:
+        if not any(isinstance(a, Expression) for a in args):
+            return self.func(*args)  # plain Python values: an ordinary call
+        o = self.options
+        common = {"max_retries": o.max_retries, "on_error": o.on_error}
+        name = self.func.__name__
+        if self.kind == "batch":
+            runner: _Runner = _BatchFunctionRunner(name, o.return_dtype, self.func, **common)
+        elif self.kind == "async":
+            runner = _AsyncRowRunner(
+                name, o.return_dtype, self.func, max_concurrency=o.concurrency or 64, **common
+            )
+        elif self.kind == "generator":
+            list_type = DataType(pa.large_list(o.return_dtype.to_arrow()))
+            runner = _GeneratorRunner(name, list_type, self.func, **common)
+        else:
+            runner = _RowFunctionRunner(name, o.return_dtype, self.func, **common)
+        # async rows share one thread's event loop; the other forms use `concurrency` threads.
+        options = o if self.kind != "async" else dataclasses.replace(o, concurrency=1, is_async=True)
+        return _udf_expression(runner, args, options, False, explode=self.kind == "generator")
 
 
-def udf(*, return_dtype: Any, batch_size: int | None = None, concurrency: int | None = None) -> Any:
+def _hinted_dtype(func: Callable[..., Any], generator: bool) -> DataType | None:
+    """return_dtype from the function's return annotation (int, float, str, bool, bytes,
+    list[...], Iterator[T] / Generator[T, ...] for generators)."""
+    try:
+        hint = typing.get_type_hints(func).get("return")
+    except Exception:  # noqa: BLE001
+        return None
+    if hint is None:
+        return None
+    if generator:
+        args = typing.get_args(hint)
+        if not args:
+            return None
+        hint = args[0]
+    return _dtype_from_hint(hint)
+
+
+def _dtype_from_hint(hint: Any) -> DataType | None:
+    origin = typing.get_origin(hint)
+    if origin in (list, typing.List):  # noqa: UP006
+        (item,) = typing.get_args(hint) or (None,)
+        inner = _dtype_from_hint(item) if item is not None else None
+        return DataType.list(inner) if inner is not None else None
+    try:
+        return DataType._infer(hint)
+    except TypeError:
+        return None
+
+
+def func(
+    fn: Callable[..., Any] | None = None,
+    *,
+    return_dtype: Any = None,
+    batch: bool = False,
+    batch_size: int | None = None,
+    max_concurrency: int | None = None,
+    cpus: float | None = None,
+    gpus: float = 0,
+    memory_bytes: int | None = None,
+    max_retries: int = 0,
+    on_error: str = "raise",
+    use_process: bool | None = None,
+) -> Any:
+    """Decorates a function as a UDF (Daft's ``@daft.func``). Called with expressions it builds a
+    plan node; called with plain values it just runs.
+
+    - Row-wise (default): scalar arguments, one call per row; ``return_dtype`` from the return
+      annotation when not given.
+    - ``async def``: the batch's rows run concurrently on an event loop, ``max_concurrency`` (64)
+      at most awaiting at once.
+    - Generator (``yield``): one row in, any number out — the other columns repeat; a row whose
+      generator yields nothing is dropped. ``return_dtype`` is the element type.
+    - ``batch=True`` (or ``@ketch.func.batch``): Series arguments, one call per batch of
+      ``batch_size`` rows; must return one value per row (a wrong length names the UDF).
+
+    ``max_retries``: a failing call (a row, or a batch) is retried that many times; then
+    ``on_error`` "raise" fails the query with UDFError (the original exception as ``__cause__``,
+    its traceback kept), "log" logs it and yields null, "ignore" yields null. ``use_process=True``
+    runs the calls in worker processes (``python -m ketch.execution.udf_worker``)."""
+
+    def wrap(f: Callable[..., Any]) -> _FunctionUdf:
+        is_async = inspect.iscoroutinefunction(f)
+        is_generator = inspect.isgeneratorfunction(f)
+        kind = "batch" if batch else "async" if is_async else "generator" if is_generator else "row"
+        dtype = return_dtype
+        if dtype is None and not batch:
+            dtype = _hinted_dtype(f, is_generator)
+        if dtype is None:
+            raise TypeError(f"@ketch.func on {f.__name__} needs return_dtype= (or a return annotation)")
+        options = _Options(
+            DataType._infer(dtype),
+            batch_size=batch_size,
+            concurrency=max_concurrency,
+            num_cpus=cpus,
+            num_gpus=gpus,
+            memory_bytes=memory_bytes,
+            max_retries=max_retries,
+            on_error=on_error,
+            use_process=use_process,
+        )
+        return _FunctionUdf(f, options, kind)
+
+    return wrap(fn) if fn is not None else wrap
+
+
+func.batch = functools.partial(func, batch=True)  # type: ignore[attr-defined]
+
+
+def udf(
+    *,
+    return_dtype: Any,
+    batch_size: int | None = None,
+    concurrency: int | None = None,
+    num_cpus: float | None = None,
+    num_gpus: float | None = None,
+    memory_bytes: int | None = None,
+    use_process: bool | None = None,
+) -> Any:
     """Legacy decorator: a batch function ``f(*Series) -> Series | array | list``, or a class whose
     ``__call__`` takes Series (instances made from ``__init__`` without arguments)."""
 
     def wrap(target: Any) -> Any:
+        options = _Options(
+            DataType._infer(return_dtype),
+            batch_size=batch_size,
+            concurrency=concurrency,
+            num_cpus=num_cpus,
+            num_gpus=num_gpus or 0,
+            memory_bytes=memory_bytes,
+            use_process=use_process,
+        )
         if isinstance(target, type):
-            return _ClassUdf(target, return_dtype, batch_size, concurrency)()
-        return _FunctionUdf(target, return_dtype, batch_size, concurrency)
+            return _ClassUdf(target, options)()
+        return _FunctionUdf(target, options, "batch")
 
     return wrap

@@ -28,6 +28,9 @@ struct UdfProperties {
   int64_t batch_size = 0;   ///< rows per call; 0 = the whole morsel
   int32_t concurrency = 0;  ///< instances (class UDFs) / worker threads; 0 = run on the compute pool
   bool is_class = false;    ///< stateful: __init__ once per instance
+  /// What explain shows beside batch_size and concurrency (async, use_process, num_cpus, num_gpus,
+  /// memory_bytes, max_retries, on_error), as given by the Python decorator.
+  std::map<std::string, std::string> display;
 };
 
 /// Constant options of a function call (e.g. {"mode": "RGB"}), kept as Arrow scalars so they print

@@ -51,8 +51,10 @@ class Expression:
     (``+ - * / == != < <= > >= & | ~``) and methods; namespaces ``.image`` and ``.url`` hold the
     multimodal kernels."""
 
-    def __init__(self, native: _core.PyExpr) -> None:
+    def __init__(self, native: _core.PyExpr, explode: bool = False) -> None:
         self._native = native
+        # A generator UDF's column: a list per input row that the DataFrame explodes into rows.
+        self._explode = explode
 
     @staticmethod
     def _call(function: str, *args: Any, **options: Any) -> Expression:
@@ -63,7 +65,7 @@ class Expression:
     # -- naming and types ---------------------------------------------------------------------------
     def alias(self, name: str) -> Expression:
         """The same values under a new column name."""
-        return Expression(self._native.alias(name))
+        return Expression(self._native.alias(name), self._explode)
 
     def name(self) -> str:
         """The output column name."""

@@ -144,8 +144,38 @@ std::string PhysicalNode::Label() const {
 std::vector<std::string> PhysicalNode::Details() const {
   std::vector<std::string> out = logical->Details();
   if (kind == PhysicalKind::kUdfProject) {
-    out.push_back("Concurrency = " + std::to_string(concurrency));
-    out.push_back("Batch size = " + (batch_size > 0 ? std::to_string(batch_size) : std::string("morsel")));
+    // Daft's UDF node details: the UDF expressions, the columns passed through, properties and
+    // the resource request.
+    std::vector<const Expr*> udfs;
+    std::string passthrough, udf_exprs;
+    for (const auto& expr : logical->exprs()) {
+      std::vector<const Expr*> found;
+      CollectUdfs(*expr, &found);
+      if (found.empty() && expr->kind() == ExprKind::kColumn) {
+        passthrough +=
+            (passthrough.empty() ? "" : ", ") + expr->ToString().substr(4, expr->ToString().size() - 5);
+      } else if (!found.empty()) {
+        udf_exprs += (udf_exprs.empty() ? "" : ", ") + expr->ToString();
+        udfs.insert(udfs.end(), found.begin(), found.end());
+      }
+    }
+    out.push_back("Expr = " + udf_exprs);
+    out.push_back("Passthrough Columns = [" + passthrough + "]");
+    std::map<std::string, std::string> display;
+    for (const Expr* udf : udfs) {
+      for (const auto& [key, value] : udf->udf_properties().display) display[key] = value;
+    }
+    auto get = [&](const std::string& key, const std::string& fallback) {
+      auto it = display.find(key);
+      return it == display.end() ? fallback : it->second;
+    };
+    out.push_back("Properties = { batch_size = " +
+                  (batch_size > 0 ? std::to_string(batch_size) : std::string("morsel")) +
+                  ", concurrency = " + std::to_string(concurrency) + ", async = " + get("async", "false") +
+                  ", use_process = " + get("use_process", "false") + ", max_retries = " +
+                  get("max_retries", "0") + ", on_error = " + get("on_error", "raise") + " }");
+    out.push_back("Resource request = { num_cpus = " + get("num_cpus", "None") + ", num_gpus = " +
+                  get("num_gpus", "0") + ", memory_bytes = " + get("memory_bytes", "None") + " }");
   }
   if (io_bound && kind == PhysicalKind::kProject) out.push_back("Runs on = I/O pool");
   if (min_morsel_rows > 0 || max_morsel_rows > 0) {

@@ -1,0 +1,1 @@
+"""Execution helpers that run outside the native engine: the UDF worker processes."""

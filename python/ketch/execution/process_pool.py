@@ -1,0 +1,219 @@
+"""Worker processes for ``use_process=True`` UDFs: started lazily (up to the UDF's concurrency),
+each serving one batch at a time over an authenticated local socket, batches in shared memory
+(ketch.execution.ipc). Their stdout and stderr are drained into the engine's own (so a chatty UDF
+never blocks on a full pipe); at teardown they get a shutdown message and are killed if they do not
+exit within 5 s. A worker that dies (a segfault, os._exit) fails its batch with the signal or exit
+code; the next batch starts a fresh worker."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import queue
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import weakref
+from multiprocessing.connection import Listener
+from typing import Any
+
+import pyarrow as pa
+
+from ketch.execution.ipc import discard, read_batch, write_batch
+
+_START_TIMEOUT_S = 120.0
+_SHUTDOWN_TIMEOUT_S = 5.0
+
+
+class WorkerDied(RuntimeError):
+    """The worker process ended while it held a batch."""
+
+
+def _drain(fd_in: Any, fd_out: int) -> None:
+    """Copies a worker's pipe into this process's stdout/stderr until it closes."""
+    try:
+        while True:
+            chunk = os.read(fd_in.fileno(), 65536)
+            if not chunk:
+                break
+            try:
+                os.write(fd_out, chunk)
+            except OSError:
+                pass  # our own stream is closed: keep draining so the worker never blocks
+    except OSError:
+        pass
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "is no longer answering"
+    if code < 0:
+        try:
+            return f"was killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+class WorkerProcess:
+    def __init__(self, payload: bytes, udf_name: str) -> None:
+        self.udf_name = udf_name
+        authkey = secrets.token_bytes(32)
+        listener = Listener(("127.0.0.1", 0), authkey=authkey)
+        host, port = listener.address
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # the UDF's modules import there too
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "ketch.execution.udf_worker", host, str(port)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        self.proc.stdin.write(authkey.hex().encode() + b"\n")
+        self.proc.stdin.close()
+        for stream, fd in ((self.proc.stdout, 1), (self.proc.stderr, 2)):
+            threading.Thread(target=_drain, args=(stream, fd), daemon=True).start()
+        accepted: list[Any] = []
+
+        def accept() -> None:
+            try:
+                accepted.append(listener.accept())
+            except Exception as exc:  # noqa: BLE001
+                accepted.append(exc)
+
+        acceptor = threading.Thread(target=accept, daemon=True)
+        acceptor.start()
+        acceptor.join(_START_TIMEOUT_S)
+        listener.close()
+        if not accepted or isinstance(accepted[0], Exception):
+            self.kill()
+            raise WorkerDied(
+                f"the worker process for UDF '{udf_name}' did not start ({_describe_exit(self.proc.poll())})"
+            )
+        self.conn = accepted[0]
+        self.conn.send(("init", payload))
+
+    def call(self, args: list[pa.Array], num_rows: int) -> pa.Array:
+        name, size = write_batch(args, owned_by_peer=True)
+        try:
+            self.conn.send(("batch", name, size, num_rows))
+            reply = self.conn.recv()
+        except (EOFError, OSError) as exc:
+            discard(name)
+            try:
+                code = self.proc.wait(timeout=_SHUTDOWN_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                code = None
+            raise WorkerDied(f"the worker process for UDF '{self.udf_name}' {_describe_exit(code)}") from exc
+        if reply[0] == "ok":
+            return read_batch(reply[1], reply[2])[0]
+        _, type_name, message, trace, pickled = reply
+        error: BaseException | None = None
+        if pickled is not None:
+            try:
+                error = pickle.loads(pickled)
+            except Exception:  # noqa: BLE001
+                error = None
+        if error is None:
+            error = RuntimeError(f"{type_name}: {message}")
+        error.add_note(f"Raised in the UDF worker process (pid {self.proc.pid}):\n{trace}")
+        raise error
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def shutdown(self) -> None:
+        try:
+            self.conn.send(("shutdown",))
+            self.conn.close()
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            self.proc.wait(timeout=_SHUTDOWN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class ProcessPool:
+    """At most ``concurrency`` worker processes for one UDF, created by the first batches that
+    find none idle."""
+
+    def __init__(self, payload: bytes, udf_name: str, concurrency: int) -> None:
+        self.payload = payload
+        self.udf_name = udf_name
+        self.concurrency = concurrency
+        self._idle: queue.SimpleQueue[WorkerProcess] = queue.SimpleQueue()
+        self._workers: list[WorkerProcess] = []
+        self._lock = threading.Lock()
+        _POOLS.add(self)
+
+    def _acquire(self) -> WorkerProcess:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            pass
+        with self._lock:
+            create = len(self._workers) < self.concurrency
+            if create:
+                self._workers.append(None)  # type: ignore[arg-type]  # reserve the slot
+        if not create:
+            return self._idle.get()
+        try:
+            worker = WorkerProcess(self.payload, self.udf_name)
+        except BaseException:
+            with self._lock:
+                self._workers.remove(None)  # type: ignore[arg-type]
+            raise
+        with self._lock:
+            self._workers[self._workers.index(None)] = worker  # type: ignore[arg-type]
+        return worker
+
+    def call(self, args: list[pa.Array], num_rows: int) -> pa.Array:
+        worker = self._acquire()
+        try:
+            result = worker.call(args, num_rows)
+        except WorkerDied:
+            with self._lock:
+                self._workers.remove(worker)
+            worker.kill()
+            raise
+        except BaseException:
+            self._idle.put(worker)
+            raise
+        self._idle.put(worker)
+        return result
+
+    def num_workers(self) -> int:
+        with self._lock:
+            return sum(1 for w in self._workers if w is not None)
+
+    def shutdown(self) -> None:
+        with self._lock:
+            workers = [w for w in self._workers if w is not None]
+            self._workers = []
+        for worker in workers:
+            worker.shutdown()
+
+    def __del__(self) -> None:
+        try:
+            self.shutdown()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+_POOLS: weakref.WeakSet[ProcessPool] = weakref.WeakSet()
+
+
+@atexit.register
+def _shutdown_all() -> None:
+    for pool in list(_POOLS):
+        pool.shutdown()
