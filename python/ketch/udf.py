@@ -405,8 +405,8 @@ def _check_options(name: str, options: _Options) -> _Options:
         wanted = options.num_gpus * concurrency
         if wanted > gpus:
             raise ValueError(
-                f"UDF '{name}' asks for {options.num_gpus} GPU(s) x {concurrency} instance(s) = {wanted} GPUs, "
-                f"but this machine has {gpus}"
+                f"UDF '{name}' asks for {options.num_gpus} GPU(s) x {concurrency} instance(s) = "
+                f"{wanted} GPUs, but this machine has {gpus}"
             )
     if options.num_cpus:
         if options.num_cpus > cpus:
