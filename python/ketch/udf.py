@@ -423,8 +423,16 @@ def _udf_expression(
 ) -> Expression:
     natives = [_expr(a)._native for a in args]
     use_process = bool(options.use_process)
-    concurrency = options.concurrency or (1 if is_class or use_process else 0)
-    if use_process:
+    payload = b""
+    if options.use_process is None and is_class and _arrow_representable(runner.dtype):
+        # Class UDFs default to worker processes, as in Daft, when they can travel there; one
+        # that cannot be pickled (it holds a lock, a socket...) stays in thread mode.
+        try:
+            payload = cloudpickle.dumps(runner.worker_factory())
+            use_process = True
+        except Exception as exc:  # noqa: BLE001
+            _log.debug("UDF '%s' runs in thread mode: it cannot be pickled (%s)", runner.name, exc)
+    elif use_process:
         try:
             payload = cloudpickle.dumps(runner.worker_factory())
         except Exception as exc:
@@ -432,6 +440,8 @@ def _udf_expression(
                 f"UDF '{runner.name}' cannot run in a worker process (use_process=True): "
                 f"it cannot be pickled: {type(exc).__name__}: {exc}"
             ) from exc
+    concurrency = options.concurrency or (1 if is_class or use_process else 0)
+    if use_process:
         from ketch.execution.process_pool import ProcessPool
 
         runner.process = ProcessPool(payload, runner.name, concurrency)
@@ -542,9 +552,10 @@ def cls(
     share (``gpus``) or per ``cpus``, else 1. ``gpus`` may be fractional (0.5: two instances per
     GPU); asking for more GPUs than the machine has raises ValueError at plan time. ``num_cpus`` /
     ``num_gpus`` are the legacy spellings. ``max_retries`` / ``on_error`` ("raise" | "log" |
-    "ignore") as for :func:`func`. ``use_process`` defaults to False (thread mode): the engine's
-    threads release the GIL everywhere else, and process mode costs an Arrow IPC copy per batch.
-    An unpicklable class in process mode raises TypeError at plan time."""
+    "ignore") as for :func:`func`. ``use_process``: None (default) runs the instances in worker
+    processes when the return dtype is Arrow-representable and the class and its arguments can be
+    pickled (as Daft does), else on threads; True insists (an unpicklable class raises TypeError at
+    plan time); False keeps them on the engine's threads (shared state, no IPC copy per batch)."""
 
     def wrap(c: type) -> _ClassUdf:
         if return_dtype is None:

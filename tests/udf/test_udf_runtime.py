@@ -1,0 +1,308 @@
+"""The UDF runtime: @ketch.func forms, class UDFs in thread and process mode, retries, on_error,
+worker-process failure modes, resource requests and explain's UDF details."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+
+import ketch
+from ketch import col
+from ketch.errors import UDFError
+
+# -- @ketch.func forms ---------------------------------------------------------------------------
+
+
+@ketch.func
+def double(x: int) -> int:
+    return x * 2
+
+
+def test_row_wise_func_infers_dtype_and_runs_plain_values():
+    assert double(21) == 42  # plain values: an ordinary call
+    df = ketch.from_pydict({"x": [1, None, 3]})
+    out = df.with_column("d", double(col("x")))
+    assert out.schema().field("d").type == ketch.DataType.int64().to_arrow()
+    # None reaches the function as None: the UDF decides (here it raises, so skip nulls).
+    assert ketch.from_pydict({"x": [1, 2]}).with_column("d", double(col("x"))).to_pydict()["d"] == [2, 4]
+
+
+def test_func_needs_a_dtype():
+    with pytest.raises(TypeError, match="return_dtype"):
+
+        @ketch.func
+        def untyped(x):
+            return x
+
+
+def test_async_func_keeps_many_rows_in_flight():
+    state = {"active": 0, "max": 0}
+
+    @ketch.func(max_concurrency=16)
+    async def fetch(x: int) -> int:
+        state["active"] += 1
+        state["max"] = max(state["max"], state["active"])
+        await asyncio.sleep(0.02)
+        state["active"] -= 1
+        return x + 1
+
+    out = ketch.from_pydict({"x": list(range(64))}).with_column("y", fetch(col("x"))).to_pydict()
+    assert out["y"] == [x + 1 for x in range(64)]
+    assert 2 <= state["max"] <= 16  # concurrent, and bounded by max_concurrency
+
+
+def test_generator_func_yields_several_rows_per_input():
+    @ketch.func
+    def tokens(text: str) -> Iterator[str]:
+        yield from text.split()
+
+    df = ketch.from_pydict({"id": [1, 2, 3], "text": ["a b", "", "c d e"]})
+    out = df.with_column("tok", tokens(col("text"))).to_pydict()
+    assert out == {
+        "id": [1, 1, 3, 3, 3],
+        "text": ["a b", "a b", "c d e", "c d e", "c d e"],
+        "tok": list("abcde"),
+    }
+
+
+def test_batch_func_receives_series_and_wrong_length_is_named():
+    @ketch.func.batch(return_dtype=ketch.DataType.float64(), batch_size=7)
+    def scaled(x: ketch.Series) -> np.ndarray:
+        assert isinstance(x, ketch.Series) and len(x) <= 7
+        return x.to_numpy() / 2
+
+    out = ketch.from_pydict({"x": list(range(20))}).with_column("h", scaled(col("x"))).to_pydict()
+    assert out["h"] == [x / 2 for x in range(20)]
+
+    @ketch.func(batch=True, return_dtype=int)
+    def short(x):
+        return x.to_pylist()[:-1]
+
+    with pytest.raises(UDFError, match="UDF 'short' returned 2 values for a batch of 3 rows"):
+        ketch.from_pydict({"x": [1, 2, 3]}).with_column("s", short(col("x"))).collect()
+
+
+def test_wrong_type_is_cast_when_safe_else_named():
+    @ketch.func(return_dtype=ketch.DataType.float64())
+    def as_int(x: int):
+        return x  # ints: a safe cast to float64
+
+    @ketch.func(return_dtype=ketch.DataType.int64())
+    def as_text(x: int):
+        return f"v{x}"
+
+    df = ketch.from_pydict({"x": [1, 2]})
+    assert df.with_column("f", as_int(col("x"))).to_pydict()["f"] == [1.0, 2.0]
+    with pytest.raises(UDFError, match="as_text.*cannot be cast to its return_dtype int64"):
+        df.with_column("t", as_text(col("x"))).collect()
+
+
+# -- retries and on_error ------------------------------------------------------------------------
+
+
+def test_retries_then_success(tmp_path):
+    attempts = tmp_path / "attempts"
+
+    @ketch.func.batch(return_dtype=int, max_retries=2)
+    def flaky(x):
+        with open(attempts, "a") as f:
+            f.write("x")
+        if len(attempts.read_text()) == 1:
+            raise ConnectionError("first call fails")
+        return x.to_pylist()
+
+    out = ketch.from_pydict({"x": [1, 2, 3]}).with_column("y", flaky(col("x"))).to_pydict()
+    assert out["y"] == [1, 2, 3]
+    assert attempts.read_text() == "xx"
+
+
+def _failing_row(x: int) -> int:
+    if x % 3 == 0:
+        raise ValueError(f"bad {x}")
+    return x
+
+
+@pytest.mark.parametrize("on_error", ["log", "ignore"])
+def test_on_error_log_and_ignore_yield_nulls_for_failing_rows(on_error, caplog):
+    udf = ketch.func(_failing_row, return_dtype=int, on_error=on_error)
+    with caplog.at_level(logging.WARNING, logger="ketch.udf"):
+        out = ketch.from_pydict({"x": list(range(1, 8))}).with_column("y", udf(col("x"))).to_pydict()
+    assert out["y"] == [1, 2, None, 4, 5, None, 7]
+    logged = [r for r in caplog.records if "failed" in r.getMessage()]
+    assert (len(logged) == 2) == (on_error == "log")
+
+
+def test_on_error_raise_keeps_the_original_exception_and_traceback():
+    udf = ketch.func(_failing_row, return_dtype=int)
+    with pytest.raises(UDFError, match="_failing_row.*ValueError: bad 3") as info:
+        ketch.from_pydict({"x": [1, 2, 3]}).with_column("y", udf(col("x"))).collect()
+    assert isinstance(info.value.__cause__, ValueError)
+    assert "_failing_row" in "".join(__import__("traceback").format_tb(info.value.__cause__.__traceback__))
+
+
+def test_batch_on_error_ignore_nulls_the_whole_batch():
+    @ketch.func.batch(return_dtype=int, batch_size=2, on_error="ignore")
+    def picky(x):
+        if 3 in x.to_pylist():
+            raise RuntimeError("no threes")
+        return x.to_pylist()
+
+    out = ketch.from_pydict({"x": [1, 2, 3, 4, 5]}).with_column("y", picky(col("x"))).to_pydict()
+    assert out["y"] == [1, 2, None, None, 5]
+
+
+# -- class UDFs: thread and process mode ---------------------------------------------------------
+
+
+def _count_lines(path) -> int:
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+@pytest.mark.parametrize("use_process", [False, True])
+def test_class_init_runs_exactly_concurrency_times(tmp_path, use_process):
+    log = tmp_path / "init.log"
+
+    @ketch.cls(return_dtype=int, batch_size=10, concurrency=2, use_process=use_process)
+    class SlowModel:
+        def __init__(self, path: str, offset: int) -> None:
+            import time
+
+            time.sleep(0.3)  # slow: every batch would like its own instance
+            with open(path, "a") as f:
+                f.write(f"{os.getpid()}\n")
+            self.offset = offset
+
+        def __call__(self, x):
+            return [v + self.offset for v in x.to_pylist()]
+
+    model = SlowModel(str(log), 100)
+    out = ketch.from_pydict({"x": list(range(200))}).with_column("y", model(col("x"))).to_pydict()
+    assert out["y"] == [x + 100 for x in range(200)]
+    pids = log.read_text().split()
+    assert len(pids) == 2
+    assert (str(os.getpid()) not in pids) == use_process  # process mode: __init__ ran in workers
+
+
+def test_class_defaults_to_process_mode_when_picklable():
+    @ketch.cls(return_dtype=int)
+    class WhereAmI:
+        def __call__(self, x):
+            return [os.getpid()] * len(x)
+
+    df = ketch.from_pydict({"x": [1, 2]})
+    pids = df.with_column("p", WhereAmI()(col("x"))).to_pydict()["p"]
+    assert set(pids) != {os.getpid()}
+
+    lock = threading.Lock()  # unpicklable state: stays on threads
+
+    @ketch.cls(return_dtype=int)
+    class Locked:
+        def __call__(self, x):
+            with lock:
+                return [os.getpid()] * len(x)
+
+    assert set(df.with_column("p", Locked()(col("x"))).to_pydict()["p"]) == {os.getpid()}
+
+
+def test_unpicklable_udf_in_process_mode_fails_at_plan_time():
+    lock = threading.Lock()
+
+    @ketch.func(return_dtype=int, use_process=True)
+    def holds_lock(x):
+        with lock:
+            return x
+
+    with pytest.raises(TypeError, match="holds_lock.*cannot be pickled.*lock"):
+        holds_lock(col("x"))
+
+
+def test_segfault_in_worker_is_a_clear_error_and_the_parent_survives():
+    @ketch.func.batch(return_dtype=int, use_process=True)
+    def crash(x):
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+    df = ketch.from_pydict({"x": [1, 2, 3]})
+    with pytest.raises(UDFError, match="crash.*worker process.*killed by signal SIGSEGV"):
+        df.with_column("y", crash(col("x"))).collect()
+    # The parent is alive and a later query starts fresh workers.
+    assert df.with_column("y", double(col("x"))).to_pydict()["y"] == [2, 4, 6]
+
+
+def test_chatty_worker_does_not_block(capfd):
+    @ketch.func.batch(return_dtype=int, use_process=True)
+    def chatty(x):
+        import sys
+
+        sys.stdout.write("x" * (10 * 1024 * 1024))
+        sys.stdout.flush()
+        sys.stderr.write("done\n")
+        return x.to_pylist()
+
+    out = ketch.from_pydict({"x": [1, 2]}).with_column("y", chatty(col("x"))).to_pydict()
+    assert out["y"] == [1, 2]
+    captured = capfd.readouterr()
+    assert captured.out.count("x") >= 10 * 1024 * 1024 and "done" in captured.err
+
+
+def test_process_mode_exception_keeps_type_and_worker_traceback():
+    @ketch.func(return_dtype=int, use_process=True)
+    def boom(x):
+        raise KeyError(f"missing {x}")
+
+    with pytest.raises(UDFError) as info:
+        ketch.from_pydict({"x": [7]}).with_column("y", boom(col("x"))).collect()
+    cause = info.value.__cause__
+    assert isinstance(cause, KeyError)
+    assert any("UDF worker process" in note for note in getattr(cause, "__notes__", []))
+
+
+# -- resources and explain -----------------------------------------------------------------------
+
+
+def test_gpu_requests_are_accounted_against_the_machine(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")  # one GPU
+    with pytest.raises(ValueError, match=r"1 GPU\(s\) x 2 instance\(s\) = 2 GPUs, but this machine has 1"):
+
+        @ketch.cls(return_dtype=int, gpus=1, concurrency=2, use_process=False)
+        class TwoGpus:
+            def __call__(self, x):
+                return x
+
+    @ketch.cls(return_dtype=int, gpus=0.5, use_process=False)
+    class HalfGpu:
+        def __call__(self, x):
+            return x
+
+    assert HalfGpu.options.concurrency == 2  # two instances share the one GPU
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    with pytest.raises(ValueError, match="this machine has 0"):
+        ketch.func(_failing_row, return_dtype=int, gpus=1)
+
+
+def test_explain_shows_udf_properties_and_resources():
+    @ketch.cls(return_dtype=int, batch_size=32, concurrency=3, cpus=0.5, use_process=False, max_retries=1)
+    class Model:
+        def __call__(self, x):
+            return x
+
+    df = ketch.from_pydict({"a": [1], "b": [2]}).with_column("m", Model()(col("a")))
+    out = io.StringIO()
+    with redirect_stdout(out):
+        df.explain(show_all=True)
+    text = out.getvalue()
+    assert "Passthrough Columns = [a, b]" in text
+    assert "Expr = Model(col(a)) as m" in text
+    assert (
+        "Properties = { batch_size = 32, concurrency = 3, async = false, use_process = false, "
+        "max_retries = 1, on_error = raise }"
+    ) in text
+    assert "Resource request = { num_cpus = 0.5, num_gpus = 0, memory_bytes = None }" in text
