@@ -105,6 +105,7 @@ class _RangeServer:
         self.honor_range = honor_range
         self.bytes_sent = 0
         self.ranges: list[str | None] = []
+        self.finished = threading.Event()  # set when a response has been written (or cut off)
 
 
 @pytest.fixture(params=[True, False], ids=["range", "no-range"])
@@ -135,6 +136,8 @@ def range_server(request) -> Iterator[tuple[str, _RangeServer]]:
                     state.bytes_sent += min(16384, len(body) - i)
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
+            finally:
+                state.finished.set()
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     httpd.daemon_threads = True
@@ -151,6 +154,7 @@ def test_guess_mime_type_over_http_reads_only_a_range(range_server):
     df = ketch.from_pydict({"u": [url]}).with_column("f", col("u").url.to_file())
     assert df.select(col("f").file.guess_mime_type().alias("m")).to_pydict()["m"] == ["image/png"]
     assert state.ranges == ["bytes=0-63"]
+    assert state.finished.wait(30)  # the server thread has counted what it sent
     if state.honor_range:
         assert state.bytes_sent == 64
     else:
