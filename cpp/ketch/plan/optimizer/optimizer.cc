@@ -2,6 +2,7 @@
 
 #include "ketch/plan/optimizer/push_down_filter.h"
 #include "ketch/plan/optimizer/push_down_projection.h"
+#include "ketch/plan/optimizer/split_udf_projections.h"
 
 namespace ketch {
 
@@ -22,6 +23,12 @@ arrow::Result<LogicalPlanPtr> Optimizer::Optimize(const LogicalPlanPtr& plan) co
       current = result.plan;
     }
     if (!changed) break;
+  }
+  // After the pushdowns settled: UDFs and async I/O functions get projection nodes of their own.
+  const SplitUdfProjections split;
+  if (!disabled_.count(split.name())) {
+    ARROW_ASSIGN_OR_RAISE(auto result, split.Apply(current));
+    current = result.plan;
   }
   return current;
 }

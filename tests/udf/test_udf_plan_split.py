@@ -1,0 +1,62 @@
+"""The optimizer gives each UDF, and the async I/O functions, a projection node of its own (after
+pushdowns), and leaves projections alone when splitting would change what a stage reads."""
+
+from __future__ import annotations
+
+import io
+from contextlib import redirect_stdout
+
+import ketch
+from ketch import col
+
+
+@ketch.func(return_dtype=int)
+def plus_one(x: int) -> int:
+    return x + 1
+
+
+@ketch.func(return_dtype=int)
+def times_two(x: int) -> int:
+    return x * 2
+
+
+def _optimized(df: ketch.DataFrame) -> str:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        df.explain(show_all=True)
+    text = out.getvalue()
+    return text[text.index("== Optimized Logical Plan ==") : text.index("== Physical Plan ==")]
+
+
+def test_each_udf_and_the_io_functions_get_their_own_node(tmp_path):
+    (tmp_path / "f.bin").write_bytes(b"abc")
+    df = ketch.from_pydict({"a": [1, 2], "b": [3, 4], "p": [str(tmp_path / "f.bin")] * 2})
+    df = df.select(
+        (col("a") + 10).alias("a10"),
+        plus_one(col("a")).alias("u1"),
+        times_two(col("b")).alias("u2"),
+        col("p").url.download().alias("data"),
+        col("b"),
+    )
+    plan = _optimized(df)
+    projects = [line for line in plan.splitlines() if line.startswith("* Project")]
+    assert len(projects) == 5, plan  # plain, I/O, UDF 1, UDF 2, final column order
+    assert "plus_one" in projects[2] and "times_two" not in projects[2]
+    assert "times_two" in projects[1] and "url_download" not in projects[1]
+    assert "url_download" in projects[3]
+    assert "(col(a) + lit(10))" in projects[4] and "plus_one" not in projects[4]
+    out = df.to_pydict()
+    assert out == {"a10": [11, 12], "u1": [2, 3], "u2": [6, 8], "data": [b"abc", b"abc"], "b": [3, 4]}
+
+
+def test_projection_that_would_shadow_a_udf_input_is_left_whole():
+    df = ketch.from_pydict({"a": [1, 2]}).select((col("a") * 100).alias("a"), plus_one(col("a")).alias("u"))
+    plan = _optimized(df)
+    assert len([line for line in plan.splitlines() if line.startswith("* Project")]) == 1
+    assert df.to_pydict() == {"a": [100, 200], "u": [2, 3]}
+
+
+def test_single_udf_with_pass_through_columns_is_not_split():
+    df = ketch.from_pydict({"a": [1], "b": [2]}).with_column("u", plus_one(col("a")))
+    plan = _optimized(df)
+    assert len([line for line in plan.splitlines() if line.startswith("* Project")]) == 1
