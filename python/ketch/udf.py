@@ -133,6 +133,7 @@ class _Runner:
         self.max_retries = max_retries
         self.on_error = on_error
         self.process: Any = None
+        self.batch_size = 0  # rows per user-function call (set with the plan node)
 
     def invoke(self, args: list[pa.Array], num_rows: int) -> Any:
         raise NotImplementedError
@@ -141,11 +142,22 @@ class _Runner:
         return _to_arrow_result(self.invoke(args, num_rows), self.dtype, num_rows, self.name)
 
     def __call__(self, args: list[pa.Array], num_rows: int) -> pa.Array:
+        try:
+            if self.process is not None:
+                # Retries and on_error run in the worker, per batch_size slice.
+                return self.process.call(args, num_rows)
+            return self.policy_call(args, num_rows)
+        except Exception as exc:
+            token = _stash(exc)
+            raise RuntimeError(
+                f"UDF '{self.name}' failed: {type(exc).__name__}: {exc} {_TOKEN}{token}]"
+            ) from exc
+
+    def policy_call(self, args: list[pa.Array], num_rows: int) -> pa.Array:
+        """One batch under the retry / on_error policy; raises the UDF's own exception."""
         attempt = 0
         while True:
             try:
-                if self.process is not None:
-                    return self.process.call(args, num_rows)
                 return self.convert(args, num_rows)
             except Exception as exc:
                 if attempt < self.max_retries:
@@ -161,10 +173,7 @@ class _Runner:
                     )
                 if self.on_error in ("log", "ignore"):
                     return _nulls(self.dtype, num_rows)
-                token = _stash(exc)
-                raise RuntimeError(
-                    f"UDF '{self.name}' failed: {type(exc).__name__}: {exc} {_TOKEN}{token}]"
-                ) from exc
+                raise
 
     def worker_factory(self) -> Callable[[], Callable[[list[pa.Array], int], pa.Array]]:
         """A picklable zero-argument factory that builds this UDF's batch call in a worker
@@ -172,18 +181,41 @@ class _Runner:
         raise NotImplementedError
 
 
+def _sliced(runner: _Runner, batch_size: int) -> Callable[[list[pa.Array], int], pa.Array]:
+    """A worker process's call: the engine sends several batches at once (fewer round trips); the
+    UDF still sees ``batch_size`` rows per call, each under its retry / on_error policy."""
+
+    def call(args: list[pa.Array], num_rows: int) -> pa.Array:
+        if batch_size <= 0 or num_rows <= batch_size:
+            return runner.policy_call(args, num_rows)
+        parts = []
+        for start in range(0, num_rows, batch_size):
+            n = min(batch_size, num_rows - start)
+            parts.append(runner.policy_call([a.slice(start, n) for a in args], n))
+        return pa.concat_arrays(parts)
+
+    return call
+
+
 def _function_call_factory(
-    runner_type: type, name: str, dtype: DataType, func: Callable[..., Any], extra: dict
+    runner_type: type, name: str, dtype: DataType, func: Callable[..., Any], extra: dict, batch_size: int
 ) -> Callable[[list[pa.Array], int], pa.Array]:
-    runner = runner_type(name, dtype, func, **extra)
-    return runner.convert
+    return _sliced(runner_type(name, dtype, func, **extra), batch_size)
 
 
 def _instance_call_factory(
-    name: str, dtype: DataType, cls: type, init_args: tuple, init_kwargs: dict, method: str
+    name: str,
+    dtype: DataType,
+    cls: type,
+    init_args: tuple,
+    init_kwargs: dict,
+    method: str,
+    extra: dict,
+    batch_size: int,
 ) -> Callable[[list[pa.Array], int], pa.Array]:
-    runner = _InstancePoolRunner(name, dtype, cls, init_args, init_kwargs, method, 1)
-    return runner.convert
+    return _sliced(
+        _InstancePoolRunner(name, dtype, cls, init_args, init_kwargs, method, 1, **extra), batch_size
+    )
 
 
 class _BatchFunctionRunner(_Runner):
@@ -195,7 +227,10 @@ class _BatchFunctionRunner(_Runner):
         return self.func(*[Series(a) for a in args])
 
     def worker_factory(self) -> Any:
-        return functools.partial(_function_call_factory, type(self), self.name, self.dtype, self.func, {})
+        extra = {"max_retries": self.max_retries, "on_error": self.on_error}
+        return functools.partial(
+            _function_call_factory, type(self), self.name, self.dtype, self.func, extra, self.batch_size
+        )
 
 
 class _RowFunctionRunner(_Runner):
@@ -230,7 +265,9 @@ class _RowFunctionRunner(_Runner):
 
     def worker_factory(self) -> Any:
         extra = {"max_retries": self.max_retries, "on_error": self.on_error}
-        return functools.partial(_function_call_factory, type(self), self.name, self.dtype, self.func, extra)
+        return functools.partial(
+            _function_call_factory, type(self), self.name, self.dtype, self.func, extra, self.batch_size
+        )
 
 
 class _GeneratorRunner(_RowFunctionRunner):
@@ -294,7 +331,9 @@ class _AsyncRowRunner(_RowFunctionRunner):
             "on_error": self.on_error,
             "max_concurrency": self.max_concurrency,
         }
-        return functools.partial(_function_call_factory, type(self), self.name, self.dtype, self.func, extra)
+        return functools.partial(
+            _function_call_factory, type(self), self.name, self.dtype, self.func, extra, self.batch_size
+        )
 
 
 class _InstancePoolRunner(_Runner):
@@ -354,7 +393,12 @@ class _InstancePoolRunner(_Runner):
             self.init_args,
             self.init_kwargs,
             self.method,
+            {"max_retries": self.max_retries, "on_error": self.on_error},
+            self.batch_size,
         )
+
+
+_PROCESS_CALL_ROWS = 8192
 
 
 @dataclasses.dataclass(frozen=True)
@@ -408,13 +452,14 @@ def _check_options(name: str, options: _Options) -> _Options:
                 f"UDF '{name}' asks for {options.num_gpus} GPU(s) x {concurrency} instance(s) = "
                 f"{wanted} GPUs, but this machine has {gpus}"
             )
-    if options.num_cpus:
-        if options.num_cpus > cpus:
-            raise ValueError(
-                f"UDF '{name}' asks for {options.num_cpus} CPUs per instance; this machine has {cpus}"
-            )
-        if concurrency is None:
-            concurrency = max(1, int(cpus // options.num_cpus))
+    if options.num_cpus and options.num_cpus > cpus:
+        raise ValueError(
+            f"UDF '{name}' asks for {options.num_cpus} CPUs per instance; this machine has {cpus}"
+        )
+    if concurrency is None and options.num_cpus:
+        concurrency = max(1, int(cpus // options.num_cpus))
+    # Otherwise (None): one worker thread (they share the GIL), or in process mode one worker
+    # process per CPU, decided in _udf_expression once the mode is known.
     return dataclasses.replace(options, concurrency=concurrency)
 
 
@@ -422,6 +467,7 @@ def _udf_expression(
     runner: _Runner, args: tuple[Any, ...], options: _Options, is_class: bool, explode: bool = False
 ) -> Expression:
     natives = [_expr(a)._native for a in args]
+    runner.batch_size = int(options.batch_size or 0)
     use_process = bool(options.use_process)
     payload = b""
     if options.use_process is None and is_class and _arrow_representable(runner.dtype):
@@ -440,7 +486,7 @@ def _udf_expression(
                 f"UDF '{runner.name}' cannot run in a worker process (use_process=True): "
                 f"it cannot be pickled: {type(exc).__name__}: {exc}"
             ) from exc
-    concurrency = options.concurrency or (1 if is_class or use_process else 0)
+    concurrency = options.concurrency or (os.cpu_count() or 1 if use_process else 1 if is_class else 0)
     if use_process:
         from ketch.execution.process_pool import ProcessPool
 
@@ -454,12 +500,18 @@ def _udf_expression(
         "max_retries": options.max_retries,
         "on_error": options.on_error,
     }
+    # Rows per engine → runner call: a worker process gets several batches per round trip (about
+    # 8,192 rows) and calls the UDF on batch_size slices of them itself.
+    call_rows = int(options.batch_size or 0)
+    if use_process and call_rows:
+        call_rows *= max(1, _PROCESS_CALL_ROWS // call_rows)
+    properties["batch_size"] = options.batch_size if options.batch_size else "morsel"
     native = _core.udf(
         runner.name,
         runner,
         natives,
         runner.dtype.to_arrow(),
-        int(options.batch_size or 0),
+        call_rows,
         int(concurrency),
         is_class,
         {

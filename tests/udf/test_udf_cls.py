@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
@@ -69,7 +70,9 @@ def test_cls_bound_constructor_args_and_lazy_init(tmp_path):
     df = ketch.from_pydict({"s": ["a", None, "c"] * 7})
     out = df.select(expr.alias("p")).to_pydict()
     assert out["p"] == ["PRE-a", None, "PRE-c"] * 7
-    assert log.read_text().splitlines() == ["init"]  # concurrency defaults to 1 instance
+    # Concurrency defaults to one instance per CPU; instances start lazily, when batches need them.
+    inits = log.read_text().splitlines()
+    assert set(inits) == {"init"} and 1 <= len(inits) <= (os.cpu_count() or 1)
 
 
 def test_udf_function_batches_and_return_dtype(rng):

@@ -182,11 +182,13 @@ def test_class_init_runs_exactly_concurrency_times(tmp_path, use_process):
             self.offset = offset
 
         def __call__(self, x):
+            assert len(x) <= 10  # the UDF still sees batch_size rows per call
             return [v + self.offset for v in x.to_pylist()]
 
     model = SlowModel(str(log), 100)
-    out = ketch.from_pydict({"x": list(range(200))}).with_column("y", model(col("x"))).to_pydict()
-    assert out["y"] == [x + 100 for x in range(200)]
+    n = 30_000  # several engine calls even in process mode (about 8,192 rows per round trip)
+    out = ketch.from_pydict({"x": list(range(n))}).with_column("y", model(col("x"))).to_pydict()
+    assert out["y"] == [x + 100 for x in range(n)]
     pids = log.read_text().split()
     assert len(pids) == 2
     assert (str(os.getpid()) not in pids) == use_process  # process mode: __init__ ran in workers

@@ -170,7 +170,7 @@ std::vector<std::string> PhysicalNode::Details() const {
       return it == display.end() ? fallback : it->second;
     };
     out.push_back("Properties = { batch_size = " +
-                  (batch_size > 0 ? std::to_string(batch_size) : std::string("morsel")) +
+                  get("batch_size", batch_size > 0 ? std::to_string(batch_size) : std::string("morsel")) +
                   ", concurrency = " + std::to_string(concurrency) + ", async = " + get("async", "false") +
                   ", use_process = " + get("use_process", "false") + ", max_retries = " +
                   get("max_retries", "0") + ", on_error = " + get("on_error", "raise") + " }");
