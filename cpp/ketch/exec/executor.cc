@@ -74,6 +74,7 @@ struct Rechunk {
   std::deque<Morsel> buffer;
   int64_t front_offset = 0;  // rows of buffer.front() already sent on
   int64_t buffered_rows = 0;
+  int64_t buffered_bytes = 0;  // of the buffered morsels (whole, even when partly sent on)
 };
 
 /// A run of stateless operators ending in an order-sensitive step: a sink, or a re-chunk step
@@ -118,6 +119,8 @@ struct PipelineStage {
 /// A streaming join probe is chosen while the build side has at most this many times the probe
 /// pipeline's morsel rows.
 constexpr int64_t kStreamingProbeBuildFactor = 8;
+/// Smallest morsel a partial aggregate or a sort run is computed on (smaller ones are coalesced).
+constexpr int64_t kMinBlockingInputRows = 64 * 1024;
 
 class PipelineBuilder {
  public:
@@ -325,7 +328,14 @@ class PipelineBuilder {
     auto child = std::make_unique<Pipeline>();
     child->morsel_rows = config_.morsel_size_rows;
     ARROW_RETURN_NOT_OK(Build(node, child.get()));
-    if (last_op) AddOperator(child.get(), std::move(last_op), node_without_range_);
+    if (last_op) {
+      // Per-morsel sort runs and partial aggregates cost a fixed setup each (an Acero plan, a
+      // run to merge): after a UDF or a filter, coalesce small morsels first.
+      PhysicalNode range;
+      range.min_morsel_rows = std::min<int64_t>(kMinBlockingInputRows, config_.morsel_size_rows);
+      range.max_morsel_rows = config_.morsel_size_rows;
+      AddOperator(child.get(), std::move(last_op), range);
+    }
     StreamingSink* raw = sink.get();
     SetSink(child.get(), std::move(sink));
     stages.push_back(PipelineStage{std::move(child), nullptr});
@@ -337,7 +347,6 @@ class PipelineBuilder {
   MemoryManager* memory_;
   arrow::internal::Executor* compute_;
   std::function<arrow::Status(PipelineStage&)> run_stage_;
-  const PhysicalNode node_without_range_{};
 };
 
 class PipelineRun {
@@ -641,8 +650,12 @@ class PipelineRun {
     int64_t permits = morsel.permits;
     morsel.permits = 0;
     r.buffered_rows += morsel.batch->num_rows();
+    r.buffered_bytes += BatchBytes(*morsel.batch);
     r.buffer.push_back(std::move(morsel));
-    while (r.buffered_rows >= r.min_rows) {
+    // Under memory pressure (the buffer holds a quarter of the budget) a short morsel goes on
+    // rather than waiting for min_rows: the source may be waiting for those very bytes.
+    while (r.buffered_rows >= r.min_rows ||
+           (r.buffered_rows > 0 && r.buffered_bytes > memory_->budget() / 4)) {
       auto out = CutRechunk(r, std::min(r.buffered_rows, r.max_rows));
       if (!out.ok()) {
         Fail(out.status());
@@ -673,6 +686,7 @@ class PipelineRun {
     }
     r.buffer.clear();
     r.buffered_rows = 0;
+    r.buffered_bytes = 0;
   }
 
   size_t SegmentIndex(const Segment& segment) const {
@@ -701,6 +715,7 @@ class PipelineRun {
       remaining -= take;
       r.buffered_rows -= take;
       if (take == available) {
+        r.buffered_bytes -= BatchBytes(*front.batch);
         r.buffer.pop_front();  // releases its memory permit
         r.front_offset = 0;
       } else {
