@@ -190,6 +190,12 @@ class DataType:
     def __hash__(self) -> int:
         return hash(str(self._arrow_type))
 
+    def __reduce__(self) -> tuple:
+        # Through an Arrow IPC schema: extension types (images, files...) survive pickling into a
+        # UDF worker process, where pickling a pyarrow type by its alias would not.
+        schema = pa.schema([pa.field("t", self._arrow_type)])
+        return (_datatype_from_ipc, (schema.serialize().to_pybytes(),))
+
     def image_info(self) -> tuple[str | None, int | None, int | None]:
         """(mode, height, width) of an image type; height/width are None for variable shape."""
         if not (self.is_image() or self.is_fixed_shape_image()):
@@ -198,3 +204,10 @@ class DataType:
 
     def __repr__(self) -> str:
         return str(self._arrow_type)
+
+
+def _datatype_from_ipc(data: bytes) -> DataType:
+    """Unpickles a DataType (see DataType.__reduce__)."""
+    import ketch  # noqa: F401  (registers Ketch's extension types in this process)
+
+    return DataType(pa.ipc.read_schema(pa.py_buffer(data)).field(0).type)

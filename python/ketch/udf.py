@@ -66,8 +66,10 @@ def reraise_udf_error(error: BaseException) -> None:
     token = int(message[start + len(_TOKEN) : end])
     with _errors_lock:
         original = _errors.pop(token, None)
-        # Other batches of the failed query may have stashed errors too; they are not reported.
-        _errors.clear()
+        # Other batches of a failed query may have stashed errors too (never reported): keep the
+        # stash bounded without dropping errors other queries are about to re-raise.
+        while len(_errors) > 1024:
+            _errors.pop(next(iter(_errors)))
     clean = (message[:start] + message[end + 1 :]).strip()
     raise UDFError(clean) from original
 
@@ -80,6 +82,16 @@ def _to_arrow_result(result: Any, dtype: DataType, num_rows: int, name: str) -> 
         if len(values) != num_rows:
             raise ValueError(f"UDF '{name}' returned {len(values)} values for a batch of {num_rows} rows")
         return python_array(values)
+    if dtype.is_image() or dtype.is_fixed_shape_image() or dtype.extension_name == "arrow.fixed_shape_tensor":
+        if not isinstance(result, (Series, pa.Array, pa.ChunkedArray)):
+            from ketch.convert import images_to_arrow, tensors_to_arrow
+
+            values = list(result) if not isinstance(result, np.ndarray) else result
+            if len(values) != num_rows:
+                raise ValueError(f"UDF '{name}' returned {len(values)} values for a batch of {num_rows} rows")
+            if dtype.extension_name == "arrow.fixed_shape_tensor":
+                return tensors_to_arrow(values, dtype)
+            return images_to_arrow(values, dtype)
     if isinstance(result, Series):
         array = result.to_arrow()
     elif isinstance(result, pa.ChunkedArray):
@@ -147,20 +159,26 @@ class _Runner:
                 # Retries and on_error run in the worker, per batch_size slice.
                 return self.process.call(args, num_rows)
             return self.policy_call(args, num_rows)
-        except Exception as exc:
+        except BaseException as exc:  # KeyboardInterrupt / SystemExit raised by user code too
             token = _stash(exc)
             raise RuntimeError(
                 f"UDF '{self.name}' failed: {type(exc).__name__}: {exc} {_TOKEN}{token}]"
             ) from exc
 
+    per_row = False
+
     def policy_call(self, args: list[pa.Array], num_rows: int) -> pa.Array:
-        """One batch under the retry / on_error policy; raises the UDF's own exception."""
+        """One batch under the retry / on_error policy; raises the UDF's own exception. Row-wise
+        runners apply the policy per row themselves (only the failing row is retried)."""
         attempt = 0
+        retries = 0 if self.per_row else self.max_retries
         while True:
             try:
                 return self.convert(args, num_rows)
             except Exception as exc:
-                if attempt < self.max_retries:
+                if self.per_row and self.on_error != "raise":
+                    raise  # a failure outside the rows (e.g. converting the results)
+                if attempt < retries:
                     attempt += 1
                     continue
                 if self.on_error == "log":
@@ -241,17 +259,23 @@ class _RowFunctionRunner(_Runner):
         super().__init__(name, dtype, **options)
         self.func = func
 
+    per_row = True  # retries and on_error apply to each row, not to the batch
+
+    def _evaluate(self, row: tuple) -> Any:
+        return self.func(*row)
+
     def _call_row(self, row: tuple) -> Any:
-        if self.on_error == "raise":
-            return self.func(*row)
         for attempt in range(self.max_retries + 1):
             try:
-                return self.func(*row)
+                return self._evaluate(row)
             except Exception as exc:
-                if attempt == self.max_retries:
-                    if self.on_error == "log":
-                        _log.warning("UDF '%s' failed on a row; yielding null", self.name, exc_info=exc)
-                    return None
+                if attempt < self.max_retries:
+                    continue
+                if self.on_error == "raise":
+                    raise
+                if self.on_error == "log":
+                    _log.warning("UDF '%s' failed on a row; yielding null", self.name, exc_info=exc)
+                return None
         return None
 
     def _rows(self, args: list[pa.Array]) -> list[tuple]:
@@ -259,9 +283,17 @@ class _RowFunctionRunner(_Runner):
 
     def invoke(self, args: list[pa.Array], num_rows: int) -> Any:
         results = [self._call_row(row) for row in self._rows(args)]
-        if self.dtype.extension_name == "ketch.python":
-            return results
-        return pa.array(results)
+        if self.dtype.extension_name is not None:
+            return results  # Python objects, images, tensors: converted by _to_arrow_result
+        try:
+            return pa.array(results)  # then a safe cast to the dtype (1.7 for int64 is an error)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+            try:
+                return pa.array(results, type=self.dtype.to_arrow())  # maps, unions...
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
+                raise TypeError(
+                    f"UDF '{self.name}' returned values that are not {self.dtype!r}: {exc}"
+                ) from exc
 
     def worker_factory(self) -> Any:
         extra = {"max_retries": self.max_retries, "on_error": self.on_error}
@@ -274,8 +306,12 @@ class _GeneratorRunner(_RowFunctionRunner):
     """A generator function: each row's yielded values become one list (exploded into rows by
     the DataFrame)."""
 
-    def _call_row(self, row: tuple) -> Any:
+    def _evaluate(self, row: tuple) -> Any:
         return list(self.func(*row))
+
+    def _call_row(self, row: tuple) -> Any:
+        out = super()._call_row(row)
+        return [] if out is None else out  # a failed row (on_error log/ignore) yields no rows
 
     def invoke(self, args: list[pa.Array], num_rows: int) -> Any:
         return [self._call_row(row) for row in self._rows(args)]
@@ -398,7 +434,8 @@ class _InstancePoolRunner(_Runner):
         )
 
 
-_PROCESS_CALL_ROWS = 8192
+_PROCESS_CALL_ROWS = 8192  # rows per round trip to a worker process...
+_PROCESS_CALL_BATCHES = 16  # ...but at most this many batches (a limit should not wait on more)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -421,7 +458,13 @@ def _available_gpus() -> int:
     """GPUs this machine offers: CUDA_VISIBLE_DEVICES when set, else what nvidia-smi lists."""
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
-        return len([d for d in visible.split(",") if d.strip() and d.strip() != "-1"])
+        count = 0
+        for device in visible.split(","):
+            device = device.strip()
+            if not device or device.startswith("-"):
+                break  # CUDA ignores everything from the first empty or negative entry on
+            count += 1
+        return count
     try:
         out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
@@ -504,7 +547,7 @@ def _udf_expression(
     # 8,192 rows) and calls the UDF on batch_size slices of them itself.
     call_rows = int(options.batch_size or 0)
     if use_process and call_rows:
-        call_rows *= max(1, _PROCESS_CALL_ROWS // call_rows)
+        call_rows *= min(_PROCESS_CALL_BATCHES, max(1, _PROCESS_CALL_ROWS // call_rows))
     properties["batch_size"] = options.batch_size if options.batch_size else "morsel"
     native = _core.udf(
         runner.name,

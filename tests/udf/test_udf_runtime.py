@@ -308,3 +308,80 @@ def test_explain_shows_udf_properties_and_resources():
         "max_retries = 1, on_error = raise }"
     ) in text
     assert "Resource request = { num_cpus = 0.5, num_gpus = 0, memory_bytes = None }" in text
+
+
+# -- regressions from a hostile tester --------------------------------------------------------------
+
+
+def test_generator_with_on_error_drops_only_the_failing_row():
+    @ketch.func(on_error="ignore")
+    def gen(x: int) -> Iterator[int]:
+        if x == 5:
+            raise ValueError("five")
+        yield x
+
+    out = ketch.from_pydict({"x": list(range(8))}).with_column("y", gen(col("x"))).to_pydict()
+    assert out["y"] == [0, 1, 2, 3, 4, 6, 7]
+
+
+def test_row_retries_rerun_only_the_failing_row(tmp_path):
+    calls = tmp_path / "calls"
+
+    @ketch.func(max_retries=2)
+    def once_bad(x: int) -> int:
+        with open(calls, "a") as f:
+            f.write(f"{x}\n")
+        if x == 5 and calls.read_text().split().count("5") == 1:
+            raise ConnectionError("transient")
+        return x
+
+    out = ketch.from_pydict({"x": list(range(8))}).with_column("y", once_bad(col("x"))).to_pydict()
+    assert out["y"] == list(range(8))
+    counts = calls.read_text().split()
+    assert counts.count("5") == 2 and all(counts.count(str(v)) == 1 for v in range(8) if v != 5)
+
+
+def test_python_objects_reach_process_mode_udfs_as_objects():
+    df = ketch.from_pydict({"o": [{"k": 1}, None]})
+
+    @ketch.func(use_process=True)
+    def kind(o) -> str:
+        return type(o).__name__
+
+    assert df.with_column("t", kind(col("o"))).to_pydict()["t"] == ["dict", "NoneType"]
+
+
+@pytest.mark.parametrize("use_process", [False, True])
+def test_udfs_return_numpy_images_and_tensors(use_process):
+    @ketch.func(return_dtype=ketch.DataType.image("RGB"), use_process=use_process)
+    def paint(x: int):
+        return np.full((2, 3, 3), x, np.uint8)
+
+    @ketch.func(return_dtype=ketch.DataType.tensor(ketch.DataType.float32(), (2,)), use_process=use_process)
+    def pair(x: int):
+        return np.array([x, x + 1])
+
+    out = ketch.from_pydict({"x": [1, 2]}).select(paint(col("x")).alias("img"), pair(col("x")).alias("t"))
+    table = out.to_arrow()
+    assert [np.asarray(i).tolist() for i in out.to_pydict()["img"]] == [
+        np.full((2, 3, 3), v).tolist() for v in (1, 2)
+    ]
+    np.testing.assert_array_equal(ketch.Series(table.column("t")).to_numpy(), [[1, 2], [2, 3]])
+
+
+def test_base_exceptions_in_udfs_are_udf_errors():
+    @ketch.func(return_dtype=int, use_process=False)
+    def interrupts(x):
+        raise KeyboardInterrupt("from the UDF")
+
+    with pytest.raises(UDFError, match="interrupts.*KeyboardInterrupt") as info:
+        ketch.from_pydict({"x": [1]}).with_column("y", interrupts(col("x"))).collect()
+    assert isinstance(info.value.__cause__, KeyboardInterrupt)
+
+
+def test_cuda_visible_devices_parsing(monkeypatch):
+    from ketch.udf import _available_gpus
+
+    for value, expected in [("0,1", 2), ("1,-1,2", 1), ("0,,1", 1), ("", 0), ("-1", 0)]:
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", value)
+        assert _available_gpus() == expected, value

@@ -5,6 +5,7 @@ and no system calls beyond the socket round trip."""
 
 from __future__ import annotations
 
+import os
 from multiprocessing import resource_tracker, shared_memory
 
 import pyarrow as pa
@@ -39,16 +40,29 @@ def _untrack(shm: shared_memory.SharedMemory) -> None:
 
 
 class Outbox:
-    """A writer's reusable segment: ``put`` copies bytes in and says where they are."""
+    """A writer's reusable segment: ``put`` copies bytes in and says where they are. The segment's
+    pages are allocated up front (posix_fallocate): when /dev/shm is full that fails with ENOSPC
+    instead of a SIGBUS on the first write, and ``put`` returns the bytes themselves to send over
+    the socket instead."""
 
     def __init__(self) -> None:
         self._shm: shared_memory.SharedMemory | None = None
 
-    def put(self, data: pa.Buffer) -> tuple[str, int]:
+    def put(self, data: pa.Buffer) -> tuple[str | None, int | bytes]:
         size = data.size
         if self._shm is None or self._shm.size < size:
             self.close()
-            self._shm = shared_memory.SharedMemory(create=True, size=max(_MIN_CAPACITY, 2 * size))
+            try:
+                shm = shared_memory.SharedMemory(create=True, size=max(_MIN_CAPACITY, 2 * size))
+            except OSError:
+                return None, data.to_pybytes()
+            try:
+                os.posix_fallocate(shm._fd, 0, shm.size)  # type: ignore[attr-defined]
+            except OSError:
+                shm.close()
+                shm.unlink()
+                return None, data.to_pybytes()
+            self._shm = shm
         self._shm.buf[:size] = memoryview(data).cast("B")
         return self._shm.name, size
 
@@ -75,8 +89,11 @@ class Inbox:
             _untrack(self._shm)
         return self._shm.buf[:size]
 
-    def take(self, name: str, size: int) -> bytes:
-        """A copy of the bytes (the peer reuses its segment for the next message)."""
+    def take(self, name: str | None, size: int | bytes) -> bytes:
+        """A copy of the bytes (the peer reuses its segment for the next message); bytes sent
+        inline (name None: shared memory was full) come back as they are."""
+        if name is None:
+            return size  # type: ignore[return-value]
         view = self.view(name, size)
         try:
             return bytes(view)

@@ -18,17 +18,33 @@ import traceback
 from multiprocessing.connection import Client
 
 
+def _die_with_parent() -> None:
+    """Linux: the kernel kills this worker when the engine process dies (PR_SET_PDEATHSIG), so
+    a killed engine leaves no orphan behind."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGKILL))
+    except Exception:  # noqa: BLE001 - not Linux: orphans exit when their socket closes
+        pass
+
+
 def main() -> int:
     address = sys.argv[1]
     authkey = bytes.fromhex(sys.stdin.readline().strip())
+    _die_with_parent()
     conn = Client(address, family="AF_UNIX", authkey=authkey)
 
     import cloudpickle
 
+    import ketch  # noqa: F401  (registers Ketch's Arrow extension types: images, files, ...)
+    import ketch.pytype  # noqa: F401  (Python-object columns arrive as objects, not pickles)
     from ketch.execution.ipc import Inbox, Outbox, deserialize, serialize
 
     inbox, outbox = Inbox(), Outbox()
     factory = None
+    init_error: BaseException | None = None
     call = None
     try:
         while True:
@@ -40,7 +56,11 @@ def main() -> int:
             if kind == "shutdown":
                 return 0
             if kind == "init":
-                factory = cloudpickle.loads(message[1])
+                try:
+                    factory = cloudpickle.loads(message[1])
+                    init_error = None
+                except BaseException as exc:  # noqa: BLE001 - reported with the first batch
+                    factory, init_error = None, exc
                 call = None
                 continue
             if kind != "batch":
@@ -48,6 +68,11 @@ def main() -> int:
             _, name, size, num_rows = message
             try:
                 args = deserialize(inbox.take(name, size))
+                if factory is None:
+                    raise RuntimeError(
+                        "the UDF could not be loaded in its worker process: "
+                        f"{type(init_error).__name__}: {init_error}"
+                    ) from init_error
                 if call is None:
                     call = factory()  # __init__ of a class UDF runs here, on the first batch
                 result = call(args, num_rows)
