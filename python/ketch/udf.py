@@ -663,7 +663,7 @@ def cls(
         options = _Options(
             dtype,
             batch_size=batch_size,
-            concurrency=concurrency or max_concurrency,
+            concurrency=concurrency if concurrency is not None else max_concurrency,
             num_cpus=cpus if cpus is not None else num_cpus,
             num_gpus=gpus or num_gpus or 0,
             memory_bytes=memory_bytes,
