@@ -24,7 +24,17 @@ from ketch.context import execution_config_ctx, get_execution_config, set_execut
 from ketch.dataframe import DataFrame
 from ketch.datatype import DataType, ImageMode
 from ketch.expressions import Expression, col, lit
-from ketch.io import from_arrow, from_files, from_glob_path, from_pandas, from_pydict, read_parquet
+from ketch.io import (
+    HTTPConfig,
+    IOConfig,
+    S3Config,
+    from_arrow,
+    from_files,
+    from_glob_path,
+    from_pandas,
+    from_pydict,
+    read_parquet,
+)
 from ketch.series import Series
 from ketch.udf import cls, func, udf
 
@@ -52,6 +62,9 @@ __all__ = [
     "read_parquet",
     "from_glob_path",
     "from_files",
+    "IOConfig",
+    "S3Config",
+    "HTTPConfig",
     "set_execution_config",
     "udf",
     "func",

@@ -405,7 +405,9 @@ class DataFrame:
         if write_mode not in ("append", "overwrite"):
             raise ValueError(f"write_mode must be 'append' or 'overwrite', got {write_mode!r}")
         if partition_cols or io_config is not None:
-            raise KetchNotImplementedError("partition_cols and io_config arrive with the I/O issue")
+            raise KetchNotImplementedError(
+                "write_parquet does not support partition_cols or io_config yet (local paths only)"
+            )
         root = os.path.abspath(os.fspath(root_dir))
         paths = self._execute(self._plan.write_parquet(root, compression))
         written = set(paths.column("path").to_pylist())

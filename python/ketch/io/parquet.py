@@ -23,7 +23,9 @@ def read_parquet(path: str | list[str], io_config: Any = None, **options: Any) -
     from ketch.dataframe import DataFrame
 
     if io_config is not None:
-        raise KetchNotImplementedError("io_config (S3, HTTP) arrives with the object-store issue")
+        raise KetchNotImplementedError(
+            "read_parquet does not support io_config (object stores) yet: local paths only"
+        )
     if options:
         raise KetchNotImplementedError(f"read_parquet options not supported yet: {sorted(options)}")
     return DataFrame(_core.PyPlan.read_parquet(expand_paths(path, ".parquet")))
