@@ -207,3 +207,11 @@ def test_limit_and_sample_arguments_are_checked_in_python_not_by_the_binding():
         df.sample(0.5, seed="a")
     with pytest.raises(ValueError, match="limit"):
         df.limit(-1)
+
+
+def test_aggregation_outside_agg_and_failed_cast_explain_themselves():
+    df = ketch.from_pydict({"x": [1, 2], "s": ["1", "a"]})
+    with pytest.raises(KetchError, match=r"sum\(\) is an aggregation: use it in df.agg"):
+        df.select(col("x").sum()).collect()
+    with pytest.raises(KetchError, match=r"cast of col\(s\) from string to int64 failed.*'a'"):
+        df.select(col("s").cast(int)).collect()

@@ -277,7 +277,14 @@ arrow::Result<arrow::Datum> EvaluateDatum(const Expr& expr, const arrow::RecordB
       if (arrow::is_integer(input.type()->id()) && arrow::is_floating(expr.type()->id())) {
         options.allow_float_truncate = true;
       }
-      return arrow::compute::Cast(input, options);
+      auto cast = arrow::compute::Cast(input, options);
+      if (!cast.ok()) {
+        return cast.status().WithMessage("cast of ", expr.children()[0]->ToString(), " from ",
+                                         input.type()->ToString(), " to ", expr.type()->ToString(),
+                                         " failed in the morsel starting at source row ", ctx.SourceRow(0),
+                                         ": ", cast.status().message());
+      }
+      return cast;
     }
     case ExprKind::kCall: {
       std::vector<arrow::Datum> args;

@@ -75,6 +75,10 @@ arrow::Result<std::shared_ptr<ScalarFunction>> FunctionRegistry::Get(const std::
     functions_[name] = adapter;
     return adapter;
   }
+  if (name.rfind("agg_", 0) == 0) {
+    return arrow::Status::Invalid(name.substr(4), "() is an aggregation: use it in df.agg(...) or ",
+                                  "df.groupby(...).agg(...), not in a projection or filter");
+  }
   return arrow::Status::KeyError("unknown function '", name, "'");
 }
 

@@ -109,7 +109,7 @@ arrow::Status SortSink::MergeRuns(const Source::Emit& emit) {
     std::shared_ptr<arrow::RecordBatch> batch;  // rows not yet emitted
   };
   std::vector<Cursor> cursors;
-  for (auto& run : runs_) cursors.push_back(Cursor{run.get()});
+  for (auto& run : runs_) cursors.push_back(Cursor{run.get(), 0, nullptr});
   auto refill = [](Cursor& c) -> arrow::Status {
     while ((!c.batch || c.batch->num_rows() == 0) && c.next_batch < c.file->num_batches()) {
       ARROW_ASSIGN_OR_RAISE(c.batch, c.file->ReadBatch(c.next_batch++));

@@ -16,8 +16,8 @@ namespace {
 std::string RandomHex(int digits) {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
   static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (int i = 0; i < digits; ++i) out += kHex[rng() % 16];
+  std::string out(static_cast<size_t>(digits), '0');
+  for (auto& c : out) c = kHex[rng() % 16];
   return out;
 }
 
