@@ -221,6 +221,21 @@ def _function_call_factory(
     return _sliced(runner_type(name, dtype, func, **extra), batch_size)
 
 
+def _function_worker_factory(runner: Any, extra: dict) -> Any:
+    """The worker-process factory of a function runner: the same runner type, options and batch
+    size, rebuilt in the worker (``extra``: the runner type's own constructor options)."""
+    options = {"max_retries": runner.max_retries, "on_error": runner.on_error, **extra}
+    return functools.partial(
+        _function_call_factory,
+        type(runner),
+        runner.name,
+        runner.dtype,
+        runner.func,
+        options,
+        runner.batch_size,
+    )
+
+
 def _instance_call_factory(
     name: str,
     dtype: DataType,
@@ -245,10 +260,7 @@ class _BatchFunctionRunner(_Runner):
         return self.func(*[Series(a) for a in args])
 
     def worker_factory(self) -> Any:
-        extra = {"max_retries": self.max_retries, "on_error": self.on_error}
-        return functools.partial(
-            _function_call_factory, type(self), self.name, self.dtype, self.func, extra, self.batch_size
-        )
+        return _function_worker_factory(self, {})
 
 
 class _RowFunctionRunner(_Runner):
@@ -296,10 +308,7 @@ class _RowFunctionRunner(_Runner):
                 ) from exc
 
     def worker_factory(self) -> Any:
-        extra = {"max_retries": self.max_retries, "on_error": self.on_error}
-        return functools.partial(
-            _function_call_factory, type(self), self.name, self.dtype, self.func, extra, self.batch_size
-        )
+        return _function_worker_factory(self, {})
 
 
 class _GeneratorRunner(_RowFunctionRunner):
@@ -362,14 +371,7 @@ class _AsyncRowRunner(_RowFunctionRunner):
         return pa.array(results)
 
     def worker_factory(self) -> Any:
-        extra = {
-            "max_retries": self.max_retries,
-            "on_error": self.on_error,
-            "max_concurrency": self.max_concurrency,
-        }
-        return functools.partial(
-            _function_call_factory, type(self), self.name, self.dtype, self.func, extra, self.batch_size
-        )
+        return _function_worker_factory(self, {"max_concurrency": self.max_concurrency})
 
 
 class _InstancePoolRunner(_Runner):

@@ -112,3 +112,15 @@ def test_io_config_type_is_checked():
         col("u").url.download(io_config={"s3": {}})
     with pytest.raises(ValueError, match="endpoint_url"):
         IOConfig(s3=S3Config(endpoint_url="localhost:9000")).to_options()
+
+
+def test_glob_and_files_on_s3(s3):
+    config, client = s3
+    for key in ["listing/1.png", "listing/2.png", "listing/x.txt"]:
+        client.put_object(Bucket="images", Key=key, Body=b"12345")
+    listed = ketch.from_glob_path("s3://images/listing/*.png", io_config=config).to_pydict()
+    assert listed["path"] == ["s3://images/listing/1.png", "s3://images/listing/2.png"]
+    assert listed["size"] == [5, 5]
+    files = ketch.from_files("s3://images/listing/", io_config=config)
+    out = files.select(col("file").file.read(io_config=config).alias("b")).to_pydict()
+    assert out["b"] == [b"12345"] * 3

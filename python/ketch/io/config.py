@@ -44,6 +44,24 @@ class S3Config:
             out["s3_anonymous"] = "true"
         return out
 
+    def to_filesystem(self) -> Any:
+        """The same settings as a pyarrow S3FileSystem (listing objects for from_glob_path)."""
+        import pyarrow.fs as pafs
+
+        options = self.to_options()
+        kwargs: dict[str, Any] = {"anonymous": self.anonymous}
+        for ours, theirs in (
+            ("s3_region", "region"),
+            ("s3_endpoint_override", "endpoint_override"),
+            ("s3_scheme", "scheme"),
+            ("s3_key_id", "access_key"),
+            ("s3_access_key", "secret_key"),
+            ("s3_session_token", "session_token"),
+        ):
+            if ours in options:
+                kwargs[theirs] = options[ours]
+        return pafs.S3FileSystem(**kwargs)
+
 
 @dataclass(frozen=True)
 class HTTPConfig:

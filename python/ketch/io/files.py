@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from ketch import _core
 from ketch.errors import KetchFileNotFoundError
-from ketch.io.config import IOConfig, S3Config
+from ketch.io.config import IOConfig
 from ketch.io.paths import expand_paths
 
 if TYPE_CHECKING:
@@ -20,31 +20,11 @@ if TYPE_CHECKING:
 _GLOB_CHARS = set("*?[")
 
 
-def _s3_filesystem(config: S3Config) -> Any:
-    from urllib.parse import urlparse
-
-    import pyarrow.fs as pafs
-
-    kwargs: dict[str, Any] = {"anonymous": config.anonymous}
-    if config.region_name:
-        kwargs["region"] = config.region_name
-    if config.endpoint_url:
-        parsed = urlparse(config.endpoint_url)
-        kwargs["endpoint_override"] = parsed.netloc
-        kwargs["scheme"] = parsed.scheme
-    if config.key_id:
-        kwargs["access_key"] = config.key_id
-        kwargs["secret_key"] = config.access_key or ""
-        if config.session_token:
-            kwargs["session_token"] = config.session_token
-    return pafs.S3FileSystem(**kwargs)
-
-
 def _list_s3(pattern: str, io_config: IOConfig | None) -> list[tuple[str, int]]:
     """(s3://bucket/key, size) of the objects matching a glob (or under a prefix), sorted."""
     import pyarrow.fs as pafs
 
-    fs = _s3_filesystem((io_config or IOConfig()).s3)
+    fs = (io_config or IOConfig()).s3.to_filesystem()
     path = pattern[len("s3://") :]
     cut = min((path.index(c) for c in _GLOB_CHARS if c in path), default=len(path))
     base = path[:cut].rsplit("/", 1)[0] if cut < len(path) else path.rstrip("/")
