@@ -5,7 +5,9 @@ venv) and one function per engine, ``run_<engine>(data_dir) -> dict`` returning 
 ``{"rows": int, "check": float}``. Every case runs in its own subprocess, Ketch in ``.venv`` and the
 peers (Daft, Polars, DuckDB, pandas, Pillow) in ``benchmarks/.venv-peers``, best of ``--repeat``
 runs, wall-clock seconds and peak RSS (``ru_maxrss`` of the child). The harness prints a table of
-times and ratios to Ketch and writes ``benchmarks/results/<name>.json``.
+times and ratios to Ketch and writes ``benchmarks/results/<name>.json``. A module with several queries
+names its cases ``<engine>_q<N>`` (``ketch_q1``, ``duckdb_q1``, ...): they are listed per query and
+compared with that query's ``ketch_q<N>``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import importlib.util
 import json
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -48,6 +51,12 @@ def load(name: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def query_of(engine: str) -> str:
+    """The query suffix of a multi-query case (``duckdb_q3`` -> ``q3``), else ""."""
+    match = re.search(r"_(q\d+)$", engine)
+    return match.group(1) if match else ""
 
 
 def run_case(name: str, engine: str, data_dir: Path) -> dict:
@@ -85,7 +94,7 @@ def main() -> int:
             module.prepare(str(data_dir))
             (data_dir / ".ready").write_text("ok")
         engines = [f[len("run_") :] for f in dir(module) if f.startswith("run_")]
-        engines.sort(key=lambda e: (not e.startswith("ketch"), e))
+        engines.sort(key=lambda e: (int(query_of(e)[1:] or -1), not e.startswith("ketch"), e))
         results: dict[str, dict] = {}
         for engine in engines:
             best: dict | None = None
@@ -97,13 +106,14 @@ def main() -> int:
                 if best is None or out["seconds"] < best["seconds"]:
                     best = out
             results[engine] = best or {}
-        base = results.get("ketch", {}).get("seconds")
         print(f"\n== {name}: {module.__doc__.strip().splitlines()[0]}")
         print(f"{'engine':<26}{'seconds':>10}{'x ketch':>10}{'rows':>10}{'peak MB':>10}  check")
         for engine, out in results.items():
             if "error" in out:
                 print(f"{engine:<26}{'error':>10}  {out['error']}")
                 continue
+            query = query_of(engine)
+            base = results.get(f"ketch_{query}" if query else "ketch", {}).get("seconds")
             ratio = out["seconds"] / base if base else float("nan")
             bound = f"  (RSS bound {out['rss_bound_mb']:.0f} MB)" if "rss_bound_mb" in out else ""
             metric = f"  {out['metric']}" if "metric" in out else ""

@@ -1,5 +1,7 @@
 // Logical plans, the optimizer and the executor, as seen from ketch/dataframe.py.
 
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -10,8 +12,9 @@
 #include "handles.h"
 #include "interop.h"
 #include "ketch/exec/executor.h"
-#include "ketch/exec/sources/parquet_scan.h"
+#include "ketch/functions/url/url_functions.h"
 #include "ketch/plan/logical/logical_plan.h"
+#include "ketch/plan/logical/scan_builder.h"
 #include "ketch/plan/optimizer/optimizer.h"
 #include "ketch/plan/physical/physical_plan.h"
 
@@ -22,6 +25,21 @@ namespace {
 struct PyPlan {
   LogicalPlanPtr plan;
 };
+
+char OneChar(const std::map<std::string, std::string>& options, const char* key, char fallback) {
+  auto it = options.find(key);
+  if (it == options.end()) return fallback;
+  if (it->second.size() > 1) {
+    throw nb::value_error(
+        (std::string(key) + " must be a single character, got '" + it->second + "'").c_str());
+  }
+  return it->second.empty() ? 0 : it->second[0];
+}
+
+bool Flag(const std::map<std::string, std::string>& options, const char* key, bool fallback) {
+  auto it = options.find(key);
+  return it == options.end() ? fallback : it->second == "true";
+}
 
 std::vector<ExprPtr> Exprs(nb::handle list) {
   std::vector<ExprPtr> out;
@@ -39,7 +57,9 @@ void BindPlans(nb::module_& m) {
       .def_rw("num_compute_threads", &ExecutionConfig::num_compute_threads)
       .def_rw("num_io_threads", &ExecutionConfig::num_io_threads)
       .def_rw("memory_budget_bytes", &ExecutionConfig::memory_budget_bytes)
-      .def_rw("spill_dir", &ExecutionConfig::spill_dir);
+      .def_rw("spill_dir", &ExecutionConfig::spill_dir)
+      .def_rw("scan_tasks_min_size_bytes", &ExecutionConfig::scan_tasks_min_size_bytes)
+      .def_rw("scan_tasks_max_size_bytes", &ExecutionConfig::scan_tasks_max_size_bytes);
 
   nb::class_<ExecutionStats>(m, "ExecutionStats")
       .def(nb::init<>())
@@ -49,6 +69,18 @@ void BindPlans(nb::module_& m) {
                    [](const ExecutionStats& s) { return s.max_morsels_in_flight.load(); })
       .def_prop_ro("finished", [](const ExecutionStats& s) { return s.finished.load(); })
       .def_prop_ro("peak_memory_bytes", [](const ExecutionStats& s) { return s.peak_memory_bytes.load(); })
+      .def_prop_ro("scan",
+                   [](const ExecutionStats& s) {
+                     nb::dict d;
+                     d["scan_tasks"] = s.scan.scan_tasks.load();
+                     d["files_read"] = s.scan.files_read.load();
+                     d["files_pruned"] = s.scan.files_pruned.load();
+                     d["row_groups_read"] = s.scan.row_groups_read.load();
+                     d["row_groups_pruned"] = s.scan.row_groups_pruned.load();
+                     d["bytes_read"] = s.scan.bytes_read.load();
+                     d["rows_read"] = s.scan.rows_read.load();
+                     return d;
+                   })
       // One dict per operator, in registration order (pipelines that feed others first).
       .def("operators", [](ExecutionStats& s) {
         nb::list out;
@@ -74,21 +106,66 @@ void BindPlans(nb::module_& m) {
                     auto [schema, batches] = BatchesFromPy(stream);
                     return PyPlan{Unwrap(LogicalPlan::InMemory(schema, std::move(batches)))};
                   })
-      .def_static("read_parquet",
-                  [](std::vector<std::string> paths) {
-                    ParquetScanInfo info;
-                    {
-                      nb::gil_scoped_release release;
-                      auto schema = ReadParquetSchema(paths.at(0));
-                      if (!schema.ok()) {
-                        nb::gil_scoped_acquire gil;
-                        RaiseStatus(schema.status());
-                      }
-                      info.file_schema = *schema;
-                    }
-                    info.paths = std::move(paths);
-                    return PyPlan{Unwrap(LogicalPlan::ParquetScan(std::move(info)))};
-                  })
+      .def_static(
+          "scan",
+          [](const std::string& format, std::vector<std::string> paths, std::vector<int64_t> sizes,
+             std::map<std::string, std::string> options, nb::handle schema, nb::handle hints,
+             nb::handle partitions, std::map<std::string, std::string> s3_options) {
+            ScanRequest request;
+            if (format == "parquet") {
+              request.format = FileFormat::kParquet;
+            } else if (format == "csv") {
+              request.format = FileFormat::kCsv;
+            } else if (format == "json") {
+              request.format = FileFormat::kJson;
+            } else {
+              throw nb::value_error(("unknown file format: " + format).c_str());
+            }
+            request.csv.has_header = Flag(options, "has_header", true);
+            request.csv.delimiter = OneChar(options, "delimiter", ',');
+            request.csv.quote = OneChar(options, "quote", '"');
+            request.csv.quoting = request.csv.quote != 0;
+            request.csv.escape = OneChar(options, "escape", 0);
+            request.csv.double_quote = Flag(options, "double_quote", true);
+            request.csv.allow_variable_columns = Flag(options, "allow_variable_columns", false);
+            if (request.csv.delimiter == 0) throw nb::value_error("delimiter must be a single character");
+            if (!schema.is_none()) request.schema = SchemaFromPy(schema);
+            if (!hints.is_none()) request.hints = SchemaFromPy(hints);
+            std::vector<std::shared_ptr<arrow::RecordBatch>> partition_batches;
+            if (!partitions.is_none()) {
+              auto [partition_schema, batches] = BatchesFromPy(partitions);
+              request.partition_schema = partition_schema;
+              partition_batches = std::move(batches);
+            }
+            FunctionOptions s3;
+            for (const auto& [key, value] : s3_options)
+              s3[key] = std::make_shared<arrow::StringScalar>(value);
+            request.s3 = Unwrap(url::S3ConfigFromOptions(s3));
+            for (size_t i = 0; i < paths.size(); ++i) {
+              ScanFile file;
+              file.path = paths[i];
+              file.size_bytes = i < sizes.size() ? sizes[i] : -1;
+              request.files.push_back(std::move(file));
+            }
+            // Partition values: row i of the partitions table belongs to file i.
+            size_t row = 0;
+            for (const auto& batch : partition_batches) {
+              for (int64_t r = 0; r < batch->num_rows(); ++r, ++row) {
+                if (row >= request.files.size()) throw nb::value_error("more partition rows than files");
+                for (int c = 0; c < batch->num_columns(); ++c) {
+                  request.files[row].partition_values.push_back(Unwrap(batch->column(c)->GetScalar(r)));
+                }
+              }
+            }
+            arrow::Result<ScanInfo> info;
+            {
+              nb::gil_scoped_release release;
+              info = BuildScan(std::move(request));
+            }
+            return PyPlan{Unwrap(LogicalPlan::Scan(Unwrap(std::move(info))))};
+          },
+          nb::arg("format"), nb::arg("paths"), nb::arg("sizes"), nb::arg("options"), nb::arg("schema").none(),
+          nb::arg("hints").none(), nb::arg("partitions").none(), nb::arg("s3_options"))
       .def("project",
            [](const PyPlan& p, nb::list exprs) {
              return PyPlan{Unwrap(LogicalPlan::Project(p.plan, Exprs(exprs)))};
@@ -134,11 +211,21 @@ void BindPlans(nb::module_& m) {
       .def("schema", [](const PyPlan& p) { return SchemaToPy(p.plan->schema()); })
       .def(
           "optimize",
-          [](const PyPlan& p, std::vector<std::string> disabled_rules) {
-            Optimizer optimizer(std::set<std::string>(disabled_rules.begin(), disabled_rules.end()));
-            return PyPlan{Unwrap(optimizer.Optimize(p.plan))};
+          [](const PyPlan& p, std::vector<std::string> disabled_rules,
+             std::optional<ExecutionConfig> config) {
+            const ExecutionConfig resolved = config.value_or(ExecutionConfig{}).Resolved();
+            ScanTaskSizing sizing{resolved.scan_tasks_min_size_bytes, resolved.scan_tasks_max_size_bytes,
+                                  resolved.num_compute_threads};
+            Optimizer optimizer(std::set<std::string>(disabled_rules.begin(), disabled_rules.end()), 10,
+                                sizing);
+            arrow::Result<LogicalPlanPtr> optimized;
+            {
+              nb::gil_scoped_release release;  // materializing scan tasks reads Parquet footers
+              optimized = optimizer.Optimize(p.plan);
+            }
+            return PyPlan{Unwrap(std::move(optimized))};
           },
-          nb::arg("disabled_rules") = std::vector<std::string>{})
+          nb::arg("disabled_rules") = std::vector<std::string>{}, nb::arg("config") = nb::none())
       .def("__repr__", [](const PyPlan& p) { return p.plan->ToString(); })
       .def("physical_repr",
            [](const PyPlan& p, const ExecutionConfig& config) {

@@ -8,11 +8,11 @@ namespace {
 ::testing::Environment* const env = ::testing::AddGlobalTestEnvironment(new testing::Environment);
 
 LogicalPlanPtr Scan() {
-  ParquetScanInfo info;
-  info.paths = {"/data/a.parquet"};
+  ScanInfo info;
+  info.files = {ScanFile{"/data/a.parquet"}};
   info.file_schema = arrow::schema({arrow::field("a", arrow::int64()), arrow::field("b", arrow::utf8()),
                                     arrow::field("c", arrow::float64())});
-  return LogicalPlan::ParquetScan(info).ValueOrDie();
+  return LogicalPlan::Scan(info).ValueOrDie();
 }
 
 ExprPtr Gt(const std::string& column, int64_t v) {
@@ -34,10 +34,10 @@ TEST(Optimizer, FilterAndProjectionReachTheScan) {
       plan, LogicalPlan::Project(Scan(), {Expr::Column("a"), Expr::Alias(Expr::Column("b"), "bee")}));
   ASSERT_OK_AND_ASSIGN(plan, LogicalPlan::Filter(plan, Gt("a", 3)));
   LogicalPlanPtr optimized;
-  ASSERT_OK_AND_ASSIGN(optimized, Optimizer().Optimize(plan));
+  ASSERT_OK_AND_ASSIGN(optimized, Optimizer({"MaterializeScanTasks"}).Optimize(plan));
   ASSERT_EQ(optimized->kind(), LogicalKind::kProject);
   const auto& scan = optimized->inputs()[0];
-  ASSERT_EQ(scan->kind(), LogicalKind::kParquetScan);
+  ASSERT_EQ(scan->kind(), LogicalKind::kScan);
   ASSERT_TRUE(scan->scan().columns.has_value());
   EXPECT_EQ(*scan->scan().columns, (std::vector<std::string>{"a", "b"}));
   ASSERT_NE(scan->scan().filter, nullptr);
@@ -50,7 +50,7 @@ TEST(Optimizer, RenamedColumnIsSubstitutedWhenPushed) {
   ASSERT_OK_AND_ASSIGN(plan, LogicalPlan::Project(Scan(), {Expr::Alias(Expr::Column("a"), "x")}));
   ASSERT_OK_AND_ASSIGN(plan, LogicalPlan::Filter(plan, Gt("x", 1)));
   LogicalPlanPtr optimized;
-  ASSERT_OK_AND_ASSIGN(optimized, Optimizer().Optimize(plan));
+  ASSERT_OK_AND_ASSIGN(optimized, Optimizer({"MaterializeScanTasks"}).Optimize(plan));
   EXPECT_EQ(optimized->inputs()[0]->scan().filter->ToString(), "(col(a) > lit(1))");
 }
 
@@ -60,13 +60,13 @@ TEST(Optimizer, FilterOnUdfOutputStaysAboveTheUdf) {
   ASSERT_OK_AND_ASSIGN(plan, LogicalPlan::Project(Scan(), {Expr::Column("a"), Expr::Alias(udf, "u")}));
   ASSERT_OK_AND_ASSIGN(plan, LogicalPlan::Filter(plan, Gt("u", 1)));
   LogicalPlanPtr optimized;
-  ASSERT_OK_AND_ASSIGN(optimized, Optimizer().Optimize(plan));
+  ASSERT_OK_AND_ASSIGN(optimized, Optimizer({"MaterializeScanTasks"}).Optimize(plan));
   EXPECT_EQ(optimized->kind(), LogicalKind::kFilter);
   EXPECT_EQ(optimized->inputs()[0]->inputs()[0]->scan().filter, nullptr);
   // A filter on a passthrough column does go below the UDF.
   ASSERT_OK_AND_ASSIGN(plan, LogicalPlan::Project(Scan(), {Expr::Column("a"), Expr::Alias(udf, "u")}));
   ASSERT_OK_AND_ASSIGN(plan, LogicalPlan::Filter(plan, Gt("a", 1)));
-  ASSERT_OK_AND_ASSIGN(optimized, Optimizer().Optimize(plan));
+  ASSERT_OK_AND_ASSIGN(optimized, Optimizer({"MaterializeScanTasks"}).Optimize(plan));
   EXPECT_EQ(optimized->kind(), LogicalKind::kProject);
   EXPECT_NE(optimized->inputs()[0]->scan().filter, nullptr);
 }

@@ -33,6 +33,8 @@ from ketch.io import (
     from_glob_path,
     from_pandas,
     from_pydict,
+    read_csv,
+    read_json,
     read_parquet,
 )
 from ketch.series import Series
@@ -59,6 +61,8 @@ __all__ = [
     "from_pydict",
     "get_execution_config",
     "lit",
+    "read_csv",
+    "read_json",
     "read_parquet",
     "from_glob_path",
     "from_files",

@@ -25,6 +25,10 @@ class ExecutionConfig:
       Default: half of the machine's physical memory.
     - ``spill_dir``: where spill files go (default ``$TMPDIR/ketch-spill``); a directory that cannot
       be written fails the query with its path before any data is read.
+    - ``scan_tasks_min_size_bytes`` / ``scan_tasks_max_size_bytes``: Parquet scan tasks are made of
+      whole row groups, merged up to the minimum and split at the maximum (compressed bytes of the
+      columns read; Daft's defaults 96 MiB and 384 MiB). Below an expensive pipeline (UDFs, URL
+      downloads, image kernels) tasks are cut smaller, so every worker gets at least two.
     - ``enable_progress_bar``: tqdm progress bars (one per operator) on stderr for queries running
       longer than ``progress_bar_delay_seconds``; never shown when stderr is not a terminal.
     """
@@ -35,6 +39,8 @@ class ExecutionConfig:
     num_io_threads: int = 0
     memory_budget_bytes: int = 0
     spill_dir: str = ""
+    scan_tasks_min_size_bytes: int = 96 * 1024 * 1024
+    scan_tasks_max_size_bytes: int = 384 * 1024 * 1024
     enable_progress_bar: bool = True
     progress_bar_delay_seconds: float = 1.0
 
@@ -46,6 +52,8 @@ class ExecutionConfig:
             "num_compute_threads",
             "num_io_threads",
             "memory_budget_bytes",
+            "scan_tasks_min_size_bytes",
+            "scan_tasks_max_size_bytes",
         )
         for name in native_ints:
             value = getattr(self, name)
@@ -55,6 +63,8 @@ class ExecutionConfig:
         if not isinstance(self.spill_dir, str):
             raise ValueError(f"spill_dir must be a str, got {self.spill_dir!r}")
         native.spill_dir = self.spill_dir
+        if self.scan_tasks_min_size_bytes > self.scan_tasks_max_size_bytes:
+            raise ValueError("scan_tasks_min_size_bytes must not exceed scan_tasks_max_size_bytes")
         if self.progress_bar_delay_seconds < 0:
             raise ValueError("progress_bar_delay_seconds must be >= 0")
         return native

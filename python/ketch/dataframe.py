@@ -267,7 +267,7 @@ class DataFrame:
         config = get_execution_config()
         stats = stats or _core.ExecutionStats()
         try:
-            optimized = plan.optimize()
+            optimized = plan.optimize(config=config.to_native())
             with ProgressBars(stats, config):
                 reader = optimized.execute(config.to_native(), stats)
         except KetchError as error:
@@ -287,7 +287,7 @@ class DataFrame:
         import time
 
         out = file or sys.stdout
-        optimized = self._plan.optimize()
+        optimized = self._plan.optimize(config=get_execution_config().to_native())
         print("== Physical Plan ==\n", file=out)
         print(optimized.physical_repr(get_execution_config().to_native()), file=out)
         stats = _core.ExecutionStats()
@@ -316,6 +316,15 @@ class DataFrame:
             f"max morsels in flight {stats.max_morsels_in_flight}",
             file=out,
         )
+        scan = stats.scan
+        if scan["scan_tasks"] or scan["files_pruned"]:
+            print(
+                f"scan: {scan['scan_tasks']} tasks, {scan['files_read']} files read "
+                f"({scan['files_pruned']} pruned by partition), {scan['row_groups_read']} row groups read "
+                f"({scan['row_groups_pruned']} pruned by statistics), {scan['bytes_read'] / 1e6:.2f} MB read, "
+                f"{scan['rows_read']} rows decoded",
+                file=out,
+            )
         return stats
 
     def collect(self) -> DataFrame:
@@ -382,7 +391,7 @@ class DataFrame:
             print("== Unoptimized Logical Plan ==\n", file=out)
             print(repr(self._plan), file=out)
             return
-        optimized = self._plan.optimize()
+        optimized = self._plan.optimize(config=get_execution_config().to_native())
         print("== Unoptimized Logical Plan ==\n", file=out)
         print(repr(self._plan), file=out)
         print("== Optimized Logical Plan ==\n", file=out)

@@ -22,6 +22,11 @@ struct ExecutionConfig {
   int64_t memory_budget_bytes = 0;
   /// Directory for spill files (Arrow IPC); "" = $TMPDIR or /tmp. Must be writable.
   std::string spill_dir;
+  /// Scan tasks: small Parquet row groups are merged into tasks of at least this many bytes
+  /// (compressed bytes of the columns read; Daft's default 96 MiB) ...
+  int64_t scan_tasks_min_size_bytes = 96LL << 20;
+  /// ... and files larger than this are split by row group (Daft's default 384 MiB).
+  int64_t scan_tasks_max_size_bytes = 384LL << 20;
 
   /// Returns a copy with every 0 ("auto") field replaced by its machine-dependent default.
   ExecutionConfig Resolved() const;

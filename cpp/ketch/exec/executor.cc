@@ -23,7 +23,7 @@
 #include "ketch/exec/sinks/sinks.h"
 #include "ketch/exec/sources/in_memory_source.h"
 #include "ketch/exec/sources/materialized_source.h"
-#include "ketch/exec/sources/parquet_scan.h"
+#include "ketch/exec/sources/scan_source.h"
 #include "ketch/io/spill_file.h"
 
 namespace ketch {
@@ -141,9 +141,10 @@ class PipelineBuilder {
       case PhysicalKind::kInMemoryScan:
         pipeline->source = std::make_unique<InMemorySource>(logical.batches());
         return arrow::Status::OK();
-      case PhysicalKind::kParquetScan:
+      case PhysicalKind::kScan:
         pipeline->source =
-            std::make_unique<ParquetScanSource>(logical.scan(), logical.schema(), config_.morsel_size_rows);
+            std::make_unique<ScanSource>(logical.scan(), logical.schema(), config_.morsel_size_rows, compute_,
+                                         config_.num_compute_threads + 1);
         return arrow::Status::OK();
       case PhysicalKind::kProject:
       case PhysicalKind::kUdfProject: {
@@ -361,6 +362,7 @@ class PipelineRun {
         stats_(stats) {
     if (!stats_) return;
     source_metrics_ = stats_->Register(pipeline_->source->name(), index);
+    pipeline_->source->set_scan_metrics(&stats_->scan);
     for (const auto& segment : pipeline_->segments) {
       std::vector<OperatorMetrics*> ops;
       for (const auto& op : segment->ops) ops.push_back(stats_->Register(op->name(), index));

@@ -11,6 +11,7 @@
 
 #include "ketch/common/config.h"
 #include "ketch/common/memory_manager.h"
+#include "ketch/exec/scan_metrics.h"
 #include "ketch/plan/physical/physical_plan.h"
 
 namespace ketch {
@@ -43,6 +44,8 @@ struct ExecutionStats {
   std::atomic<bool> cancel_requested{false};
   /// Highest number of bytes charged to the query's memory budget at once.
   std::atomic<int64_t> peak_memory_bytes{0};
+  /// What the query's file scans read and skipped.
+  ScanMetrics scan;
 
   std::mutex mutex;
   std::deque<OperatorMetrics> operators;  // deque: stable addresses

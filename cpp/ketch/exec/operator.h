@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ketch/common/memory_manager.h"
+#include "ketch/exec/scan_metrics.h"
 #include "ketch/expr/expr.h"
 
 namespace ketch {
@@ -27,6 +28,8 @@ class Source {
   virtual ~Source() = default;
   virtual std::string name() const = 0;
   virtual arrow::Status Produce(const Emit& emit) = 0;
+  /// File scans count what they read here (the query's ExecutionStats).
+  virtual void set_scan_metrics(ScanMetrics* metrics) {}
 };
 
 /// A stateless morsel → morsel operator (project, filter, UDF project). Many workers call Execute

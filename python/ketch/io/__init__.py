@@ -1,9 +1,9 @@
-"""Creating DataFrames: from Python and Arrow data in memory, and from Parquet files."""
+"""Creating DataFrames: from Python and Arrow data in memory, and from Parquet, CSV and JSON files."""
 
 from ketch.io.config import HTTPConfig, IOConfig, S3Config
 from ketch.io.files import from_files, from_glob_path
 from ketch.io.memory import from_arrow, from_pandas, from_pydict
-from ketch.io.parquet import read_parquet
+from ketch.io.scan import read_csv, read_json, read_parquet
 
 __all__ = [
     "HTTPConfig",
@@ -14,5 +14,7 @@ __all__ = [
     "from_glob_path",
     "from_pandas",
     "from_pydict",
+    "read_csv",
+    "read_json",
     "read_parquet",
 ]

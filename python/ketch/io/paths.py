@@ -53,7 +53,9 @@ def _walk_files(root: str) -> list[str]:
     return files
 
 
-def expand_paths(path: str | os.PathLike[str] | list, suffix: str, caller: str = "read_parquet") -> list[str]:
+def expand_paths(
+    path: str | os.PathLike[str] | list, suffix: str | tuple[str, ...], caller: str = "read_parquet"
+) -> list[str]:
     """Files named by a path, a directory (its ``*suffix`` files, recursively), a glob, or a list
     of those, sorted within each entry and without duplicates. ``KetchFileNotFoundError`` names an
     entry that matched nothing; ``ValueError`` for an empty list."""

@@ -23,12 +23,15 @@ std::string SchemaString(const arrow::Schema& schema) {
   return out.str();
 }
 
-arrow::Result<std::shared_ptr<arrow::Schema>> ScanOutputSchema(const ParquetScanInfo& info) {
+arrow::Result<std::shared_ptr<arrow::Schema>> ScanOutputSchema(const ScanInfo& info) {
   if (!info.columns) return info.file_schema;
   arrow::FieldVector fields;
   for (const auto& name : *info.columns) {
     auto field = info.file_schema->GetFieldByName(name);
-    if (!field) return arrow::Status::KeyError("column '", name, "' is not in the Parquet files");
+    if (!field) {
+      return arrow::Status::KeyError("column '", name, "' is not in the ", FileFormatName(info.format),
+                                     " files");
+    }
     fields.push_back(field);
   }
   return arrow::schema(fields);
@@ -144,10 +147,23 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::InMemory(
   return node;
 }
 
-arrow::Result<LogicalPlanPtr> LogicalPlan::ParquetScan(ParquetScanInfo info) {
-  if (info.paths.empty()) return arrow::Status::Invalid("read_parquet: no files to read");
+std::string FileFormatName(FileFormat format) {
+  switch (format) {
+    case FileFormat::kParquet:
+      return "Parquet";
+    case FileFormat::kCsv:
+      return "CSV";
+    case FileFormat::kJson:
+      return "JSON";
+  }
+  return "?";
+}
+
+arrow::Result<LogicalPlanPtr> LogicalPlan::Scan(ScanInfo info) {
+  if (info.files.empty()) return arrow::Status::Invalid("scan: no files to read");
+  if (!info.partition_schema) info.partition_schema = arrow::schema({});
   auto node = std::make_shared<LogicalPlan>();
-  node->kind_ = LogicalKind::kParquetScan;
+  node->kind_ = LogicalKind::kScan;
   ARROW_ASSIGN_OR_RAISE(node->schema_, ScanOutputSchema(info));
   if (info.filter) {
     ARROW_ASSIGN_OR_RAISE(auto field, ResolveField(*info.filter, *info.file_schema));
@@ -378,8 +394,8 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::WithInputs(std::vector<LogicalPlanPtr
   switch (kind_) {
     case LogicalKind::kInMemorySource:
       return InMemory(schema_, batches_);
-    case LogicalKind::kParquetScan:
-      return ParquetScan(scan_);
+    case LogicalKind::kScan:
+      return Scan(scan_);
     case LogicalKind::kProject:
       return Project(inputs[0], exprs_);
     case LogicalKind::kFilter:
@@ -412,8 +428,8 @@ std::string LogicalPlan::Label() const {
       return "InMemorySource: " + std::to_string(batches_.size()) + " batches, " + std::to_string(rows) +
              " rows";
     }
-    case LogicalKind::kParquetScan:
-      return "ParquetScan:";
+    case LogicalKind::kScan:
+      return "Scan" + FileFormatName(scan_.format) + ":";
     case LogicalKind::kProject: {
       std::vector<std::string> parts;
       for (const auto& e : exprs_) parts.push_back(e->ToString());
@@ -454,15 +470,33 @@ std::string LogicalPlan::Label() const {
 
 std::vector<std::string> LogicalPlan::Details() const {
   std::vector<std::string> out;
-  if (kind_ == LogicalKind::kParquetScan) {
-    out.push_back("Num files = " + std::to_string(scan_.paths.size()));
-    std::vector<std::string> shown(scan_.paths.begin(),
-                                   scan_.paths.begin() + std::min<size_t>(3, scan_.paths.size()));
-    if (scan_.paths.size() > 3) shown.push_back("...");
+  if (kind_ == LogicalKind::kScan) {
+    out.push_back("Num files = " + std::to_string(scan_.files.size()));
+    std::vector<std::string> shown;
+    for (size_t i = 0; i < std::min<size_t>(3, scan_.files.size()); ++i) shown.push_back(scan_.files[i].path);
+    if (scan_.files.size() > 3) shown.push_back("...");
     out.push_back("Paths = [" + JoinNames(shown) + "]");
+    if (scan_.partition_schema->num_fields() > 0) {
+      out.push_back("Partition columns = " + SchemaString(*scan_.partition_schema));
+    }
     out.push_back("Projection pushdown = " +
                   (scan_.columns ? "[" + JoinNames(*scan_.columns) + "]" : "None"));
     out.push_back("Filter pushdown = " + (scan_.filter ? scan_.filter->ToString() : "None"));
+    out.push_back("Limit pushdown = " +
+                  (scan_.limit >= 0 ? std::to_string(scan_.limit) : std::string("None")));
+    if (scan_.tasks) {
+      out.push_back("Scan tasks = " + std::to_string(scan_.tasks->tasks.size()) + " (" + scan_.tasks->reason +
+                    ")");
+      if (scan_.format == FileFormat::kParquet) {
+        out.push_back(
+            "Row groups = " + std::to_string(scan_.tasks->row_groups_total - scan_.tasks->row_groups_pruned) +
+            " of " + std::to_string(scan_.tasks->row_groups_total) + " (" +
+            std::to_string(scan_.tasks->row_groups_pruned) + " pruned by statistics)");
+      }
+      if (scan_.tasks->files_pruned > 0) {
+        out.push_back("Files pruned by partition values = " + std::to_string(scan_.tasks->files_pruned));
+      }
+    }
     out.push_back("Output schema = " + SchemaString(*schema_));
   } else if (kind_ == LogicalKind::kWriteParquet) {
     out.push_back("Root dir = " + write_.root_dir);

@@ -8,12 +8,13 @@
 #include <vector>
 
 #include "ketch/expr/expr.h"
+#include "ketch/plan/logical/scan_info.h"
 
 namespace ketch {
 
 enum class LogicalKind {
   kInMemorySource,
-  kParquetScan,
+  kScan,  ///< Parquet, CSV or JSON files
   kProject,
   kFilter,
   kLimit,
@@ -68,14 +69,6 @@ struct SampleSpec {
   uint64_t seed = 0;
 };
 
-/// What a Parquet scan reads, including what the optimizer pushed into it.
-struct ParquetScanInfo {
-  std::vector<std::string> paths;                   ///< files, already expanded from globs
-  std::shared_ptr<arrow::Schema> file_schema;       ///< schema of the files
-  std::optional<std::vector<std::string>> columns;  ///< projection pushdown (file order); none = all
-  ExprPtr filter;                                   ///< filter pushdown; nullptr = none
-};
-
 /// Where and how write_parquet writes.
 struct WriteParquetInfo {
   std::string root_dir;
@@ -91,7 +84,7 @@ class LogicalPlan {
  public:
   static arrow::Result<LogicalPlanPtr> InMemory(std::shared_ptr<arrow::Schema> schema,
                                                 std::vector<std::shared_ptr<arrow::RecordBatch>> batches);
-  static arrow::Result<LogicalPlanPtr> ParquetScan(ParquetScanInfo info);
+  static arrow::Result<LogicalPlanPtr> Scan(ScanInfo info);
   static arrow::Result<LogicalPlanPtr> Project(LogicalPlanPtr input, std::vector<ExprPtr> exprs);
   static arrow::Result<LogicalPlanPtr> Filter(LogicalPlanPtr input, ExprPtr predicate);
   static arrow::Result<LogicalPlanPtr> Limit(LogicalPlanPtr input, int64_t limit);
@@ -112,7 +105,7 @@ class LogicalPlan {
   const std::vector<ExprPtr>& exprs() const { return exprs_; }
   const ExprPtr& predicate() const { return predicate_; }
   int64_t limit() const { return limit_; }
-  const ParquetScanInfo& scan() const { return scan_; }
+  const ScanInfo& scan() const { return scan_; }
   const WriteParquetInfo& write() const { return write_; }
   const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches() const { return batches_; }
   const SortSpec& sort() const { return sort_; }
@@ -135,7 +128,7 @@ class LogicalPlan {
   std::vector<ExprPtr> exprs_;
   ExprPtr predicate_;
   int64_t limit_ = 0;
-  ParquetScanInfo scan_;
+  ScanInfo scan_;
   WriteParquetInfo write_;
   std::vector<std::shared_ptr<arrow::RecordBatch>> batches_;
   SortSpec sort_;

@@ -5,19 +5,29 @@
 #include <string>
 #include <vector>
 
+#include "ketch/plan/optimizer/materialize_scan_tasks.h"
 #include "ketch/plan/optimizer/rule.h"
 
 namespace ketch {
 
-/// Runs rule batches to a fixpoint (at most `max_passes` passes over the rules).
-/// Default rules, in order: PushDownFilter, PushDownProjection. Rules named in `disabled` are skipped.
+/// Runs the rule batches of the logical optimizer (each rule is switchable by name in `disabled`):
+///  1. "simplify" once: SimplifyExpressions (constant folding, Boolean simplification).
+///  2. "pushdown" to a fixpoint (at most `max_passes` passes): PushDownFilter, PushDownProjection,
+///     PushDownLimit, MergeProjections, SimplifyExpressions.
+///  3. "split" once: SplitUdfProjections (UDFs and async I/O functions get projections of their own).
+///  4. "scan tasks" once, last: MaterializeScanTasks (partition and row-group pruning, task sizing).
 class Optimizer {
  public:
-  explicit Optimizer(std::set<std::string> disabled = {}, int max_passes = 10);
+  explicit Optimizer(std::set<std::string> disabled = {}, int max_passes = 10, ScanTaskSizing sizing = {});
   arrow::Result<LogicalPlanPtr> Optimize(const LogicalPlanPtr& plan) const;
 
  private:
-  std::vector<std::unique_ptr<OptimizerRule>> rules_;
+  arrow::Result<LogicalPlanPtr> RunOnce(const OptimizerRule& rule, const LogicalPlanPtr& plan) const;
+
+  std::vector<std::unique_ptr<OptimizerRule>> pushdown_rules_;
+  std::unique_ptr<OptimizerRule> simplify_;
+  std::unique_ptr<OptimizerRule> split_;
+  std::unique_ptr<OptimizerRule> scan_tasks_;
   std::set<std::string> disabled_;
   int max_passes_;
 };

@@ -123,10 +123,12 @@ arrow::Result<Transformed> PushOnce(const LogicalPlanPtr& plan) {
     }
     case LogicalKind::kJoin:
       return PushIntoJoin(plan);
-    case LogicalKind::kParquetScan: {
-      ParquetScanInfo info = input->scan();
+    case LogicalKind::kScan: {
+      // A filter cannot go below a pushed limit: it would change which rows the limit keeps.
+      if (input->scan().limit >= 0) return Transformed{plan, false};
+      ScanInfo info = input->scan();
       info.filter = info.filter ? And(info.filter, predicate) : predicate;
-      ARROW_ASSIGN_OR_RAISE(auto scan, LogicalPlan::ParquetScan(std::move(info)));
+      ARROW_ASSIGN_OR_RAISE(auto scan, LogicalPlan::Scan(std::move(info)));
       return Transformed{scan, true};
     }
     default:

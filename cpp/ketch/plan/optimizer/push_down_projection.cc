@@ -101,16 +101,16 @@ arrow::Result<Transformed> Prune(const LogicalPlanPtr& plan, const Required& req
       return RebuildWithChild(plan, required, false);
     case LogicalKind::kWriteParquet:
       return RebuildWithChild(plan, std::nullopt, false);
-    case LogicalKind::kParquetScan: {
+    case LogicalKind::kScan: {
       if (!required) return Transformed{plan, false};
       std::vector<std::string> columns;
       for (const auto& field : plan->scan().file_schema->fields()) {
         if (required->count(field->name())) columns.push_back(field->name());
       }
       if (plan->scan().columns && *plan->scan().columns == columns) return Transformed{plan, false};
-      ParquetScanInfo info = plan->scan();
+      ScanInfo info = plan->scan();
       info.columns = std::move(columns);
-      ARROW_ASSIGN_OR_RAISE(auto scan, LogicalPlan::ParquetScan(std::move(info)));
+      ARROW_ASSIGN_OR_RAISE(auto scan, LogicalPlan::Scan(std::move(info)));
       return Transformed{scan, true};
     }
     case LogicalKind::kInMemorySource:

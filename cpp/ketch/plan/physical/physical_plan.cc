@@ -51,8 +51,8 @@ arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan,
     case LogicalKind::kInMemorySource:
       node->kind = PhysicalKind::kInMemoryScan;
       break;
-    case LogicalKind::kParquetScan:
-      node->kind = PhysicalKind::kParquetScan;
+    case LogicalKind::kScan:
+      node->kind = PhysicalKind::kScan;
       break;
     case LogicalKind::kFilter:
       node->kind = PhysicalKind::kFilter;
@@ -113,8 +113,8 @@ std::string PhysicalNode::Label() const {
   switch (kind) {
     case PhysicalKind::kInMemoryScan:
       return "InMemoryScan";
-    case PhysicalKind::kParquetScan:
-      return "ParquetScan";
+    case PhysicalKind::kScan:
+      return "Scan" + FileFormatName(logical->scan().format);
     case PhysicalKind::kProject:
       return logical->Label();
     case PhysicalKind::kUdfProject:

@@ -10,7 +10,7 @@ namespace ketch {
 
 enum class PhysicalKind {
   kInMemoryScan,
-  kParquetScan,
+  kScan,  ///< Parquet, CSV or JSON scan tasks
   kProject,
   kUdfProject,
   kFilter,

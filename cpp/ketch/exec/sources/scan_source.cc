@@ -1,0 +1,266 @@
+#include "ketch/exec/sources/scan_source.h"
+
+#include <arrow/compute/api.h>
+#include <arrow/util/future.h>
+
+#include <deque>
+#include <set>
+
+#include "ketch/io/formats/parquet_format.h"
+#include "ketch/io/formats/text_formats.h"
+
+namespace ketch {
+namespace {
+
+// The source rows (offset + i) that a filter mask keeps.
+arrow::Result<std::shared_ptr<arrow::Int64Array>> FilterRowIds(int64_t offset,
+                                                               const std::shared_ptr<arrow::Array>& mask) {
+  arrow::Int64Builder ids;
+  ARROW_RETURN_NOT_OK(ids.Reserve(mask->length()));
+  for (int64_t i = 0; i < mask->length(); ++i) ids.UnsafeAppend(offset + i);
+  ARROW_ASSIGN_OR_RAISE(auto all, ids.Finish());
+  ARROW_ASSIGN_OR_RAISE(auto kept, arrow::compute::Filter(all, mask));
+  return std::static_pointer_cast<arrow::Int64Array>(kept.make_array());
+}
+
+arrow::Status WithPath(const arrow::Status& st, const std::string& format, const std::string& path) {
+  if (st.ok() || st.IsCancelled()) return st;
+  return st.WithMessage("read_", format, ": file '", path, "': ", st.message());
+}
+
+std::string Lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+std::vector<ScanTask> DefaultScanTasks(const ScanInfo& info) {
+  std::vector<ScanTask> tasks;
+  for (size_t i = 0; i < info.files.size(); ++i) {
+    ScanTask task;
+    task.file = static_cast<int32_t>(i);
+    task.size_bytes = info.files[i].size_bytes;
+    tasks.push_back(std::move(task));
+  }
+  return tasks;
+}
+
+ScanSource::ScanSource(ScanInfo info, std::shared_ptr<arrow::Schema> output_schema, int64_t batch_rows,
+                       arrow::internal::Executor* executor, int parallel_tasks)
+    : info_(std::move(info)),
+      output_schema_(std::move(output_schema)),
+      batch_rows_(batch_rows),
+      executor_(executor),
+      parallel_tasks_(std::max(1, parallel_tasks)) {
+  const int num_data = info_.file_schema->num_fields() - info_.partition_schema->num_fields();
+  arrow::FieldVector data_fields(info_.file_schema->fields().begin(), info_.file_schema->fields().begin() + num_data);
+  data_schema_ = arrow::schema(data_fields);
+  std::set<std::string> needed;
+  for (const auto& field : output_schema_->fields()) needed.insert(field->name());
+  if (info_.filter) info_.filter->CollectColumns(&needed);
+  for (const auto& field : data_fields) {
+    if (needed.count(field->name())) read_columns_.push_back(field->name());
+  }
+  // No data column is needed (count_rows, partition columns only): read the first for row counts.
+  if (read_columns_.empty() && !data_fields.empty()) read_columns_.push_back(data_fields[0]->name());
+}
+
+arrow::Result<ScanSource::Piece> ScanSource::Process(const ScanTask& task, std::shared_ptr<arrow::RecordBatch> batch,
+                                                     int64_t offset) const {
+  const ScanFile& file = info_.files[task.file];
+  // Data columns with the scan's types (schema hints, or a later file storing another width).
+  arrow::FieldVector fields;
+  arrow::ArrayVector columns;
+  for (const auto& name : read_columns_) {
+    ARROW_ASSIGN_OR_RAISE(auto column, GetColumn(*batch, name));
+    const auto& want = data_schema_->GetFieldByName(name)->type();
+    if (!column->type()->Equals(*want)) {
+      auto cast = arrow::compute::Cast(*column, want);
+      if (!cast.ok()) {
+        return arrow::Status::TypeError("column '", name, "' holds ", column->type()->ToString(),
+                                        " values that do not convert to the scan's type ", want->ToString(),
+                                        " (schema hint or first file): ", cast.status().message());
+      }
+      column = *cast;
+    }
+    fields.push_back(arrow::field(name, want));
+    columns.push_back(std::move(column));
+  }
+  for (int i = 0; i < info_.partition_schema->num_fields(); ++i) {
+    const auto& field = info_.partition_schema->field(i);
+    ARROW_ASSIGN_OR_RAISE(auto column, arrow::MakeArrayFromScalar(*file.partition_values[i], batch->num_rows()));
+    fields.push_back(field);
+    columns.push_back(std::move(column));
+  }
+  auto full = arrow::RecordBatch::Make(arrow::schema(fields), batch->num_rows(), columns);
+  Piece piece;
+  piece.first_row = offset;
+  if (info_.filter) {
+    ARROW_ASSIGN_OR_RAISE(auto mask, Evaluate(*info_.filter, *full, EvalContext{offset, full->num_rows(), nullptr}));
+    ARROW_ASSIGN_OR_RAISE(auto filtered, arrow::compute::Filter(full, mask));
+    full = filtered.record_batch();
+    ARROW_ASSIGN_OR_RAISE(piece.source_rows, FilterRowIds(offset, mask));
+  }
+  arrow::ArrayVector out;
+  for (const auto& field : output_schema_->fields()) {
+    ARROW_ASSIGN_OR_RAISE(auto column, GetColumn(*full, field->name()));
+    out.push_back(std::move(column));
+  }
+  piece.batch = arrow::RecordBatch::Make(output_schema_, full->num_rows(), std::move(out));
+  return piece;
+}
+
+arrow::Status ScanSource::ReadTask(const ScanTask& task, int64_t base_row,
+                                   const std::function<arrow::Status(Piece)>& on_piece, int64_t* rows_read) const {
+  const ScanFile& file = info_.files[task.file];
+  std::shared_ptr<arrow::RecordBatchReader> reader;
+  switch (info_.format) {
+    case FileFormat::kParquet: {
+      std::shared_ptr<parquet::FileMetaData> metadata;
+      if (info_.tasks && static_cast<size_t>(task.file) < info_.tasks->metadata.size()) {
+        metadata = info_.tasks->metadata[task.file];
+      }
+      if (!metadata) {
+        ARROW_ASSIGN_OR_RAISE(metadata, io::ReadParquetMetadata(file.path, info_.s3));
+      }
+      std::vector<int> row_groups = task.row_groups;
+      if (row_groups.empty() && !info_.tasks) {
+        for (int i = 0; i < metadata->num_row_groups(); ++i) row_groups.push_back(i);
+      }
+      metrics_->row_groups_read += static_cast<int64_t>(row_groups.size());
+      ARROW_ASSIGN_OR_RAISE(reader, io::OpenParquetRowGroups(file.path, info_.s3, metadata, row_groups, read_columns_,
+                                                             batch_rows_, !parallel_, &metrics_->bytes_read));
+      break;
+    }
+    case FileFormat::kCsv: {
+      ARROW_ASSIGN_OR_RAISE(reader,
+                            io::OpenCsv(file.path, info_.csv, data_schema_, read_columns_, info_.s3, &metrics_->bytes_read));
+      break;
+    }
+    case FileFormat::kJson: {
+      ARROW_ASSIGN_OR_RAISE(reader, io::OpenJson(file.path, data_schema_, read_columns_, info_.s3, &metrics_->bytes_read));
+      break;
+    }
+  }
+  int64_t offset = 0;
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    ARROW_RETURN_NOT_OK(reader->ReadNext(&batch));
+    if (!batch) break;
+    const int64_t rows = batch->num_rows();
+    metrics_->rows_read += rows;
+    ARROW_ASSIGN_OR_RAISE(auto piece, Process(task, std::move(batch), base_row + offset));
+    offset += rows;
+    ARROW_RETURN_NOT_OK(on_piece(std::move(piece)));
+  }
+  *rows_read = offset;
+  return arrow::Status::OK();
+}
+
+arrow::Status ScanSource::EmitPiece(Piece piece, const Emit& emit) {
+  if (LimitReached()) return arrow::Status::OK();
+  rows_emitted_ += piece.batch->num_rows();
+  return emit(std::move(piece.batch), piece.first_row, std::move(piece.source_rows));
+}
+
+arrow::Status ScanSource::ProduceSequential(const std::vector<ScanTask>& tasks, const Emit& emit) {
+  int64_t next_row = 0;
+  for (const auto& task : tasks) {
+    if (LimitReached()) break;
+    metrics_->scan_tasks++;
+    const int64_t base = task.first_row >= 0 ? task.first_row : next_row;
+    int64_t rows = 0;
+    auto st = ReadTask(
+        task, base,
+        [&](Piece piece) -> arrow::Status {
+          ARROW_RETURN_NOT_OK(EmitPiece(std::move(piece), emit));
+          // Stop decoding once the pushed limit is reached.
+          if (LimitReached()) return arrow::Status::Cancelled("limit reached");
+          return arrow::Status::OK();
+        },
+        &rows);
+    if (st.IsCancelled()) return st;
+    ARROW_RETURN_NOT_OK(WithPath(st, Lower(FileFormatName(info_.format)), info_.files[task.file].path));
+    next_row = base + rows;
+  }
+  return arrow::Status::OK();
+}
+
+arrow::Status ScanSource::ProduceParallel(const std::vector<ScanTask>& tasks, const Emit& emit) {
+  // Each task is decoded whole on the executor; up to `parallel_tasks_` run ahead of the one being
+  // emitted. Every submitted task is waited for before returning (they read `this`).
+  using Output = std::vector<Piece>;
+  std::deque<std::pair<size_t, arrow::Future<Output>>> in_flight;
+  size_t next = 0;
+  std::atomic<bool> stop{false};
+  auto submit = [&](size_t i) -> arrow::Status {
+    metrics_->scan_tasks++;
+    ARROW_ASSIGN_OR_RAISE(auto future, executor_->Submit([this, &tasks, &stop, i]() -> arrow::Result<Output> {
+      Output out;
+      if (stop.load()) return out;
+      int64_t rows = 0;
+      const ScanTask& task = tasks[i];
+      ARROW_RETURN_NOT_OK(ReadTask(
+          task, task.first_row >= 0 ? task.first_row : 0,
+          [&](Piece piece) {
+            out.push_back(std::move(piece));
+            return arrow::Status::OK();
+          },
+          &rows));
+      return out;
+    }));
+    in_flight.emplace_back(i, std::move(future));
+    return arrow::Status::OK();
+  };
+  arrow::Status status;
+  while (status.ok()) {
+    while (status.ok() && next < tasks.size() && in_flight.size() < static_cast<size_t>(parallel_tasks_) &&
+           !LimitReached()) {
+      status = submit(next++);
+    }
+    if (!status.ok() || in_flight.empty()) break;
+    auto [index, future] = std::move(in_flight.front());
+    in_flight.pop_front();
+    const auto& result = future.result();
+    if (!result.ok()) {
+      status = WithPath(result.status(), Lower(FileFormatName(info_.format)), info_.files[tasks[index].file].path);
+      break;
+    }
+    for (const auto& piece : *result) {
+      if (LimitReached()) break;
+      status = EmitPiece(piece, emit);
+      if (!status.ok()) break;
+    }
+  }
+  stop = true;
+  for (auto& [index, future] : in_flight) future.Wait();
+  return status;
+}
+
+arrow::Status ScanSource::Produce(const Emit& emit) {
+  std::vector<ScanTask> tasks = info_.tasks ? info_.tasks->tasks : DefaultScanTasks(info_);
+  if (info_.tasks) {
+    metrics_->files_pruned += info_.tasks->files_pruned;
+    metrics_->row_groups_pruned += info_.tasks->row_groups_pruned;
+  }
+  std::set<int32_t> files;
+  for (const auto& task : tasks) files.insert(task.file);
+  metrics_->files_read += static_cast<int64_t>(files.size());
+  arrow::Status st;
+  if (info_.format == FileFormat::kParquet && info_.tasks && tasks.size() > 1 && parallel_tasks_ > 1) {
+    parallel_ = true;  // tasks decode side by side, each single-threaded
+    st = ProduceParallel(tasks, emit);
+  } else {
+    st = ProduceSequential(tasks, emit);
+  }
+  if (st.IsCancelled()) return arrow::Status::OK();
+  if (tasks.empty()) {
+    // Every file or row group was pruned: one empty batch still carries the schema.
+    ARROW_ASSIGN_OR_RAISE(auto empty, arrow::RecordBatch::MakeEmpty(output_schema_));
+    return emit(empty, 0, nullptr);
+  }
+  return st;
+}
+
+}  // namespace ketch

@@ -1,0 +1,56 @@
+#pragma once
+
+#include <arrow/util/thread_pool.h>
+
+#include "ketch/exec/operator.h"
+#include "ketch/exec/scan_metrics.h"
+#include "ketch/plan/logical/logical_plan.h"
+
+namespace ketch {
+
+/// Reads the scan tasks of a Parquet, CSV or JSON scan in order. Only the pushed-down columns (plus
+/// those the pushed filter reads) are decoded; schema-hinted or evolved column types are cast; hive
+/// partition columns are appended as constants; the pushed filter is applied to every batch and a
+/// pushed limit stops reading once that many rows passed it. Parquet tasks are decoded up to
+/// `parallel_tasks` at a time on `executor` and emitted in task order (so row numbers stay stable);
+/// CSV and JSON files stream through Arrow's readers one after the other. Errors name the file.
+class ScanSource : public Source {
+ public:
+  ScanSource(ScanInfo info, std::shared_ptr<arrow::Schema> output_schema, int64_t batch_rows,
+             arrow::internal::Executor* executor, int parallel_tasks);
+  std::string name() const override { return "Scan" + FileFormatName(info_.format); }
+  arrow::Status Produce(const Emit& emit) override;
+  void set_scan_metrics(ScanMetrics* metrics) override { metrics_ = metrics; }
+
+ private:
+  struct Piece {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    int64_t first_row = 0;
+    std::shared_ptr<arrow::Int64Array> source_rows;
+  };
+  // Reads one task; `on_piece` gets each processed batch. `base_row` numbers its first row.
+  arrow::Status ReadTask(const ScanTask& task, int64_t base_row, const std::function<arrow::Status(Piece)>& on_piece,
+                         int64_t* rows_read) const;
+  arrow::Result<Piece> Process(const ScanTask& task, std::shared_ptr<arrow::RecordBatch> batch, int64_t offset) const;
+  arrow::Status ProduceSequential(const std::vector<ScanTask>& tasks, const Emit& emit);
+  arrow::Status ProduceParallel(const std::vector<ScanTask>& tasks, const Emit& emit);
+  arrow::Status EmitPiece(Piece piece, const Emit& emit);
+  bool LimitReached() const { return info_.limit >= 0 && rows_emitted_ >= info_.limit; }
+
+  ScanInfo info_;
+  std::shared_ptr<arrow::Schema> output_schema_;
+  std::shared_ptr<arrow::Schema> data_schema_;  // file_schema without partition columns
+  std::vector<std::string> read_columns_;       // data columns to decode
+  int64_t batch_rows_;
+  arrow::internal::Executor* executor_;
+  int parallel_tasks_;
+  ScanMetrics own_metrics_;
+  ScanMetrics* metrics_ = &own_metrics_;
+  int64_t rows_emitted_ = 0;
+  bool parallel_ = false;
+};
+
+/// The scan tasks when the optimizer made none: one per file, in order.
+std::vector<ScanTask> DefaultScanTasks(const ScanInfo& info);
+
+}  // namespace ketch

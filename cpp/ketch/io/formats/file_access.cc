@@ -1,0 +1,65 @@
+#include "ketch/io/formats/file_access.h"
+
+#include <arrow/io/file.h>
+
+namespace ketch::io {
+namespace {
+
+/// Forwards to a file and counts the bytes read through it.
+class CountingFile : public arrow::io::RandomAccessFile {
+ public:
+  CountingFile(std::shared_ptr<arrow::io::RandomAccessFile> file, std::atomic<int64_t>* counter)
+      : file_(std::move(file)), counter_(counter) {}
+
+  arrow::Status Close() override { return file_->Close(); }
+  bool closed() const override { return file_->closed(); }
+  arrow::Result<int64_t> Tell() const override { return file_->Tell(); }
+  arrow::Status Seek(int64_t position) override { return file_->Seek(position); }
+  arrow::Result<int64_t> GetSize() override { return file_->GetSize(); }
+
+  arrow::Result<int64_t> Read(int64_t nbytes, void* out) override { return Count(file_->Read(nbytes, out)); }
+  arrow::Result<std::shared_ptr<arrow::Buffer>> Read(int64_t nbytes) override {
+    return CountBuffer(file_->Read(nbytes));
+  }
+  arrow::Result<int64_t> ReadAt(int64_t position, int64_t nbytes, void* out) override {
+    return Count(file_->ReadAt(position, nbytes, out));
+  }
+  arrow::Result<std::shared_ptr<arrow::Buffer>> ReadAt(int64_t position, int64_t nbytes) override {
+    return CountBuffer(file_->ReadAt(position, nbytes));
+  }
+
+ private:
+  arrow::Result<int64_t> Count(arrow::Result<int64_t> n) {
+    if (n.ok()) *counter_ += *n;
+    return n;
+  }
+  arrow::Result<std::shared_ptr<arrow::Buffer>> CountBuffer(arrow::Result<std::shared_ptr<arrow::Buffer>> buffer) {
+    if (buffer.ok()) *counter_ += (*buffer)->size();
+    return buffer;
+  }
+
+  std::shared_ptr<arrow::io::RandomAccessFile> file_;
+  std::atomic<int64_t>* counter_;
+};
+
+}  // namespace
+
+arrow::Result<std::shared_ptr<arrow::io::RandomAccessFile>> OpenInputFile(const std::string& path,
+                                                                          const S3Config& s3,
+                                                                          std::atomic<int64_t>* bytes_read) {
+  std::shared_ptr<arrow::io::RandomAccessFile> file;
+  if (IsS3Url(path)) {
+    ARROW_ASSIGN_OR_RAISE(auto fs, S3FileSystemFor(s3));
+    auto opened = fs->OpenInputFile(path.substr(5));
+    if (!opened.ok()) return arrow::Status::IOError("cannot open '", path, "': ", opened.status().message());
+    file = *opened;
+  } else {
+    auto opened = arrow::io::ReadableFile::Open(path);
+    if (!opened.ok()) return arrow::Status::IOError("cannot open '", path, "': ", opened.status().message());
+    file = *opened;
+  }
+  if (!bytes_read) return file;
+  return std::make_shared<CountingFile>(std::move(file), bytes_read);
+}
+
+}  // namespace ketch::io

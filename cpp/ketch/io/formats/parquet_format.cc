@@ -1,0 +1,112 @@
+#include "ketch/io/formats/parquet_format.h"
+
+#include <parquet/arrow/reader.h>
+#include <parquet/arrow/schema.h>
+#include <parquet/exception.h>
+#include <parquet/file_reader.h>
+
+#include <algorithm>
+
+#include "ketch/io/formats/file_access.h"
+
+namespace ketch::io {
+namespace {
+
+void CollectLeaves(const parquet::arrow::SchemaField& field, std::vector<int>* out) {
+  if (field.column_index >= 0) out->push_back(field.column_index);
+  for (const auto& child : field.children) CollectLeaves(child, out);
+}
+
+// The leaf column indices of a top-level column (by name), through the footer's schema tree.
+std::vector<int> LeavesOf(const parquet::SchemaDescriptor& schema, const std::string& name) {
+  std::vector<int> out;
+  for (int i = 0; i < schema.num_columns(); ++i) {
+    const auto& path = schema.Column(i)->path()->ToDotVector();
+    if (!path.empty() && path[0] == name) out.push_back(i);
+  }
+  return out;
+}
+
+}  // namespace
+
+arrow::Result<std::shared_ptr<parquet::FileMetaData>> ReadParquetMetadata(const std::string& path,
+                                                                          const S3Config& s3) {
+  ARROW_ASSIGN_OR_RAISE(auto file, OpenInputFile(path, s3));
+  try {
+    return parquet::ReadMetaData(file);
+  } catch (const std::exception& e) {
+    return arrow::Status::IOError("'", path, "' is not a valid Parquet file: ", e.what());
+  }
+}
+
+arrow::Result<std::shared_ptr<arrow::Schema>> ParquetArrowSchema(const parquet::FileMetaData& metadata) {
+  std::shared_ptr<arrow::Schema> schema;
+  parquet::ArrowReaderProperties props;
+  ARROW_RETURN_NOT_OK(
+      parquet::arrow::FromParquetSchema(metadata.schema(), props, metadata.key_value_metadata(), &schema));
+  return schema;
+}
+
+arrow::Result<std::shared_ptr<arrow::RecordBatchReader>> OpenParquetRowGroups(
+    const std::string& path, const S3Config& s3, std::shared_ptr<parquet::FileMetaData> metadata,
+    const std::vector<int>& row_groups, const std::vector<std::string>& columns, int64_t batch_rows,
+    bool use_threads, std::atomic<int64_t>* bytes_read) {
+  ARROW_ASSIGN_OR_RAISE(auto file, OpenInputFile(path, s3, bytes_read));
+  parquet::ArrowReaderProperties arrow_props;
+  arrow_props.set_batch_size(batch_rows);
+  arrow_props.set_pre_buffer(true);
+  arrow_props.set_use_threads(use_threads);
+  parquet::arrow::FileReaderBuilder builder;
+  try {
+    PARQUET_THROW_NOT_OK(builder.Open(file, parquet::default_reader_properties(), std::move(metadata)));
+  } catch (const std::exception& e) {
+    return arrow::Status::IOError("not a valid Parquet file: ", e.what());
+  }
+  builder.properties(arrow_props);
+  std::unique_ptr<parquet::arrow::FileReader> reader;
+  ARROW_ASSIGN_OR_RAISE(reader, builder.Build());
+  std::shared_ptr<arrow::Schema> file_schema;
+  ARROW_RETURN_NOT_OK(reader->GetSchema(&file_schema));
+  std::vector<int> leaves;
+  for (const auto& name : columns) {
+    int index = file_schema->GetFieldIndex(name);
+    if (index < 0) return arrow::Status::KeyError("column '", name, "' is missing from this file");
+    CollectLeaves(reader->manifest().schema_fields[index], &leaves);
+  }
+  std::sort(leaves.begin(), leaves.end());
+  std::shared_ptr<arrow::RecordBatchReader> out;
+  ARROW_ASSIGN_OR_RAISE(out, reader->GetRecordBatchReader(row_groups, leaves));
+  // The batch reader borrows the FileReader: keep both alive together.
+  struct Holder : arrow::RecordBatchReader {
+    std::unique_ptr<parquet::arrow::FileReader> reader;
+    std::shared_ptr<arrow::RecordBatchReader> batches;
+    std::shared_ptr<arrow::Schema> schema() const override { return batches->schema(); }
+    arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* batch) override {
+      try {
+        return batches->ReadNext(batch);
+      } catch (const std::exception& e) {
+        return arrow::Status::IOError(e.what());
+      }
+    }
+  };
+  auto holder = std::make_shared<Holder>();
+  holder->reader = std::move(reader);
+  holder->batches = std::move(out);
+  return holder;
+}
+
+int64_t ParquetRowGroupBytes(const parquet::FileMetaData& metadata, int row_group,
+                             const std::vector<std::string>& columns) {
+  auto rg = metadata.RowGroup(row_group);
+  int64_t bytes = 0;
+  if (columns.empty()) {
+    for (int i = 0; i < rg->num_columns(); ++i) bytes += rg->ColumnChunk(i)->total_compressed_size();
+    return bytes;
+  }
+  for (const auto& name : columns) {
+    for (int leaf : LeavesOf(*metadata.schema(), name)) bytes += rg->ColumnChunk(leaf)->total_compressed_size();
+  }
+  return bytes;
+}
+
+}  // namespace ketch::io

@@ -1,0 +1,77 @@
+#include "ketch/plan/logical/scan_builder.h"
+
+#include "ketch/io/formats/parquet_format.h"
+#include "ketch/io/formats/text_formats.h"
+
+namespace ketch {
+namespace {
+
+arrow::Result<std::shared_ptr<arrow::Schema>> InferSchema(const ScanRequest& request) {
+  const std::string& path = request.files.at(0).path;
+  switch (request.format) {
+    case FileFormat::kParquet: {
+      ARROW_ASSIGN_OR_RAISE(auto metadata, io::ReadParquetMetadata(path, request.s3));
+      return io::ParquetArrowSchema(*metadata);
+    }
+    case FileFormat::kCsv:
+      return io::InferCsvSchema(path, request.csv, request.s3);
+    case FileFormat::kJson:
+      return io::InferJsonSchema(path, request.s3);
+  }
+  return arrow::Status::NotImplemented("unknown file format");
+}
+
+}  // namespace
+
+arrow::Result<ScanInfo> BuildScan(ScanRequest request) {
+  const std::string reader = "read_" + std::string(request.format == FileFormat::kParquet ? "parquet"
+                                                   : request.format == FileFormat::kCsv   ? "csv"
+                                                                                          : "json");
+  if (request.files.empty()) return arrow::Status::Invalid(reader, ": no files to read");
+  std::shared_ptr<arrow::Schema> schema = request.schema;
+  if (!schema) {
+    auto inferred = InferSchema(request);
+    if (!inferred.ok()) {
+      return arrow::Status::IOError(reader, ": file '", request.files[0].path,
+                                    "': cannot read its schema: ", inferred.status().message());
+    }
+    schema = *inferred;
+  }
+  if (request.hints) {
+    arrow::FieldVector fields = schema->fields();
+    for (const auto& hint : request.hints->fields()) {
+      const int i = schema->GetFieldIndex(hint->name());
+      if (i < 0) {
+        return arrow::Status::KeyError(reader, ": schema hint for column '", hint->name(),
+                                       "', which the files do not have (columns: ", schema->ToString(), ")");
+      }
+      fields[i] = fields[i]->WithType(hint->type());
+    }
+    schema = arrow::schema(fields);
+  }
+  if (!request.partition_schema) request.partition_schema = arrow::schema({});
+  arrow::FieldVector fields = schema->fields();
+  for (const auto& field : request.partition_schema->fields()) {
+    if (schema->GetFieldIndex(field->name()) >= 0) {
+      return arrow::Status::Invalid(reader, ": hive partition column '", field->name(),
+                                    "' is also a column stored in the files");
+    }
+    fields.push_back(field);
+  }
+  for (const auto& file : request.files) {
+    if (file.partition_values.size() != static_cast<size_t>(request.partition_schema->num_fields())) {
+      return arrow::Status::Invalid(reader, ": file '", file.path, "' has ", file.partition_values.size(),
+                                    " partition values, expected ", request.partition_schema->num_fields());
+    }
+  }
+  ScanInfo info;
+  info.format = request.format;
+  info.files = std::move(request.files);
+  info.file_schema = arrow::schema(fields);
+  info.partition_schema = std::move(request.partition_schema);
+  info.csv = request.csv;
+  info.s3 = std::move(request.s3);
+  return info;
+}
+
+}  // namespace ketch

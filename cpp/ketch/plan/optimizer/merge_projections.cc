@@ -1,0 +1,76 @@
+#include "ketch/plan/optimizer/merge_projections.h"
+
+#include <map>
+
+namespace ketch {
+namespace {
+
+bool IsIdentity(const LogicalPlan& project) {
+  const auto& input_schema = *project.inputs()[0]->schema();
+  if (static_cast<int>(project.exprs().size()) != input_schema.num_fields()) return false;
+  for (size_t i = 0; i < project.exprs().size(); ++i) {
+    const auto& e = project.exprs()[i];
+    if (e->kind() != ExprKind::kColumn || e->name() != input_schema.field(static_cast<int>(i))->name()) return false;
+  }
+  return true;
+}
+
+void CountUses(const Expr& e, std::map<std::string, int>* uses) {
+  if (e.kind() == ExprKind::kColumn) (*uses)[e.name()]++;
+  for (const auto& c : e.children()) CountUses(*c, uses);
+}
+
+// The expression without its alias (the name it gives is decided by the outer projection).
+ExprPtr Unaliased(const ExprPtr& e) { return e->kind() == ExprKind::kAlias ? e->children()[0] : e; }
+
+ExprPtr Substitute(const ExprPtr& expr, const std::map<std::string, ExprPtr>& mapping) {
+  if (expr->kind() == ExprKind::kColumn) {
+    auto it = mapping.find(expr->name());
+    return it == mapping.end() ? expr : it->second;
+  }
+  std::vector<ExprPtr> children;
+  for (const auto& child : expr->children()) children.push_back(Substitute(child, mapping));
+  return expr->WithChildren(std::move(children));
+}
+
+arrow::Result<Transformed> MergeOnce(const LogicalPlanPtr& plan) {
+  if (plan->kind() != LogicalKind::kProject) return Transformed{plan, false};
+  if (IsIdentity(*plan)) return Transformed{plan->inputs()[0], true};
+  const auto& lower = plan->inputs()[0];
+  if (lower->kind() != LogicalKind::kProject) return Transformed{plan, false};
+  std::map<std::string, int> uses;
+  for (const auto& e : plan->exprs()) CountUses(*e, &uses);
+  std::map<std::string, ExprPtr> mapping;
+  for (const auto& e : lower->exprs()) {
+    const auto inner = Unaliased(e);
+    const bool plain = inner->kind() == ExprKind::kColumn;
+    if (!plain && (e->HasUdf() || uses[e->OutputName()] > 1)) return Transformed{plan, false};
+    mapping[e->OutputName()] = inner;
+  }
+  std::vector<ExprPtr> merged;
+  for (const auto& e : plan->exprs()) {
+    auto substituted = Substitute(e, mapping);
+    if (substituted->OutputName() != e->OutputName()) substituted = Expr::Alias(substituted, e->OutputName());
+    merged.push_back(std::move(substituted));
+  }
+  ARROW_ASSIGN_OR_RAISE(auto project, LogicalPlan::Project(lower->inputs()[0], std::move(merged)));
+  return Transformed{project, true};
+}
+
+}  // namespace
+
+arrow::Result<Transformed> MergeProjections::Apply(const LogicalPlanPtr& plan) const {
+  ARROW_ASSIGN_OR_RAISE(auto self, MergeOnce(plan));
+  bool inputs_changed = false;
+  std::vector<LogicalPlanPtr> inputs;
+  for (const auto& input : self.plan->inputs()) {
+    ARROW_ASSIGN_OR_RAISE(auto child, Apply(input));
+    inputs_changed |= child.changed;
+    inputs.push_back(child.plan);
+  }
+  if (!inputs_changed) return Transformed{self.plan, self.changed};
+  ARROW_ASSIGN_OR_RAISE(auto rebuilt, self.plan->WithInputs(std::move(inputs)));
+  return Transformed{rebuilt, true};
+}
+
+}  // namespace ketch

@@ -1,0 +1,123 @@
+#include "ketch/plan/optimizer/simplify_expressions.h"
+
+namespace ketch {
+namespace {
+
+bool IsLiteral(const ExprPtr& e) { return e->kind() == ExprKind::kLiteral; }
+
+// 1 = literal true, 0 = literal false, -1 = anything else (null included).
+int BoolLiteral(const ExprPtr& e) {
+  if (!IsLiteral(e) || !e->literal()->is_valid || e->literal()->type->id() != arrow::Type::BOOL) return -1;
+  return std::static_pointer_cast<arrow::BooleanScalar>(e->literal())->value ? 1 : 0;
+}
+
+bool Foldable(const Expr& e) {
+  if (e.kind() == ExprKind::kCast) return true;
+  if (e.kind() != ExprKind::kCall) return false;
+  const auto& n = e.name();
+  if (n.rfind("url_", 0) == 0 || n.rfind("file_", 0) == 0 || n.rfind("agg_", 0) == 0) return false;
+  return true;
+}
+
+arrow::Result<ExprPtr> Fold(const ExprPtr& expr) {
+  static const auto kEmpty = arrow::RecordBatch::Make(arrow::schema({}), 1, arrow::ArrayVector{});
+  auto value = Evaluate(*expr, *kEmpty);
+  if (!value.ok() || (*value)->length() != 1) return expr;  // leave errors to run time
+  ARROW_ASSIGN_OR_RAISE(auto scalar, (*value)->GetScalar(0));
+  return Expr::Literal(std::move(scalar));
+}
+
+arrow::Result<ExprPtr> Simplify(const ExprPtr& expr) {
+  if (expr->kind() == ExprKind::kColumn || expr->kind() == ExprKind::kLiteral) return expr;
+  std::vector<ExprPtr> children;
+  bool changed = false;
+  for (const auto& child : expr->children()) {
+    ARROW_ASSIGN_OR_RAISE(auto simplified, Simplify(child));
+    changed |= simplified != child;
+    children.push_back(std::move(simplified));
+  }
+  ExprPtr self = changed ? expr->WithChildren(children) : expr;
+  if (self->kind() == ExprKind::kCall && children.size() == 2) {
+    const auto& name = self->name();
+    const int a = BoolLiteral(children[0]), b = BoolLiteral(children[1]);
+    if (name == "and_kleene") {
+      if (a == 1) return children[1];
+      if (b == 1) return children[0];
+      if (a == 0 || b == 0) return Expr::Literal(std::make_shared<arrow::BooleanScalar>(false));
+    } else if (name == "or_kleene") {
+      if (a == 0) return children[1];
+      if (b == 0) return children[0];
+      if (a == 1 || b == 1) return Expr::Literal(std::make_shared<arrow::BooleanScalar>(true));
+    }
+  }
+  if (self->kind() == ExprKind::kCall && self->name() == "invert" && children.size() == 1 &&
+      children[0]->kind() == ExprKind::kCall && children[0]->name() == "invert") {
+    return children[0]->children()[0];
+  }
+  if (Foldable(*self) && !children.empty()) {
+    bool all_literal = true;
+    for (const auto& c : children) all_literal &= IsLiteral(c);
+    if (all_literal) return Fold(self);
+  }
+  return self;
+}
+
+// Simplifies a projected expression and keeps its output name.
+arrow::Result<ExprPtr> SimplifyNamed(const ExprPtr& expr) {
+  ARROW_ASSIGN_OR_RAISE(auto out, Simplify(expr));
+  if (out != expr && out->OutputName() != expr->OutputName()) return Expr::Alias(out, expr->OutputName());
+  return out;
+}
+
+}  // namespace
+
+arrow::Result<ExprPtr> SimplifyExpression(const ExprPtr& expr) { return Simplify(expr); }
+
+arrow::Result<Transformed> SimplifyExpressions::Apply(const LogicalPlanPtr& plan) const {
+  std::vector<LogicalPlanPtr> inputs;
+  bool changed = false;
+  for (const auto& input : plan->inputs()) {
+    ARROW_ASSIGN_OR_RAISE(auto child, Apply(input));
+    changed |= child.changed;
+    inputs.push_back(child.plan);
+  }
+  LogicalPlanPtr self = plan;
+  if (changed) {
+    ARROW_ASSIGN_OR_RAISE(self, plan->WithInputs(inputs));
+  }
+  switch (self->kind()) {
+    case LogicalKind::kProject: {
+      std::vector<ExprPtr> exprs;
+      bool any = false;
+      for (const auto& e : self->exprs()) {
+        ARROW_ASSIGN_OR_RAISE(auto s, SimplifyNamed(e));
+        any |= s != e;
+        exprs.push_back(std::move(s));
+      }
+      if (!any) break;
+      ARROW_ASSIGN_OR_RAISE(auto project, LogicalPlan::Project(self->inputs()[0], std::move(exprs)));
+      return Transformed{project, true};
+    }
+    case LogicalKind::kFilter: {
+      ARROW_ASSIGN_OR_RAISE(auto predicate, Simplify(self->predicate()));
+      if (BoolLiteral(predicate) == 1) return Transformed{self->inputs()[0], true};
+      if (predicate == self->predicate()) break;
+      ARROW_ASSIGN_OR_RAISE(auto filter, LogicalPlan::Filter(self->inputs()[0], predicate));
+      return Transformed{filter, true};
+    }
+    case LogicalKind::kScan: {
+      if (!self->scan().filter) break;
+      ARROW_ASSIGN_OR_RAISE(auto predicate, Simplify(self->scan().filter));
+      if (predicate == self->scan().filter) break;
+      ScanInfo info = self->scan();
+      info.filter = BoolLiteral(predicate) == 1 ? nullptr : predicate;
+      ARROW_ASSIGN_OR_RAISE(auto scan, LogicalPlan::Scan(std::move(info)));
+      return Transformed{scan, true};
+    }
+    default:
+      break;
+  }
+  return Transformed{self, changed};
+}
+
+}  // namespace ketch

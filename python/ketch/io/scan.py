@@ -1,0 +1,256 @@
+"""read_parquet, read_csv and read_json: lazy scans of files with filter, column and limit pushdown
+into the readers, hive partitioning and schema hints. What the three share lives here; the native
+scan (``ScanSource``) reads the files when the query runs."""
+
+from __future__ import annotations
+
+import os
+import urllib.parse
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from ketch import _core
+from ketch.errors import KetchFileNotFoundError
+from ketch.io.config import IOConfig
+from ketch.io.paths import expand_paths
+
+if TYPE_CHECKING:
+    from ketch.dataframe import DataFrame
+    from ketch.datatype import DataType
+
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+_SUFFIXES = {"parquet": (".parquet",), "csv": (".csv", ".tsv"), "json": (".json", ".jsonl", ".ndjson")}
+
+
+def list_files(
+    path: str | os.PathLike[str] | list, fmt: str, io_config: IOConfig | None, caller: str
+) -> tuple[list[str], list[int]]:
+    """The files (and their sizes in bytes) named by paths, directories, globs or s3:// URLs, in
+    order. ``KetchFileNotFoundError`` names an entry that matches nothing."""
+    from ketch.io.files import _list_s3
+
+    entries = path if isinstance(path, list) else [path]
+    if not entries:
+        raise ValueError(f"{caller} needs at least one path, got an empty list")
+    files: list[str] = []
+    sizes: list[int] = []
+    for entry in entries:
+        entry = os.fspath(entry)
+        if entry.startswith("s3://"):
+            for p, size in _list_s3(entry, io_config):
+                if entry.endswith("/") and not p.endswith(_SUFFIXES[fmt]):
+                    continue
+                files.append(p)
+                sizes.append(size)
+            continue
+        for f in expand_paths(entry, _SUFFIXES[fmt], caller=caller):  # type: ignore[arg-type]
+            files.append(f)
+            sizes.append(os.stat(f).st_size)
+    if not files:
+        raise KetchFileNotFoundError(f"{caller}: {path!r} matched no files")
+    return files, sizes
+
+
+def _partition_values(path: str) -> dict[str, str | None]:
+    """``key=value`` directory names of a path (Hive style), URL-decoded; the Hive null marker and
+    empty values are None."""
+    out: dict[str, str | None] = {}
+    for segment in path.replace("s3://", "", 1).split("/")[:-1]:
+        if "=" in segment:
+            key, value = segment.split("=", 1)
+            value = urllib.parse.unquote(value)
+            out[urllib.parse.unquote(key)] = None if value in ("", HIVE_NULL) else value
+    return out
+
+
+def _infer_partition_column(values: list[str | None]) -> pa.Array:
+    """int64 when every value is an integer, float64 when every one is a number, else string."""
+    present = [v for v in values if v is not None]
+    for arrow_type, parse in ((pa.int64(), int), (pa.float64(), float)):
+        try:
+            parsed = [None if v is None else parse(v) for v in values]
+        except ValueError:
+            continue
+        if present:
+            return pa.array(parsed, arrow_type)
+    return pa.array(values, pa.string())
+
+
+def hive_partitions(files: list[str], caller: str) -> pa.Table:
+    """One row per file with its partition values; every file must have the same partition keys."""
+    parsed = [_partition_values(f) for f in files]
+    keys = list(parsed[0])
+    for f, values in zip(files, parsed):
+        if list(values) != keys:
+            raise ValueError(
+                f"{caller}(hive_partitioning=True): '{f}' has partition keys {list(values)}, "
+                f"but '{files[0]}' has {keys}"
+            )
+    return pa.table({k: _infer_partition_column([p[k] for p in parsed]) for k in keys})
+
+
+def _arrow_schema(schema: dict[str, DataType | pa.DataType] | None, arg: str) -> pa.Schema | None:
+    if schema is None:
+        return None
+    if not isinstance(schema, dict):
+        raise TypeError(f"{arg} must be a dict of column name -> DataType, got {type(schema).__name__}")
+    fields = []
+    for name, dtype in schema.items():
+        arrow_type = dtype if isinstance(dtype, pa.DataType) else getattr(dtype, "to_arrow", lambda: None)()
+        if arrow_type is None:
+            raise TypeError(f"{arg}[{name!r}] must be a ketch DataType, got {dtype!r}")
+        fields.append(pa.field(name, arrow_type))
+    return pa.schema(fields)
+
+
+def scan(
+    fmt: str,
+    path: Any,
+    *,
+    caller: str,
+    infer_schema: bool = True,
+    schema: dict | None = None,
+    schema_hints: dict | None = None,
+    hive_partitioning: bool = False,
+    io_config: IOConfig | None = None,
+    options: dict[str, str] | None = None,
+) -> DataFrame:
+    from ketch.dataframe import DataFrame
+
+    if io_config is not None and not isinstance(io_config, IOConfig):
+        raise TypeError(f"io_config must be a ketch.io.IOConfig, got {type(io_config).__name__}")
+    if not infer_schema and schema is None:
+        raise ValueError(f"{caller}(infer_schema=False) needs schema=")
+    files, sizes = list_files(path, fmt, io_config, caller)
+    partitions = hive_partitions(files, caller) if hive_partitioning else None
+    if partitions is not None and partitions.num_columns == 0:
+        partitions = None
+    full = _arrow_schema(schema, "schema") if not infer_schema else None
+    hints = _arrow_schema(schema if infer_schema else schema_hints, "schema")
+    if infer_schema and schema_hints is not None:
+        extra = _arrow_schema(schema_hints, "schema_hints")
+        hints = extra if hints is None else pa.unify_schemas([hints, extra])
+    s3 = (io_config or IOConfig()).s3.to_options()
+    plan = _core.PyPlan.scan(fmt, files, sizes, options or {}, full, hints, partitions, s3)
+    return DataFrame(plan)
+
+
+def read_parquet(
+    path: str | os.PathLike[str] | list,
+    infer_schema: bool = True,
+    schema: dict | None = None,
+    io_config: IOConfig | None = None,
+    hive_partitioning: bool = False,
+    schema_hints: dict | None = None,
+) -> DataFrame:
+    """A lazy DataFrame over Parquet files: a path, a directory (its ``*.parquet`` files,
+    recursively), a glob (``data/*.parquet``, ``**`` recursive), an ``s3://`` URL or glob (with
+    ``io_config``), or a list of them. The schema comes from the first file's footer; nothing else
+    is read until the query runs, and then only the columns, row groups and rows it needs:
+    filters are evaluated inside the scan and row groups whose min/max statistics rule the filter
+    out are skipped; a ``limit`` stops reading early.
+
+    - ``schema`` / ``schema_hints``: ``{column: DataType}``; with ``infer_schema=True`` these types
+      override the files' (values are cast; a value that does not convert fails the query naming
+      the file and column); with ``infer_schema=False`` ``schema`` is taken as the files' schema.
+    - ``hive_partitioning``: ``key=value`` directories become columns (int64, float64 or string);
+      filters on them drop whole files before any is opened.
+
+    Errors: ``KetchFileNotFoundError`` when a path or glob matches nothing; ``KetchIOError`` naming
+    the file when it is not valid Parquet (or is truncated).
+    """
+    return scan(
+        "parquet",
+        path,
+        caller="read_parquet",
+        infer_schema=infer_schema,
+        schema=schema,
+        schema_hints=schema_hints,
+        hive_partitioning=hive_partitioning,
+        io_config=io_config,
+    )
+
+
+def _char(value: str | None, name: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str) or len(value) != 1:
+        raise ValueError(f"read_csv: {name} must be a single character, got {value!r}")
+    return value
+
+
+def read_csv(
+    path: str | os.PathLike[str] | list,
+    infer_schema: bool = True,
+    schema: dict | None = None,
+    has_headers: bool = True,
+    delimiter: str | None = None,
+    double_quote: bool = True,
+    quote: str | None = None,
+    escape_char: str | None = None,
+    comment: str | None = None,
+    allow_variable_columns: bool = False,
+    io_config: IOConfig | None = None,
+    hive_partitioning: bool = False,
+    schema_hints: dict | None = None,
+) -> DataFrame:
+    """A lazy DataFrame over CSV files (paths, directories of ``*.csv``/``*.tsv``, globs, ``s3://``).
+    Types are inferred by Arrow's CSV reader from the first file's first MiB (int64, float64,
+    bool, date32, timestamp, string); ``schema``/``schema_hints`` override them. Empty fields are
+    null. ``has_headers=False`` names the columns ``column_1``, ``column_2``, ... Options:
+    ``delimiter`` (default ``,``), ``quote`` (default ``"``), ``escape_char`` (none by default),
+    ``double_quote`` (``""`` inside quotes is one quote), ``allow_variable_columns`` (short rows
+    padded with nulls, extra fields dropped; otherwise such a row fails the query naming the file
+    and row). Filters, column selection and limits are pushed into the reader; each file is one
+    scan task. ``comment`` is not supported (Arrow's CSV reader has no comment lines).
+    """
+    from ketch.errors import KetchNotImplementedError
+
+    if comment is not None:
+        raise KetchNotImplementedError("read_csv(comment=...) is not supported: Arrow's CSV reader has no comments")
+    options = {
+        "has_header": "true" if has_headers else "false",
+        "delimiter": _char(delimiter, "delimiter") or ",",
+        "quote": _char(quote, "quote") or '"',
+        "escape": _char(escape_char, "escape_char"),
+        "double_quote": "true" if double_quote else "false",
+        "allow_variable_columns": "true" if allow_variable_columns else "false",
+    }
+    return scan(
+        "csv",
+        path,
+        caller="read_csv",
+        infer_schema=infer_schema,
+        schema=schema,
+        schema_hints=schema_hints,
+        hive_partitioning=hive_partitioning,
+        io_config=io_config,
+        options=options,
+    )
+
+
+def read_json(
+    path: str | os.PathLike[str] | list,
+    infer_schema: bool = True,
+    schema: dict | None = None,
+    io_config: IOConfig | None = None,
+    hive_partitioning: bool = False,
+    schema_hints: dict | None = None,
+) -> DataFrame:
+    """A lazy DataFrame over newline-delimited JSON files (one object per line; paths,
+    directories of ``*.json``/``*.jsonl``/``*.ndjson``, globs, ``s3://``). Types are inferred by
+    Arrow's JSON reader from the first file's first MiB (int64, float64, bool, string, list,
+    struct); ``schema``/``schema_hints`` override them; fields not in the schema are ignored. A
+    line that is not JSON fails the query naming the file. Filters, column selection and limits
+    are pushed into the reader."""
+    return scan(
+        "json",
+        path,
+        caller="read_json",
+        infer_schema=infer_schema,
+        schema=schema,
+        schema_hints=schema_hints,
+        hive_partitioning=hive_partitioning,
+        io_config=io_config,
+    )
