@@ -100,7 +100,7 @@ def test_projection_and_filter_pushdown_in_optimized_plan(parquet_dir):
     assert 'Filter pushdown = ((col(x) > lit(0.5)) & (col(cat) == lit("red")))' in optimized
     assert "Num files = 3" in optimized
     assert "Filter:" not in optimized  # the filter moved into the scan
-    assert "ParquetScan" in physical
+    assert "ScanParquet" in physical
 
     expected = pa.concat_tables(tables)
     mask = pc.and_kleene(pc.greater(expected["x"], 0.5), pc.equal(expected["cat"], "red"))

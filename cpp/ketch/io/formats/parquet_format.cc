@@ -21,8 +21,9 @@ void CollectLeaves(const parquet::arrow::SchemaField& field, std::vector<int>* o
 std::vector<int> LeavesOf(const parquet::SchemaDescriptor& schema, const std::string& name) {
   std::vector<int> out;
   for (int i = 0; i < schema.num_columns(); ++i) {
-    const auto& path = schema.Column(i)->path()->ToDotVector();
-    if (!path.empty() && path[0] == name) out.push_back(i);
+    const auto column_path = schema.Column(i)->path();  // keep alive: ToDotVector may borrow from it
+    const std::vector<std::string> parts = column_path->ToDotVector();
+    if (!parts.empty() && parts[0] == name) out.push_back(i);
   }
   return out;
 }
