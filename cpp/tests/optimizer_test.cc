@@ -75,7 +75,7 @@ TEST(Optimizer, DisabledRulesDoNotRun) {
   LogicalPlanPtr plan;
   ASSERT_OK_AND_ASSIGN(plan, LogicalPlan::Filter(Scan(), Gt("a", 3)));
   LogicalPlanPtr optimized;
-  ASSERT_OK_AND_ASSIGN(optimized, Optimizer({"PushDownFilter"}).Optimize(plan));
+  ASSERT_OK_AND_ASSIGN(optimized, Optimizer({"PushDownFilter", "MaterializeScanTasks"}).Optimize(plan));
   EXPECT_EQ(optimized->kind(), LogicalKind::kFilter);
 }
 

@@ -14,8 +14,8 @@ struct ScanMetrics {
   std::atomic<int64_t> files_pruned{0};       ///< skipped by partition values
   std::atomic<int64_t> row_groups_read{0};    ///< Parquet row groups decoded
   std::atomic<int64_t> row_groups_pruned{0};  ///< skipped by min/max statistics
-  std::atomic<int64_t> bytes_read{0};         ///< bytes fetched from files (footers read at planning excluded)
-  std::atomic<int64_t> rows_read{0};          ///< rows decoded, before the pushed filter
+  std::atomic<int64_t> bytes_read{0};  ///< bytes fetched from files (footers read at planning excluded)
+  std::atomic<int64_t> rows_read{0};   ///< rows decoded, before the pushed filter
 };
 
 }  // namespace ketch

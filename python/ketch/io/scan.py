@@ -208,7 +208,9 @@ def read_csv(
     from ketch.errors import KetchNotImplementedError
 
     if comment is not None:
-        raise KetchNotImplementedError("read_csv(comment=...) is not supported: Arrow's CSV reader has no comments")
+        raise KetchNotImplementedError(
+            "read_csv(comment=...) is not supported: Arrow's CSV reader has no comments"
+        )
     options = {
         "has_header": "true" if has_headers else "false",
         "delimiter": _char(delimiter, "delimiter") or ",",

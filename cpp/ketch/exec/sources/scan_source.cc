@@ -54,7 +54,8 @@ ScanSource::ScanSource(ScanInfo info, std::shared_ptr<arrow::Schema> output_sche
       executor_(executor),
       parallel_tasks_(std::max(1, parallel_tasks)) {
   const int num_data = info_.file_schema->num_fields() - info_.partition_schema->num_fields();
-  arrow::FieldVector data_fields(info_.file_schema->fields().begin(), info_.file_schema->fields().begin() + num_data);
+  arrow::FieldVector data_fields(info_.file_schema->fields().begin(),
+                                 info_.file_schema->fields().begin() + num_data);
   data_schema_ = arrow::schema(data_fields);
   std::set<std::string> needed;
   for (const auto& field : output_schema_->fields()) needed.insert(field->name());
@@ -66,7 +67,8 @@ ScanSource::ScanSource(ScanInfo info, std::shared_ptr<arrow::Schema> output_sche
   if (read_columns_.empty() && !data_fields.empty()) read_columns_.push_back(data_fields[0]->name());
 }
 
-arrow::Result<ScanSource::Piece> ScanSource::Process(const ScanTask& task, std::shared_ptr<arrow::RecordBatch> batch,
+arrow::Result<ScanSource::Piece> ScanSource::Process(const ScanTask& task,
+                                                     std::shared_ptr<arrow::RecordBatch> batch,
                                                      int64_t offset) const {
   const ScanFile& file = info_.files[task.file];
   // Data columns with the scan's types (schema hints, or a later file storing another width).
@@ -89,7 +91,8 @@ arrow::Result<ScanSource::Piece> ScanSource::Process(const ScanTask& task, std::
   }
   for (int i = 0; i < info_.partition_schema->num_fields(); ++i) {
     const auto& field = info_.partition_schema->field(i);
-    ARROW_ASSIGN_OR_RAISE(auto column, arrow::MakeArrayFromScalar(*file.partition_values[i], batch->num_rows()));
+    ARROW_ASSIGN_OR_RAISE(auto column,
+                          arrow::MakeArrayFromScalar(*file.partition_values[i], batch->num_rows()));
     fields.push_back(field);
     columns.push_back(std::move(column));
   }
@@ -97,7 +100,8 @@ arrow::Result<ScanSource::Piece> ScanSource::Process(const ScanTask& task, std::
   Piece piece;
   piece.first_row = offset;
   if (info_.filter) {
-    ARROW_ASSIGN_OR_RAISE(auto mask, Evaluate(*info_.filter, *full, EvalContext{offset, full->num_rows(), nullptr}));
+    ARROW_ASSIGN_OR_RAISE(auto mask,
+                          Evaluate(*info_.filter, *full, EvalContext{offset, full->num_rows(), nullptr}));
     ARROW_ASSIGN_OR_RAISE(auto filtered, arrow::compute::Filter(full, mask));
     full = filtered.record_batch();
     ARROW_ASSIGN_OR_RAISE(piece.source_rows, FilterRowIds(offset, mask));
@@ -112,7 +116,8 @@ arrow::Result<ScanSource::Piece> ScanSource::Process(const ScanTask& task, std::
 }
 
 arrow::Status ScanSource::ReadTask(const ScanTask& task, int64_t base_row,
-                                   const std::function<arrow::Status(Piece)>& on_piece, int64_t* rows_read) const {
+                                   const std::function<arrow::Status(Piece)>& on_piece,
+                                   int64_t* rows_read) const {
   const ScanFile& file = info_.files[task.file];
   std::shared_ptr<arrow::RecordBatchReader> reader;
   switch (info_.format) {
@@ -129,17 +134,19 @@ arrow::Status ScanSource::ReadTask(const ScanTask& task, int64_t base_row,
         for (int i = 0; i < metadata->num_row_groups(); ++i) row_groups.push_back(i);
       }
       metrics_->row_groups_read += static_cast<int64_t>(row_groups.size());
-      ARROW_ASSIGN_OR_RAISE(reader, io::OpenParquetRowGroups(file.path, info_.s3, metadata, row_groups, read_columns_,
-                                                             batch_rows_, !parallel_, &metrics_->bytes_read));
+      ARROW_ASSIGN_OR_RAISE(reader,
+                            io::OpenParquetRowGroups(file.path, info_.s3, metadata, row_groups, read_columns_,
+                                                     batch_rows_, !parallel_, &metrics_->bytes_read));
       break;
     }
     case FileFormat::kCsv: {
-      ARROW_ASSIGN_OR_RAISE(reader,
-                            io::OpenCsv(file.path, info_.csv, data_schema_, read_columns_, info_.s3, &metrics_->bytes_read));
+      ARROW_ASSIGN_OR_RAISE(reader, io::OpenCsv(file.path, info_.csv, data_schema_, read_columns_, info_.s3,
+                                                &metrics_->bytes_read));
       break;
     }
     case FileFormat::kJson: {
-      ARROW_ASSIGN_OR_RAISE(reader, io::OpenJson(file.path, data_schema_, read_columns_, info_.s3, &metrics_->bytes_read));
+      ARROW_ASSIGN_OR_RAISE(
+          reader, io::OpenJson(file.path, data_schema_, read_columns_, info_.s3, &metrics_->bytes_read));
       break;
     }
   }
@@ -224,7 +231,8 @@ arrow::Status ScanSource::ProduceParallel(const std::vector<ScanTask>& tasks, co
     in_flight.pop_front();
     const auto& result = future.result();
     if (!result.ok()) {
-      status = WithPath(result.status(), Lower(FileFormatName(info_.format)), info_.files[tasks[index].file].path);
+      status =
+          WithPath(result.status(), Lower(FileFormatName(info_.format)), info_.files[tasks[index].file].path);
       break;
     }
     for (const auto& piece : *result) {

@@ -29,9 +29,10 @@ class ScanSource : public Source {
     std::shared_ptr<arrow::Int64Array> source_rows;
   };
   // Reads one task; `on_piece` gets each processed batch. `base_row` numbers its first row.
-  arrow::Status ReadTask(const ScanTask& task, int64_t base_row, const std::function<arrow::Status(Piece)>& on_piece,
-                         int64_t* rows_read) const;
-  arrow::Result<Piece> Process(const ScanTask& task, std::shared_ptr<arrow::RecordBatch> batch, int64_t offset) const;
+  arrow::Status ReadTask(const ScanTask& task, int64_t base_row,
+                         const std::function<arrow::Status(Piece)>& on_piece, int64_t* rows_read) const;
+  arrow::Result<Piece> Process(const ScanTask& task, std::shared_ptr<arrow::RecordBatch> batch,
+                               int64_t offset) const;
   arrow::Status ProduceSequential(const std::vector<ScanTask>& tasks, const Emit& emit);
   arrow::Status ProduceParallel(const std::vector<ScanTask>& tasks, const Emit& emit);
   arrow::Status EmitPiece(Piece piece, const Emit& emit);

@@ -33,7 +33,8 @@ class CountingFile : public arrow::io::RandomAccessFile {
     if (n.ok()) *counter_ += *n;
     return n;
   }
-  arrow::Result<std::shared_ptr<arrow::Buffer>> CountBuffer(arrow::Result<std::shared_ptr<arrow::Buffer>> buffer) {
+  arrow::Result<std::shared_ptr<arrow::Buffer>> CountBuffer(
+      arrow::Result<std::shared_ptr<arrow::Buffer>> buffer) {
     if (buffer.ok()) *counter_ += (*buffer)->size();
     return buffer;
   }

@@ -105,7 +105,8 @@ int64_t ParquetRowGroupBytes(const parquet::FileMetaData& metadata, int row_grou
     return bytes;
   }
   for (const auto& name : columns) {
-    for (int leaf : LeavesOf(*metadata.schema(), name)) bytes += rg->ColumnChunk(leaf)->total_compressed_size();
+    for (int leaf : LeavesOf(*metadata.schema(), name))
+      bytes += rg->ColumnChunk(leaf)->total_compressed_size();
   }
   return bytes;
 }

@@ -30,10 +30,9 @@ arrow::Result<std::vector<std::string>> HeaderlessNames(const std::string& path,
   auto read = arrow::csv::ReadOptions::Defaults();
   read.use_threads = false;
   read.autogenerate_column_names = true;
-  ARROW_ASSIGN_OR_RAISE(auto reader,
-                        arrow::csv::StreamingReader::Make(arrow::io::default_io_context(), file, read,
-                                                          CsvParseOptions(options),
-                                                          arrow::csv::ConvertOptions::Defaults()));
+  ARROW_ASSIGN_OR_RAISE(auto reader, arrow::csv::StreamingReader::Make(
+                                         arrow::io::default_io_context(), file, read,
+                                         CsvParseOptions(options), arrow::csv::ConvertOptions::Defaults()));
   std::vector<std::string> names;
   for (int i = 0; i < reader->schema()->num_fields(); ++i) names.push_back("column_" + std::to_string(i + 1));
   return names;
@@ -44,32 +43,31 @@ arrow::Result<std::shared_ptr<arrow::RecordBatchReader>> MakeCsvReader(
     const std::vector<std::string>& names, const S3Config& s3, std::atomic<int64_t>* bytes_read) {
   ARROW_ASSIGN_OR_RAISE(auto file, OpenInputFile(path, s3, bytes_read));
   auto read = arrow::csv::ReadOptions::Defaults();
-  read.use_threads = true;
+  read.use_threads = false;  // serial parsing names a bad row ("Row #N", counting the header)
   if (!options.has_header) read.column_names = names;
   convert.strings_can_be_null = true;
-  ARROW_ASSIGN_OR_RAISE(auto reader, arrow::csv::StreamingReader::Make(arrow::io::default_io_context(), file,
-                                                                       read, CsvParseOptions(options), convert));
+  ARROW_ASSIGN_OR_RAISE(auto reader,
+                        arrow::csv::StreamingReader::Make(arrow::io::default_io_context(), file, read,
+                                                          CsvParseOptions(options), convert));
   return reader;
 }
 
 }  // namespace
 
-arrow::Result<std::shared_ptr<arrow::Schema>> InferCsvSchema(const std::string& path, const CsvOptions& options,
-                                                             const S3Config& s3) {
+arrow::Result<std::shared_ptr<arrow::Schema>> InferCsvSchema(const std::string& path,
+                                                             const CsvOptions& options, const S3Config& s3) {
   std::vector<std::string> names;
   if (!options.has_header) {
     ARROW_ASSIGN_OR_RAISE(names, HeaderlessNames(path, options, s3));
   }
-  ARROW_ASSIGN_OR_RAISE(auto reader,
-                        MakeCsvReader(path, options, arrow::csv::ConvertOptions::Defaults(), names, s3, nullptr));
+  ARROW_ASSIGN_OR_RAISE(
+      auto reader, MakeCsvReader(path, options, arrow::csv::ConvertOptions::Defaults(), names, s3, nullptr));
   return reader->schema();
 }
 
-arrow::Result<std::shared_ptr<arrow::RecordBatchReader>> OpenCsv(const std::string& path,
-                                                                 const CsvOptions& options,
-                                                                 const std::shared_ptr<arrow::Schema>& schema,
-                                                                 const std::vector<std::string>& columns,
-                                                                 const S3Config& s3, std::atomic<int64_t>* bytes_read) {
+arrow::Result<std::shared_ptr<arrow::RecordBatchReader>> OpenCsv(
+    const std::string& path, const CsvOptions& options, const std::shared_ptr<arrow::Schema>& schema,
+    const std::vector<std::string>& columns, const S3Config& s3, std::atomic<int64_t>* bytes_read) {
   auto convert = arrow::csv::ConvertOptions::Defaults();
   for (const auto& field : schema->fields()) convert.column_types[field->name()] = field->type();
   convert.include_columns = columns;
@@ -82,16 +80,14 @@ arrow::Result<std::shared_ptr<arrow::Schema>> InferJsonSchema(const std::string&
   ARROW_ASSIGN_OR_RAISE(auto file, OpenInputFile(path, s3));
   auto read = arrow::json::ReadOptions::Defaults();
   read.use_threads = false;
-  ARROW_ASSIGN_OR_RAISE(auto reader, arrow::json::StreamingReader::Make(
-                                         file, read, arrow::json::ParseOptions::Defaults()));
+  ARROW_ASSIGN_OR_RAISE(
+      auto reader, arrow::json::StreamingReader::Make(file, read, arrow::json::ParseOptions::Defaults()));
   return reader->schema();
 }
 
-arrow::Result<std::shared_ptr<arrow::RecordBatchReader>> OpenJson(const std::string& path,
-                                                                  const std::shared_ptr<arrow::Schema>& schema,
-                                                                  const std::vector<std::string>& columns,
-                                                                  const S3Config& s3,
-                                                                  std::atomic<int64_t>* bytes_read) {
+arrow::Result<std::shared_ptr<arrow::RecordBatchReader>> OpenJson(
+    const std::string& path, const std::shared_ptr<arrow::Schema>& schema,
+    const std::vector<std::string>& columns, const S3Config& s3, std::atomic<int64_t>* bytes_read) {
   ARROW_ASSIGN_OR_RAISE(auto file, OpenInputFile(path, s3, bytes_read));
   auto read = arrow::json::ReadOptions::Defaults();
   read.use_threads = true;

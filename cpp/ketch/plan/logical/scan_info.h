@@ -28,11 +28,11 @@ struct ScanFile {
 /// A unit of scan work: a whole file, or some row groups of one Parquet file (several small files
 /// merged into one task are listed as several tasks with the same `group`).
 struct ScanTask {
-  int32_t file = 0;              ///< index into ScanInfo::files
-  std::vector<int> row_groups;   ///< Parquet: the row groups to read; empty for CSV/JSON (whole file)
-  int64_t first_row = -1;        ///< source row number of the task's first row; -1 = count at run time
-  int64_t num_rows = -1;         ///< -1 = unknown (CSV/JSON)
-  int64_t size_bytes = 0;        ///< estimated bytes read (compressed column chunks / file size)
+  int32_t file = 0;             ///< index into ScanInfo::files
+  std::vector<int> row_groups;  ///< Parquet: the row groups to read; empty for CSV/JSON (whole file)
+  int64_t first_row = -1;       ///< source row number of the task's first row; -1 = count at run time
+  int64_t num_rows = -1;        ///< -1 = unknown (CSV/JSON)
+  int64_t size_bytes = 0;       ///< estimated bytes read (compressed column chunks / file size)
 };
 
 /// The scan tasks of a scan, made by the optimizer's last rule after every pushdown, with the
@@ -40,11 +40,11 @@ struct ScanTask {
 struct ScanTasks {
   std::vector<ScanTask> tasks;
   std::vector<std::shared_ptr<parquet::FileMetaData>> metadata;  ///< per file (Parquet; footers read once)
-  std::string reason;               ///< why this many tasks, for explain
-  int64_t files_pruned = 0;         ///< by partition values
-  int64_t row_groups_total = 0;     ///< in the files not pruned
-  int64_t row_groups_pruned = 0;    ///< by min/max statistics
-  int64_t limit_skipped_row_groups = 0;  ///< not needed to reach a pushed limit
+  std::string reason;                                            ///< why this many tasks, for explain
+  int64_t files_pruned = 0;                                      ///< by partition values
+  int64_t row_groups_total = 0;                                  ///< in the files not pruned
+  int64_t row_groups_pruned = 0;                                 ///< by min/max statistics
+  int64_t limit_skipped_row_groups = 0;                          ///< not needed to reach a pushed limit
 };
 
 /// What a file scan reads, including what the optimizer pushed into it.
@@ -59,7 +59,7 @@ struct ScanInfo {
   ExprPtr filter;                                   ///< filter pushdown; nullptr = none
   int64_t limit = -1;                               ///< limit pushdown (rows after the filter); -1 = none
   CsvOptions csv;
-  io::S3Config s3;  ///< for s3:// paths
+  io::S3Config s3;                         ///< for s3:// paths
   std::shared_ptr<const ScanTasks> tasks;  ///< set by MaterializeScanTasks; null before
 };
 

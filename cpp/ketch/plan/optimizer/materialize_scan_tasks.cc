@@ -124,7 +124,8 @@ struct RowGroupUnit {
   int64_t bytes;
 };
 
-arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTaskSizing& sizing, bool expensive) {
+arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTaskSizing& sizing,
+                                          bool expensive) {
   ScanInfo info = scan.scan();
   auto tasks = std::make_shared<ScanTasks>();
   std::vector<ExprPtr> conjuncts;
@@ -164,14 +165,16 @@ arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTas
     for (int32_t f : kept) {
       const std::string path = info.files[f].path;
       const io::S3Config s3 = info.s3;
-      ARROW_ASSIGN_OR_RAISE(auto future, executor->Submit([path, s3] { return io::ReadParquetMetadata(path, s3); }));
+      ARROW_ASSIGN_OR_RAISE(auto future,
+                            executor->Submit([path, s3] { return io::ReadParquetMetadata(path, s3); }));
       futures.push_back(std::move(future));
     }
     arrow::Status first_error;
     for (size_t k = 0; k < kept.size(); ++k) {
       const auto& result = futures[k].result();
       if (!result.ok()) {
-        if (first_error.ok()) first_error = result.status().WithMessage("read_parquet: ", result.status().message());
+        if (first_error.ok())
+          first_error = result.status().WithMessage("read_parquet: ", result.status().message());
         continue;
       }
       tasks->metadata[kept[k]] = *result;
@@ -194,7 +197,8 @@ arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTas
       bool skip = false;
       for (const auto& conjunct : conjuncts) {
         if (conjunct->HasUdf()) continue;
-        if (CannotMatch(*conjunct, [&](const std::string& column) { return RowGroupStats(metadata, rg, column); })) {
+        if (CannotMatch(*conjunct,
+                        [&](const std::string& column) { return RowGroupStats(metadata, rg, column); })) {
           skip = true;
           break;
         }
@@ -215,8 +219,8 @@ arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTas
   int64_t total_bytes = 0;
   for (const auto& u : units) total_bytes += u.bytes;
   const int64_t wanted_tasks = expensive ? 2LL * std::max(1, sizing.workers) : 1;
-  const int64_t target =
-      expensive ? std::clamp<int64_t>(total_bytes / wanted_tasks, 1, sizing.max_size_bytes) : sizing.min_size_bytes;
+  const int64_t target = expensive ? std::clamp<int64_t>(total_bytes / wanted_tasks, 1, sizing.max_size_bytes)
+                                   : sizing.min_size_bytes;
   // Greedy: consecutive row groups of one file share a task until it reaches the target (or the
   // next one would pass the maximum).
   for (size_t i = 0; i < units.size(); ++i) {
@@ -242,8 +246,8 @@ arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTas
       tasks->tasks.push_back(std::move(task));
     }
   }
-  std::string reason = files_text + ", " + std::to_string(units.size()) + " row groups, " + Megabytes(total_bytes) +
-                       " to read; ";
+  std::string reason = files_text + ", " + std::to_string(units.size()) + " row groups, " +
+                       Megabytes(total_bytes) + " to read; ";
   if (expensive) {
     reason += "split by row group for " + std::to_string(sizing.workers) +
               " workers x 2 (UDFs, URL or image kernels run above the scan), at most " +
@@ -266,7 +270,8 @@ arrow::Result<Transformed> MaterializeScanTasks::Apply(const LogicalPlanPtr& pla
   return Visit(plan, false);
 }
 
-arrow::Result<Transformed> MaterializeScanTasks::Visit(const LogicalPlanPtr& plan, bool expensive_above) const {
+arrow::Result<Transformed> MaterializeScanTasks::Visit(const LogicalPlanPtr& plan,
+                                                       bool expensive_above) const {
   if (plan->kind() == LogicalKind::kScan) {
     ARROW_ASSIGN_OR_RAISE(auto scan, Materialize(*plan, sizing_, expensive_above));
     return Transformed{scan, true};

@@ -10,7 +10,8 @@ bool IsIdentity(const LogicalPlan& project) {
   if (static_cast<int>(project.exprs().size()) != input_schema.num_fields()) return false;
   for (size_t i = 0; i < project.exprs().size(); ++i) {
     const auto& e = project.exprs()[i];
-    if (e->kind() != ExprKind::kColumn || e->name() != input_schema.field(static_cast<int>(i))->name()) return false;
+    if (e->kind() != ExprKind::kColumn || e->name() != input_schema.field(static_cast<int>(i))->name())
+      return false;
   }
   return true;
 }

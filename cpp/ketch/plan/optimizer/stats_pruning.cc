@@ -78,8 +78,8 @@ bool CannotMatch(const Expr& predicate, const StatsLookup& stats) {
   const Expr& e = *StripAlias(&predicate);
   if (e.kind() == ExprKind::kLiteral) {
     const auto& value = e.literal();
-    return !value->is_valid ||
-           (value->type->id() == arrow::Type::BOOL && !std::static_pointer_cast<arrow::BooleanScalar>(value)->value);
+    return !value->is_valid || (value->type->id() == arrow::Type::BOOL &&
+                                !std::static_pointer_cast<arrow::BooleanScalar>(value)->value);
   }
   if (e.kind() != ExprKind::kCall) return false;
   const auto& name = e.name();
@@ -97,9 +97,10 @@ bool CannotMatch(const Expr& predicate, const StatsLookup& stats) {
     if (!s || s->null_count < 0) return false;
     return name == "is_null" ? s->null_count == 0 : s->null_count == s->num_rows;
   }
-  static const std::set<std::string> kComparisons = {"equal",   "not_equal",    "less",
-                                                     "less_equal", "greater", "greater_equal"};
-  if (kComparisons.count(name) && args.size() == 2) return ComparisonCannotMatch(name, *args[0], *args[1], stats);
+  static const std::set<std::string> kComparisons = {"equal",      "not_equal", "less",
+                                                     "less_equal", "greater",   "greater_equal"};
+  if (kComparisons.count(name) && args.size() == 2)
+    return ComparisonCannotMatch(name, *args[0], *args[1], stats);
   return false;
 }
 
