@@ -2,7 +2,7 @@
 
 Each ``benchmarks/bench_<name>.py`` defines ``prepare(data_dir)`` (makes its input once, in Ketch's
 venv) and one function per engine, ``run_<engine>(data_dir) -> dict`` returning at least
-``{"rows": int, "check": float}``. Every case runs in its own subprocess, Ketch in ``.venv`` and the
+``{"rows": int, "check": float}``; an optional ``setup(engine)`` runs first, untimed (imports). Every case runs in its own subprocess, Ketch in ``.venv`` and the
 peers (Daft, Polars, DuckDB, pandas, Pillow) in ``benchmarks/.venv-peers``, best of ``--repeat``
 runs, wall-clock seconds and peak RSS (``ru_maxrss`` of the child). The harness prints a table of
 times and ratios to Ketch and writes ``benchmarks/results/<name>.json``. A module with several queries
@@ -65,6 +65,7 @@ def run_case(name: str, engine: str, data_dir: Path) -> dict:
         "import json, resource, sys, time, importlib.util;"
         f"spec = importlib.util.spec_from_file_location('b', {str(ROOT / f'bench_{name}.py')!r});"
         "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m);"
+        f"getattr(m, 'setup', lambda engine: None)({engine!r});"
         f"t = time.perf_counter(); out = m.run_{engine}({str(data_dir)!r});"
         "out['seconds'] = time.perf_counter() - t;"
         "out.setdefault('peak_rss_mb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024);"

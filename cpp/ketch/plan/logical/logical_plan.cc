@@ -257,6 +257,26 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Sort(LogicalPlanPtr input, SortSpec s
 }
 
 arrow::Result<LogicalPlanPtr> LogicalPlan::Aggregate(LogicalPlanPtr input, AggregateSpec spec) {
+  // Aggregations of computed inputs ((col(a) * col(b)).sum()): the inputs become columns of a
+  // projection below the aggregate; each aggregation keeps its output name.
+  std::vector<ExprPtr> computed;
+  for (auto& agg : spec.aggregations) {
+    const Expr* call = agg.get();
+    if (call->kind() == ExprKind::kAlias) call = call->children()[0].get();
+    if (call->kind() != ExprKind::kCall || call->name().rfind("agg_", 0) != 0 || call->children().size() != 1 ||
+        call->children()[0]->kind() == ExprKind::kColumn) {
+      continue;
+    }
+    const std::string name = "__agg_input_" + std::to_string(computed.size());
+    computed.push_back(Expr::Alias(call->children()[0], name));
+    agg = Expr::Alias(call->WithChildren({Expr::Column(name)}), agg->OutputName());
+  }
+  if (!computed.empty()) {
+    std::vector<ExprPtr> exprs;
+    for (const auto& field : input->schema()->fields()) exprs.push_back(Expr::Column(field->name()));
+    exprs.insert(exprs.end(), computed.begin(), computed.end());
+    ARROW_ASSIGN_OR_RAISE(input, Project(input, std::move(exprs)));
+  }
   arrow::FieldVector fields;
   std::set<std::string> seen;
   for (const auto& key : spec.group_by) {

@@ -218,9 +218,11 @@ arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTas
 
   int64_t total_bytes = 0;
   for (const auto& u : units) total_bytes += u.bytes;
-  const int64_t wanted_tasks = expensive ? 2LL * std::max(1, sizing.workers) : 1;
-  const int64_t target = expensive ? std::clamp<int64_t>(total_bytes / wanted_tasks, 1, sizing.max_size_bytes)
-                                   : sizing.min_size_bytes;
+  // Every worker gets a task to decode (two when the pipeline above is expensive), as far as row
+  // groups allow; otherwise row groups are merged up to the minimum task size.
+  const int64_t wanted_tasks = (expensive ? 2LL : 1LL) * std::max(1, sizing.workers);
+  const int64_t target = std::clamp<int64_t>(total_bytes / wanted_tasks, 1,
+                                             expensive ? sizing.max_size_bytes : sizing.min_size_bytes);
   // Greedy: consecutive row groups of one file share a task until it reaches the target (or the
   // next one would pass the maximum).
   for (size_t i = 0; i < units.size(); ++i) {
@@ -253,8 +255,9 @@ arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTas
               " workers x 2 (UDFs, URL or image kernels run above the scan), at most " +
               Megabytes(sizing.max_size_bytes) + " each";
   } else {
-    reason += "row groups merged up to " + Megabytes(sizing.min_size_bytes) + ", at most " +
-              Megabytes(sizing.max_size_bytes) + " per task (scan_tasks_min/max_size_bytes)";
+    reason += "row groups merged up to " + Megabytes(target) + " per task (scan_tasks_min_size_bytes " +
+              Megabytes(sizing.min_size_bytes) + ", or less to give each of " + std::to_string(sizing.workers) +
+              " workers a task), at most " + Megabytes(sizing.max_size_bytes);
   }
   if (tasks->limit_skipped_row_groups > 0) {
     reason += "; " + std::to_string(tasks->limit_skipped_row_groups) + " row groups past the limit skipped";

@@ -18,9 +18,11 @@ struct ScanTaskSizing {
 ///    before any is opened.
 ///  - Parquet: footers are read (in parallel); row groups whose min/max statistics prove the
 ///    pushed filter keeps nothing are dropped; with a pushed limit and no filter, row groups past
-///    the limit are dropped. The rest is cut into tasks of [min, max] bytes (compressed bytes of
-///    the columns read), split by row group; when the pipeline above the scan is expensive (Python
-///    UDFs, URL downloads, image kernels) tasks are cut smaller, to give every worker ≥ 2 tasks.
+///    the limit are dropped. The rest is cut into tasks of whole, consecutive row groups of one
+///    file: merged up to `min_size_bytes` (compressed bytes of the columns read) or less, so that
+///    each worker gets a task to decode; never past `max_size_bytes` (a larger file is split);
+///    when the pipeline above the scan is expensive (Python UDFs, URL downloads, image kernels),
+///    cut to give every worker >= 2 tasks.
 ///  - CSV and JSON: one task per file (their readers cannot start mid-file).
 /// `explain` shows the number of tasks and why.
 class MaterializeScanTasks : public OptimizerRule {
