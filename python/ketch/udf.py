@@ -70,7 +70,7 @@ def reraise_udf_error(error: BaseException) -> None:
         # stash bounded without dropping errors other queries are about to re-raise.
         while len(_errors) > 1024:
             _errors.pop(next(iter(_errors)))
-    clean = (message[:start] + message[end + 1 :]).strip()
+    clean = (message[:start].rstrip() + " " + message[end + 1 :].lstrip()).strip()
     raise UDFError(clean) from original
 
 

@@ -236,7 +236,15 @@ arrow::Result<std::shared_ptr<arrow::Array>> CallUdf(const Expr& expr, const arr
     const int64_t len = std::min(step, n - start);
     std::vector<std::shared_ptr<arrow::Array>> slice;
     for (const auto& arg : args) slice.push_back(arg->Slice(start, len));
-    ARROW_ASSIGN_OR_RAISE(auto out, expr.udf()->Call(slice, len));
+    auto called = expr.udf()->Call(slice, len);
+    if (!called.ok()) {
+      // Name the source rows of the failing call (after filters and re-chunking they are not the
+      // morsel's position).
+      const int64_t first = ctx.SourceRow(start), last = ctx.SourceRow(start + len - 1);
+      return called.status().WithMessage(called.status().message(), " (call on source rows ", first,
+                                         first == last ? "" : "..", first == last ? "" : std::to_string(last), ")");
+    }
+    auto out = *std::move(called);
     if (out->length() != len) {
       return arrow::Status::Invalid("UDF '", expr.name(), "' returned ", out->length(),
                                     " values for a batch of ", len, " rows");

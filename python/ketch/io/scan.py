@@ -5,13 +5,14 @@ scan (``ScanSource``) reads the files when the query runs."""
 from __future__ import annotations
 
 import os
+import re
 import urllib.parse
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from ketch import _core
-from ketch.errors import KetchFileNotFoundError
+from ketch.errors import KetchFileNotFoundError, KetchValueError
 from ketch.io.config import IOConfig
 from ketch.io.paths import expand_paths
 
@@ -64,10 +65,31 @@ def _partition_values(path: str) -> dict[str, str | None]:
     return out
 
 
+_INT = re.compile(r"[+-]?[0-9]+\Z")
+
+
+def _parse_int(value: str) -> int:
+    """An int64 written in ASCII decimal digits; Python's ``int`` alone would also take
+    ``1_000``, surrounding whitespace and non-ASCII digits, and values past int64."""
+    if not _INT.match(value):
+        raise ValueError(value)
+    number = int(value)
+    if not -(2**63) <= number < 2**63:
+        raise ValueError(value)
+    return number
+
+
+def _parse_float(value: str) -> float:
+    """A number as ``float`` reads it, except for ``_`` separators, whitespace and non-ASCII."""
+    if "_" in value or value != value.strip() or not value.isascii():
+        raise ValueError(value)
+    return float(value)
+
+
 def _infer_partition_column(values: list[str | None]) -> pa.Array:
     """int64 when every value is an integer, float64 when every one is a number, else string."""
     present = [v for v in values if v is not None]
-    for arrow_type, parse in ((pa.int64(), int), (pa.float64(), float)):
+    for arrow_type, parse in ((pa.int64(), _parse_int), (pa.float64(), _parse_float)):
         try:
             parsed = [None if v is None else parse(v) for v in values]
         except ValueError:
@@ -83,7 +105,7 @@ def hive_partitions(files: list[str], caller: str) -> pa.Table:
     keys = list(parsed[0])
     for f, values in zip(files, parsed):
         if list(values) != keys:
-            raise ValueError(
+            raise KetchValueError(
                 f"{caller}(hive_partitioning=True): '{f}' has partition keys {list(values)}, "
                 f"but '{files[0]}' has {keys}"
             )
@@ -127,9 +149,19 @@ def scan(
     if partitions is not None and partitions.num_columns == 0:
         partitions = None
     full = _arrow_schema(schema, "schema") if not infer_schema else None
-    hints = _arrow_schema(schema if infer_schema else schema_hints, "schema")
+    hints = _arrow_schema(
+        schema if infer_schema else schema_hints, "schema" if infer_schema else "schema_hints"
+    )
     if infer_schema and schema_hints is not None:
         extra = _arrow_schema(schema_hints, "schema_hints")
+        if hints is not None:
+            for field in extra:
+                i = hints.get_field_index(field.name)
+                if i >= 0 and not hints.field(i).type.equals(field.type):
+                    raise KetchValueError(
+                        f"{caller}: schema and schema_hints give column {field.name!r} different types "
+                        f"({hints.field(i).type} and {field.type})"
+                    )
         hints = extra if hints is None else pa.unify_schemas([hints, extra])
     s3 = (io_config or IOConfig()).s3.to_options()
     plan = _core.PyPlan.scan(fmt, files, sizes, options or {}, full, hints, partitions, s3)

@@ -18,6 +18,7 @@ Optimizer::Optimizer(std::set<std::string> disabled, int max_passes, ScanTaskSiz
   pushdown_rules_.push_back(std::make_unique<MergeProjections>());
   pushdown_rules_.push_back(std::make_unique<SimplifyExpressions>());
   split_ = std::make_unique<SplitUdfProjections>();
+  prune_after_split_ = std::make_unique<PushDownProjection>();
   scan_tasks_ = std::make_unique<MaterializeScanTasks>(sizing);
 }
 
@@ -43,6 +44,8 @@ arrow::Result<LogicalPlanPtr> Optimizer::Optimize(const LogicalPlanPtr& plan) co
   // After the pushdowns settled: UDFs and async I/O functions get projection nodes of their own,
   // then scans become scan tasks (they must see every pushed filter, column and limit).
   ARROW_ASSIGN_OR_RAISE(current, RunOnce(*split_, current));
+  // The split stages pass every column through; prune those no stage above reads.
+  ARROW_ASSIGN_OR_RAISE(current, RunOnce(*prune_after_split_, current));
   return RunOnce(*scan_tasks_, current);
 }
 

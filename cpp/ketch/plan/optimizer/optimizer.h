@@ -14,7 +14,8 @@ namespace ketch {
 ///  1. "simplify" once: SimplifyExpressions (constant folding, Boolean simplification).
 ///  2. "pushdown" to a fixpoint (at most `max_passes` passes): PushDownFilter, PushDownProjection,
 ///     PushDownLimit, MergeProjections, SimplifyExpressions.
-///  3. "split" once: SplitUdfProjections (UDFs and async I/O functions get projections of their own).
+///  3. "split" once: SplitUdfProjections (UDFs and async I/O functions get projections of their own),
+///     then PushDownProjection once more (the stages pass through only what is read above them).
 ///  4. "scan tasks" once, last: MaterializeScanTasks (partition and row-group pruning, task sizing).
 class Optimizer {
  public:
@@ -27,6 +28,7 @@ class Optimizer {
   std::vector<std::unique_ptr<OptimizerRule>> pushdown_rules_;
   std::unique_ptr<OptimizerRule> simplify_;
   std::unique_ptr<OptimizerRule> split_;
+  std::unique_ptr<OptimizerRule> prune_after_split_;
   std::unique_ptr<OptimizerRule> scan_tasks_;
   std::set<std::string> disabled_;
   int max_passes_;

@@ -25,6 +25,19 @@ ExprPtr PlainColumn(const ExprPtr& expr) {
   return nullptr;
 }
 
+bool Cheap(const Expr& expr) {
+  if (expr.kind() == ExprKind::kUdf) return false;
+  if (expr.kind() == ExprKind::kCall &&
+      (expr.name().rfind("url_", 0) == 0 || expr.name().rfind("image_", 0) == 0 ||
+       expr.name().rfind("file_", 0) == 0)) {
+    return false;
+  }
+  for (const auto& child : expr.children()) {
+    if (!Cheap(*child)) return false;
+  }
+  return true;
+}
+
 ExprPtr And(ExprPtr a, ExprPtr b) { return Expr::Call("and_kleene", {std::move(a), std::move(b)}); }
 
 void SplitConjuncts(const ExprPtr& expr, std::vector<ExprPtr>* out) {
@@ -108,7 +121,12 @@ arrow::Result<Transformed> PushOnce(const LogicalPlanPtr& plan) {
       for (const auto& expr : input->exprs()) {
         if (!used.count(expr->OutputName())) continue;
         auto column = PlainColumn(expr);
-        if (!column) return Transformed{plan, false};
+        if (!column) {
+          // A cheap expression is recomputed below the projection (col(a) + 2 > 7 reaches the
+          // scan); UDFs, downloads and image kernels are not run twice.
+          if (!Cheap(*expr)) return Transformed{plan, false};
+          column = expr->kind() == ExprKind::kAlias ? expr->children()[0] : expr;
+        }
         mapping[expr->OutputName()] = column;
       }
       ARROW_ASSIGN_OR_RAISE(auto filter,
