@@ -194,15 +194,30 @@ arrow::Status ScanSource::ProduceSequential(const std::vector<ScanTask>& tasks, 
   return arrow::Status::OK();
 }
 
-arrow::Status ScanSource::ProduceParallel(const std::vector<ScanTask>& tasks, const Emit& emit) {
-  // Each task is decoded whole on the executor; up to `parallel_tasks_` run ahead of the one being
-  // emitted. Every submitted task is waited for before returning (they read `this`).
+arrow::Status ScanSource::ProduceParallel(const std::vector<ScanTask>& scan_tasks, const Emit& emit) {
+  // Decoding goes row group by row group (a task's row groups are consecutive), up to
+  // `parallel_tasks_` of them on the executor ahead of the one being emitted: memory holds a few
+  // decoded row groups, not whole tasks. Every submitted read is waited for before returning
+  // (they read `this`).
+  std::vector<ScanTask> tasks;
+  for (const auto& task : scan_tasks) {
+    const auto& metadata = info_.tasks->metadata[task.file];
+    int64_t first_row = task.first_row;
+    for (int rg : task.row_groups) {
+      ScanTask unit = task;
+      unit.row_groups = {rg};
+      unit.first_row = first_row;
+      unit.num_rows = metadata->RowGroup(rg)->num_rows();
+      first_row += unit.num_rows;
+      tasks.push_back(std::move(unit));
+    }
+  }
+  metrics_->scan_tasks += static_cast<int64_t>(scan_tasks.size());
   using Output = std::vector<Piece>;
   std::deque<std::pair<size_t, arrow::Future<Output>>> in_flight;
   size_t next = 0;
   std::atomic<bool> stop{false};
   auto submit = [&](size_t i) -> arrow::Status {
-    metrics_->scan_tasks++;
     ARROW_ASSIGN_OR_RAISE(auto future, executor_->Submit([this, &tasks, &stop, i]() -> arrow::Result<Output> {
       Output out;
       if (stop.load()) return out;
