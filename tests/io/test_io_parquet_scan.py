@@ -111,16 +111,21 @@ def test_random_predicates_match_pyarrow(sorted_file):
     for _ in range(25):
         name = rng.choice(list(ops))
         value = rng.randrange(-100, N + 100)
-        expr = {"<": col("a") < value, "<=": col("a") <= value, ">": col("a") > value, ">=": col("a") >= value}.get(
-            name, col("a") == value
-        )
+        expr = {
+            "<": col("a") < value,
+            "<=": col("a") <= value,
+            ">": col("a") > value,
+            ">=": col("a") >= value,
+        }.get(name, col("a") == value)
         got = ketch.read_parquet(path).where(expr).select("a").to_arrow().column("a")
         want = table.filter(ops[name](table.column("a"), value)).column("a")
         assert got.to_pylist() == want.to_pylist(), (name, value)
 
 
 def test_parallel_row_groups_keep_order_and_row_numbers(tmp_path):
-    table = pa.table({"a": pa.array(range(50_000), pa.int64()), "b": pa.array([i % 97 for i in range(50_000)])})
+    table = pa.table(
+        {"a": pa.array(range(50_000), pa.int64()), "b": pa.array([i % 97 for i in range(50_000)])}
+    )
     path = str(tmp_path / "many.parquet")
     pq.write_table(table, path, row_group_size=1_000)
     with ketch.execution_config_ctx(num_compute_threads=4, morsel_size_rows=700):
@@ -169,7 +174,9 @@ def test_expensive_pipeline_gets_tasks_for_every_worker(tmp_path):
         assert expensive.count_rows() == 64_000
         cheap = optimized(ketch.read_parquet(path).where(col("url") != ""))
         assert "Scan tasks = 3 " in cheap
-        download = optimized(ketch.read_parquet(path).with_column("b", col("url").url.download(on_error="null")))
+        download = optimized(
+            ketch.read_parquet(path).with_column("b", col("url").url.download(on_error="null"))
+        )
         assert "Scan tasks = 6 " in download
 
 
@@ -180,7 +187,9 @@ def test_small_row_groups_are_merged_and_large_files_split(tmp_path):
     with ketch.execution_config_ctx(num_compute_threads=2):
         text = optimized(ketch.read_parquet(path))
         assert "Scan tasks = 2 " in text  # merged, one per worker
-    with ketch.execution_config_ctx(num_compute_threads=1, scan_tasks_min_size_bytes=1, scan_tasks_max_size_bytes=4_000):
+    with ketch.execution_config_ctx(
+        num_compute_threads=1, scan_tasks_min_size_bytes=1, scan_tasks_max_size_bytes=4_000
+    ):
         df = ketch.read_parquet(path)
         text = optimized(df)
         tasks = int(text.split("Scan tasks = ")[1].split(" ")[0])
@@ -192,7 +201,9 @@ def test_small_row_groups_are_merged_and_large_files_split(tmp_path):
 
 
 def test_files_with_evolved_types_and_schema_hints(tmp_path):
-    pq.write_table(pa.table({"x": pa.array([1, 2], pa.int64()), "y": ["a", "b"]}), str(tmp_path / "p0.parquet"))
+    pq.write_table(
+        pa.table({"x": pa.array([1, 2], pa.int64()), "y": ["a", "b"]}), str(tmp_path / "p0.parquet")
+    )
     pq.write_table(pa.table({"x": pa.array([3], pa.int32()), "y": ["c"]}), str(tmp_path / "p1.parquet"))
     out = ketch.read_parquet(str(tmp_path)).to_arrow()
     assert out.schema.field("x").type == pa.int64()
@@ -231,7 +242,11 @@ def s3() -> Iterator[tuple[object, object]]:
     host, port = server.get_host_and_port()
     endpoint = f"http://{host}:{port}"
     client = boto3.client(
-        "s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
+        "s3",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
     )
     client.create_bucket(Bucket="tables")
     config = IOConfig(
@@ -254,4 +269,7 @@ def test_read_parquet_from_s3_with_pruning(s3, sorted_file):
     assert stats["row_groups_read"] == 2 and stats["row_groups_pruned"] == 2 * (N // RG) - 2
     csv_body = b"k,v\n1,x\n2,y\n"
     client.put_object(Bucket="tables", Key="csv/a.csv", Body=csv_body)
-    assert ketch.read_csv("s3://tables/csv/a.csv", io_config=config).to_pydict() == {"k": [1, 2], "v": ["x", "y"]}
+    assert ketch.read_csv("s3://tables/csv/a.csv", io_config=config).to_pydict() == {
+        "k": [1, 2],
+        "v": ["x", "y"],
+    }

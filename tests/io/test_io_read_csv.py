@@ -89,7 +89,11 @@ def test_timestamps_are_inferred(tmp_path):
 
 def test_empty_fields_are_null_in_every_type(tmp_path):
     path = write(tmp_path / "nulls.csv", "a,b,c\n1,x,1.5\n,,\n3,z,\n")
-    assert ketch.read_csv(path).to_pydict() == {"a": [1, None, 3], "b": ["x", None, "z"], "c": [1.5, None, None]}
+    assert ketch.read_csv(path).to_pydict() == {
+        "a": [1, None, 3],
+        "b": ["x", None, "z"],
+        "c": [1.5, None, None],
+    }
 
 
 @pytest.mark.xfail(
@@ -98,7 +102,9 @@ def test_empty_fields_are_null_in_every_type(tmp_path):
     strict=True,
 )
 def test_null_like_strings_stay_strings(tmp_path):
-    path = write(tmp_path / "codes.csv", "code,name\nNA,Namibia\nUS,United States\nnull,x\nN/A,y\nNaN,z\n,empty\n")
+    path = write(
+        tmp_path / "codes.csv", "code,name\nNA,Namibia\nUS,United States\nnull,x\nN/A,y\nNaN,z\n,empty\n"
+    )
     assert ketch.read_csv(path).to_pydict()["code"] == ["NA", "US", "null", "N/A", "NaN", None]
 
 

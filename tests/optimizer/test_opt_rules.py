@@ -39,7 +39,9 @@ def plans(df) -> tuple[str, str]:
 
 def nodes(plan_text: str) -> list[str]:
     """The node labels of a rendered plan, top to bottom (first word after '* ')."""
-    return [line.split("* ", 1)[1].split(":")[0].split(" ")[0] for line in plan_text.splitlines() if "* " in line]
+    return [
+        line.split("* ", 1)[1].split(":")[0].split(" ")[0] for line in plan_text.splitlines() if "* " in line
+    ]
 
 
 def test_explain_show_all_prints_before_and_after(data):
@@ -54,7 +56,11 @@ def test_explain_show_all_prints_before_and_after(data):
 
 def test_constant_folding(data):
     path, table = data
-    df = ketch.read_parquet(path).select((col("a") + lit(1) * lit(2)).alias("x")).where(col("x") > lit(3) + lit(4))
+    df = (
+        ketch.read_parquet(path)
+        .select((col("a") + lit(1) * lit(2)).alias("x"))
+        .where(col("x") > lit(3) + lit(4))
+    )
     _, after = plans(df)
     assert "lit(1) * lit(2)" not in after and "lit(3) + lit(4)" not in after
     assert "Filter pushdown = ((col(a) + lit(2)) > lit(7))" in after
@@ -102,7 +108,9 @@ def test_filter_passes_projection_with_cheap_expression_but_not_udf(data):
     assert nodes(after)[-1] == "ScanParquet" and "Filter:" not in after
     assert "Filter pushdown = (col(b) > lit(4000))" in after
     out = df.to_pydict()
-    assert out["u"] == [a + 1 for a, b in zip(table.column("a").to_pylist(), table.column("b").to_pylist()) if b > 4000]
+    assert out["u"] == [
+        a + 1 for a, b in zip(table.column("a").to_pylist(), table.column("b").to_pylist()) if b > 4000
+    ]
 
     on_udf = ketch.read_parquet(path).with_column("u", plus_one(col("a"))).where(col("u") > 9990)
     _, after = plans(on_udf)
@@ -121,7 +129,7 @@ def test_filter_through_sort_and_join_sides(data):
     )
     _, after = plans(df)
     assert "Filter pushdown = (col(b) > lit(0.5))" in after
-    assert "Filter: (col(w) != lit(\"z\"))" in after
+    assert 'Filter: (col(w) != lit("z"))' in after
     lines = after.splitlines()
     # Right-side filter sits below the join, above the in-memory source.
     assert lines.index(next(line for line in lines if "Filter: (col(w)" in line)) > lines.index(
@@ -200,7 +208,11 @@ def test_udfs_and_downloads_split_after_pushdowns(data, tmp_path):
     def ident(x: int) -> int:
         return x
 
-    df = ketch.read_parquet(path).select(ident(col("a")).alias("y"), (col("b") * 2).alias("b2")).where(col("b2") < 4)
+    df = (
+        ketch.read_parquet(path)
+        .select(ident(col("a")).alias("y"), (col("b") * 2).alias("b2"))
+        .where(col("b2") < 4)
+    )
     _, after = plans(df)
     udf_line = next(line for line in after.splitlines() if "ident(" in line)
     assert "lit(2)" not in udf_line  # the UDF has a projection of its own

@@ -368,9 +368,9 @@ def test_join_float_keys_negative_zero():
     assert sorted(zip(out["a"], out["b"], strict=True)) == exp == [(2, 20), (3, 10)]
 
 
-def test_join_after_small_morsel_udf_matches_and_is_not_quadratic():
-    # A row-wise UDF before the join makes small morsels; the join must still use one build per
-    # chunk of probe rows (checked by the result and by the operators explain_analyze reports).
+def test_join_after_small_morsel_udf_streams_through_one_hash_table():
+    # A row-wise UDF before the join makes small morsels; they stream through the probe of a hash
+    # table built once over the build side (checked by the result and the operators reported).
     import io
 
     import numpy as np
@@ -383,5 +383,5 @@ def test_join_after_small_morsel_udf_matches_and_is_not_quadratic():
     df = probe.join(build, on="k")
     stats = df.explain_analyze(file=io.StringIO())
     names = [op["name"] for op in stats.operators()]
-    assert "HashJoinProbe" not in names  # small morsels against a large build side: collected path
+    assert "HashJoinProbe" in names and "HashJoin" not in names  # streamed, the build side hashed once
     assert sorted(df.to_pydict()["w"]) == list(range(0, 2 * n, 2))

@@ -116,9 +116,6 @@ struct PipelineStage {
 
 /// Cuts the physical plan into pipelines at blocking operators. Pipelines that feed others are
 /// listed in `stages` in the order they must run (inputs first); the root pipeline is built in place.
-/// A streaming join probe is chosen while the build side has at most this many times the probe
-/// pipeline's morsel rows.
-constexpr int64_t kStreamingProbeBuildFactor = 8;
 /// Smallest morsel a partial aggregate or a sort run is computed on (smaller ones are coalesced).
 constexpr int64_t kMinBlockingInputRows = 64 * 1024;
 
@@ -239,18 +236,16 @@ class PipelineBuilder {
         probe->morsel_rows = config_.morsel_size_rows;
         ARROW_RETURN_NOT_OK(Build(*node.inputs[0], probe.get()));
         ARROW_ASSIGN_OR_RAISE(auto build, right->All());
-        // Each probe morsel rebuilds Acero's hash table over the build side, so stream only when
-        // that is cheap next to the morsel (small morsels, e.g. after a UDF, and a large build side
-        // would make the join quadratic).
-        if (CanProbeInChunks(spec.how) && !right->spilled() &&
-            build->num_rows() <= kStreamingProbeBuildFactor * probe->morsel_rows) {
-          // Streaming probe: the left input flows through this pipeline, morsel by morsel.
+        // The build side is hashed once; the left input then streams through this pipeline,
+        // morsel by morsel, probing it in parallel.
+        if (CanProbeInChunks(spec.how) && !right->spilled()) {
+          ARROW_ASSIGN_OR_RAISE(auto table, JoinHashTable::Build(build, spec.right_on, key_types));
           *pipeline = std::move(*probe);
-          AddOperator(pipeline, std::make_unique<HashJoinProbeOperator>(build, options, compute_), node,
+          AddOperator(pipeline, std::make_unique<HashJoinProbeOperator>(table, options, compute_), node,
                       /*grows_rows=*/true);
           return arrow::Status::OK();
         }
-        // Right/outer joins, a large or spilled build side: collect (and spill) the left side too,
+        // Right/outer joins, a spilled build side: collect (and spill) the left side too,
         // then join (partition by partition when spilled), probing in 256Ki-row chunks.
         auto left_sink = std::make_unique<JoinInputSink>(partitioner, spec.left_on, left_schema, memory_,
                                                          config_.spill_dir);

@@ -242,7 +242,8 @@ arrow::Result<std::shared_ptr<arrow::Array>> CallUdf(const Expr& expr, const arr
       // morsel's position).
       const int64_t first = ctx.SourceRow(start), last = ctx.SourceRow(start + len - 1);
       return called.status().WithMessage(called.status().message(), " (call on source rows ", first,
-                                         first == last ? "" : "..", first == last ? "" : std::to_string(last), ")");
+                                         first == last ? "" : "..", first == last ? "" : std::to_string(last),
+                                         ")");
     }
     auto out = *std::move(called);
     if (out->length() != len) {

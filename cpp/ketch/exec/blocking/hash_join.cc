@@ -51,6 +51,36 @@ arrow::Result<std::shared_ptr<arrow::Table>> KeyTable(
   return arrow::Table::Make(arrow::schema(fields), columns, table.num_rows());
 }
 
+// Key columns of a batch in the join's common types, -0.0 normalized (as KeyTable does).
+arrow::Result<std::vector<arrow::Datum>> PrepareKeys(
+    const arrow::RecordBatch& batch, const std::vector<std::string>& keys,
+    const std::vector<std::shared_ptr<arrow::DataType>>& types) {
+  std::vector<arrow::Datum> out;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ARROW_ASSIGN_OR_RAISE(auto column, GetColumn(batch, keys[i]));
+    arrow::Datum key(column);
+    if (!column->type()->Equals(*types[i])) {
+      ARROW_ASSIGN_OR_RAISE(key, cp::Cast(key, types[i]));
+    }
+    if (arrow::is_floating(types[i]->id())) {
+      ARROW_ASSIGN_OR_RAISE(key, cp::Add(key, arrow::Datum(0.0)));
+    }
+    out.push_back(std::move(key));
+  }
+  return out;
+}
+
+// Rows whose key columns are all valid.
+std::vector<bool> ValidKeys(const std::vector<arrow::Datum>& keys, int64_t n) {
+  std::vector<bool> valid(n, true);
+  for (const auto& key : keys) {
+    const auto array = key.make_array();  // keep the shared_ptr alive
+    if (array->null_count() == 0) continue;
+    for (int64_t i = 0; i < n; ++i) valid[i] = valid[i] && array->IsValid(i);
+  }
+  return valid;
+}
+
 ac::JoinType AceroType(JoinType how, bool swapped) {
   switch (how) {
     case JoinType::kInner:
@@ -77,7 +107,6 @@ arrow::Result<std::shared_ptr<arrow::Table>> JoinTables(const std::shared_ptr<ar
   const JoinSpec& spec_ = o.spec;
   const auto& left_schema_ = o.left_schema;
   const auto& right_schema_ = o.right_schema;
-  const auto& output_schema_ = o.output_schema;
   std::vector<std::shared_ptr<arrow::DataType>> casts;
   for (size_t i = 0; i < spec_.left_on.size(); ++i) {
     casts.push_back(JoinKeyCast(*left_schema_->GetFieldByName(spec_.left_on[i])->type(),
@@ -111,6 +140,17 @@ arrow::Result<std::shared_ptr<arrow::Table>> JoinTables(const std::shared_ptr<ar
     right_taken = rt.table();
   }
 
+  ARROW_ASSIGN_OR_RAISE(auto out, AssembleJoinOutput(left_taken, right_taken, o));
+  return out;
+}
+
+arrow::Result<std::shared_ptr<arrow::Table>> AssembleJoinOutput(
+    const std::shared_ptr<arrow::Table>& left_taken, const std::shared_ptr<arrow::Table>& right_taken,
+    const JoinTablesOptions& o) {
+  const JoinSpec& spec_ = o.spec;
+  const auto& left_schema_ = o.left_schema;
+  const auto& right_schema_ = o.right_schema;
+  const auto& output_schema_ = o.output_schema;
   std::set<std::string> merged;
   std::map<std::string, std::string> right_key_for;
   for (size_t i = 0; i < spec_.left_on.size(); ++i) {
@@ -155,7 +195,7 @@ arrow::Result<std::shared_ptr<arrow::Table>> JoinTables(const std::shared_ptr<ar
       columns[i] = cast.chunked_array();
     }
   }
-  return arrow::Table::Make(output_schema_, columns, matches->num_rows());
+  return arrow::Table::Make(output_schema_, columns, left_taken->num_rows());
 }
 
 arrow::Status HashJoinSource::Produce(const Emit& emit) {
@@ -292,6 +332,95 @@ arrow::Result<std::shared_ptr<arrow::Table>> JoinInputSink::Partition(int p) {
   return table;
 }
 
+arrow::Result<std::shared_ptr<JoinHashTable>> JoinHashTable::Build(
+    const std::shared_ptr<arrow::Table>& build, const std::vector<std::string>& keys,
+    const std::vector<std::shared_ptr<arrow::DataType>>& key_types) {
+  auto table = std::make_shared<JoinHashTable>();
+  table->key_types_ = key_types;
+  ARROW_ASSIGN_OR_RAISE(table->rows_, build->CombineChunksToBatch());
+  const int64_t n = table->rows_->num_rows();
+  ARROW_ASSIGN_OR_RAISE(auto key_columns, PrepareKeys(*table->rows_, keys, key_types));
+  std::vector<arrow::TypeHolder> types(key_types.begin(), key_types.end());
+  ARROW_ASSIGN_OR_RAISE(table->grouper_, cp::Grouper::Make(types));
+  cp::ExecBatch key_batch(key_columns, n);
+  ARROW_ASSIGN_OR_RAISE(auto ids_datum, table->grouper_->Consume(cp::ExecSpan(key_batch)));
+  auto ids_array = ids_datum.make_array();
+  const auto& ids = static_cast<const arrow::UInt32Array&>(*ids_array);
+  const auto valid = ValidKeys(key_columns, n);
+  const uint32_t groups = table->grouper_->num_groups();
+  table->offsets_.assign(groups + 1, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    if (valid[i]) table->offsets_[ids.Value(i) + 1]++;
+  }
+  for (uint32_t g = 0; g < groups; ++g) table->offsets_[g + 1] += table->offsets_[g];
+  table->row_ids_.resize(table->offsets_[groups]);
+  std::vector<int64_t> fill(table->offsets_.begin(), table->offsets_.end() - 1);
+  for (int64_t i = 0; i < n; ++i) {
+    if (valid[i]) table->row_ids_[fill[ids.Value(i)]++] = i;
+  }
+  return table;
+}
+
+arrow::Result<JoinHashTable::Matches> JoinHashTable::Probe(const arrow::RecordBatch& batch,
+                                                           const std::vector<std::string>& keys,
+                                                           JoinType how) const {
+  const int64_t n = batch.num_rows();
+  ARROW_ASSIGN_OR_RAISE(auto key_columns, PrepareKeys(batch, keys, key_types_));
+  std::shared_ptr<arrow::Array> ids_array;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cp::ExecBatch key_batch(key_columns, n);
+    ARROW_ASSIGN_OR_RAISE(auto ids_datum, grouper_->Lookup(cp::ExecSpan(key_batch)));
+    ids_array = ids_datum.make_array();
+  }
+  const auto& ids = static_cast<const arrow::UInt32Array&>(*ids_array);
+  const auto valid = ValidKeys(key_columns, n);
+  arrow::Int64Builder probe, build;
+  ARROW_RETURN_NOT_OK(probe.Reserve(n));
+  const bool with_build = how == JoinType::kInner || how == JoinType::kLeft;
+  if (with_build) ARROW_RETURN_NOT_OK(build.Reserve(n));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t begin = 0, end = 0;
+    if (valid[i] && ids.IsValid(i)) {
+      const uint32_t g = ids.Value(i);
+      if (g + 1 < offsets_.size()) {
+        begin = offsets_[g];
+        end = offsets_[g + 1];
+      }
+    }
+    switch (how) {
+      case JoinType::kSemi:
+        if (end > begin) ARROW_RETURN_NOT_OK(probe.Append(i));
+        break;
+      case JoinType::kAnti:
+        if (end == begin) ARROW_RETURN_NOT_OK(probe.Append(i));
+        break;
+      case JoinType::kLeft:
+        if (end == begin) {
+          ARROW_RETURN_NOT_OK(probe.Append(i));
+          ARROW_RETURN_NOT_OK(build.AppendNull());
+          break;
+        }
+        [[fallthrough]];
+      default:
+        for (int64_t k = begin; k < end; ++k) {
+          ARROW_RETURN_NOT_OK(probe.Append(i));
+          ARROW_RETURN_NOT_OK(build.Append(row_ids_[k]));
+        }
+    }
+  }
+  Matches out;
+  std::shared_ptr<arrow::Array> probe_ids;
+  ARROW_RETURN_NOT_OK(probe.Finish(&probe_ids));
+  out.probe = std::static_pointer_cast<arrow::Int64Array>(probe_ids);
+  if (with_build) {
+    std::shared_ptr<arrow::Array> build_ids;
+    ARROW_RETURN_NOT_OK(build.Finish(&build_ids));
+    out.build = std::static_pointer_cast<arrow::Int64Array>(build_ids);
+  }
+  return out;
+}
+
 bool CanProbeInChunks(JoinType how) {
   return how == JoinType::kInner || how == JoinType::kLeft || how == JoinType::kSemi ||
          how == JoinType::kAnti;
@@ -299,9 +428,25 @@ bool CanProbeInChunks(JoinType how) {
 
 arrow::Result<std::shared_ptr<arrow::RecordBatch>> HashJoinProbeOperator::Execute(
     const std::shared_ptr<arrow::RecordBatch>& morsel, EvalContext* ctx) const {
-  ARROW_ASSIGN_OR_RAISE(auto left, arrow::Table::FromRecordBatches(options_.left_schema, {morsel}));
-  ARROW_ASSIGN_OR_RAISE(auto joined, JoinTables(left, build_, options_));
-  ctx->source_rows = nullptr;  // output rows no longer map 1:1 to the source
+  ARROW_ASSIGN_OR_RAISE(auto matches, table_->Probe(*morsel, options_.spec.left_on, options_.spec.how));
+  ARROW_ASSIGN_OR_RAISE(auto left, cp::Take(arrow::Datum(morsel), arrow::Datum(matches.probe)));
+  ARROW_ASSIGN_OR_RAISE(auto left_table, arrow::Table::FromRecordBatches({left.record_batch()}));
+  std::shared_ptr<arrow::Table> right_table;
+  if (matches.build) {
+    ARROW_ASSIGN_OR_RAISE(auto right, cp::Take(arrow::Datum(table_->rows()), arrow::Datum(matches.build)));
+    ARROW_ASSIGN_OR_RAISE(right_table, arrow::Table::FromRecordBatches({right.record_batch()}));
+  }
+  ARROW_ASSIGN_OR_RAISE(auto joined, AssembleJoinOutput(left_table, right_table, options_));
+  // Output rows are probe rows (repeated per match): their source rows follow along.
+  {
+    arrow::Int64Builder rows;
+    ARROW_RETURN_NOT_OK(rows.Reserve(matches.probe->length()));
+    for (int64_t i = 0; i < matches.probe->length(); ++i)
+      rows.UnsafeAppend(ctx->SourceRow(matches.probe->Value(i)));
+    std::shared_ptr<arrow::Array> source_rows;
+    ARROW_RETURN_NOT_OK(rows.Finish(&source_rows));
+    ctx->source_rows = std::static_pointer_cast<arrow::Int64Array>(source_rows);
+  }
   return joined->CombineChunksToBatch();
 }
 

@@ -84,20 +84,57 @@ arrow::Result<std::shared_ptr<arrow::Table>> JoinTables(const std::shared_ptr<ar
 /// left, semi, anti): those can probe morsel by morsel.
 bool CanProbeInChunks(JoinType how);
 
-/// The streaming probe: each morsel of the left input is joined with the complete build side
-/// (the right input, collected first) on the compute pool, many morsels at once, in order.
+/// A hash table over the build (right) input of a join, built once and probed by many morsels at
+/// once: Arrow's Grouper maps each distinct build key (cast to the join's common type, -0.0
+/// normalized) to a group id, and the build rows of each group are kept in CSR form (in build
+/// order). Rows with a null key never match. Probing looks keys up (Grouper::Lookup, serialized by
+/// a mutex; the rest runs in parallel) and returns the matching (probe row, build row) pairs.
+class JoinHashTable {
+ public:
+  /// `build`: the whole right input; `keys`: its key columns; `key_types`: their common types.
+  static arrow::Result<std::shared_ptr<JoinHashTable>> Build(
+      const std::shared_ptr<arrow::Table>& build, const std::vector<std::string>& keys,
+      const std::vector<std::shared_ptr<arrow::DataType>>& key_types);
+  /// Row indices to take for `how` (inner, left, semi, anti): `probe` indexes the batch,
+  /// `build` the build side (null for a left row without a match; absent for semi and anti).
+  struct Matches {
+    std::shared_ptr<arrow::Int64Array> probe;
+    std::shared_ptr<arrow::Int64Array> build;
+  };
+  arrow::Result<Matches> Probe(const arrow::RecordBatch& batch, const std::vector<std::string>& keys,
+                               JoinType how) const;
+  const std::shared_ptr<arrow::RecordBatch>& rows() const { return rows_; }
+
+ private:
+  std::vector<std::shared_ptr<arrow::DataType>> key_types_;
+  std::shared_ptr<arrow::RecordBatch> rows_;  // the build side, one contiguous batch
+  mutable std::mutex mutex_;
+  std::unique_ptr<arrow::compute::Grouper> grouper_;
+  std::vector<int64_t> offsets_;  // group g's rows: row_ids_[offsets_[g] .. offsets_[g + 1])
+  std::vector<int64_t> row_ids_;
+};
+
+/// Assembles a join's output from the rows each side contributes (`right_taken` is null for semi
+/// and anti joins): left columns, merged key columns, then the right side's other columns.
+arrow::Result<std::shared_ptr<arrow::Table>> AssembleJoinOutput(
+    const std::shared_ptr<arrow::Table>& left_taken, const std::shared_ptr<arrow::Table>& right_taken,
+    const JoinTablesOptions& options);
+
+/// The streaming probe: each morsel of the left input probes the hash table of the complete
+/// build side (the right input, collected and hashed once) on the compute pool, many morsels at
+/// once; output rows keep the probe order (then the build order among one row's matches).
 class HashJoinProbeOperator : public IntermediateOperator {
  public:
-  HashJoinProbeOperator(std::shared_ptr<arrow::Table> build, JoinTablesOptions options,
+  HashJoinProbeOperator(std::shared_ptr<JoinHashTable> table, JoinTablesOptions options,
                         arrow::internal::Executor* compute)
-      : build_(std::move(build)), options_(std::move(options)), executor_(compute) {}
+      : table_(std::move(table)), options_(std::move(options)), executor_(compute) {}
   std::string name() const override { return "HashJoinProbe"; }
   arrow::internal::Executor* executor() const override { return executor_; }
   arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(
       const std::shared_ptr<arrow::RecordBatch>& morsel, EvalContext* ctx) const override;
 
  private:
-  std::shared_ptr<arrow::Table> build_;
+  std::shared_ptr<JoinHashTable> table_;
   JoinTablesOptions options_;
   arrow::internal::Executor* executor_;
 };

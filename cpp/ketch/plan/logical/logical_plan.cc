@@ -263,8 +263,8 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Aggregate(LogicalPlanPtr input, Aggre
   for (auto& agg : spec.aggregations) {
     const Expr* call = agg.get();
     if (call->kind() == ExprKind::kAlias) call = call->children()[0].get();
-    if (call->kind() != ExprKind::kCall || call->name().rfind("agg_", 0) != 0 || call->children().size() != 1 ||
-        call->children()[0]->kind() == ExprKind::kColumn) {
+    if (call->kind() != ExprKind::kCall || call->name().rfind("agg_", 0) != 0 ||
+        call->children().size() != 1 || call->children()[0]->kind() == ExprKind::kColumn) {
       continue;
     }
     const std::string name = "__agg_input_" + std::to_string(computed.size());

@@ -256,8 +256,9 @@ arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTas
               Megabytes(sizing.max_size_bytes) + " each";
   } else {
     reason += "row groups merged up to " + Megabytes(target) + " per task (scan_tasks_min_size_bytes " +
-              Megabytes(sizing.min_size_bytes) + ", or less to give each of " + std::to_string(sizing.workers) +
-              " workers a task), at most " + Megabytes(sizing.max_size_bytes);
+              Megabytes(sizing.min_size_bytes) + ", or less to give each of " +
+              std::to_string(sizing.workers) + " workers a task), at most " +
+              Megabytes(sizing.max_size_bytes);
   }
   if (tasks->limit_skipped_row_groups > 0) {
     reason += "; " + std::to_string(tasks->limit_skipped_row_groups) + " row groups past the limit skipped";
