@@ -2,7 +2,8 @@
 
 Each ``benchmarks/bench_<name>.py`` defines ``prepare(data_dir)`` (makes its input once, in Ketch's
 venv) and one function per engine, ``run_<engine>(data_dir) -> dict`` returning at least
-``{"rows": int, "check": float}``; an optional ``setup(engine)`` runs first, untimed (imports). Every case runs in its own subprocess, Ketch in ``.venv`` and the
+``{"rows": int, "check": float}``; an optional ``setup(engine)`` runs first, untimed (imports).
+Every case runs in its own subprocess, Ketch in ``.venv`` and the
 peers (Daft, Polars, DuckDB, pandas, Pillow) in ``benchmarks/.venv-peers``, best of ``--repeat``
 runs, wall-clock seconds and peak RSS (``ru_maxrss`` of the child). The harness prints a table of
 times and ratios to Ketch and writes ``benchmarks/results/<name>.json``. A module with several queries

@@ -321,7 +321,8 @@ class DataFrame:
             print(
                 f"scan: {scan['scan_tasks']} tasks, {scan['files_read']} files read "
                 f"({scan['files_pruned']} pruned by partition), {scan['row_groups_read']} row groups read "
-                f"({scan['row_groups_pruned']} pruned by statistics), {scan['bytes_read'] / 1e6:.2f} MB read, "
+                f"({scan['row_groups_pruned']} pruned by statistics), "
+                f"{scan['bytes_read'] / 1e6:.2f} MB read, "
                 f"{scan['rows_read']} rows decoded",
                 file=out,
             )

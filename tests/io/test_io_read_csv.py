@@ -96,11 +96,6 @@ def test_empty_fields_are_null_in_every_type(tmp_path):
     }
 
 
-@pytest.mark.xfail(
-    reason="C++ text_formats.cc sets strings_can_be_null with Arrow's default null_values, so the "
-    "strings 'NA', 'null', 'N/A', 'NaN' in a string column become null (only empty fields should)",
-    strict=True,
-)
 def test_null_like_strings_stay_strings(tmp_path):
     path = write(
         tmp_path / "codes.csv", "code,name\nNA,Namibia\nUS,United States\nnull,x\nN/A,y\nNaN,z\n,empty\n"

@@ -115,11 +115,6 @@ def test_schema_hints_numeric(rows_path):
     assert narrow.column("i").to_pylist() == [1, 2, None, -4]
 
 
-@pytest.mark.xfail(
-    reason="C++ OpenJson passes hinted types to Arrow's JSON parser as its explicit schema, so a "
-    "number or bool hinted as string fails ('changed from string to number') instead of being cast",
-    strict=True,
-)
 def test_schema_hint_to_string_casts_numbers_and_bools(rows_path):
     df = ketch.read_json(rows_path, schema_hints={"i": ketch.DataType.string(), "b": ketch.DataType.string()})
     got = df.to_pydict()

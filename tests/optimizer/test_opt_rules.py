@@ -109,7 +109,9 @@ def test_filter_passes_projection_with_cheap_expression_but_not_udf(data):
     assert "Filter pushdown = (col(b) > lit(4000))" in after
     out = df.to_pydict()
     assert out["u"] == [
-        a + 1 for a, b in zip(table.column("a").to_pylist(), table.column("b").to_pylist()) if b > 4000
+        a + 1
+        for a, b in zip(table.column("a").to_pylist(), table.column("b").to_pylist(), strict=True)
+        if b > 4000
     ]
 
     on_udf = ketch.read_parquet(path).with_column("u", plus_one(col("a"))).where(col("u") > 9990)

@@ -24,11 +24,24 @@ HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 _SUFFIXES = {"parquet": (".parquet",), "csv": (".csv", ".tsv"), "json": (".json", ".jsonl", ".ndjson")}
 
 
+def _root_of(entry: str) -> str:
+    """The directory an entry names files under (hive partitions are read below it): the entry
+    itself for a directory, the part before the first glob character, or a file's directory."""
+    cut = min((entry.index(c) for c in "*?[" if c in entry), default=-1)
+    if cut >= 0:
+        return entry[:cut].rsplit("/", 1)[0] + "/"
+    if entry.startswith("s3://"):
+        return entry if entry.endswith("/") else entry.rsplit("/", 1)[0] + "/"
+    entry = os.path.abspath(entry)
+    return entry + os.sep if os.path.isdir(entry) else os.path.dirname(entry) + os.sep
+
+
 def list_files(
     path: str | os.PathLike[str] | list, fmt: str, io_config: IOConfig | None, caller: str
-) -> tuple[list[str], list[int]]:
-    """The files (and their sizes in bytes) named by paths, directories, globs or s3:// URLs, in
-    order. ``KetchFileNotFoundError`` names an entry that matches nothing."""
+) -> tuple[list[str], list[int], list[str]]:
+    """The files (their sizes in bytes, and the part of each path below the entry that named it)
+    named by paths, directories, globs or s3:// URLs, in order. ``KetchFileNotFoundError`` names
+    an entry that matches nothing."""
     from ketch.io.files import _list_s3
 
     entries = path if isinstance(path, list) else [path]
@@ -36,21 +49,28 @@ def list_files(
         raise ValueError(f"{caller} needs at least one path, got an empty list")
     files: list[str] = []
     sizes: list[int] = []
+    relative: list[str] = []
     for entry in entries:
         entry = os.fspath(entry)
         if entry.startswith("s3://"):
+            root = _root_of(entry)
             for p, size in _list_s3(entry, io_config):
                 if entry.endswith("/") and not p.endswith(_SUFFIXES[fmt]):
                     continue
                 files.append(p)
                 sizes.append(size)
+                relative.append(p[len(root) :] if p.startswith(root) else p)
             continue
+        local = entry[len("file://") :] if entry.startswith("file://") else entry
+        local = local[len("localhost") :] if local.startswith("localhost/") else local
+        root = os.path.abspath(_root_of(local)) + os.sep
         for f in expand_paths(entry, _SUFFIXES[fmt], caller=caller):  # type: ignore[arg-type]
             files.append(f)
             sizes.append(os.stat(f).st_size)
+            relative.append(f[len(root) :] if f.startswith(root) else f)
     if not files:
         raise KetchFileNotFoundError(f"{caller}: {path!r} matched no files")
-    return files, sizes
+    return files, sizes, relative
 
 
 def _partition_values(path: str) -> dict[str, str | None]:
@@ -99,11 +119,12 @@ def _infer_partition_column(values: list[str | None]) -> pa.Array:
     return pa.array(values, pa.string())
 
 
-def hive_partitions(files: list[str], caller: str) -> pa.Table:
-    """One row per file with its partition values; every file must have the same partition keys."""
-    parsed = [_partition_values(f) for f in files]
+def hive_partitions(files: list[str], relative: list[str], caller: str) -> pa.Table:
+    """One row per file with its partition values, read from the part of its path below the
+    directory or glob base it was named by (as Daft does); every file must have the same keys."""
+    parsed = [_partition_values(f) for f in relative]
     keys = list(parsed[0])
-    for f, values in zip(files, parsed):
+    for f, values in zip(files, parsed, strict=True):
         if list(values) != keys:
             raise KetchValueError(
                 f"{caller}(hive_partitioning=True): '{f}' has partition keys {list(values)}, "
@@ -144,8 +165,8 @@ def scan(
         raise TypeError(f"io_config must be a ketch.io.IOConfig, got {type(io_config).__name__}")
     if not infer_schema and schema is None:
         raise ValueError(f"{caller}(infer_schema=False) needs schema=")
-    files, sizes = list_files(path, fmt, io_config, caller)
-    partitions = hive_partitions(files, caller) if hive_partitioning else None
+    files, sizes, relative = list_files(path, fmt, io_config, caller)
+    partitions = hive_partitions(files, relative, caller) if hive_partitioning else None
     if partitions is not None and partitions.num_columns == 0:
         partitions = None
     full = _arrow_schema(schema, "schema") if not infer_schema else None

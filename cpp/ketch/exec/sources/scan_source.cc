@@ -145,8 +145,9 @@ arrow::Status ScanSource::ReadTask(const ScanTask& task, int64_t base_row,
       break;
     }
     case FileFormat::kJson: {
-      ARROW_ASSIGN_OR_RAISE(
-          reader, io::OpenJson(file.path, data_schema_, read_columns_, info_.s3, &metrics_->bytes_read));
+      ARROW_ASSIGN_OR_RAISE(reader,
+                            io::OpenJson(file.path, info_.parse_schema ? info_.parse_schema : data_schema_,
+                                         read_columns_, info_.s3, &metrics_->bytes_read));
       break;
     }
   }

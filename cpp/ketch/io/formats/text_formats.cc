@@ -46,6 +46,7 @@ arrow::Result<std::shared_ptr<arrow::RecordBatchReader>> MakeCsvReader(
   read.use_threads = false;  // serial parsing names a bad row ("Row #N", counting the header)
   if (!options.has_header) read.column_names = names;
   convert.strings_can_be_null = true;
+  convert.null_values = {""};  // only empty fields are null ("NA", "null", "NaN" stay strings)
   ARROW_ASSIGN_OR_RAISE(auto reader,
                         arrow::csv::StreamingReader::Make(arrow::io::default_io_context(), file, read,
                                                           CsvParseOptions(options), convert));

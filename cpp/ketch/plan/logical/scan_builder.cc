@@ -37,6 +37,7 @@ arrow::Result<ScanInfo> BuildScan(ScanRequest request) {
     }
     schema = *inferred;
   }
+  const std::shared_ptr<arrow::Schema> parse_schema = schema;
   if (request.hints) {
     arrow::FieldVector fields = schema->fields();
     for (const auto& hint : request.hints->fields()) {
@@ -69,6 +70,7 @@ arrow::Result<ScanInfo> BuildScan(ScanRequest request) {
   info.files = std::move(request.files);
   info.file_schema = arrow::schema(fields);
   info.partition_schema = std::move(request.partition_schema);
+  if (request.format == FileFormat::kJson) info.parse_schema = parse_schema;
   info.csv = request.csv;
   info.s3 = std::move(request.s3);
   return info;

@@ -58,6 +58,9 @@ struct ScanInfo {
   std::optional<std::vector<std::string>> columns;  ///< projection pushdown; none = all
   ExprPtr filter;                                   ///< filter pushdown; nullptr = none
   int64_t limit = -1;                               ///< limit pushdown (rows after the filter); -1 = none
+  /// The data columns as the JSON reader parses them (inferred types, before schema hints; the
+  /// scan casts to the hinted types after parsing). Null: file_schema's data columns.
+  std::shared_ptr<arrow::Schema> parse_schema;
   CsvOptions csv;
   io::S3Config s3;                         ///< for s3:// paths
   std::shared_ptr<const ScanTasks> tasks;  ///< set by MaterializeScanTasks; null before
