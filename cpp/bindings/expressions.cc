@@ -47,7 +47,38 @@ class PyBatchUdf : public BatchUdf {
 };
 
 std::shared_ptr<arrow::Scalar> ScalarFromPy(nb::handle value) {
-  // `value` is a length-1 pyarrow array built by the Python layer (pa.array([v])).
+  // Plain Python scalars (exact types), and ("date32" | "timestamp_us", int) for naive dates and
+  // datetimes, are built here; anything else is a length-1 pyarrow array from the Python layer.
+  if (value.is_none()) return std::make_shared<arrow::NullScalar>();
+  if (PyBool_Check(value.ptr())) return std::make_shared<arrow::BooleanScalar>(value.ptr() == Py_True);
+  if (PyLong_CheckExact(value.ptr())) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+    if (overflow == 0) return std::make_shared<arrow::Int64Scalar>(v);
+    if (overflow > 0) {
+      const unsigned long long u = PyLong_AsUnsignedLongLong(value.ptr());
+      if (!PyErr_Occurred()) return std::make_shared<arrow::UInt64Scalar>(u);
+      PyErr_Clear();
+    }
+    throw nb::value_error("integer literal out of range for int64 / uint64");
+  }
+  if (PyFloat_CheckExact(value.ptr()))
+    return std::make_shared<arrow::DoubleScalar>(PyFloat_AsDouble(value.ptr()));
+  if (PyUnicode_CheckExact(value.ptr())) {
+    return std::make_shared<arrow::LargeStringScalar>(nb::cast<std::string>(value));
+  }
+  if (PyBytes_CheckExact(value.ptr())) {
+    return std::make_shared<arrow::LargeBinaryScalar>(
+        std::string(PyBytes_AsString(value.ptr()), static_cast<size_t>(PyBytes_Size(value.ptr()))));
+  }
+  if (PyTuple_CheckExact(value.ptr()) && PyTuple_Size(value.ptr()) == 2) {
+    const auto kind = nb::cast<std::string>(nb::handle(PyTuple_GetItem(value.ptr(), 0)));
+    const auto v = nb::cast<int64_t>(nb::handle(PyTuple_GetItem(value.ptr(), 1)));
+    if (kind == "date32") return std::make_shared<arrow::Date32Scalar>(static_cast<int32_t>(v));
+    if (kind == "timestamp_us") {
+      return std::make_shared<arrow::TimestampScalar>(v, arrow::timestamp(arrow::TimeUnit::MICRO));
+    }
+  }
   auto array = ArrayFromPy(value);
   return Unwrap(array->GetScalar(0));
 }
@@ -75,7 +106,9 @@ void BindExpressions(nb::module_& m) {
       });
 
   m.def("col", [](std::string name) { return PyExpr{Expr::Column(std::move(name))}; });
-  m.def("lit", [](nb::handle value) { return PyExpr{Expr::Literal(ScalarFromPy(value))}; });
+  m.def(
+      "lit", [](nb::handle value) { return PyExpr{Expr::Literal(ScalarFromPy(value))}; },
+      nb::arg("value").none());
   m.def("call", [](std::string function, std::vector<PyExpr> args, nb::dict options) {
     std::vector<ExprPtr> exprs;
     for (auto& a : args) exprs.push_back(a.expr);

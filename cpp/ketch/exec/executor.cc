@@ -219,6 +219,38 @@ class PipelineBuilder {
           key_types.push_back(cast ? cast : l);
         }
         auto partitioner = std::make_shared<JoinPartitioner>(key_types);
+        if (node.build_left) {
+          // Inner join with a much smaller (estimated) left input: hash the left input, stream the right.
+          ARROW_ASSIGN_OR_RAISE(auto* left_sink,
+                                StreamInto(*node.inputs[0], std::make_unique<JoinInputSink>(
+                                                                partitioner, spec.left_on, left_schema,
+                                                                memory_, config_.spill_dir)));
+          auto* left = static_cast<JoinInputSink*>(left_sink);
+          JoinTablesOptions options{spec, left_schema, right_schema, logical.schema(), false, false};
+          if (!left->spilled()) {
+            ARROW_ASSIGN_OR_RAISE(auto build, left->All());
+            ARROW_ASSIGN_OR_RAISE(auto table, JoinHashTable::Build(build, spec.left_on, key_types));
+            ARROW_RETURN_NOT_OK(Build(*node.inputs[1], pipeline));
+            AddOperator(
+                pipeline,
+                std::make_unique<HashJoinProbeOperator>(table, options, compute_, /*build_is_left=*/true),
+                node, /*grows_rows=*/true);
+            return arrow::Status::OK();
+          }
+          // The left input spilled after all: collect the right one too and join partition by partition.
+          auto right_pipeline = std::make_unique<Pipeline>();
+          right_pipeline->morsel_rows = config_.morsel_size_rows;
+          ARROW_RETURN_NOT_OK(Build(*node.inputs[1], right_pipeline.get()));
+          auto right_sink = std::make_unique<JoinInputSink>(partitioner, spec.right_on, right_schema, memory_,
+                                                            config_.spill_dir);
+          JoinInputSink* right = right_sink.get();
+          SetSink(right_pipeline.get(), std::move(right_sink));
+          stages.push_back(PipelineStage{std::move(right_pipeline), nullptr});
+          ARROW_RETURN_NOT_OK(run_stage_(stages.back()));
+          pipeline->source = std::make_unique<HashJoinSource>(left, right, spec, left_schema, right_schema,
+                                                              logical.schema(), config_.morsel_size_rows);
+          return arrow::Status::OK();
+        }
         // The build side (right) runs first.
         ARROW_ASSIGN_OR_RAISE(auto* right_sink,
                               StreamInto(*node.inputs[1], std::make_unique<JoinInputSink>(

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import datetime
+
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +20,21 @@ if TYPE_CHECKING:
     from ketch.expressions.url import UrlNamespace
 
 
-def _to_arrow_literal(value: Any) -> pa.Array:
+_EPOCH_DATE = datetime.date(1970, 1, 1)
+_EPOCH = datetime.datetime(1970, 1, 1)
+
+
+def _to_arrow_literal(value: Any) -> Any:
+    """What ``_core.lit`` takes: plain Python scalars (and naive dates/datetimes as (kind, int)),
+    built natively, or a length-1 pyarrow array. Plain values avoid pyarrow's Python-object
+    conversion, which imports pandas (half a second) the first time it runs."""
+    if value is None or type(value) in (bool, int, float, str, bytes):
+        return value
+    if type(value) is datetime.date:
+        return ("date32", (value - _EPOCH_DATE).days)
+    if type(value) is datetime.datetime and value.tzinfo is None:
+        delta = value - _EPOCH
+        return ("timestamp_us", (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds)
     if isinstance(value, pa.Scalar):
         return pa.array([value.as_py()], type=value.type)
     if isinstance(value, str):

@@ -428,15 +428,17 @@ bool CanProbeInChunks(JoinType how) {
 
 arrow::Result<std::shared_ptr<arrow::RecordBatch>> HashJoinProbeOperator::Execute(
     const std::shared_ptr<arrow::RecordBatch>& morsel, EvalContext* ctx) const {
-  ARROW_ASSIGN_OR_RAISE(auto matches, table_->Probe(*morsel, options_.spec.left_on, options_.spec.how));
-  ARROW_ASSIGN_OR_RAISE(auto left, cp::Take(arrow::Datum(morsel), arrow::Datum(matches.probe)));
-  ARROW_ASSIGN_OR_RAISE(auto left_table, arrow::Table::FromRecordBatches({left.record_batch()}));
-  std::shared_ptr<arrow::Table> right_table;
+  const auto& probe_keys = build_is_left_ ? options_.spec.right_on : options_.spec.left_on;
+  ARROW_ASSIGN_OR_RAISE(auto matches, table_->Probe(*morsel, probe_keys, options_.spec.how));
+  ARROW_ASSIGN_OR_RAISE(auto probed, cp::Take(arrow::Datum(morsel), arrow::Datum(matches.probe)));
+  ARROW_ASSIGN_OR_RAISE(auto probe_table, arrow::Table::FromRecordBatches({probed.record_batch()}));
+  std::shared_ptr<arrow::Table> build_table;
   if (matches.build) {
-    ARROW_ASSIGN_OR_RAISE(auto right, cp::Take(arrow::Datum(table_->rows()), arrow::Datum(matches.build)));
-    ARROW_ASSIGN_OR_RAISE(right_table, arrow::Table::FromRecordBatches({right.record_batch()}));
+    ARROW_ASSIGN_OR_RAISE(auto built, cp::Take(arrow::Datum(table_->rows()), arrow::Datum(matches.build)));
+    ARROW_ASSIGN_OR_RAISE(build_table, arrow::Table::FromRecordBatches({built.record_batch()}));
   }
-  ARROW_ASSIGN_OR_RAISE(auto joined, AssembleJoinOutput(left_table, right_table, options_));
+  ARROW_ASSIGN_OR_RAISE(auto joined, build_is_left_ ? AssembleJoinOutput(build_table, probe_table, options_)
+                                                    : AssembleJoinOutput(probe_table, build_table, options_));
   // Output rows are probe rows (repeated per match): their source rows follow along.
   {
     arrow::Int64Builder rows;

@@ -125,9 +125,14 @@ arrow::Result<std::shared_ptr<arrow::Table>> AssembleJoinOutput(
 /// once; output rows keep the probe order (then the build order among one row's matches).
 class HashJoinProbeOperator : public IntermediateOperator {
  public:
+  /// `build_is_left`: an inner join whose hash table holds the left input (estimated much smaller);
+  /// the morsels then come from the right input.
   HashJoinProbeOperator(std::shared_ptr<JoinHashTable> table, JoinTablesOptions options,
-                        arrow::internal::Executor* compute)
-      : table_(std::move(table)), options_(std::move(options)), executor_(compute) {}
+                        arrow::internal::Executor* compute, bool build_is_left = false)
+      : table_(std::move(table)),
+        options_(std::move(options)),
+        executor_(compute),
+        build_is_left_(build_is_left) {}
   std::string name() const override { return "HashJoinProbe"; }
   arrow::internal::Executor* executor() const override { return executor_; }
   arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(
@@ -137,6 +142,7 @@ class HashJoinProbeOperator : public IntermediateOperator {
   std::shared_ptr<JoinHashTable> table_;
   JoinTablesOptions options_;
   arrow::internal::Executor* executor_;
+  bool build_is_left_;
 };
 
 /// Equi-join of two finished pipelines (inner, left, right, outer, semi, anti).

@@ -39,6 +39,57 @@ constexpr int64_t kDefaultUdfMorselRows = 512;
 
 }  // namespace
 
+double EstimateRows(const LogicalPlan& plan) {
+  constexpr double kSelectivity = 0.25;
+  auto input = [&](size_t i) { return EstimateRows(*plan.inputs()[i]); };
+  switch (plan.kind()) {
+    case LogicalKind::kInMemorySource: {
+      double rows = 0;
+      for (const auto& batch : plan.batches()) rows += static_cast<double>(batch->num_rows());
+      return rows;
+    }
+    case LogicalKind::kScan: {
+      const auto& scan = plan.scan();
+      double rows = 0;
+      if (scan.tasks) {
+        for (const auto& task : scan.tasks->tasks) {
+          rows += task.num_rows >= 0 ? static_cast<double>(task.num_rows)
+                                     : static_cast<double>(task.size_bytes) / 100;
+        }
+      } else {
+        for (const auto& file : scan.files)
+          rows += static_cast<double>(std::max<int64_t>(file.size_bytes, 0)) / 100;
+      }
+      if (scan.filter) rows *= kSelectivity;
+      if (scan.limit >= 0) rows = std::min(rows, static_cast<double>(scan.limit));
+      return rows;
+    }
+    case LogicalKind::kFilter:
+      return input(0) * kSelectivity;
+    case LogicalKind::kLimit:
+      return std::min(input(0), static_cast<double>(plan.limit()));
+    case LogicalKind::kAggregate:
+      return plan.aggregate().group_by.empty() ? 1.0 : input(0) / 10;
+    case LogicalKind::kSample:
+      return input(0) * plan.sample().fraction;
+    case LogicalKind::kConcat:
+      return input(0) + input(1);
+    case LogicalKind::kJoin:
+      switch (plan.join().how) {
+        case JoinType::kInner:
+          return std::max(input(0), input(1));
+        case JoinType::kRight:
+          return input(1);
+        case JoinType::kOuter:
+          return input(0) + input(1);
+        default:
+          return input(0);
+      }
+    default:
+      return plan.inputs().empty() ? 0.0 : input(0);
+  }
+}
+
 arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan,
                                                    const ExecutionConfig& config) {
   auto node = std::make_shared<PhysicalNode>();
@@ -72,6 +123,8 @@ arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan,
       break;
     case LogicalKind::kJoin:
       node->kind = PhysicalKind::kHashJoin;
+      node->build_left = plan->join().how == JoinType::kInner &&
+                         EstimateRows(*plan->inputs()[1]) > 2 * EstimateRows(*plan->inputs()[0]);
       break;
     case LogicalKind::kExplode:
       node->kind = PhysicalKind::kExplode;
@@ -131,7 +184,9 @@ std::string PhysicalNode::Label() const {
       return "HashAggregate (partial per morsel, final merge): " +
              logical->Label().substr(std::string("Aggregate: ").size());
     case PhysicalKind::kHashJoin:
-      return "HashJoin (build: right input; probe streams for inner/left/semi/anti): " +
+      return std::string(build_left
+                             ? "HashJoin (build: left input, estimated smaller; right input streams): "
+                             : "HashJoin (build: right input; probe streams for inner/left/semi/anti): ") +
              logical->Label().substr(std::string("Join: ").size());
     case PhysicalKind::kExplode:
     case PhysicalKind::kConcat:

@@ -41,11 +41,21 @@ struct PhysicalNode {
   int64_t max_morsel_rows = 0;
   int64_t batch_size = 0;  ///< rows per UDF call (UDF projects)
   bool io_bound = false;   ///< waits on I/O (url.download): runs on the I/O pool
+  /// Hash joins: build the hash table on the left input (inner joins whose right input is
+  /// estimated at more than twice the left's rows); else on the right.
+  bool build_left = false;
+  /// Estimated output rows (EstimateRows), for choosing join sides.
+  double estimated_rows = 0;
 
   std::string Label() const;
   std::vector<std::string> Details() const;
   std::string ToString() const;
 };
+
+/// A rough output-row estimate of a logical plan (for choosing a join's build side): scans count
+/// the rows of their scan tasks (Parquet footers; CSV/JSON: bytes / 100), a filter keeps a quarter
+/// (DuckDB-like default selectivity), an inner join the larger input, an aggregation a tenth.
+double EstimateRows(const LogicalPlan& plan);
 
 /// Translates an optimized logical plan into a physical plan: projects that call Python UDFs become
 /// UDF projects with their own workers; image and URL kernels ask for small morsels so few rows
