@@ -227,3 +227,27 @@ def test_disabling_a_rule():
     plan = ketch.from_pydict({"a": [1, 2, 3]}).where(col("a") > 1).select("a")._plan
     optimized = repr(plan.optimize(["PushDownFilter", "MergeProjections", "PushDownProjection"]))
     assert "Filter" in optimized
+
+
+def test_literals_take_the_column_type_only_when_exact():
+    table = pa.table(
+        {
+            "i8": pa.array([-5, 0, 100, 127], pa.int8()),
+            "f32": pa.array([0.1, 0.5, 24.0, 30.0], pa.float32()),
+            "s": pa.array(["R", "A", "R", "N"], pa.string()),
+        }
+    )
+    df = ketch.from_arrow(table)
+    cases = [
+        (col("i8") < 100, [-5, 0]),
+        (col("i8") == 300, []),  # does not fit int8: compared as int64
+        (col("i8") > -(2**40), [-5, 0, 100, 127]),
+        (col("f32") == 0.5, [0]),
+        (col("f32") < 24, [-5, 0]),
+        (col("s") == "R", [-5, 100]),
+        (lit("N") == col("s"), [127]),
+    ]
+    for predicate, expected in cases:
+        assert df.where(predicate).to_pydict()["i8"] == expected, predicate
+    # 0.1 has no exact float32 value: the column is compared as float64, as Arrow would.
+    assert df.where(col("f32") == 0.1).count_rows() == 0

@@ -1,5 +1,7 @@
 #include "ketch/plan/optimizer/simplify_expressions.h"
 
+#include <arrow/compute/api.h>
+
 namespace ketch {
 namespace {
 
@@ -62,6 +64,53 @@ arrow::Result<ExprPtr> Simplify(const ExprPtr& expr) {
   return self;
 }
 
+bool Comparison(const std::string& name) {
+  return name == "equal" || name == "not_equal" || name == "less" || name == "less_equal" || name == "greater" ||
+         name == "greater_equal";
+}
+
+// The literal in the column's type when that loses nothing (round trip), else nullptr.
+ExprPtr LiteralAs(const ExprPtr& literal, const std::shared_ptr<arrow::DataType>& type) {
+  const auto& value = literal->literal();
+  if (!value->is_valid || value->type->Equals(*type)) return nullptr;
+  const bool both_strings = arrow::is_base_binary_like(value->type->id()) && arrow::is_base_binary_like(type->id());
+  const bool both_numbers = (arrow::is_integer(value->type->id()) || arrow::is_floating(value->type->id())) &&
+                            (arrow::is_integer(type->id()) || arrow::is_floating(type->id()));
+  if (!both_strings && !both_numbers) return nullptr;
+  auto cast = arrow::compute::Cast(arrow::Datum(value), type);
+  if (!cast.ok()) return nullptr;
+  auto back = arrow::compute::Cast(*cast, value->type);
+  if (!back.ok() || !back->scalar()->Equals(*value)) return nullptr;
+  return Expr::Literal(cast->scalar());
+}
+
+// Comparisons of a column with a literal of another type compare in the column's type when the
+// literal converts exactly (col(int32) < 24, col(string) == "R"): Arrow would otherwise cast the
+// whole column to the literal's type first.
+ExprPtr CoerceLiterals(const ExprPtr& expr, const arrow::Schema& schema) {
+  std::vector<ExprPtr> children;
+  bool changed = false;
+  for (const auto& child : expr->children()) {
+    auto c = CoerceLiterals(child, schema);
+    changed |= c != child;
+    children.push_back(std::move(c));
+  }
+  if (expr->kind() == ExprKind::kCall && Comparison(expr->name()) && children.size() == 2) {
+    for (int side = 0; side < 2; ++side) {
+      const auto& column = children[side];
+      const auto& literal = children[1 - side];
+      if (column->kind() != ExprKind::kColumn || literal->kind() != ExprKind::kLiteral) continue;
+      auto field = schema.GetFieldByName(column->name());
+      if (!field) continue;
+      if (auto coerced = LiteralAs(literal, field->type())) {
+        children[1 - side] = coerced;
+        changed = true;
+      }
+    }
+  }
+  return changed ? expr->WithChildren(std::move(children)) : expr;
+}
+
 // Simplifies a projected expression and keeps its output name.
 arrow::Result<ExprPtr> SimplifyNamed(const ExprPtr& expr) {
   ARROW_ASSIGN_OR_RAISE(auto out, Simplify(expr));
@@ -100,6 +149,7 @@ arrow::Result<Transformed> SimplifyExpressions::Apply(const LogicalPlanPtr& plan
     }
     case LogicalKind::kFilter: {
       ARROW_ASSIGN_OR_RAISE(auto predicate, Simplify(self->predicate()));
+      predicate = CoerceLiterals(predicate, *self->inputs()[0]->schema());
       if (BoolLiteral(predicate) == 1) return Transformed{self->inputs()[0], true};
       if (predicate == self->predicate()) break;
       ARROW_ASSIGN_OR_RAISE(auto filter, LogicalPlan::Filter(self->inputs()[0], predicate));
@@ -108,6 +158,7 @@ arrow::Result<Transformed> SimplifyExpressions::Apply(const LogicalPlanPtr& plan
     case LogicalKind::kScan: {
       if (!self->scan().filter) break;
       ARROW_ASSIGN_OR_RAISE(auto predicate, Simplify(self->scan().filter));
+      predicate = CoerceLiterals(predicate, *self->scan().file_schema);
       if (predicate == self->scan().filter) break;
       ScanInfo info = self->scan();
       info.filter = BoolLiteral(predicate) == 1 ? nullptr : predicate;

@@ -9,6 +9,8 @@ namespace ketch {
 /// → `lit(6)`; not URL, file or Python functions, which do I/O or may not be pure);
 /// `x and true` → `x`, `x and false` → `false`, `x or true` → `true`, `x or false` → `x`,
 /// `not not x` → `x`; a filter that is always true is removed. Projected columns keep their names.
+/// In filters, a literal compared with a column is converted to the column's type when that loses
+/// nothing (`col(f32) < 24`, `col(string) == "R"`), so the column is not cast for the comparison.
 class SimplifyExpressions : public OptimizerRule {
  public:
   std::string name() const override { return "SimplifyExpressions"; }
