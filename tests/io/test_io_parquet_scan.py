@@ -273,3 +273,15 @@ def test_read_parquet_from_s3_with_pruning(s3, sorted_file):
         "k": [1, 2],
         "v": ["x", "y"],
     }
+
+
+def test_columns_argument_reads_only_those(sorted_file):
+    path, table = sorted_file
+    df = ketch.read_parquet(path, columns=["s", "a"])
+    assert df.column_names == ["s", "a"]
+    assert "Projection pushdown = [a, s]" in optimized(df)
+    assert df.to_arrow().equals(table.select(["s", "a"]))
+    with pytest.raises(KetchError, match="zz"):
+        ketch.read_parquet(path, columns=["zz"])
+    with pytest.raises(TypeError):
+        ketch.read_parquet(path, columns="a")

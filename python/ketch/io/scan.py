@@ -158,6 +158,7 @@ def scan(
     hive_partitioning: bool = False,
     io_config: IOConfig | None = None,
     options: dict[str, str] | None = None,
+    columns: list[str] | None = None,
 ) -> DataFrame:
     from ketch.dataframe import DataFrame
 
@@ -186,7 +187,12 @@ def scan(
         hints = extra if hints is None else pa.unify_schemas([hints, extra])
     s3 = (io_config or IOConfig()).s3.to_options()
     plan = _core.PyPlan.scan(fmt, files, sizes, options or {}, full, hints, partitions, s3)
-    return DataFrame(plan)
+    df = DataFrame(plan)
+    if columns is not None:
+        if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
+            raise TypeError(f"{caller}: columns must be a list of column names, got {columns!r}")
+        df = df.select(*columns)  # the optimizer pushes this into the scan
+    return df
 
 
 def read_parquet(
@@ -196,6 +202,7 @@ def read_parquet(
     io_config: IOConfig | None = None,
     hive_partitioning: bool = False,
     schema_hints: dict | None = None,
+    columns: list[str] | None = None,
 ) -> DataFrame:
     """A lazy DataFrame over Parquet files: a path, a directory (its ``*.parquet`` files,
     recursively), a glob (``data/*.parquet``, ``**`` recursive), an ``s3://`` URL or glob (with
@@ -207,8 +214,9 @@ def read_parquet(
     - ``schema`` / ``schema_hints``: ``{column: DataType}``; with ``infer_schema=True`` these types
       override the files' (values are cast; a value that does not convert fails the query naming
       the file and column); with ``infer_schema=False`` ``schema`` is taken as the files' schema.
-    - ``hive_partitioning``: ``key=value`` directories become columns (int64, float64 or string);
-      filters on them drop whole files before any is opened.
+    - ``hive_partitioning``: ``key=value`` directories below the directory or glob base become
+      columns (int64, float64 or string); filters on them drop whole files before any is opened.
+    - ``columns``: read only these columns, in this order (the same as ``.select(*columns)``).
 
     Errors: ``KetchFileNotFoundError`` when a path or glob matches nothing; ``KetchIOError`` naming
     the file when it is not valid Parquet (or is truncated).
@@ -222,6 +230,7 @@ def read_parquet(
         schema_hints=schema_hints,
         hive_partitioning=hive_partitioning,
         io_config=io_config,
+        columns=columns,
     )
 
 
@@ -247,6 +256,7 @@ def read_csv(
     io_config: IOConfig | None = None,
     hive_partitioning: bool = False,
     schema_hints: dict | None = None,
+    columns: list[str] | None = None,
 ) -> DataFrame:
     """A lazy DataFrame over CSV files (paths, directories of ``*.csv``/``*.tsv``, globs, ``s3://``).
     Types are inferred by Arrow's CSV reader from the first file's first MiB (int64, float64,
@@ -282,6 +292,7 @@ def read_csv(
         hive_partitioning=hive_partitioning,
         io_config=io_config,
         options=options,
+        columns=columns,
     )
 
 
@@ -292,6 +303,7 @@ def read_json(
     io_config: IOConfig | None = None,
     hive_partitioning: bool = False,
     schema_hints: dict | None = None,
+    columns: list[str] | None = None,
 ) -> DataFrame:
     """A lazy DataFrame over newline-delimited JSON files (one object per line; paths,
     directories of ``*.json``/``*.jsonl``/``*.ndjson``, globs, ``s3://``). Types are inferred by
@@ -308,4 +320,5 @@ def read_json(
         schema_hints=schema_hints,
         hive_partitioning=hive_partitioning,
         io_config=io_config,
+        columns=columns,
     )
