@@ -65,15 +65,16 @@ arrow::Result<ExprPtr> Simplify(const ExprPtr& expr) {
 }
 
 bool Comparison(const std::string& name) {
-  return name == "equal" || name == "not_equal" || name == "less" || name == "less_equal" || name == "greater" ||
-         name == "greater_equal";
+  return name == "equal" || name == "not_equal" || name == "less" || name == "less_equal" ||
+         name == "greater" || name == "greater_equal";
 }
 
 // The literal in the column's type when that loses nothing (round trip), else nullptr.
 ExprPtr LiteralAs(const ExprPtr& literal, const std::shared_ptr<arrow::DataType>& type) {
   const auto& value = literal->literal();
   if (!value->is_valid || value->type->Equals(*type)) return nullptr;
-  const bool both_strings = arrow::is_base_binary_like(value->type->id()) && arrow::is_base_binary_like(type->id());
+  const bool both_strings =
+      arrow::is_base_binary_like(value->type->id()) && arrow::is_base_binary_like(type->id());
   const bool both_numbers = (arrow::is_integer(value->type->id()) || arrow::is_floating(value->type->id())) &&
                             (arrow::is_integer(type->id()) || arrow::is_floating(type->id()));
   if (!both_strings && !both_numbers) return nullptr;
