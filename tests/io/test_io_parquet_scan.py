@@ -285,3 +285,25 @@ def test_columns_argument_reads_only_those(sorted_file):
         ketch.read_parquet(path, columns=["zz"])
     with pytest.raises(TypeError):
         ketch.read_parquet(path, columns="a")
+
+
+def test_dictionary_encoded_strings_come_back_as_strings(tmp_path):
+    """Low-cardinality string columns are decoded as dictionaries and expanded after the filter:
+    the result has the file's string type, nulls included, whether or not the filter reads them."""
+    table = pa.table(
+        {
+            "s": pa.array(["a", "b", None, "a"] * 2500, pa.string()),
+            "ls": pa.array(["x", None, "yy", "zzz"] * 2500, pa.large_string()),
+            "n": pa.array(range(10_000), pa.int64()),
+        }
+    )
+    path = str(tmp_path / "dict.parquet")
+    pq.write_table(table, path, row_group_size=1_000)
+    assert "RLE_DICTIONARY" in str(pq.read_metadata(path).row_group(0).column(0).encodings)
+    out = ketch.read_parquet(path).where(col("n") > 9_990).to_arrow()
+    assert out.schema == table.schema
+    assert out.equals(table.slice(9_991))
+    on_string = ketch.read_parquet(path).where(col("s") == "b").select("s", "ls", "n").to_arrow()
+    assert on_string.equals(table.filter(pc.equal(table.column("s"), "b")))
+    grouped = ketch.read_parquet(path).groupby("s").agg(col("n").count().alias("c")).sort("s").to_pydict()
+    assert grouped == {"s": ["a", "b", None], "c": [5000, 2500, 2500]}

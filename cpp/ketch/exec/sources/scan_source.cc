@@ -65,6 +65,7 @@ ScanSource::ScanSource(ScanInfo info, std::shared_ptr<arrow::Schema> output_sche
   }
   // No data column is needed (count_rows, partition columns only): read the first for row counts.
   if (read_columns_.empty() && !data_fields.empty()) read_columns_.push_back(data_fields[0]->name());
+  if (info_.filter) info_.filter->CollectColumns(&filter_columns_);
 }
 
 arrow::Result<ScanSource::Piece> ScanSource::Process(const ScanTask& task,
@@ -74,9 +75,17 @@ arrow::Result<ScanSource::Piece> ScanSource::Process(const ScanTask& task,
   // Data columns with the scan's types (schema hints, or a later file storing another width).
   arrow::FieldVector fields;
   arrow::ArrayVector columns;
+  std::vector<std::string> deferred;  // dictionary columns expanded after the filter
   for (const auto& name : read_columns_) {
     ARROW_ASSIGN_OR_RAISE(auto column, GetColumn(*batch, name));
     const auto& want = data_schema_->GetFieldByName(name)->type();
+    if (column->type()->id() == arrow::Type::DICTIONARY && arrow::is_base_binary_like(want->id()) &&
+        !filter_columns_.count(name)) {
+      deferred.push_back(name);
+      fields.push_back(arrow::field(name, column->type()));
+      columns.push_back(std::move(column));
+      continue;
+    }
     if (!column->type()->Equals(*want)) {
       auto cast = arrow::compute::Cast(*column, want);
       if (!cast.ok()) {
@@ -109,6 +118,10 @@ arrow::Result<ScanSource::Piece> ScanSource::Process(const ScanTask& task,
   arrow::ArrayVector out;
   for (const auto& field : output_schema_->fields()) {
     ARROW_ASSIGN_OR_RAISE(auto column, GetColumn(*full, field->name()));
+    if (column->type()->id() == arrow::Type::DICTIONARY && field->type()->id() != arrow::Type::DICTIONARY) {
+      ARROW_ASSIGN_OR_RAISE(auto dense, arrow::compute::Cast(*column, field->type()));
+      column = std::move(dense);
+    }
     out.push_back(std::move(column));
   }
   piece.batch = arrow::RecordBatch::Make(output_schema_, full->num_rows(), std::move(out));
@@ -136,7 +149,8 @@ arrow::Status ScanSource::ReadTask(const ScanTask& task, int64_t base_row,
       metrics_->row_groups_read += static_cast<int64_t>(row_groups.size());
       ARROW_ASSIGN_OR_RAISE(reader,
                             io::OpenParquetRowGroups(file.path, info_.s3, metadata, row_groups, read_columns_,
-                                                     batch_rows_, !parallel_, &metrics_->bytes_read));
+                                                     batch_rows_, !parallel_, &metrics_->bytes_read,
+                                                     /*read_dictionaries=*/true));
       break;
     }
     case FileFormat::kCsv: {

@@ -2,6 +2,8 @@
 
 #include <arrow/util/thread_pool.h>
 
+#include <set>
+
 #include "ketch/exec/operator.h"
 #include "ketch/exec/scan_metrics.h"
 #include "ketch/plan/logical/logical_plan.h"
@@ -42,6 +44,7 @@ class ScanSource : public Source {
   std::shared_ptr<arrow::Schema> output_schema_;
   std::shared_ptr<arrow::Schema> data_schema_;  // file_schema without partition columns
   std::vector<std::string> read_columns_;       // data columns to decode
+  std::set<std::string> filter_columns_;        // columns the pushed filter reads
   int64_t batch_rows_;
   arrow::internal::Executor* executor_;
   int parallel_tasks_;

@@ -28,6 +28,44 @@ std::vector<int> LeavesOf(const parquet::SchemaDescriptor& schema, const std::st
   return out;
 }
 
+// True when every data page of a top-level string/binary column in these row groups is
+// dictionary-encoded (page encoding stats): reading it as an Arrow dictionary then skips building
+// one string per row, and the scan expands only the rows that pass its filter.
+bool FullyDictionaryEncoded(const parquet::FileMetaData& metadata, const std::vector<int>& row_groups,
+                            int leaf) {
+  const auto* column = metadata.schema()->Column(leaf);
+  if (column->physical_type() != parquet::Type::BYTE_ARRAY || column->max_repetition_level() > 0 ||
+      column->path()->ToDotVector().size() != 1) {
+    return false;
+  }
+  for (int rg : row_groups) {
+    auto chunk = metadata.RowGroup(rg)->ColumnChunk(leaf);
+    const auto& stats = chunk->encoding_stats();
+    if (!chunk->has_dictionary_page()) return false;
+    if (stats.empty()) {
+      // No page statistics (e.g. DuckDB's writer): trust the chunk's encodings when every one is a
+      // dictionary or level encoding (a PLAIN page could be a fallback from the dictionary).
+      for (auto encoding : chunk->encodings()) {
+        if (encoding != parquet::Encoding::PLAIN_DICTIONARY &&
+            encoding != parquet::Encoding::RLE_DICTIONARY && encoding != parquet::Encoding::RLE &&
+            encoding != parquet::Encoding::BIT_PACKED) {
+          return false;
+        }
+      }
+      continue;
+    }
+    for (const auto& page : stats) {
+      const bool data_page =
+          page.page_type == parquet::PageType::DATA_PAGE || page.page_type == parquet::PageType::DATA_PAGE_V2;
+      if (data_page && page.encoding != parquet::Encoding::PLAIN_DICTIONARY &&
+          page.encoding != parquet::Encoding::RLE_DICTIONARY) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 arrow::Result<std::shared_ptr<parquet::FileMetaData>> ReadParquetMetadata(const std::string& path,
@@ -51,12 +89,19 @@ arrow::Result<std::shared_ptr<arrow::Schema>> ParquetArrowSchema(const parquet::
 arrow::Result<std::shared_ptr<arrow::RecordBatchReader>> OpenParquetRowGroups(
     const std::string& path, const S3Config& s3, std::shared_ptr<parquet::FileMetaData> metadata,
     const std::vector<int>& row_groups, const std::vector<std::string>& columns, int64_t batch_rows,
-    bool use_threads, std::atomic<int64_t>* bytes_read) {
+    bool use_threads, std::atomic<int64_t>* bytes_read, bool read_dictionaries) {
   ARROW_ASSIGN_OR_RAISE(auto file, OpenInputFile(path, s3, bytes_read));
   parquet::ArrowReaderProperties arrow_props;
   arrow_props.set_batch_size(batch_rows);
   arrow_props.set_pre_buffer(true);
   arrow_props.set_use_threads(use_threads);
+  if (read_dictionaries) {
+    for (const auto& name : columns) {
+      for (int leaf : LeavesOf(*metadata->schema(), name)) {
+        if (FullyDictionaryEncoded(*metadata, row_groups, leaf)) arrow_props.set_read_dictionary(leaf, true);
+      }
+    }
+  }
   parquet::arrow::FileReaderBuilder builder;
   try {
     PARQUET_THROW_NOT_OK(builder.Open(file, parquet::default_reader_properties(), std::move(metadata)));
