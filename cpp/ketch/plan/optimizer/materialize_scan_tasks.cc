@@ -9,39 +9,18 @@
 #include <cstdio>
 #include <set>
 
+#include "ketch/expr/expr_analysis.h"
 #include "ketch/io/formats/parquet_format.h"
 #include "ketch/plan/optimizer/stats_pruning.h"
 
 namespace ketch {
 namespace {
 
-void SplitConjuncts(const ExprPtr& expr, std::vector<ExprPtr>* out) {
-  if (expr->kind() == ExprKind::kCall && expr->name() == "and_kleene" && expr->children().size() == 2) {
-    SplitConjuncts(expr->children()[0], out);
-    SplitConjuncts(expr->children()[1], out);
-    return;
-  }
-  out->push_back(expr);
-}
-
-bool HasExpensiveCall(const Expr& expr) {
-  if (expr.kind() == ExprKind::kUdf) return true;
-  if (expr.kind() == ExprKind::kCall &&
-      (expr.name().rfind("url_", 0) == 0 || expr.name().rfind("image_", 0) == 0 ||
-       expr.name().rfind("file_", 0) == 0)) {
-    return true;
-  }
-  for (const auto& child : expr.children()) {
-    if (HasExpensiveCall(*child)) return true;
-  }
-  return false;
-}
-
 bool IsExpensive(const LogicalPlan& plan) {
   for (const auto& expr : plan.exprs()) {
-    if (HasExpensiveCall(*expr)) return true;
+    if (CallsExpensiveFunction(*expr)) return true;
   }
-  return plan.predicate() && HasExpensiveCall(*plan.predicate());
+  return plan.predicate() && CallsExpensiveFunction(*plan.predicate());
 }
 
 bool IsBlocking(LogicalKind kind) {

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "ketch/expr/expr_analysis.h"
+
 namespace ketch {
 namespace {
 
@@ -25,35 +27,7 @@ ExprPtr PlainColumn(const ExprPtr& expr) {
   return nullptr;
 }
 
-bool Cheap(const Expr& expr) {
-  if (expr.kind() == ExprKind::kUdf) return false;
-  if (expr.kind() == ExprKind::kCall &&
-      (expr.name().rfind("url_", 0) == 0 || expr.name().rfind("image_", 0) == 0 ||
-       expr.name().rfind("file_", 0) == 0)) {
-    return false;
-  }
-  for (const auto& child : expr.children()) {
-    if (!Cheap(*child)) return false;
-  }
-  return true;
-}
-
 ExprPtr And(ExprPtr a, ExprPtr b) { return Expr::Call("and_kleene", {std::move(a), std::move(b)}); }
-
-void SplitConjuncts(const ExprPtr& expr, std::vector<ExprPtr>* out) {
-  if (expr->kind() == ExprKind::kCall && expr->name() == "and_kleene" && expr->children().size() == 2) {
-    SplitConjuncts(expr->children()[0], out);
-    SplitConjuncts(expr->children()[1], out);
-    return;
-  }
-  out->push_back(expr);
-}
-
-ExprPtr Conjunction(const std::vector<ExprPtr>& parts) {
-  ExprPtr out;
-  for (const auto& p : parts) out = out ? And(out, p) : p;
-  return out;
-}
 
 bool ReadsOnly(const Expr& expr, const arrow::Schema& schema) {
   std::set<std::string> used;
@@ -124,7 +98,7 @@ arrow::Result<Transformed> PushOnce(const LogicalPlanPtr& plan) {
         if (!column) {
           // A cheap expression is recomputed below the projection (col(a) + 2 > 7 reaches the
           // scan); UDFs, downloads and image kernels are not run twice.
-          if (!Cheap(*expr)) return Transformed{plan, false};
+          if (CallsExpensiveFunction(*expr)) return Transformed{plan, false};
           column = expr->kind() == ExprKind::kAlias ? expr->children()[0] : expr;
         }
         mapping[expr->OutputName()] = column;
