@@ -68,8 +68,9 @@ TEST(PushDownLimit, MovesBelowProjectionsAndIntoTheScan) {
 TEST(MergeProjections, MergesAndDropsIdentity) {
   LogicalPlanPtr plan;
   ASSERT_OK_AND_ASSIGN(plan, LogicalPlan::Project(Scan(), {Col("a"), Col("b")}));  // identity
-  ASSERT_OK_AND_ASSIGN(plan,
-                       LogicalPlan::Project(plan, {Expr::Alias(Expr::Call("multiply_checked", {Col("a"), Lit(2)}), "x")}));
+  ASSERT_OK_AND_ASSIGN(
+      plan,
+      LogicalPlan::Project(plan, {Expr::Alias(Expr::Call("multiply_checked", {Col("a"), Lit(2)}), "x")}));
   ASSERT_OK_AND_ASSIGN(plan, LogicalPlan::Project(plan, {Expr::Call("add_checked", {Col("x"), Lit(1)})}));
   LogicalPlanPtr current = plan;
   for (int i = 0; i < 3; ++i) {
@@ -84,8 +85,9 @@ TEST(MergeProjections, MergesAndDropsIdentity) {
 
 TEST(MergeProjections, KeepsAnExpressionUsedTwice) {
   LogicalPlanPtr plan;
-  ASSERT_OK_AND_ASSIGN(plan,
-                       LogicalPlan::Project(Scan(), {Expr::Alias(Expr::Call("multiply_checked", {Col("a"), Lit(3)}), "t")}));
+  ASSERT_OK_AND_ASSIGN(
+      plan,
+      LogicalPlan::Project(Scan(), {Expr::Alias(Expr::Call("multiply_checked", {Col("a"), Lit(3)}), "t")}));
   ASSERT_OK_AND_ASSIGN(plan, LogicalPlan::Project(plan, {Expr::Call("add_checked", {Col("t"), Col("t")})}));
   Transformed out;
   ASSERT_OK_AND_ASSIGN(out, MergeProjections().Apply(plan));
@@ -98,7 +100,9 @@ TEST(StatsPruning, ComparisonsAgainstMinMax) {
     if (name == "a") return stats;
     return std::nullopt;
   };
-  auto cmp = [](const char* op, ExprPtr l, ExprPtr r) { return Expr::Call(op, {std::move(l), std::move(r)}); };
+  auto cmp = [](const char* op, ExprPtr l, ExprPtr r) {
+    return Expr::Call(op, {std::move(l), std::move(r)});
+  };
   EXPECT_TRUE(CannotMatch(*cmp("less", Col("a"), Lit(10)), lookup));
   EXPECT_FALSE(CannotMatch(*cmp("less_equal", Col("a"), Lit(10)), lookup));
   EXPECT_TRUE(CannotMatch(*cmp("greater", Col("a"), Lit(20)), lookup));

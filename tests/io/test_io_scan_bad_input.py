@@ -307,3 +307,22 @@ def test_filter_on_missing_column_names_available_columns(tmp_path):
     path = write_text(tmp_path / "f.csv", "a,b\n1,2\n")
     with pytest.raises(ColumnNotFoundError, match="nope"):
         ketch.read_csv(path).where(col("nope") > 1)
+
+
+def test_corrupt_data_page_names_file_and_row_group(tmp_path):
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "corrupt.parquet"
+    table = pa.table({"a": np.arange(100_000), "b": np.random.default_rng(0).random(100_000)})
+    pq.write_table(table, str(path), row_group_size=10_000)
+    offset = pq.read_metadata(str(path)).row_group(5).column(1).data_page_offset
+    data = bytearray(path.read_bytes())
+    for i in range(offset + 20, offset + 2_000):
+        data[i] = (data[i] * 7 + 13) % 256
+    path.write_bytes(bytes(data))
+    with pytest.raises(KetchError, match=r"corrupt\.parquet.*row group 5"):
+        ketch.read_parquet(str(path)).to_arrow()
+    # Row groups before the damage are still readable on their own.
+    assert ketch.read_parquet(str(path)).where(ketch.col("a") < 10_000).count_rows() == 10_000

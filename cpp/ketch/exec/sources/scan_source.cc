@@ -168,7 +168,16 @@ arrow::Status ScanSource::ReadTask(const ScanTask& task, int64_t base_row,
   int64_t offset = 0;
   while (true) {
     std::shared_ptr<arrow::RecordBatch> batch;
-    ARROW_RETURN_NOT_OK(reader->ReadNext(&batch));
+    auto read = reader->ReadNext(&batch);
+    if (!read.ok() && !task.row_groups.empty()) {
+      // Name the row groups the failing read covered.
+      const int first = task.row_groups.front(), last = task.row_groups.back();
+      return read.WithMessage(first == last
+                                  ? "row group " + std::to_string(first)
+                                  : "row groups " + std::to_string(first) + ".." + std::to_string(last),
+                              ": ", read.message());
+    }
+    ARROW_RETURN_NOT_OK(read);
     if (!batch) break;
     const int64_t rows = batch->num_rows();
     metrics_->rows_read += rows;
