@@ -385,3 +385,65 @@ def test_cuda_visible_devices_parsing(monkeypatch):
     for value, expected in [("0,1", 2), ("1,-1,2", 1), ("0,,1", 1), ("", 0), ("-1", 0)]:
         monkeypatch.setenv("CUDA_VISIBLE_DEVICES", value)
         assert _available_gpus() == expected, value
+
+
+def test_workers_exit_when_the_engine_process_dies(tmp_path):
+    """Workers outlive neither a killed engine nor its threads' exits: they watch the engine's end
+    of their stdin pipe, so a SIGKILLed engine leaves no orphan, while a live engine keeps its
+    workers across queries."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "engine.py"
+    pids = tmp_path / "pids.txt"
+    script.write_text(
+        f"""
+import os, time, ketch
+from ketch import col
+
+@ketch.cls(concurrency=2, use_process=True, return_dtype=ketch.DataType.int64())
+class Pid:
+    def __call__(self, x):
+        return [os.getpid()] * len(x)
+
+pid = Pid()
+df = ketch.from_pydict({{"x": list(range(4000))}}).with_column("p", pid(col("x")))
+first = set(df.to_pydict()["p"])
+second = set(df.to_pydict()["p"])
+assert first == second, (first, second)  # the same workers serve the second query
+open({str(pids)!r}, "w").write(" ".join(map(str, sorted(first))))
+time.sleep(60)
+"""
+    )
+    engine = subprocess.Popen([sys.executable, str(script)])
+    deadline = time.monotonic() + 60
+    while not pids.exists() or not pids.read_text():
+        assert engine.poll() is None, "the engine script failed"
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    workers = [int(p) for p in pids.read_text().split()]
+    engine.send_signal(signal.SIGKILL)
+    engine.wait()
+    deadline = time.monotonic() + 10
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        alive = [p for p in workers if _alive(p)]
+        time.sleep(0.05)
+    assert not alive, f"worker processes {alive} outlived the engine"
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie (exited, not yet reaped by init) counts as gone.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

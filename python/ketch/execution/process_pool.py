@@ -76,7 +76,7 @@ class WorkerProcess:
             env=env,
         )
         self.proc.stdin.write(authkey.hex().encode() + b"\n")
-        self.proc.stdin.close()
+        self.proc.stdin.flush()  # stdin stays open: the worker exits when it reads end of file
         for stream, fd in ((self.proc.stdout, 1), (self.proc.stderr, 2)):
             threading.Thread(target=_drain, args=(stream, fd), daemon=True).start()
         accepted: list[Any] = []
@@ -147,6 +147,10 @@ class WorkerProcess:
         self._release()
 
     def _release(self) -> None:
+        try:
+            self.proc.stdin.close()
+        except Exception:  # noqa: BLE001
+            pass
         for box in ("outbox", "inbox"):
             if hasattr(self, box):
                 getattr(self, box).close()

@@ -18,22 +18,29 @@ import traceback
 from multiprocessing.connection import Client
 
 
-def _die_with_parent() -> None:
-    """Linux: the kernel kills this worker when the engine process dies (PR_SET_PDEATHSIG), so
-    a killed engine leaves no orphan behind."""
-    try:
-        import ctypes
-        import signal
+def _exit_with_parent() -> None:
+    """The engine keeps this worker's stdin open for as long as its process lives: end of file
+    means the engine died, so the worker exits at once (even in the middle of a UDF call) and no
+    orphan stays behind. (PR_SET_PDEATHSIG would fire when the engine *thread* that started the
+    worker exits, killing healthy workers of a live engine.)"""
+    import os
+    import threading
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGKILL))
-    except Exception:  # noqa: BLE001 - not Linux: orphans exit when their socket closes
-        pass
+    def watch() -> None:
+        try:
+            while os.read(0, 4096):
+                pass
+        except OSError:
+            pass
+        os._exit(0)
+
+    threading.Thread(target=watch, name="ketch-parent-watch", daemon=True).start()
 
 
 def main() -> int:
     address = sys.argv[1]
     authkey = bytes.fromhex(sys.stdin.readline().strip())
-    _die_with_parent()
+    _exit_with_parent()
     conn = Client(address, family="AF_UNIX", authkey=authkey)
 
     import cloudpickle
