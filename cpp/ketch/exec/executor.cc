@@ -467,10 +467,13 @@ class PipelineRun {
       return arrow::Status::OK();
     };
     arrow::Status st;
+    const int64_t decode_before = stats_ ? stats_->scan.decode_cpu_ns.load() : 0;
     {
       CpuTimer timer(source_metrics_);
       st = pipeline_->source->Produce(emit);
     }
+    // Row groups a scan decoded on the compute pool count as the scan's CPU time.
+    if (source_metrics_) source_metrics_->cpu_ns += stats_->scan.decode_cpu_ns.load() - decode_before;
     if (!st.ok() && !st.IsCancelled()) Fail(st);
     InputComplete(0, seq);
     std::lock_guard<std::mutex> lock(mutex_);
@@ -639,8 +642,14 @@ class PipelineRun {
         }
         if (segment.sink->Done()) stop_ = true;  // e.g. limit reached: stop reading
         if (out->has_value() && seg + 1 < pipeline_->segments.size()) {
-          // A limit keeps a prefix of the morsel, so its row description stays valid.
-          forward.push_back(Morsel{segment.next_out_seq++, std::move(**out), next.rows,
+          // A limit keeps a prefix of the morsel: the row description is cut to that prefix.
+          EvalContext rows = next.rows;
+          const int64_t kept = (**out)->num_rows();
+          rows.num_rows = kept;
+          if (rows.source_rows && rows.source_rows->length() != kept) {
+            rows.source_rows = std::static_pointer_cast<arrow::Int64Array>(rows.source_rows->Slice(0, kept));
+          }
+          forward.push_back(Morsel{segment.next_out_seq++, std::move(**out), std::move(rows),
                                    std::move(next.memory), next.permits});
         } else {
           released += next.permits;

@@ -16,6 +16,9 @@ struct ScanMetrics {
   std::atomic<int64_t> row_groups_pruned{0};  ///< skipped by min/max statistics
   std::atomic<int64_t> bytes_read{0};  ///< bytes fetched from files (footers read at planning excluded)
   std::atomic<int64_t> rows_read{0};   ///< rows decoded, before the pushed filter
+  /// Thread CPU time of row groups decoded on the compute pool (the executor adds it to the scan
+  /// operator's CPU seconds in explain_analyze).
+  std::atomic<int64_t> decode_cpu_ns{0};
 };
 
 }  // namespace ketch

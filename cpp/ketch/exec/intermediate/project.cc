@@ -2,6 +2,9 @@
 
 #include <arrow/compute/api.h>
 
+#include "ketch/exec/filter_rows.h"
+#include "ketch/expr/expr_analysis.h"
+
 namespace ketch {
 
 arrow::Result<std::unique_ptr<ProjectOperator>> ProjectOperator::Make(
@@ -32,19 +35,10 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> ProjectOperator::Execute(
 // The filter lives beside the projection: both are stateless expression operators.
 arrow::Result<std::shared_ptr<arrow::RecordBatch>> FilterOperator::Execute(
     const std::shared_ptr<arrow::RecordBatch>& morsel, EvalContext* ctx) const {
-  ARROW_ASSIGN_OR_RAISE(auto mask, Evaluate(*predicate_, *morsel, *ctx));
-  ARROW_ASSIGN_OR_RAISE(auto filtered, arrow::compute::Filter(morsel, mask));
+  ARROW_ASSIGN_OR_RAISE(auto kept, FilterRows(conjuncts_, morsel, *ctx));
   // Keep track of which source rows survive, so later errors name them.
-  std::shared_ptr<arrow::Array> ids = ctx->source_rows;
-  if (!ids) {
-    arrow::Int64Builder builder;
-    ARROW_RETURN_NOT_OK(builder.Reserve(morsel->num_rows()));
-    for (int64_t i = 0; i < morsel->num_rows(); ++i) builder.UnsafeAppend(ctx->row_offset + i);
-    ARROW_ASSIGN_OR_RAISE(ids, builder.Finish());
-  }
-  ARROW_ASSIGN_OR_RAISE(auto kept, arrow::compute::Filter(ids, mask));
-  ctx->source_rows = std::static_pointer_cast<arrow::Int64Array>(kept.make_array());
-  return filtered.record_batch();
+  ctx->source_rows = std::move(kept.source_rows);
+  return kept.batch;
 }
 
 }  // namespace ketch

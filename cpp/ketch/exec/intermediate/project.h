@@ -1,6 +1,7 @@
 #pragma once
 
 #include "ketch/exec/operator.h"
+#include "ketch/expr/expr_analysis.h"
 
 namespace ketch {
 
@@ -26,11 +27,14 @@ class ProjectOperator : public IntermediateOperator {
   arrow::internal::Executor* executor_ = nullptr;
 };
 
-/// Keeps the rows of each morsel where the predicate is true (null counts as false).
+/// Keeps the rows of each morsel where the predicate is true (null counts as false); its conjuncts
+/// are applied in order, each to the rows the earlier ones kept (FilterRows).
 class FilterOperator : public IntermediateOperator {
  public:
   FilterOperator(ExprPtr predicate, arrow::internal::Executor* compute_pool)
-      : predicate_(std::move(predicate)), executor_(compute_pool) {}
+      : predicate_(std::move(predicate)), executor_(compute_pool) {
+    SplitConjuncts(predicate_, &conjuncts_);
+  }
   std::string name() const override { return "Filter"; }
   arrow::internal::Executor* executor() const override { return executor_; }
   arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(
@@ -38,6 +42,7 @@ class FilterOperator : public IntermediateOperator {
 
  private:
   ExprPtr predicate_;
+  std::vector<ExprPtr> conjuncts_;  // evaluated in order, each on the rows the earlier ones kept
   arrow::internal::Executor* executor_;
 };
 

@@ -3,29 +3,27 @@
 #include <arrow/compute/api.h>
 #include <arrow/util/future.h>
 
+#include <ctime>
 #include <deque>
 #include <set>
 
+#include "ketch/exec/filter_rows.h"
+#include "ketch/expr/expr_analysis.h"
 #include "ketch/io/formats/parquet_format.h"
 #include "ketch/io/formats/text_formats.h"
 
 namespace ketch {
 namespace {
 
-// The source rows (offset + i) that a filter mask keeps.
-arrow::Result<std::shared_ptr<arrow::Int64Array>> FilterRowIds(int64_t offset,
-                                                               const std::shared_ptr<arrow::Array>& mask) {
-  arrow::Int64Builder ids;
-  ARROW_RETURN_NOT_OK(ids.Reserve(mask->length()));
-  for (int64_t i = 0; i < mask->length(); ++i) ids.UnsafeAppend(offset + i);
-  ARROW_ASSIGN_OR_RAISE(auto all, ids.Finish());
-  ARROW_ASSIGN_OR_RAISE(auto kept, arrow::compute::Filter(all, mask));
-  return std::static_pointer_cast<arrow::Int64Array>(kept.make_array());
-}
-
 arrow::Status WithPath(const arrow::Status& st, const std::string& format, const std::string& path) {
   if (st.ok() || st.IsCancelled()) return st;
   return st.WithMessage("read_", format, ": file '", path, "': ", st.message());
+}
+
+int64_t ThreadCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 std::string Lower(std::string s) {
@@ -65,7 +63,10 @@ ScanSource::ScanSource(ScanInfo info, std::shared_ptr<arrow::Schema> output_sche
   }
   // No data column is needed (count_rows, partition columns only): read the first for row counts.
   if (read_columns_.empty() && !data_fields.empty()) read_columns_.push_back(data_fields[0]->name());
-  if (info_.filter) info_.filter->CollectColumns(&filter_columns_);
+  if (info_.filter) {
+    info_.filter->CollectColumns(&filter_columns_);
+    SplitConjuncts(info_.filter, &filter_conjuncts_);
+  }
 }
 
 arrow::Result<ScanSource::Piece> ScanSource::Process(const ScanTask& task,
@@ -108,12 +109,11 @@ arrow::Result<ScanSource::Piece> ScanSource::Process(const ScanTask& task,
   auto full = arrow::RecordBatch::Make(arrow::schema(fields), batch->num_rows(), columns);
   Piece piece;
   piece.first_row = offset;
-  if (info_.filter) {
-    ARROW_ASSIGN_OR_RAISE(auto mask,
-                          Evaluate(*info_.filter, *full, EvalContext{offset, full->num_rows(), nullptr}));
-    ARROW_ASSIGN_OR_RAISE(auto filtered, arrow::compute::Filter(full, mask));
-    full = filtered.record_batch();
-    ARROW_ASSIGN_OR_RAISE(piece.source_rows, FilterRowIds(offset, mask));
+  if (!filter_conjuncts_.empty()) {
+    ARROW_ASSIGN_OR_RAISE(
+        auto kept, FilterRows(filter_conjuncts_, full, EvalContext{offset, full->num_rows(), nullptr}));
+    if (kept.batch->num_rows() != full->num_rows()) piece.source_rows = std::move(kept.source_rows);
+    full = std::move(kept.batch);
   }
   arrow::ArrayVector out;
   for (const auto& field : output_schema_->fields()) {
@@ -245,6 +245,7 @@ arrow::Status ScanSource::ProduceParallel(const std::vector<ScanTask>& scan_task
     ARROW_ASSIGN_OR_RAISE(auto future, executor_->Submit([this, &tasks, &stop, i]() -> arrow::Result<Output> {
       Output out;
       if (stop.load()) return out;
+      const int64_t cpu_start = ThreadCpuNs();
       int64_t rows = 0;
       const ScanTask& task = tasks[i];
       ARROW_RETURN_NOT_OK(ReadTask(
@@ -254,6 +255,7 @@ arrow::Status ScanSource::ProduceParallel(const std::vector<ScanTask>& scan_task
             return arrow::Status::OK();
           },
           &rows));
+      metrics_->decode_cpu_ns += ThreadCpuNs() - cpu_start;
       return out;
     }));
     in_flight.emplace_back(i, std::move(future));

@@ -45,6 +45,7 @@ class ScanSource : public Source {
   std::shared_ptr<arrow::Schema> data_schema_;  // file_schema without partition columns
   std::vector<std::string> read_columns_;       // data columns to decode
   std::set<std::string> filter_columns_;        // columns the pushed filter reads
+  std::vector<ExprPtr> filter_conjuncts_;       // the pushed filter, applied conjunct by conjunct
   int64_t batch_rows_;
   arrow::internal::Executor* executor_;
   int parallel_tasks_;

@@ -168,6 +168,15 @@ arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTas
   const bool limit_prunes = info.limit >= 0 && !info.filter;
   for (int32_t f : kept) {
     const auto& metadata = *tasks->metadata[f];
+    // Statistics are in the file's types: a column read as another type (schema hint, or a type
+    // that changed between files) orders differently, so its statistics prove nothing.
+    ARROW_ASSIGN_OR_RAISE(auto stored, io::ParquetArrowSchema(metadata));
+    auto stats_of = [&](int rg, const std::string& column) -> std::optional<ColumnStats> {
+      auto in_file = stored->GetFieldByName(column);
+      auto in_scan = info.file_schema->GetFieldByName(column);
+      if (!in_file || !in_scan || !in_file->type()->Equals(*in_scan->type())) return std::nullopt;
+      return RowGroupStats(metadata, rg, column);
+    };
     for (int rg = 0; rg < metadata.num_row_groups(); ++rg) {
       const int64_t num_rows = metadata.RowGroup(rg)->num_rows();
       const int64_t first_row = row;
@@ -176,8 +185,7 @@ arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTas
       bool skip = false;
       for (const auto& conjunct : conjuncts) {
         if (conjunct->HasUdf()) continue;
-        if (CannotMatch(*conjunct,
-                        [&](const std::string& column) { return RowGroupStats(metadata, rg, column); })) {
+        if (CannotMatch(*conjunct, [&](const std::string& column) { return stats_of(rg, column); })) {
           skip = true;
           break;
         }

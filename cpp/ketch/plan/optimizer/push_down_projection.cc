@@ -66,8 +66,14 @@ std::vector<Required> JoinRequired(const LogicalPlan& join, const Required& requ
       continue;
     }
     std::string out = field->name();
-    if (left_schema.GetFieldIndex(out) >= 0) out = spec.prefix + out + spec.suffix;
-    if (required->count(out)) right.insert(field->name());
+    const bool clashes = left_schema.GetFieldIndex(out) >= 0;
+    if (clashes) out = spec.prefix + out + spec.suffix;
+    if (required->count(out)) {
+      right.insert(field->name());
+      // The right column is renamed because the left side has that name: keep the left column
+      // too, or the renaming (and so the column the query reads) would change.
+      if (clashes) left.insert(field->name());
+    }
   }
   left.insert(spec.left_on.begin(), spec.left_on.end());
   right.insert(spec.right_on.begin(), spec.right_on.end());

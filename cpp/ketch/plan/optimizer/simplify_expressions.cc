@@ -78,11 +78,20 @@ ExprPtr LiteralAs(const ExprPtr& literal, const std::shared_ptr<arrow::DataType>
   const bool both_numbers = (arrow::is_integer(value->type->id()) || arrow::is_floating(value->type->id())) &&
                             (arrow::is_integer(type->id()) || arrow::is_floating(type->id()));
   if (!both_strings && !both_numbers) return nullptr;
-  auto cast = arrow::compute::Cast(arrow::Datum(value), type);
-  if (!cast.ok()) return nullptr;
-  auto back = arrow::compute::Cast(*cast, value->type);
-  if (!back.ok() || !back->scalar()->Equals(*value)) return nullptr;
-  return Expr::Literal(cast->scalar());
+  // Unchecked casts, then a round trip: exact conversions only (2**62 is an exact double).
+  auto exact = [&](const std::shared_ptr<arrow::DataType>& to) -> ExprPtr {
+    auto cast = arrow::compute::Cast(arrow::Datum(value), to, arrow::compute::CastOptions::Unsafe());
+    if (!cast.ok()) return nullptr;
+    auto back = arrow::compute::Cast(*cast, value->type, arrow::compute::CastOptions::Unsafe());
+    if (!back.ok() || !back->scalar()->Equals(*value)) return nullptr;
+    return Expr::Literal(cast->scalar());
+  };
+  if (auto same = exact(type)) return same;
+  // An integer a float32 column cannot hold exactly: compare in float64 (Arrow would otherwise try
+  // to cast the integer to float32 and fail).
+  if (type->id() == arrow::Type::FLOAT && arrow::is_integer(value->type->id()))
+    return exact(arrow::float64());
+  return nullptr;
 }
 
 // Comparisons of a column with a literal of another type compare in the column's type when the
