@@ -8,8 +8,8 @@ namespace ketch {
 namespace {
 
 // The batch's columns that `expr` reads (a zero-copy view), at `positions` when given.
-arrow::Result<std::shared_ptr<arrow::RecordBatch>> ColumnsAt(const Expr& expr, const arrow::RecordBatch& batch,
-                                                             const std::shared_ptr<arrow::Int64Array>& positions) {
+arrow::Result<std::shared_ptr<arrow::RecordBatch>> ColumnsAt(
+    const Expr& expr, const arrow::RecordBatch& batch, const std::shared_ptr<arrow::Int64Array>& positions) {
   std::set<std::string> used;
   expr.CollectColumns(&used);
   arrow::FieldVector fields;
@@ -28,9 +28,31 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> ColumnsAt(const Expr& expr, c
   return taken.record_batch();
 }
 
-arrow::Result<std::shared_ptr<arrow::Int64Array>> SourceRowsAt(const EvalContext& ctx,
-                                                               const std::shared_ptr<arrow::Int64Array>& positions,
-                                                               int64_t num_rows) {
+// Predicates built only from these cannot raise, so they may run on rows an earlier conjunct
+// removed without changing the outcome.
+bool MayFail(const Expr& expr) {
+  static const std::set<std::string> kSafe = {
+      "equal",     "not_equal", "less", "less_equal", "greater", "greater_equal", "and_kleene",
+      "or_kleene", "and",       "or",   "invert",     "is_null", "is_valid",      "is_nan"};
+  switch (expr.kind()) {
+    case ExprKind::kColumn:
+    case ExprKind::kLiteral:
+      return false;
+    case ExprKind::kAlias:
+      return MayFail(*expr.children()[0]);
+    case ExprKind::kCall:
+      if (!kSafe.count(expr.name())) return true;
+      for (const auto& child : expr.children()) {
+        if (MayFail(*child)) return true;
+      }
+      return false;
+    default:
+      return true;  // casts, UDFs
+  }
+}
+
+arrow::Result<std::shared_ptr<arrow::Int64Array>> SourceRowsAt(
+    const EvalContext& ctx, const std::shared_ptr<arrow::Int64Array>& positions, int64_t num_rows) {
   arrow::Int64Builder rows;
   const int64_t n = positions ? positions->length() : num_rows;
   ARROW_RETURN_NOT_OK(rows.Reserve(n));
@@ -43,30 +65,53 @@ arrow::Result<std::shared_ptr<arrow::Int64Array>> SourceRowsAt(const EvalContext
 }  // namespace
 
 arrow::Result<FilteredRows> FilterRows(const std::vector<ExprPtr>& conjuncts,
-                                       const std::shared_ptr<arrow::RecordBatch>& batch, const EvalContext& ctx) {
+                                       const std::shared_ptr<arrow::RecordBatch>& batch,
+                                       const EvalContext& ctx) {
   const int64_t n = batch->num_rows();
-  std::shared_ptr<arrow::Int64Array> positions;  // rows kept so far; null = all
+  // Two modes: while every conjunct so far cannot fail, masks over all rows are combined (no
+  // gathering); the first conjunct that can fail (a cast, checked arithmetic, a UDF) switches to
+  // positions, so it and every later one only see the rows still kept.
+  std::shared_ptr<arrow::Array> mask;            // mask mode: rows kept so far; null = all
+  std::shared_ptr<arrow::Int64Array> positions;  // position mode: rows kept so far
+  auto to_positions =
+      [&](const std::shared_ptr<arrow::Array>& m) -> arrow::Result<std::shared_ptr<arrow::Int64Array>> {
+    ARROW_ASSIGN_OR_RAISE(auto indices, arrow::compute::CallFunction("indices_nonzero", {m}));
+    ARROW_ASSIGN_OR_RAISE(auto as_int64, arrow::compute::Cast(indices, arrow::int64()));
+    return std::static_pointer_cast<arrow::Int64Array>(as_int64.make_array());
+  };
   for (const auto& conjunct : conjuncts) {
-    const int64_t rows = positions ? positions->length() : n;
-    if (rows == 0) break;
+    if (!positions && (!MayFail(*conjunct) || !mask)) {
+      ARROW_ASSIGN_OR_RAISE(auto view, ColumnsAt(*conjunct, *batch, nullptr));
+      ARROW_ASSIGN_OR_RAISE(auto m, Evaluate(*conjunct, *view, ctx));
+      if (mask) {
+        ARROW_ASSIGN_OR_RAISE(auto both, arrow::compute::And(mask, m));
+        mask = both.make_array();
+      } else {
+        mask = std::move(m);
+      }
+      continue;
+    }
+    if (!positions) {
+      ARROW_ASSIGN_OR_RAISE(positions, to_positions(mask));
+      mask = nullptr;
+    }
+    if (positions->length() == 0) break;
     ARROW_ASSIGN_OR_RAISE(auto view, ColumnsAt(*conjunct, *batch, positions));
     EvalContext step = ctx;
-    step.num_rows = rows;
-    if (positions) {
-      ARROW_ASSIGN_OR_RAISE(step.source_rows, SourceRowsAt(ctx, positions, n));
-    }
-    ARROW_ASSIGN_OR_RAISE(auto mask, Evaluate(*conjunct, *view, step));
+    step.num_rows = positions->length();
+    ARROW_ASSIGN_OR_RAISE(step.source_rows, SourceRowsAt(ctx, positions, n));
+    ARROW_ASSIGN_OR_RAISE(auto m, Evaluate(*conjunct, *view, step));
+    ARROW_ASSIGN_OR_RAISE(auto kept, to_positions(m));
+    ARROW_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(positions, kept));
+    positions = std::static_pointer_cast<arrow::Int64Array>(taken.make_array());
+  }
+  if (mask) {
     const auto& bools = static_cast<const arrow::BooleanArray&>(*mask);
-    if (bools.null_count() == 0 && bools.true_count() == rows) continue;  // keeps every row
-    std::shared_ptr<arrow::Array> current = positions;
-    if (!current) {
-      arrow::Int64Builder all;
-      ARROW_RETURN_NOT_OK(all.Reserve(n));
-      for (int64_t i = 0; i < n; ++i) all.UnsafeAppend(i);
-      ARROW_ASSIGN_OR_RAISE(current, all.Finish());
+    if (bools.null_count() == 0 && bools.true_count() == n) {
+      mask = nullptr;  // keeps every row
+    } else {
+      ARROW_ASSIGN_OR_RAISE(positions, to_positions(mask));
     }
-    ARROW_ASSIGN_OR_RAISE(auto kept, arrow::compute::Filter(current, mask));
-    positions = std::static_pointer_cast<arrow::Int64Array>(kept.make_array());
   }
   FilteredRows out;
   if (!positions) {

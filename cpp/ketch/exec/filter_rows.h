@@ -22,6 +22,7 @@ struct FilteredRows {
 /// conjunct is evaluated on just the columns it reads; the kept rows are gathered once at the end.
 /// Null counts as false. Errors are those of the predicates (naming their source rows).
 arrow::Result<FilteredRows> FilterRows(const std::vector<ExprPtr>& conjuncts,
-                                       const std::shared_ptr<arrow::RecordBatch>& batch, const EvalContext& ctx);
+                                       const std::shared_ptr<arrow::RecordBatch>& batch,
+                                       const EvalContext& ctx);
 
 }  // namespace ketch
