@@ -31,7 +31,46 @@ std::string Lower(std::string s) {
   return s;
 }
 
+// Built only from comparisons, and/or/not, columns and literals: null in gives null out, and
+// nothing raises, so the predicate may run on a dictionary's values instead of on every row.
+bool NullPropagating(const Expr& expr) {
+  static const std::set<std::string> kCalls = {"equal",      "not_equal", "less",
+                                               "less_equal", "greater",   "greater_equal",
+                                               "and_kleene", "or_kleene", "invert"};
+  switch (expr.kind()) {
+    case ExprKind::kColumn:
+      return true;
+    case ExprKind::kLiteral:
+      return expr.literal()->is_valid;
+    case ExprKind::kCall:
+      if (!kCalls.count(expr.name())) return false;
+      for (const auto& child : expr.children()) {
+        if (!NullPropagating(*child)) return false;
+      }
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
+
+arrow::Result<std::shared_ptr<arrow::Array>> ScanSource::DictionaryMask(
+    const Expr& conjunct, const std::string& name, const std::shared_ptr<arrow::Array>& column) const {
+  const auto& dict = static_cast<const arrow::DictionaryArray&>(*column);
+  std::shared_ptr<arrow::Array> values = dict.dictionary();
+  const auto& want = data_schema_->GetFieldByName(name)->type();
+  if (!values->type()->Equals(*want)) {
+    ARROW_ASSIGN_OR_RAISE(auto cast, arrow::compute::Cast(*values, want));
+    values = std::move(cast);
+  }
+  auto batch =
+      arrow::RecordBatch::Make(arrow::schema({arrow::field(name, want)}), values->length(), {values});
+  ARROW_ASSIGN_OR_RAISE(auto value_mask, Evaluate(conjunct, *batch));
+  // A null index (a null row) takes a null: the row is dropped, as the predicate on null would be.
+  ARROW_ASSIGN_OR_RAISE(auto mask, arrow::compute::Take(value_mask, dict.indices()));
+  return mask.make_array();
+}
 
 std::vector<ScanTask> DefaultScanTasks(const ScanInfo& info) {
   std::vector<ScanTask> tasks;
@@ -67,6 +106,17 @@ ScanSource::ScanSource(ScanInfo info, std::shared_ptr<arrow::Schema> output_sche
     info_.filter->CollectColumns(&filter_columns_);
     SplitConjuncts(info_.filter, &filter_conjuncts_);
   }
+  for (const auto& conjunct : filter_conjuncts_) {
+    std::set<std::string> used;
+    conjunct->CollectColumns(&used);
+    const auto field = used.size() == 1 ? data_schema_->GetFieldByName(*used.begin()) : nullptr;
+    if (field && arrow::is_base_binary_like(field->type()->id()) && NullPropagating(*conjunct)) {
+      dictionary_conjuncts_.emplace_back(conjunct, *used.begin());
+    } else {
+      other_conjuncts_.push_back(conjunct);
+      decode_for_filter_.insert(used.begin(), used.end());
+    }
+  }
 }
 
 arrow::Result<ScanSource::Piece> ScanSource::Process(const ScanTask& task,
@@ -81,7 +131,7 @@ arrow::Result<ScanSource::Piece> ScanSource::Process(const ScanTask& task,
     ARROW_ASSIGN_OR_RAISE(auto column, GetColumn(*batch, name));
     const auto& want = data_schema_->GetFieldByName(name)->type();
     if (column->type()->id() == arrow::Type::DICTIONARY && arrow::is_base_binary_like(want->id()) &&
-        !filter_columns_.count(name)) {
+        !decode_for_filter_.count(name)) {
       deferred.push_back(name);
       fields.push_back(arrow::field(name, column->type()));
       columns.push_back(std::move(column));
@@ -110,10 +160,45 @@ arrow::Result<ScanSource::Piece> ScanSource::Process(const ScanTask& task,
   Piece piece;
   piece.first_row = offset;
   if (!filter_conjuncts_.empty()) {
-    ARROW_ASSIGN_OR_RAISE(
-        auto kept, FilterRows(filter_conjuncts_, full, EvalContext{offset, full->num_rows(), nullptr}));
-    if (kept.batch->num_rows() != full->num_rows()) piece.source_rows = std::move(kept.source_rows);
-    full = std::move(kept.batch);
+    // Conjuncts on one dictionary column run on its (few) dictionary values, then map through
+    // the indices; the others run row by row on what they keep.
+    std::shared_ptr<arrow::Array> dict_mask;
+    std::vector<ExprPtr> row_conjuncts = other_conjuncts_;
+    for (const auto& [conjunct, name] : dictionary_conjuncts_) {
+      auto column = full->GetColumnByName(name);
+      if (!column || column->type()->id() != arrow::Type::DICTIONARY) {
+        row_conjuncts.push_back(conjunct);
+        continue;
+      }
+      ARROW_ASSIGN_OR_RAISE(auto mask, DictionaryMask(*conjunct, name, column));
+      if (dict_mask) {
+        ARROW_ASSIGN_OR_RAISE(auto both, arrow::compute::And(dict_mask, mask));
+        dict_mask = both.make_array();
+      } else {
+        dict_mask = std::move(mask);
+      }
+    }
+    EvalContext rows{offset, full->num_rows(), nullptr};
+    bool dropped = false;
+    if (dict_mask) {
+      ARROW_ASSIGN_OR_RAISE(auto indices, arrow::compute::CallFunction("indices_nonzero", {dict_mask}));
+      ARROW_ASSIGN_OR_RAISE(auto positions, arrow::compute::Cast(indices, arrow::int64()));
+      if (positions.length() != full->num_rows()) {
+        ARROW_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(full, positions));
+        full = taken.record_batch();
+        ARROW_ASSIGN_OR_RAISE(auto source, arrow::compute::Add(positions, arrow::Datum(offset)));
+        rows.source_rows = std::static_pointer_cast<arrow::Int64Array>(source.make_array());
+        rows.num_rows = full->num_rows();
+        dropped = true;
+      }
+    }
+    if (!row_conjuncts.empty()) {
+      ARROW_ASSIGN_OR_RAISE(auto kept, FilterRows(row_conjuncts, full, rows));
+      dropped |= kept.batch->num_rows() != full->num_rows();
+      rows.source_rows = std::move(kept.source_rows);
+      full = std::move(kept.batch);
+    }
+    if (dropped) piece.source_rows = std::move(rows.source_rows);
   }
   arrow::ArrayVector out;
   for (const auto& field : output_schema_->fields()) {

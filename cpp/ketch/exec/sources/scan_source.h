@@ -38,6 +38,9 @@ class ScanSource : public Source {
   arrow::Status ProduceSequential(const std::vector<ScanTask>& tasks, const Emit& emit);
   arrow::Status ProduceParallel(const std::vector<ScanTask>& tasks, const Emit& emit);
   arrow::Status EmitPiece(Piece piece, const Emit& emit);
+  // The mask of a conjunct on one dictionary column: evaluated on the dictionary, then gathered.
+  arrow::Result<std::shared_ptr<arrow::Array>> DictionaryMask(
+      const Expr& conjunct, const std::string& name, const std::shared_ptr<arrow::Array>& column) const;
   bool LimitReached() const { return info_.limit >= 0 && rows_emitted_ >= info_.limit; }
 
   ScanInfo info_;
@@ -46,6 +49,10 @@ class ScanSource : public Source {
   std::vector<std::string> read_columns_;       // data columns to decode
   std::set<std::string> filter_columns_;        // columns the pushed filter reads
   std::vector<ExprPtr> filter_conjuncts_;       // the pushed filter, applied conjunct by conjunct
+  // Conjuncts on one string column, evaluated on its dictionary when it arrives dictionary-encoded.
+  std::vector<std::pair<ExprPtr, std::string>> dictionary_conjuncts_;
+  std::vector<ExprPtr> other_conjuncts_;
+  std::set<std::string> decode_for_filter_;  // columns other conjuncts read: expanded before the filter
   int64_t batch_rows_;
   arrow::internal::Executor* executor_;
   int parallel_tasks_;
