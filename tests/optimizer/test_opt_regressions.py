@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import ketch
-from ketch import _core, col
+from ketch import _core, col, lit
 from ketch.context import get_execution_config
 
 
@@ -71,3 +71,48 @@ def test_integer_literals_beyond_float_precision():
     assert df.where(col("f32") == 16777217).count_rows() == 0
     assert df.where(col("f32") < 16777217).count_rows() == 2
     assert df.where(col("f64") < 2**62).to_pydict()["f64"] == [1.0]
+
+
+def test_out_of_range_integer_literals_never_wrap():
+    t = pa.table(
+        {
+            "u": pa.array([0, 5, 2**64 - 1, None], pa.uint64()),
+            "i": pa.array([-(2**63), 0, 7, None], pa.int64()),
+        }
+    )
+    df = ketch.from_arrow(t)
+    assert df.where(col("u") == -1).to_pydict()["u"] == []
+    assert df.where(col("u") > -1).to_pydict()["u"] == [0, 5, 2**64 - 1]
+    assert df.where(col("u") >= -1).to_pydict()["u"] == [0, 5, 2**64 - 1]
+    assert df.where(~(col("u") == -1)).to_pydict()["u"] == [0, 5, 2**64 - 1]  # null stays null
+    assert df.where(col("i") == 2**63).to_pydict()["i"] == []
+    assert df.where(col("i") < 2**63).to_pydict()["i"] == [-(2**63), 0, 7]
+    assert df.where(lit(2**63) > col("i")).to_pydict()["i"] == [-(2**63), 0, 7]
+    small = ketch.from_arrow(pa.table({"b": pa.array([1, 200, None], pa.uint8())}))
+    assert small.where(col("b") < 300).to_pydict()["b"] == [1, 200]
+    assert small.where(col("b") != -5).to_pydict()["b"] == [1, 200]
+
+
+def test_concat_of_differently_pruned_inputs(tmp_path):
+    t = pa.table({"a": [1, 2, 3], "b": [10, 20, 30]})
+    pq.write_table(t, tmp_path / "c.parquet")
+    mem = ketch.from_arrow(t)
+    parquet = ketch.read_parquet(str(tmp_path / "c.parquet"))
+    assert mem.concat(parquet).select("b").to_pydict() == {"b": [10, 20, 30, 10, 20, 30]}
+    assert mem.concat(mem.with_column("a", col("a") + 1)).select("b").to_pydict() == {"b": [10, 20, 30] * 2}
+    assert parquet.concat(mem).where(col("b") > 20).select("a").to_pydict() == {"a": [3, 3]}
+
+
+def test_empty_json_lines_files_have_no_rows(tmp_path):
+    (tmp_path / "a.jsonl").write_text('{"x": 1}\n{"x": 2}\n')
+    (tmp_path / "b.jsonl").write_text("")
+    (tmp_path / "c.jsonl").write_text("\n  \n")
+    df = ketch.read_json(str(tmp_path))
+    assert df.to_pydict() == {"x": [1, 2]}
+    assert df.count_rows() == 2
+    assert (
+        ketch.read_json(
+            str(tmp_path / "b.jsonl"), infer_schema=False, schema={"x": ketch.DataType.int64()}
+        ).count_rows()
+        == 0
+    )

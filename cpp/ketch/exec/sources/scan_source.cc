@@ -111,9 +111,9 @@ ScanSource::ScanSource(ScanInfo info, std::shared_ptr<arrow::Schema> output_sche
     conjunct->CollectColumns(&used);
     const auto field = used.size() == 1 ? data_schema_->GetFieldByName(*used.begin()) : nullptr;
     if (field && arrow::is_base_binary_like(field->type()->id()) && NullPropagating(*conjunct)) {
-      dictionary_conjuncts_.emplace_back(conjunct, *used.begin());
+      conjuncts_by_column_.emplace_back(conjunct, *used.begin());
     } else {
-      other_conjuncts_.push_back(conjunct);
+      conjuncts_by_column_.emplace_back(conjunct, "");
       decode_for_filter_.insert(used.begin(), used.end());
     }
   }
@@ -163,9 +163,10 @@ arrow::Result<ScanSource::Piece> ScanSource::Process(const ScanTask& task,
     // Conjuncts on one dictionary column run on its (few) dictionary values, then map through
     // the indices; the others run row by row on what they keep.
     std::shared_ptr<arrow::Array> dict_mask;
-    std::vector<ExprPtr> row_conjuncts = other_conjuncts_;
-    for (const auto& [conjunct, name] : dictionary_conjuncts_) {
-      auto column = full->GetColumnByName(name);
+    std::vector<ExprPtr>
+        row_conjuncts;  // in the filter's order (a later one may fail on rows an earlier one drops)
+    for (const auto& [conjunct, name] : conjuncts_by_column_) {
+      auto column = name.empty() ? nullptr : full->GetColumnByName(name);
       if (!column || column->type()->id() != arrow::Type::DICTIONARY) {
         row_conjuncts.push_back(conjunct);
         continue;

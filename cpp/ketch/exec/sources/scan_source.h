@@ -49,9 +49,9 @@ class ScanSource : public Source {
   std::vector<std::string> read_columns_;       // data columns to decode
   std::set<std::string> filter_columns_;        // columns the pushed filter reads
   std::vector<ExprPtr> filter_conjuncts_;       // the pushed filter, applied conjunct by conjunct
-  // Conjuncts on one string column, evaluated on its dictionary when it arrives dictionary-encoded.
-  std::vector<std::pair<ExprPtr, std::string>> dictionary_conjuncts_;
-  std::vector<ExprPtr> other_conjuncts_;
+  // Each conjunct with the one string column it reads when it may run on that column's dictionary
+  // (null-propagating, cannot fail), else "". Dictionary ones run first; the rest in order.
+  std::vector<std::pair<ExprPtr, std::string>> conjuncts_by_column_;
   std::set<std::string> decode_for_filter_;  // columns other conjuncts read: expanded before the filter
   int64_t batch_rows_;
   arrow::internal::Executor* executor_;

@@ -4,6 +4,8 @@
 #include <arrow/io/api.h>
 #include <arrow/json/api.h>
 
+#include <cctype>
+
 #include "ketch/io/formats/file_access.h"
 
 namespace ketch::io {
@@ -101,6 +103,19 @@ arrow::Result<std::shared_ptr<arrow::RecordBatchReader>> OpenJson(
   }
   parse.explicit_schema = arrow::schema(fields);
   parse.unexpected_field_behavior = arrow::json::UnexpectedFieldBehavior::Ignore;
+  // A file with no JSON values at all (empty, or blank lines only: a shard without records) has
+  // no rows; Arrow's reader refuses such a stream.
+  ARROW_ASSIGN_OR_RAISE(const int64_t size, file->GetSize());
+  if (size <= 4096) {
+    ARROW_ASSIGN_OR_RAISE(auto uncounted, OpenInputFile(path, s3));  // the check is not the scan's read
+    ARROW_ASSIGN_OR_RAISE(auto head, uncounted->ReadAt(0, size));
+    bool blank = true;
+    for (int64_t i = 0; i < head->size() && blank; ++i) blank = std::isspace(head->data()[i]) != 0;
+    if (blank) {
+      ARROW_ASSIGN_OR_RAISE(auto empty, arrow::RecordBatchReader::Make({}, parse.explicit_schema));
+      return empty;
+    }
+  }
   ARROW_ASSIGN_OR_RAISE(auto reader, arrow::json::StreamingReader::Make(file, read, parse));
   return reader;
 }

@@ -135,8 +135,27 @@ arrow::Result<Transformed> Prune(const LogicalPlanPtr& plan, const Required& req
       return RebuildWithChildren(plan, JoinRequired(*plan, required), false);
     case LogicalKind::kExplode:
       return RebuildWithChild(plan, WithColumns(required, plan->explode_columns()), false);
-    case LogicalKind::kConcat:
-      return RebuildWithChildren(plan, {required, required}, false);
+    case LogicalKind::kConcat: {
+      // Both inputs must keep the same columns: each gets a projection to the columns needed
+      // (a file scan below would otherwise drop columns an in-memory input keeps).
+      std::vector<ExprPtr> kept;
+      if (required) {
+        for (const auto& field : plan->schema()->fields()) {
+          if (required->count(field->name())) kept.push_back(Expr::Column(field->name()));
+        }
+      }
+      if (!required || kept.size() == static_cast<size_t>(plan->schema()->num_fields()) || kept.empty()) {
+        return RebuildWithChildren(plan, {required, required}, false);
+      }
+      std::vector<LogicalPlanPtr> inputs;
+      for (const auto& input : plan->inputs()) {
+        ARROW_ASSIGN_OR_RAISE(auto project, LogicalPlan::Project(input, kept));
+        ARROW_ASSIGN_OR_RAISE(auto pruned, Prune(project, required));
+        inputs.push_back(pruned.plan);
+      }
+      ARROW_ASSIGN_OR_RAISE(auto rebuilt, plan->WithInputs(std::move(inputs)));
+      return Transformed{rebuilt, true};
+    }
     case LogicalKind::kSample:
       return RebuildWithChild(plan, required, false);
   }

@@ -78,11 +78,17 @@ ExprPtr LiteralAs(const ExprPtr& literal, const std::shared_ptr<arrow::DataType>
   const bool both_numbers = (arrow::is_integer(value->type->id()) || arrow::is_floating(value->type->id())) &&
                             (arrow::is_integer(type->id()) || arrow::is_floating(type->id()));
   if (!both_strings && !both_numbers) return nullptr;
-  // Unchecked casts, then a round trip: exact conversions only (2**62 is an exact double).
+  // Checked casts (no wrap-around between signed and unsigned, no truncation) that round-trip.
+  // An integer into a float type is the exception: Arrow's checked cast refuses any beyond 2**53
+  // (float64) or 2**24 (float32) even when exact, so it is converted unchecked and kept only when
+  // the checked conversion back (which refuses fractions and out-of-range values) gives it again.
   auto exact = [&](const std::shared_ptr<arrow::DataType>& to) -> ExprPtr {
-    auto cast = arrow::compute::Cast(arrow::Datum(value), to, arrow::compute::CastOptions::Unsafe());
+    const bool int_to_float = arrow::is_integer(value->type->id()) && arrow::is_floating(to->id());
+    auto cast = arrow::compute::Cast(
+        arrow::Datum(value), to,
+        int_to_float ? arrow::compute::CastOptions::Unsafe() : arrow::compute::CastOptions::Safe());
     if (!cast.ok()) return nullptr;
-    auto back = arrow::compute::Cast(*cast, value->type, arrow::compute::CastOptions::Unsafe());
+    auto back = arrow::compute::Cast(*cast, value->type, arrow::compute::CastOptions::Safe());
     if (!back.ok() || !back->scalar()->Equals(*value)) return nullptr;
     return Expr::Literal(cast->scalar());
   };
@@ -92,6 +98,53 @@ ExprPtr LiteralAs(const ExprPtr& literal, const std::shared_ptr<arrow::DataType>
   if (type->id() == arrow::Type::FLOAT && arrow::is_integer(value->type->id()))
     return exact(arrow::float64());
   return nullptr;
+}
+
+// An integer column compared with an integer literal outside its type's range (col(uint64) > -1,
+// col(int64) < 2**63): the answer is the same for every non-null row, so the comparison becomes
+// `col == col` (true, null for nulls) or `col != col` (false, null for nulls). Arrow would instead
+// cast the column to the literal's type and fail on values that do not fit.
+ExprPtr OutOfRange(const std::string& op, bool column_on_left, const ExprPtr& column,
+                   const arrow::Scalar& literal, const arrow::DataType& type) {
+  if (!arrow::is_integer(type.id()) || !literal.is_valid) return nullptr;
+  __int128 value = 0;
+  if (literal.type->id() == arrow::Type::INT64) {
+    value = static_cast<const arrow::Int64Scalar&>(literal).value;
+  } else if (literal.type->id() == arrow::Type::UINT64) {
+    value = static_cast<const arrow::UInt64Scalar&>(literal).value;
+  } else {
+    return nullptr;
+  }
+  const int bits = type.byte_width() * 8;
+  const bool is_signed = arrow::is_signed_integer(type.id());
+  const __int128 lo = is_signed ? -(static_cast<__int128>(1) << (bits - 1)) : 0;
+  const __int128 hi =
+      is_signed ? (static_cast<__int128>(1) << (bits - 1)) - 1 : (static_cast<__int128>(1) << bits) - 1;
+  if (value >= lo && value <= hi) return nullptr;
+  const bool below = value < lo;  // every column value is greater than the literal
+  // Read the comparison as "column OP literal".
+  std::string o = op;
+  if (!column_on_left) {
+    if (o == "less")
+      o = "greater";
+    else if (o == "less_equal")
+      o = "greater_equal";
+    else if (o == "greater")
+      o = "less";
+    else if (o == "greater_equal")
+      o = "less_equal";
+  }
+  bool result;
+  if (o == "equal") {
+    result = false;
+  } else if (o == "not_equal") {
+    result = true;
+  } else if (o == "greater" || o == "greater_equal") {
+    result = below;
+  } else {
+    result = !below;
+  }
+  return Expr::Call(result ? "equal" : "not_equal", {column, column});
 }
 
 // Comparisons of a column with a literal of another type compare in the column's type when the
@@ -115,6 +168,9 @@ ExprPtr CoerceLiterals(const ExprPtr& expr, const arrow::Schema& schema) {
       if (auto coerced = LiteralAs(literal, field->type())) {
         children[1 - side] = coerced;
         changed = true;
+      } else if (auto decided =
+                     OutOfRange(expr->name(), side == 0, column, *literal->literal(), *field->type())) {
+        return decided;
       }
     }
   }
