@@ -105,15 +105,26 @@ arrow::Result<FilteredRows> FilterRows(const std::vector<ExprPtr>& conjuncts,
     ARROW_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(positions, kept));
     positions = std::static_pointer_cast<arrow::Int64Array>(taken.make_array());
   }
+  FilteredRows out;
   if (mask) {
     const auto& bools = static_cast<const arrow::BooleanArray&>(*mask);
     if (bools.null_count() == 0 && bools.true_count() == n) {
       mask = nullptr;  // keeps every row
     } else {
-      ARROW_ASSIGN_OR_RAISE(positions, to_positions(mask));
+      // Mask mode to the end: Arrow's record-batch filter, and the source rows it keeps.
+      ARROW_ASSIGN_OR_RAISE(auto filtered, arrow::compute::Filter(batch, mask));
+      out.batch = filtered.record_batch();
+      if (ctx.source_rows) {
+        ARROW_ASSIGN_OR_RAISE(auto kept, arrow::compute::Filter(ctx.source_rows, mask));
+        out.source_rows = std::static_pointer_cast<arrow::Int64Array>(kept.make_array());
+      } else {
+        ARROW_ASSIGN_OR_RAISE(auto kept, to_positions(mask));
+        ARROW_ASSIGN_OR_RAISE(auto rows, arrow::compute::Add(kept, arrow::Datum(ctx.row_offset)));
+        out.source_rows = std::static_pointer_cast<arrow::Int64Array>(rows.make_array());
+      }
+      return out;
     }
   }
-  FilteredRows out;
   if (!positions) {
     out.batch = batch;
   } else {
