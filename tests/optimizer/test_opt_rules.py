@@ -251,3 +251,29 @@ def test_literals_take_the_column_type_only_when_exact():
         assert df.where(predicate).to_pydict()["i8"] == expected, predicate
     # 0.1 has no exact float32 value: the column is compared as float64, as Arrow would.
     assert df.where(col("f32") == 0.1).count_rows() == 0
+
+
+def test_conjuncts_split_around_a_udf_projection():
+    calls: list[int] = []
+
+    @ketch.func
+    def slow(x: int) -> int:
+        calls.append(x)
+        return x * 10
+
+    df = ketch.from_pydict({"b": [i % 10 for i in range(1000)], "x": list(range(1000)), "s": ["7"] * 1000})
+    q = df.with_column("u", slow(col("x"))).where((col("b") == 3) & (col("u") > 5000))
+    _, after = plans(q)
+    assert nodes(after) == ["Filter", "Project", "Filter", "InMemorySource"]
+    assert "Filter: (col(u) > lit(5000))" in after and "Filter: (col(b) == lit(3))" in after
+    out = q.to_pydict()
+    assert out["x"] == [x for x in range(1000) if x % 10 == 3 and x * 10 > 5000]
+    assert len(calls) == 100  # the UDF saw only the rows with b == 3
+    # A conjunct that can fail (a cast) does not move ahead of one that stays above the UDF.
+    q2 = df.with_column("u", slow(col("x"))).where(
+        (col("u") > 5000) & (col("s").cast(ketch.DataType.int64()) > 2)
+    )
+    _, after = plans(q2)
+    assert nodes(after) == ["Filter", "Project", "InMemorySource"]
+    assert "* Filter: ((col(u) > lit(5000)) & (cast(col(s) as int64) > lit(2)))" in after
+    assert q2.count_rows() == 499

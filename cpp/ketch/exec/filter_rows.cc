@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "ketch/expr/expr_analysis.h"
+
 namespace ketch {
 namespace {
 
@@ -26,29 +28,6 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> ColumnsAt(
   }
   ARROW_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(view, positions));
   return taken.record_batch();
-}
-
-// Predicates built only from these cannot raise, so they may run on rows an earlier conjunct
-// removed without changing the outcome.
-bool MayFail(const Expr& expr) {
-  static const std::set<std::string> kSafe = {
-      "equal",     "not_equal", "less", "less_equal", "greater", "greater_equal", "and_kleene",
-      "or_kleene", "and",       "or",   "invert",     "is_null", "is_valid",      "is_nan"};
-  switch (expr.kind()) {
-    case ExprKind::kColumn:
-    case ExprKind::kLiteral:
-      return false;
-    case ExprKind::kAlias:
-      return MayFail(*expr.children()[0]);
-    case ExprKind::kCall:
-      if (!kSafe.count(expr.name())) return true;
-      for (const auto& child : expr.children()) {
-        if (MayFail(*child)) return true;
-      }
-      return false;
-    default:
-      return true;  // casts, UDFs
-  }
 }
 
 arrow::Result<std::shared_ptr<arrow::Int64Array>> SourceRowsAt(

@@ -1,5 +1,8 @@
 #include "ketch/expr/expr_analysis.h"
 
+#include <set>
+#include <string>
+
 namespace ketch {
 
 void SplitConjuncts(const ExprPtr& predicate, std::vector<ExprPtr>* out) {
@@ -29,6 +32,27 @@ bool CallsExpensiveFunction(const Expr& expr) {
     if (CallsExpensiveFunction(*child)) return true;
   }
   return false;
+}
+
+bool MayFail(const Expr& expr) {
+  static const std::set<std::string> kSafe = {
+      "equal",     "not_equal", "less", "less_equal", "greater", "greater_equal", "and_kleene",
+      "or_kleene", "and",       "or",   "invert",     "is_null", "is_valid",      "is_nan"};
+  switch (expr.kind()) {
+    case ExprKind::kColumn:
+    case ExprKind::kLiteral:
+      return false;
+    case ExprKind::kAlias:
+      return MayFail(*expr.children()[0]);
+    case ExprKind::kCall:
+      if (!kSafe.count(expr.name())) return true;
+      for (const auto& child : expr.children()) {
+        if (MayFail(*child)) return true;
+      }
+      return false;
+    default:
+      return true;  // casts, UDFs
+  }
 }
 
 }  // namespace ketch

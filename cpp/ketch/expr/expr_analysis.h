@@ -17,4 +17,9 @@ ExprPtr Conjunction(const std::vector<ExprPtr>& parts);
 /// such an expression, and gives the scans below it more, smaller tasks.
 bool CallsExpensiveFunction(const Expr& expr);
 
+/// True unless the expression is built only from comparisons, and/or/not, is_null/is_valid/is_nan,
+/// columns and literals: anything else (a cast, checked arithmetic, a UDF, a kernel) may raise on
+/// some rows, so it must not run on rows an earlier filter removed.
+bool MayFail(const Expr& expr);
+
 }  // namespace ketch

@@ -89,24 +89,38 @@ arrow::Result<Transformed> PushOnce(const LogicalPlanPtr& plan) {
       return Transformed{merged, true};
     }
     case LogicalKind::kProject: {
-      std::set<std::string> used;
-      predicate->CollectColumns(&used);
+      // Conjunct by conjunct: those reading only plain columns or cheap expressions of the
+      // projection go below it (substituted); those reading a UDF's, download's or image kernel's
+      // output stay above. A conjunct that can fail only moves down if every conjunct before it
+      // did (it must not run on rows an earlier one removes).
+      std::map<std::string, ExprPtr> outputs;
+      for (const auto& expr : input->exprs()) outputs[expr->OutputName()] = expr;
       std::map<std::string, ExprPtr> mapping;
-      for (const auto& expr : input->exprs()) {
-        if (!used.count(expr->OutputName())) continue;
-        auto column = PlainColumn(expr);
-        if (!column) {
-          // A cheap expression is recomputed below the projection (col(a) + 2 > 7 reaches the
-          // scan); UDFs, downloads and image kernels are not run twice.
-          if (CallsExpensiveFunction(*expr)) return Transformed{plan, false};
-          column = expr->kind() == ExprKind::kAlias ? expr->children()[0] : expr;
+      std::vector<ExprPtr> conjuncts, below, above;
+      SplitConjuncts(predicate, &conjuncts);
+      for (const auto& conjunct : conjuncts) {
+        std::set<std::string> used;
+        conjunct->CollectColumns(&used);
+        bool pushable = above.empty() || !MayFail(*conjunct);
+        for (const auto& name : used) {
+          auto it = outputs.find(name);
+          if (it == outputs.end()) continue;
+          if (CallsExpensiveFunction(*it->second)) pushable = false;
         }
-        mapping[expr->OutputName()] = column;
+        (pushable ? below : above).push_back(conjunct);
+      }
+      if (below.empty()) return Transformed{plan, false};
+      for (const auto& expr : input->exprs()) {
+        auto column = PlainColumn(expr);
+        mapping[expr->OutputName()] =
+            column ? column : (expr->kind() == ExprKind::kAlias ? expr->children()[0] : expr);
       }
       ARROW_ASSIGN_OR_RAISE(auto filter,
-                            LogicalPlan::Filter(input->inputs()[0], Substitute(predicate, mapping)));
+                            LogicalPlan::Filter(input->inputs()[0], Substitute(Conjunction(below), mapping)));
       ARROW_ASSIGN_OR_RAISE(auto project, LogicalPlan::Project(filter, input->exprs()));
-      return Transformed{project, true};
+      if (above.empty()) return Transformed{project, true};
+      ARROW_ASSIGN_OR_RAISE(auto kept, LogicalPlan::Filter(project, Conjunction(above)));
+      return Transformed{kept, true};
     }
     case LogicalKind::kSort: {
       ARROW_ASSIGN_OR_RAISE(auto filter, LogicalPlan::Filter(input->inputs()[0], predicate));
