@@ -73,3 +73,33 @@ def run_isolated() -> Callable[..., Any]:
         return value
 
     return run
+
+
+@pytest.fixture(scope="session")
+def moto_s3() -> Any:
+    """An S3 server (moto) on loopback for the session: ``(io_config, boto3_client)``; Ketch
+    reaches it through Arrow's S3FileSystem with explicit endpoint, region and static keys. Each
+    test creates the buckets it uses."""
+    moto_server = pytest.importorskip("moto.server")
+    import boto3
+
+    from ketch.io import IOConfig, S3Config
+
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    client = boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    config = IOConfig(
+        s3=S3Config(region_name="us-east-1", endpoint_url=endpoint, key_id="testing", access_key="testing")
+    )
+    try:
+        yield config, client
+    finally:
+        server.stop()

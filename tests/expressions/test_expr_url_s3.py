@@ -15,32 +15,12 @@ from ketch import col
 from ketch.errors import KetchError
 from ketch.io import IOConfig, S3Config
 
-moto_server = pytest.importorskip("moto.server")
 
-
-@pytest.fixture(scope="module")
-def s3() -> Iterator[tuple[IOConfig, object]]:
-    import boto3
-
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    client = boto3.client(
-        "s3",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
+@pytest.fixture
+def s3(moto_s3) -> Iterator[tuple[IOConfig, object]]:
+    config, client = moto_s3
     client.create_bucket(Bucket="images")
-    config = IOConfig(
-        s3=S3Config(region_name="us-east-1", endpoint_url=endpoint, key_id="testing", access_key="testing")
-    )
-    try:
-        yield config, client
-    finally:
-        server.stop()
+    yield config, client
 
 
 def _png(rng, h: int, w: int) -> tuple[bytes, np.ndarray]:

@@ -228,34 +228,11 @@ def test_count_rows_reads_one_column(sorted_file):
     assert df.count_rows() == N
 
 
-moto_server = pytest.importorskip("moto.server")
-
-
-@pytest.fixture(scope="module")
-def s3() -> Iterator[tuple[object, object]]:
-    import boto3
-
-    from ketch.io import IOConfig, S3Config
-
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    client = boto3.client(
-        "s3",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
+@pytest.fixture
+def s3(moto_s3) -> Iterator[tuple[object, object]]:
+    config, client = moto_s3
     client.create_bucket(Bucket="tables")
-    config = IOConfig(
-        s3=S3Config(region_name="us-east-1", endpoint_url=endpoint, key_id="testing", access_key="testing")
-    )
-    try:
-        yield config, client
-    finally:
-        server.stop()
+    yield config, client
 
 
 def test_read_parquet_from_s3_with_pruning(s3, sorted_file):

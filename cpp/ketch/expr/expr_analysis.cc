@@ -21,6 +21,16 @@ ExprPtr Conjunction(const std::vector<ExprPtr>& parts) {
   return out;
 }
 
+ExprPtr SubstituteColumns(const ExprPtr& expr, const std::map<std::string, ExprPtr>& mapping) {
+  if (expr->kind() == ExprKind::kColumn) {
+    auto it = mapping.find(expr->name());
+    return it == mapping.end() ? expr : it->second;
+  }
+  std::vector<ExprPtr> children;
+  for (const auto& child : expr->children()) children.push_back(SubstituteColumns(child, mapping));
+  return expr->WithChildren(std::move(children));
+}
+
 bool CallsExpensiveFunction(const Expr& expr) {
   if (expr.kind() == ExprKind::kUdf) return true;
   if (expr.kind() == ExprKind::kCall &&

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "ketch/expr/expr.h"
@@ -11,6 +13,10 @@ void SplitConjuncts(const ExprPtr& predicate, std::vector<ExprPtr>* out);
 
 /// `parts[0] & parts[1] & ...` (and_kleene); nullptr for no parts.
 ExprPtr Conjunction(const std::vector<ExprPtr>& parts);
+
+/// `expr` with each col(name) found in `mapping` replaced by its expression (a projection's
+/// expressions substituted into what is evaluated above it).
+ExprPtr SubstituteColumns(const ExprPtr& expr, const std::map<std::string, ExprPtr>& mapping);
 
 /// True when the expression calls something costly per row: a Python UDF, a URL function
 /// (download/upload), a file function (reads) or an image kernel. The optimizer never duplicates

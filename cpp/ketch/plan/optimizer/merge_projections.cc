@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "ketch/expr/expr_analysis.h"
+
 namespace ketch {
 namespace {
 
@@ -24,16 +26,6 @@ void CountUses(const Expr& e, std::map<std::string, int>* uses) {
 // The expression without its alias (the name it gives is decided by the outer projection).
 ExprPtr Unaliased(const ExprPtr& e) { return e->kind() == ExprKind::kAlias ? e->children()[0] : e; }
 
-ExprPtr Substitute(const ExprPtr& expr, const std::map<std::string, ExprPtr>& mapping) {
-  if (expr->kind() == ExprKind::kColumn) {
-    auto it = mapping.find(expr->name());
-    return it == mapping.end() ? expr : it->second;
-  }
-  std::vector<ExprPtr> children;
-  for (const auto& child : expr->children()) children.push_back(Substitute(child, mapping));
-  return expr->WithChildren(std::move(children));
-}
-
 arrow::Result<Transformed> MergeOnce(const LogicalPlanPtr& plan) {
   if (plan->kind() != LogicalKind::kProject) return Transformed{plan, false};
   if (IsIdentity(*plan)) return Transformed{plan->inputs()[0], true};
@@ -50,7 +42,7 @@ arrow::Result<Transformed> MergeOnce(const LogicalPlanPtr& plan) {
   }
   std::vector<ExprPtr> merged;
   for (const auto& e : plan->exprs()) {
-    auto substituted = Substitute(e, mapping);
+    auto substituted = SubstituteColumns(e, mapping);
     if (substituted->OutputName() != e->OutputName()) substituted = Expr::Alias(substituted, e->OutputName());
     merged.push_back(std::move(substituted));
   }
@@ -61,17 +53,7 @@ arrow::Result<Transformed> MergeOnce(const LogicalPlanPtr& plan) {
 }  // namespace
 
 arrow::Result<Transformed> MergeProjections::Apply(const LogicalPlanPtr& plan) const {
-  ARROW_ASSIGN_OR_RAISE(auto self, MergeOnce(plan));
-  bool inputs_changed = false;
-  std::vector<LogicalPlanPtr> inputs;
-  for (const auto& input : self.plan->inputs()) {
-    ARROW_ASSIGN_OR_RAISE(auto child, Apply(input));
-    inputs_changed |= child.changed;
-    inputs.push_back(child.plan);
-  }
-  if (!inputs_changed) return Transformed{self.plan, self.changed};
-  ARROW_ASSIGN_OR_RAISE(auto rebuilt, self.plan->WithInputs(std::move(inputs)));
-  return Transformed{rebuilt, true};
+  return RewriteTopDown(plan, MergeOnce);
 }
 
 }  // namespace ketch

@@ -7,17 +7,6 @@
 namespace ketch {
 namespace {
 
-// Replaces col(name) by the projection's input expression for that name.
-ExprPtr Substitute(const ExprPtr& expr, const std::map<std::string, ExprPtr>& mapping) {
-  if (expr->kind() == ExprKind::kColumn) {
-    auto it = mapping.find(expr->name());
-    return it == mapping.end() ? expr : it->second;
-  }
-  std::vector<ExprPtr> children;
-  for (const auto& child : expr->children()) children.push_back(Substitute(child, mapping));
-  return expr->WithChildren(std::move(children));
-}
-
 // col(x) or col(x) as y → col(x); anything else → nullptr (not worth duplicating below the projection).
 ExprPtr PlainColumn(const ExprPtr& expr) {
   if (expr->kind() == ExprKind::kColumn) return expr;
@@ -115,8 +104,8 @@ arrow::Result<Transformed> PushOnce(const LogicalPlanPtr& plan) {
         mapping[expr->OutputName()] =
             column ? column : (expr->kind() == ExprKind::kAlias ? expr->children()[0] : expr);
       }
-      ARROW_ASSIGN_OR_RAISE(auto filter,
-                            LogicalPlan::Filter(input->inputs()[0], Substitute(Conjunction(below), mapping)));
+      ARROW_ASSIGN_OR_RAISE(auto filter, LogicalPlan::Filter(input->inputs()[0],
+                                                             SubstituteColumns(Conjunction(below), mapping)));
       ARROW_ASSIGN_OR_RAISE(auto project, LogicalPlan::Project(filter, input->exprs()));
       if (above.empty()) return Transformed{project, true};
       ARROW_ASSIGN_OR_RAISE(auto kept, LogicalPlan::Filter(project, Conjunction(above)));
@@ -145,19 +134,7 @@ arrow::Result<Transformed> PushOnce(const LogicalPlanPtr& plan) {
 }  // namespace
 
 arrow::Result<Transformed> PushDownFilter::Apply(const LogicalPlanPtr& plan) const {
-  // Rewrite this node first, then its (possibly new) inputs, so a filter travels as far as it can.
-  ARROW_ASSIGN_OR_RAISE(auto self, PushOnce(plan));
-  bool changed = self.changed;
-  std::vector<LogicalPlanPtr> inputs;
-  bool inputs_changed = false;
-  for (const auto& input : self.plan->inputs()) {
-    ARROW_ASSIGN_OR_RAISE(auto child, Apply(input));
-    inputs_changed |= child.changed;
-    inputs.push_back(child.plan);
-  }
-  if (!inputs_changed) return Transformed{self.plan, changed};
-  ARROW_ASSIGN_OR_RAISE(auto rebuilt, self.plan->WithInputs(std::move(inputs)));
-  return Transformed{rebuilt, true};
+  return RewriteTopDown(plan, PushOnce);
 }
 
 }  // namespace ketch

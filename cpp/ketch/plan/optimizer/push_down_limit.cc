@@ -34,18 +34,7 @@ arrow::Result<Transformed> PushOnce(const LogicalPlanPtr& plan) {
 }  // namespace
 
 arrow::Result<Transformed> PushDownLimit::Apply(const LogicalPlanPtr& plan) const {
-  ARROW_ASSIGN_OR_RAISE(auto self, PushOnce(plan));
-  std::vector<LogicalPlanPtr> inputs;
-  bool changed = self.changed;
-  bool inputs_changed = false;
-  for (const auto& input : self.plan->inputs()) {
-    ARROW_ASSIGN_OR_RAISE(auto child, Apply(input));
-    inputs_changed |= child.changed;
-    inputs.push_back(child.plan);
-  }
-  if (!inputs_changed) return Transformed{self.plan, changed};
-  ARROW_ASSIGN_OR_RAISE(auto rebuilt, self.plan->WithInputs(std::move(inputs)));
-  return Transformed{rebuilt, true};
+  return RewriteTopDown(plan, PushOnce);
 }
 
 }  // namespace ketch
