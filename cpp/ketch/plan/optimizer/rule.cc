@@ -3,7 +3,8 @@
 namespace ketch {
 
 arrow::Result<Transformed> RewriteTopDown(
-    const LogicalPlanPtr& plan, const std::function<arrow::Result<Transformed>(const LogicalPlanPtr&)>& rewrite) {
+    const LogicalPlanPtr& plan,
+    const std::function<arrow::Result<Transformed>(const LogicalPlanPtr&)>& rewrite) {
   ARROW_ASSIGN_OR_RAISE(auto self, rewrite(plan));
   std::vector<LogicalPlanPtr> inputs;
   bool inputs_changed = false;
