@@ -309,3 +309,18 @@ def test_filters_on_dictionary_columns_match_row_by_row_evaluation(tmp_path):
         assert got.equals(want), predicate
     # The string column comes back as strings, and errors after the filter still name source rows.
     assert ketch.read_parquet(path).where(col("split") == "val").to_arrow().schema == table.schema
+
+
+def test_limit_stops_before_later_files(tmp_path):
+    for i in range(8):
+        pq.write_table(
+            pa.table({"a": pa.array(range(i * 100, i * 100 + 100), pa.int64())}), tmp_path / f"{i}.parquet"
+        )
+    with ketch.execution_config_ctx(num_compute_threads=1):
+        df = ketch.read_parquet(str(tmp_path)).where(col("a") >= 0).limit(50)
+        stats = scan_stats(df)
+    assert df.to_pydict()["a"] == list(range(50))
+    # One row group is emitted, the read-ahead window holds one more: later files are never read.
+    assert stats["files_read"] <= 2 and stats["scan_tasks"] <= 2 and stats["rows_read"] <= 200
+    everything = scan_stats(ketch.read_parquet(str(tmp_path)).where(col("a") >= 0))
+    assert everything["files_read"] == 8

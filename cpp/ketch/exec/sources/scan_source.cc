@@ -218,6 +218,7 @@ arrow::Status ScanSource::ReadTask(const ScanTask& task, int64_t base_row,
                                    const std::function<arrow::Status(Piece)>& on_piece,
                                    int64_t* rows_read) const {
   const ScanFile& file = info_.files[task.file];
+  if (!opened_[task.file].exchange(true)) metrics_->files_read++;  // a file counts once, when first read
   std::shared_ptr<arrow::RecordBatchReader> reader;
   switch (info_.format) {
     case FileFormat::kParquet: {
@@ -310,10 +311,12 @@ arrow::Status ScanSource::ProduceParallel(const std::vector<ScanTask>& scan_task
   // decoded row groups, not whole tasks. Every submitted read is waited for before returning
   // (they read `this`).
   std::vector<ScanTask> tasks;
+  std::vector<bool> starts_task;  // per unit: the first row group of its scan task
   for (const auto& task : scan_tasks) {
     const auto& metadata = info_.tasks->metadata[task.file];
     int64_t first_row = task.first_row;
     for (int rg : task.row_groups) {
+      starts_task.push_back(rg == task.row_groups.front());
       ScanTask unit = task;
       unit.row_groups = {rg};
       unit.first_row = first_row;
@@ -322,12 +325,12 @@ arrow::Status ScanSource::ProduceParallel(const std::vector<ScanTask>& scan_task
       tasks.push_back(std::move(unit));
     }
   }
-  metrics_->scan_tasks += static_cast<int64_t>(scan_tasks.size());
   using Output = std::vector<Piece>;
   std::deque<std::pair<size_t, arrow::Future<Output>>> in_flight;
   size_t next = 0;
   std::atomic<bool> stop{false};
   auto submit = [&](size_t i) -> arrow::Status {
+    if (starts_task[i]) metrics_->scan_tasks++;  // counted when started (a limit may stop early)
     ARROW_ASSIGN_OR_RAISE(auto future, executor_->Submit([this, &tasks, &stop, i]() -> arrow::Result<Output> {
       Output out;
       if (stop.load()) return out;
@@ -379,9 +382,7 @@ arrow::Status ScanSource::Produce(const Emit& emit) {
     metrics_->files_pruned += info_.tasks->files_pruned;
     metrics_->row_groups_pruned += info_.tasks->row_groups_pruned;
   }
-  std::set<int32_t> files;
-  for (const auto& task : tasks) files.insert(task.file);
-  metrics_->files_read += static_cast<int64_t>(files.size());
+  opened_ = std::vector<std::atomic<bool>>(info_.files.size());
   arrow::Status st;
   if (info_.format == FileFormat::kParquet && info_.tasks && tasks.size() > 1 && parallel_tasks_ > 1) {
     parallel_ = true;  // tasks decode side by side, each single-threaded

@@ -2,6 +2,7 @@
 
 #include <arrow/util/thread_pool.h>
 
+#include <atomic>
 #include <set>
 
 #include "ketch/exec/operator.h"
@@ -59,6 +60,7 @@ class ScanSource : public Source {
   ScanMetrics own_metrics_;
   ScanMetrics* metrics_ = &own_metrics_;
   int64_t rows_emitted_ = 0;
+  mutable std::vector<std::atomic<bool>> opened_;  // per file: read yet (scan metrics)
   bool parallel_ = false;
 };
 
