@@ -116,3 +116,64 @@ def test_empty_json_lines_files_have_no_rows(tmp_path):
         ).count_rows()
         == 0
     )
+
+
+def test_duplicate_column_names_are_refused_at_planning(tmp_path):
+    import pytest
+
+    from ketch.errors import KetchError
+
+    path = tmp_path / "dup.csv"
+    path.write_text("a,a,b\n1,2,3\n")
+    with pytest.raises(KetchError, match=r"dup\.csv.*'a' appears more than once"):
+        ketch.read_csv(str(path))
+    assert ketch.read_csv(str(path), has_headers=False).column_names == ["column_1", "column_2", "column_3"]
+
+
+def test_boolean_constant_in_a_dictionary_filter_keeps_null_rows(tmp_path):
+    pq.write_table(pa.table({"s": ["a", "b", None, "", "a"], "i": [0, 1, 2, 3, 4]}), tmp_path / "a.parquet")
+    df = ketch.read_parquet(str(tmp_path)).where((col("s") == "a") | lit(True))
+    assert run_without(df, ["SimplifyExpressions"])["i"] == [0, 1, 2, 3, 4]
+    assert df.to_pydict()["i"] == [0, 1, 2, 3, 4]
+
+
+def test_parquet_dictionary_columns_read_as_their_values(tmp_path):
+    import pandas as pd
+
+    pd.DataFrame({"s": pd.Categorical(["b", "a", None, "a"]), "i": [0, 1, 2, 3]}).to_parquet(
+        tmp_path / "a.parquet"
+    )
+    df = ketch.read_parquet(str(tmp_path / "a.parquet"))
+    assert df.schema().field("s").type == pa.string()
+    assert df.sort("s").to_pydict() == {"s": ["a", "a", "b", None], "i": [1, 3, 0, 2]}
+    joined = df.join(ketch.from_pydict({"s": ["a"], "v": [1]}), on="s").sort("i").to_pydict()
+    assert joined == {"s": ["a", "a"], "i": [1, 3], "v": [1, 1]}
+
+
+def test_exploding_join_keeps_probe_outputs_near_a_morsel():
+    import io
+
+    import numpy as np
+
+    left = ketch.from_pydict({"k": np.zeros(20_000, dtype=np.int64), "a": np.arange(20_000)})
+    right = ketch.from_pydict({"k": np.zeros(2_000, dtype=np.int64), "b": np.arange(2_000)})
+    with ketch.execution_config_ctx(morsel_size_rows=65_536):
+        df = left.join(right, on="k").where(col("a") + col("b") < 3)
+        stats = df.explain_analyze(file=io.StringIO())
+    probe = next(op for op in stats.operators() if op["name"] == "HashJoinProbe")
+    assert probe["rows_out"] == 40_000_000
+    assert probe["morsels"] >= 40_000_000 // (2 * 65_536)  # many bounded outputs, not one huge one
+    assert sorted(zip(*df.to_pydict().values(), strict=True)) == [
+        (0, 0, 0),
+        (0, 0, 1),
+        (0, 0, 2),
+        (0, 1, 0),
+        (0, 1, 1),
+        (0, 2, 0),
+    ]
+
+
+def test_empty_csv_shard_has_no_rows(tmp_path):
+    (tmp_path / "a.csv").write_text("x\n1\n2\n")
+    (tmp_path / "b.csv").write_text("")
+    assert ketch.read_csv(str(tmp_path)).to_pydict() == {"x": [1, 2]}

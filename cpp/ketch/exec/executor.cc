@@ -234,7 +234,7 @@ class PipelineBuilder {
             AddOperator(
                 pipeline,
                 std::make_unique<HashJoinProbeOperator>(table, options, compute_, /*build_is_left=*/true),
-                node, /*grows_rows=*/true);
+                ProbeNode(node, *table), /*grows_rows=*/true);
             return arrow::Status::OK();
           }
           // The left input spilled after all: collect the right one too and join partition by partition.
@@ -273,8 +273,8 @@ class PipelineBuilder {
         if (CanProbeInChunks(spec.how) && !right->spilled()) {
           ARROW_ASSIGN_OR_RAISE(auto table, JoinHashTable::Build(build, spec.right_on, key_types));
           *pipeline = std::move(*probe);
-          AddOperator(pipeline, std::make_unique<HashJoinProbeOperator>(table, options, compute_), node,
-                      /*grows_rows=*/true);
+          AddOperator(pipeline, std::make_unique<HashJoinProbeOperator>(table, options, compute_),
+                      ProbeNode(node, *table), /*grows_rows=*/true);
           return arrow::Status::OK();
         }
         // Right/outer joins, a spilled build side: collect (and spill) the left side too,
@@ -297,6 +297,19 @@ class PipelineBuilder {
       }
     }
     return arrow::Status::NotImplemented("physical node");
+  }
+
+  /// The join node with a probe morsel size that bounds each probe's output: a probe row yields
+  /// up to `max_matches` rows (a hot key), so probe morsels get morsel_size / max_matches rows (at
+  /// least 16), keeping outputs near a morsel (and the query interruptible) when keys repeat.
+  PhysicalNode ProbeNode(const PhysicalNode& node, const JoinHashTable& table) const {
+    PhysicalNode probe = node;
+    const int64_t fan_out = std::max<int64_t>(1, table.max_matches());
+    if (fan_out > 1) {
+      probe.max_morsel_rows =
+          std::clamp<int64_t>(config_.morsel_size_rows / fan_out, 16, config_.morsel_size_rows);
+    }
+    return probe;
   }
 
   /// Ends the pipeline with `sink` (after any streaming sink already there, e.g. a limit).

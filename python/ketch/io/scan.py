@@ -54,7 +54,11 @@ def list_files(
         entry = os.fspath(entry)
         if entry.startswith("s3://"):
             root = _root_of(entry)
-            for p, size in _list_s3(entry, io_config):
+            try:
+                listed = _list_s3(entry, io_config)
+            except KetchFileNotFoundError as exc:
+                raise KetchFileNotFoundError(f"{caller}: {exc}") from None
+            for p, size in listed:
                 if entry.endswith("/") and not p.endswith(_SUFFIXES[fmt]):
                     continue
                 files.append(p)

@@ -352,7 +352,10 @@ arrow::Result<std::shared_ptr<JoinHashTable>> JoinHashTable::Build(
   for (int64_t i = 0; i < n; ++i) {
     if (valid[i]) table->offsets_[ids.Value(i) + 1]++;
   }
-  for (uint32_t g = 0; g < groups; ++g) table->offsets_[g + 1] += table->offsets_[g];
+  for (uint32_t g = 0; g < groups; ++g) {
+    table->max_matches_ = std::max(table->max_matches_, table->offsets_[g + 1]);
+    table->offsets_[g + 1] += table->offsets_[g];
+  }
   table->row_ids_.resize(table->offsets_[groups]);
   std::vector<int64_t> fill(table->offsets_.begin(), table->offsets_.end() - 1);
   for (int64_t i = 0; i < n; ++i) {

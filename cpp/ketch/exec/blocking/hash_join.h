@@ -104,6 +104,8 @@ class JoinHashTable {
   arrow::Result<Matches> Probe(const arrow::RecordBatch& batch, const std::vector<std::string>& keys,
                                JoinType how) const;
   const std::shared_ptr<arrow::RecordBatch>& rows() const { return rows_; }
+  /// Build rows of the most frequent key: a probe row yields at most this many output rows.
+  int64_t max_matches() const { return max_matches_; }
 
  private:
   std::vector<std::shared_ptr<arrow::DataType>> key_types_;
@@ -112,6 +114,7 @@ class JoinHashTable {
   std::unique_ptr<arrow::compute::Grouper> grouper_;
   std::vector<int64_t> offsets_;  // group g's rows: row_ids_[offsets_[g] .. offsets_[g + 1])
   std::vector<int64_t> row_ids_;
+  int64_t max_matches_ = 0;
 };
 
 /// Assembles a join's output from the rows each side contributes (`right_taken` is null for semi

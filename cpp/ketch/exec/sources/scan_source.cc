@@ -41,7 +41,8 @@ bool NullPropagating(const Expr& expr) {
     case ExprKind::kColumn:
       return true;
     case ExprKind::kLiteral:
-      return expr.literal()->is_valid;
+      // A Boolean constant under and/or decides rows by itself (null | true is true).
+      return expr.literal()->is_valid && expr.literal()->type->id() != arrow::Type::BOOL;
     case ExprKind::kCall:
       if (!kCalls.count(expr.name())) return false;
       for (const auto& child : expr.children()) {
@@ -140,7 +141,10 @@ arrow::Result<ScanSource::Piece> ScanSource::Process(const ScanTask& task,
     if (!column->type()->Equals(*want)) {
       auto cast = arrow::compute::Cast(*column, want);
       if (!cast.ok()) {
-        return arrow::Status::TypeError("column '", name, "' holds ", column->type()->ToString(),
+        const auto& held = column->type()->id() == arrow::Type::DICTIONARY
+                               ? static_cast<const arrow::DictionaryType&>(*column->type()).value_type()
+                               : column->type();
+        return arrow::Status::TypeError("column '", name, "' holds ", held->ToString(),
                                         " values that do not convert to the scan's type ", want->ToString(),
                                         " (schema hint or first file): ", cast.status().message());
       }

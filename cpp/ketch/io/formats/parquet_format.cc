@@ -83,7 +83,15 @@ arrow::Result<std::shared_ptr<arrow::Schema>> ParquetArrowSchema(const parquet::
   parquet::ArrowReaderProperties props;
   ARROW_RETURN_NOT_OK(
       parquet::arrow::FromParquetSchema(metadata.schema(), props, metadata.key_value_metadata(), &schema));
-  return schema;
+  // Columns stored as Arrow dictionaries (pandas Categorical) are their values to the engine;
+  // the scan expands them as it reads.
+  arrow::FieldVector fields = schema->fields();
+  for (auto& field : fields) {
+    if (field->type()->id() == arrow::Type::DICTIONARY) {
+      field = field->WithType(static_cast<const arrow::DictionaryType&>(*field->type()).value_type());
+    }
+  }
+  return arrow::schema(fields, schema->metadata());
 }
 
 arrow::Result<std::shared_ptr<arrow::RecordBatchReader>> OpenParquetRowGroups(

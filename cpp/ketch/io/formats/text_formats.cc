@@ -71,6 +71,16 @@ arrow::Result<std::shared_ptr<arrow::Schema>> InferCsvSchema(const std::string& 
 arrow::Result<std::shared_ptr<arrow::RecordBatchReader>> OpenCsv(
     const std::string& path, const CsvOptions& options, const std::shared_ptr<arrow::Schema>& schema,
     const std::vector<std::string>& columns, const S3Config& s3, std::atomic<int64_t>* bytes_read) {
+  {
+    // A 0-byte file (not even a header: a shard without records) has no rows.
+    ARROW_ASSIGN_OR_RAISE(auto probe, OpenInputFile(path, s3));
+    ARROW_ASSIGN_OR_RAISE(const int64_t size, probe->GetSize());
+    if (size == 0) {
+      arrow::FieldVector fields;
+      for (const auto& name : columns) fields.push_back(schema->GetFieldByName(name));
+      return arrow::RecordBatchReader::Make({}, arrow::schema(fields));
+    }
+  }
   auto convert = arrow::csv::ConvertOptions::Defaults();
   for (const auto& field : schema->fields()) convert.column_types[field->name()] = field->type();
   convert.include_columns = columns;

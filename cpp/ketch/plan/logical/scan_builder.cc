@@ -1,5 +1,7 @@
 #include "ketch/plan/logical/scan_builder.h"
 
+#include <set>
+
 #include "ketch/io/formats/parquet_format.h"
 #include "ketch/io/formats/text_formats.h"
 
@@ -38,6 +40,19 @@ arrow::Result<ScanInfo> BuildScan(ScanRequest request) {
     schema = *inferred;
   }
   const std::shared_ptr<arrow::Schema> parse_schema = schema;
+  {
+    std::set<std::string> seen;
+    for (const auto& field : schema->fields()) {
+      if (!seen.insert(field->name()).second) {
+        return arrow::Status::Invalid(
+            reader, ": file '", request.files[0].path, "': column name '", field->name(),
+            "' appears more than once; rename it",
+            request.format == FileFormat::kCsv
+                ? " (or read with has_headers=False and name the columns with schema=)"
+                : "");
+      }
+    }
+  }
   if (request.hints) {
     arrow::FieldVector fields = schema->fields();
     for (const auto& hint : request.hints->fields()) {
