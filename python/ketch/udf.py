@@ -27,6 +27,7 @@ import os
 import queue
 import subprocess
 import threading
+import traceback
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -50,6 +51,11 @@ _TOKEN = "[ketch-udf-error:"
 
 
 def _stash(exc: BaseException) -> int:
+    # The frames of the traceback keep their locals (the UDF's runner, its process pool and
+    # workers) alive for as long as the exception is stashed, and a failed query may stash errors
+    # that are never re-raised: their locals are cleared (file and line of every entry survive).
+    # The stasher's own frame is still running; it drops its references itself.
+    traceback.clear_frames(exc.__traceback__)
     with _errors_lock:
         token = next(_error_ids)
         _errors[token] = exc
@@ -161,9 +167,11 @@ class _Runner:
             return self.policy_call(args, num_rows)
         except BaseException as exc:  # KeyboardInterrupt / SystemExit raised by user code too
             token = _stash(exc)
-            raise RuntimeError(
-                f"UDF '{self.name}' failed: {type(exc).__name__}: {exc} {_TOKEN}{token}]"
-            ) from exc
+            message = f"UDF '{self.name}' failed: {type(exc).__name__}: {exc} {_TOKEN}{token}]"
+        # Only after a failure. The stashed exception's frames link back to this one (f_back): it
+        # must not keep the runner, and so its process pool and workers, alive.
+        del self, args
+        raise RuntimeError(message)
 
     per_row = False
 

@@ -108,3 +108,28 @@ def test_join_spills_partitions_and_matches(table, tmp_path):
     assert got.column("w").to_pylist() == expected.column("w").to_pylist()
     assert stats.peak_memory_bytes < table.nbytes / 2
     assert os.listdir(tmp_path) == []
+
+
+def _groupby_under_tiny_budget(path: str) -> int:
+    import ketch
+    from ketch import col
+
+    with ketch.execution_config_ctx(memory_budget_bytes=1_500_000):
+        return ketch.read_parquet(path).groupby("k").agg(col("v").sum()).count_rows()
+
+
+def test_budget_smaller_than_a_morsel_with_blocking_state_does_not_deadlock(tmp_path, run_isolated):
+    """The aggregate's state holds budget that only more input moves on; the source's next morsel
+    is then admitted alone (it used to wait for memory forever, intermittently)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(2)
+    n = 600_000
+    table = pa.table({"k": rng.integers(0, 20_000, n), "v": rng.normal(size=n)})
+    pq.write_table(table, tmp_path / "t.parquet", row_group_size=100_000)
+    for _ in range(3):
+        assert run_isolated(_groupby_under_tiny_budget, str(tmp_path / "t.parquet"), timeout=60) == len(
+            set(table.column("k").to_pylist())
+        )

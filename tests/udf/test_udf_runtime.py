@@ -447,3 +447,39 @@ def _alive(pid: int) -> bool:
             return f.read().split(")")[-1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_failed_process_udf_queries_leave_no_workers_behind(tmp_path):
+    """Stashed exceptions of a failed query (also those never re-raised) must not keep the UDF's
+    process pool, and so its worker processes, alive."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "failing.py"
+    script.write_text(
+        """
+import gc, os, subprocess, ketch
+from ketch import col
+
+@ketch.cls(return_dtype=ketch.DataType.int64(), use_process=True, batch_size=50, concurrency=2)
+class AlwaysFails:
+    def __init__(self, tag):
+        self.tag = tag
+    def __call__(self, x):
+        raise RuntimeError("always")
+
+df = ketch.from_pydict({"id": list(range(2000))})
+for i in range(3):
+    try:
+        df.with_column("y", AlwaysFails(i)(col("id"))).to_pydict()
+    except ketch.errors.UDFError:
+        pass
+    gc.collect()
+ps = ["ps", "-o", "stat=,args=", "--ppid", str(os.getpid())]
+out = subprocess.run(ps, capture_output=True, text=True).stdout
+live = [line for line in out.splitlines() if "udf_worker" in line and not line.startswith("Z")]
+print("LIVE", len(live))
+"""
+    )
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert "LIVE 0" in out.stdout, out.stdout + out.stderr

@@ -56,17 +56,26 @@ class MemoryManager {
   explicit MemoryManager(int64_t budget_bytes) : budget_(budget_bytes) {}
 
   /// Waits until `bytes` fit, or until `cancelled()` turns true (then returns an empty permit).
-  /// `tracker`, when given, counts the bytes as held by one operator.
-  template <typename Cancelled>
-  MemoryPermit Acquire(int64_t bytes, Cancelled cancelled, MemoryTracker* tracker = nullptr) {
+  /// `tracker`, when given, counts the bytes as held by one operator. `alone()` (checked while
+  /// waiting) admits the request anyway when the caller knows nothing of its own is in flight to
+  /// free memory: what is held then is blocking sinks' state or buffered rows that only more input
+  /// can move on, so waiting would deadlock (the budget is exceeded by at most this request).
+  template <typename Cancelled, typename Alone>
+  MemoryPermit Acquire(int64_t bytes, Cancelled cancelled, MemoryTracker* tracker, Alone alone) {
     std::unique_lock<std::mutex> lock(mutex_);
     while (used_ > 0 && used_ + bytes > budget_) {
       if (cancelled()) return MemoryPermit();
+      if (alone()) break;
       released_.wait_for(lock, std::chrono::milliseconds(20));
     }
     used_ += bytes;
     if (used_ > peak_) peak_ = used_;
     return MemoryPermit(this, bytes, tracker);
+  }
+
+  template <typename Cancelled>
+  MemoryPermit Acquire(int64_t bytes, Cancelled cancelled, MemoryTracker* tracker = nullptr) {
+    return Acquire(bytes, cancelled, tracker, [] { return false; });
   }
 
   /// Records `bytes` as held without waiting: blocking sinks (which bound themselves by spilling)

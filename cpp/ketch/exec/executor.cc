@@ -457,9 +457,11 @@ class PipelineRun {
         Morsel morsel{
             seq++, batch->Slice(start, length), EvalContext{first_row + start, length, nullptr}, {}};
         // Backpressure on bytes too: wait while the morsels in flight fill the budget.
+        // Admitted alone when it is the only morsel of this pipeline in flight (the budget is held
+        // by blocking sinks' state or re-chunk buffers that wait for more input).
         morsel.memory = memory_->Acquire(
             BatchBytes(*morsel.batch), [this] { return stop_.load(); },
-            source_metrics_ ? &source_metrics_->memory : nullptr);
+            source_metrics_ ? &source_metrics_->memory : nullptr, [this] { return in_flight_.load() <= 1; });
         if (stop_.load()) {
           --seq;  // never delivered
           ReleasePermit();
@@ -501,7 +503,8 @@ class PipelineRun {
       if (permits_.try_acquire_for(std::chrono::milliseconds(20))) {
         std::lock_guard<std::mutex> lock(mutex_);
         ++in_flight_;
-        if (stats_ && in_flight_ > stats_->max_morsels_in_flight) stats_->max_morsels_in_flight = in_flight_;
+        if (stats_ && in_flight_ > stats_->max_morsels_in_flight)
+          stats_->max_morsels_in_flight = in_flight_.load();
         return true;
       }
     }
@@ -806,8 +809,8 @@ class PipelineRun {
   std::mutex mutex_;
   std::condition_variable done_;
   bool source_finished_ = false;
-  int64_t in_flight_ = 0;
-  int64_t active_tasks_ = 0;  // spawned tasks that have not returned yet
+  std::atomic<int64_t> in_flight_{0};  // changed under mutex_; read without it while waiting for memory
+  int64_t active_tasks_ = 0;           // spawned tasks that have not returned yet
   arrow::Status error_;
 };
 
