@@ -8,11 +8,8 @@ namespace {
 ::testing::Environment* const env = ::testing::AddGlobalTestEnvironment(new testing::Environment);
 
 LogicalPlanPtr Scan() {
-  ScanInfo info;
-  info.files = {ScanFile{"/data/a.parquet"}};
-  info.file_schema = arrow::schema({arrow::field("a", arrow::int64()), arrow::field("b", arrow::utf8()),
-                                    arrow::field("c", arrow::float64())});
-  return LogicalPlan::Scan(info).ValueOrDie();
+  return testing::FakeScan(arrow::schema({arrow::field("a", arrow::int64()), arrow::field("b", arrow::utf8()),
+                                          arrow::field("c", arrow::float64())}));
 }
 
 ExprPtr Gt(const std::string& column, int64_t v) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "ketch/functions/register.h"
+#include "ketch/plan/logical/logical_plan.h"
 
 #define ASSERT_OK(expr)                      \
   do {                                       \
@@ -21,6 +22,15 @@
   lhs = std::move(result).ValueUnsafe()
 
 namespace ketch::testing {
+
+/// A logical scan of one Parquet file that is never opened, with `schema`: a plan for optimizer
+/// tests (run them without the MaterializeScanTasks rule, which reads footers).
+inline LogicalPlanPtr FakeScan(std::shared_ptr<arrow::Schema> schema) {
+  ScanInfo info;
+  info.files = {ScanFile{"/data/a.parquet"}};
+  info.file_schema = std::move(schema);
+  return LogicalPlan::Scan(std::move(info)).ValueOrDie();
+}
 
 /// Registers kernels and types once for every test binary.
 class Environment : public ::testing::Environment {

@@ -5,7 +5,6 @@ columns, counts. Results are compared with pandas filtering of the same data."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from scan_helpers import optimized_plan, scan_stats
 
 import ketch
 from ketch import col
@@ -74,16 +74,6 @@ def to_records(table: dict[str, list]) -> list[tuple]:
 def expected_records(frame: pd.DataFrame) -> list[tuple]:
     frame = frame.astype(object).where(frame.notna(), None)
     return [tuple(r) for r in frame.itertuples(index=False)]
-
-
-def optimized_plan(df: ketch.DataFrame) -> str:
-    buf = io.StringIO()
-    df.explain(show_all=True, file=buf)
-    return buf.getvalue().split("== Optimized Logical Plan ==")[1].split("== Physical Plan ==")[0]
-
-
-def scan_stats(df: ketch.DataFrame) -> dict:
-    return df.explain_analyze(file=io.StringIO()).scan
 
 
 @pytest.fixture(params=FORMATS)

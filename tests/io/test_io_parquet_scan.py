@@ -4,7 +4,6 @@ row-group decoding in order, scan tasks sized for the machine, schema evolution 
 from __future__ import annotations
 
 import datetime
-import io
 import random
 from collections.abc import Iterator
 
@@ -12,6 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from scan_helpers import optimized_plan, scan_stats
 
 import ketch
 from ketch import col, lit
@@ -39,17 +39,6 @@ def sorted_file(tmp_path) -> tuple[str, pa.Table]:
     return path, table
 
 
-def scan_stats(df) -> dict:
-    return df.explain_analyze(file=io.StringIO()).scan
-
-
-def optimized(df) -> str:
-    buf = io.StringIO()
-    df.explain(show_all=True, file=buf)
-    text = buf.getvalue()
-    return text[text.index("== Optimized") : text.index("== Physical")]
-
-
 @pytest.mark.parametrize(
     ("predicate", "expected_groups"),
     [
@@ -69,7 +58,7 @@ def optimized(df) -> str:
 def test_row_group_pruning_reads_only_matching_groups(sorted_file, predicate, expected_groups):
     path, table = sorted_file
     df = ketch.read_parquet(path).where(predicate).select("a", "payload")
-    assert f"Row groups = {expected_groups} of {N // RG}" in optimized(df)
+    assert f"Row groups = {expected_groups} of {N // RG}" in optimized_plan(df)
     stats = scan_stats(df)
     assert stats["row_groups_read"] == expected_groups
     assert stats["row_groups_pruned"] == N // RG - expected_groups
@@ -130,7 +119,7 @@ def test_parallel_row_groups_keep_order_and_row_numbers(tmp_path):
     pq.write_table(table, path, row_group_size=1_000)
     with ketch.execution_config_ctx(num_compute_threads=4, morsel_size_rows=700):
         df = ketch.read_parquet(path).where(col("b") != 3).with_column("c", col("a") * 2)
-        assert "Scan tasks = 4" in optimized(df)
+        assert "Scan tasks = 4" in optimized_plan(df)
         out = df.to_arrow()
     expected = table.filter(pc.not_equal(table.column("b"), 3))
     assert out.column("a").equals(expected.column("a"))
@@ -169,12 +158,12 @@ def test_expensive_pipeline_gets_tasks_for_every_worker(tmp_path):
 
     with ketch.execution_config_ctx(num_compute_threads=3):
         expensive = ketch.read_parquet(path).with_column("n", length(col("url")))
-        text = optimized(expensive)
+        text = optimized_plan(expensive)
         assert "Scan tasks = 6 " in text and "UDFs, URL or image kernels" in text
         assert expensive.count_rows() == 64_000
-        cheap = optimized(ketch.read_parquet(path).where(col("url") != ""))
+        cheap = optimized_plan(ketch.read_parquet(path).where(col("url") != ""))
         assert "Scan tasks = 3 " in cheap
-        download = optimized(
+        download = optimized_plan(
             ketch.read_parquet(path).with_column("b", col("url").url.download(on_error="null"))
         )
         assert "Scan tasks = 6 " in download
@@ -185,13 +174,13 @@ def test_small_row_groups_are_merged_and_large_files_split(tmp_path):
     path = str(tmp_path / "tiny_groups.parquet")
     pq.write_table(table, path, row_group_size=100)  # 200 row groups
     with ketch.execution_config_ctx(num_compute_threads=2):
-        text = optimized(ketch.read_parquet(path))
+        text = optimized_plan(ketch.read_parquet(path))
         assert "Scan tasks = 2 " in text  # merged, one per worker
     with ketch.execution_config_ctx(
         num_compute_threads=1, scan_tasks_min_size_bytes=1, scan_tasks_max_size_bytes=4_000
     ):
         df = ketch.read_parquet(path)
-        text = optimized(df)
+        text = optimized_plan(df)
         tasks = int(text.split("Scan tasks = ")[1].split(" ")[0])
         assert 10 <= tasks <= 200  # capped at the maximum size: split
         assert df.to_arrow().column("a").to_pylist() == list(range(20_000))
@@ -256,7 +245,7 @@ def test_columns_argument_reads_only_those(sorted_file):
     path, table = sorted_file
     df = ketch.read_parquet(path, columns=["s", "a"])
     assert df.column_names == ["s", "a"]
-    assert "Projection pushdown = [a, s]" in optimized(df)
+    assert "Projection pushdown = [a, s]" in optimized_plan(df)
     assert df.to_arrow().equals(table.select(["s", "a"]))
     with pytest.raises(KetchError, match="zz"):
         ketch.read_parquet(path, columns=["zz"])

@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pytest
+from scan_helpers import optimized_plan, scan_stats
 
 import ketch
 from ketch import col
@@ -21,19 +22,6 @@ def write(path: Path, text: str) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return str(path)
-
-
-def optimized_plan(df: ketch.DataFrame) -> str:
-    """The optimized logical plan section of ``explain(show_all=True)``."""
-    buf = io.StringIO()
-    df.explain(show_all=True, file=buf)
-    text = buf.getvalue()
-    assert "== Unoptimized Logical Plan ==" in text
-    return text.split("== Optimized Logical Plan ==")[1].split("== Physical Plan ==")[0]
-
-
-def scan_stats(df: ketch.DataFrame) -> dict:
-    return df.explain_analyze(file=io.StringIO()).scan
 
 
 MIXED = (

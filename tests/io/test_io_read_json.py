@@ -4,13 +4,13 @@ pyarrow.json reading the same bytes."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.json as pajson
 import pytest
+from scan_helpers import optimized_plan, scan_stats
 
 import ketch
 from ketch import col
@@ -27,16 +27,6 @@ def write_jsonl(path: Path, rows: list[dict]) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return str(path)
-
-
-def optimized_plan(df: ketch.DataFrame) -> str:
-    buf = io.StringIO()
-    df.explain(show_all=True, file=buf)
-    return buf.getvalue().split("== Optimized Logical Plan ==")[1].split("== Physical Plan ==")[0]
-
-
-def scan_stats(df: ketch.DataFrame) -> dict:
-    return df.explain_analyze(file=io.StringIO()).scan
 
 
 @pytest.fixture

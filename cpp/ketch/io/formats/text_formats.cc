@@ -41,9 +41,8 @@ arrow::Result<std::vector<std::string>> HeaderlessNames(const std::string& path,
 }
 
 arrow::Result<std::shared_ptr<arrow::RecordBatchReader>> MakeCsvReader(
-    const std::string& path, const CsvOptions& options, arrow::csv::ConvertOptions convert,
-    const std::vector<std::string>& names, const S3Config& s3, std::atomic<int64_t>* bytes_read) {
-  ARROW_ASSIGN_OR_RAISE(auto file, OpenInputFile(path, s3, bytes_read));
+    std::shared_ptr<arrow::io::RandomAccessFile> file, const CsvOptions& options,
+    arrow::csv::ConvertOptions convert, const std::vector<std::string>& names) {
   auto read = arrow::csv::ReadOptions::Defaults();
   read.use_threads = false;  // serial parsing names a bad row ("Row #N", counting the header)
   if (!options.has_header) read.column_names = names;
@@ -63,30 +62,29 @@ arrow::Result<std::shared_ptr<arrow::Schema>> InferCsvSchema(const std::string& 
   if (!options.has_header) {
     ARROW_ASSIGN_OR_RAISE(names, HeaderlessNames(path, options, s3));
   }
-  ARROW_ASSIGN_OR_RAISE(
-      auto reader, MakeCsvReader(path, options, arrow::csv::ConvertOptions::Defaults(), names, s3, nullptr));
+  ARROW_ASSIGN_OR_RAISE(auto file, OpenInputFile(path, s3));
+  ARROW_ASSIGN_OR_RAISE(auto reader,
+                        MakeCsvReader(file, options, arrow::csv::ConvertOptions::Defaults(), names));
   return reader->schema();
 }
 
 arrow::Result<std::shared_ptr<arrow::RecordBatchReader>> OpenCsv(
     const std::string& path, const CsvOptions& options, const std::shared_ptr<arrow::Schema>& schema,
     const std::vector<std::string>& columns, const S3Config& s3, std::atomic<int64_t>* bytes_read) {
-  {
+  ARROW_ASSIGN_OR_RAISE(auto file, OpenInputFile(path, s3, bytes_read));
+  ARROW_ASSIGN_OR_RAISE(const int64_t size, file->GetSize());
+  if (size == 0) {
     // A 0-byte file (not even a header: a shard without records) has no rows.
-    ARROW_ASSIGN_OR_RAISE(auto probe, OpenInputFile(path, s3));
-    ARROW_ASSIGN_OR_RAISE(const int64_t size, probe->GetSize());
-    if (size == 0) {
-      arrow::FieldVector fields;
-      for (const auto& name : columns) fields.push_back(schema->GetFieldByName(name));
-      return arrow::RecordBatchReader::Make({}, arrow::schema(fields));
-    }
+    arrow::FieldVector fields;
+    for (const auto& name : columns) fields.push_back(schema->GetFieldByName(name));
+    return arrow::RecordBatchReader::Make({}, arrow::schema(fields));
   }
   auto convert = arrow::csv::ConvertOptions::Defaults();
   for (const auto& field : schema->fields()) convert.column_types[field->name()] = field->type();
   convert.include_columns = columns;
   std::vector<std::string> names;
   for (const auto& field : schema->fields()) names.push_back(field->name());
-  return MakeCsvReader(path, options, convert, names, s3, bytes_read);
+  return MakeCsvReader(std::move(file), options, convert, names);
 }
 
 arrow::Result<std::shared_ptr<arrow::Schema>> InferJsonSchema(const std::string& path, const S3Config& s3) {
