@@ -25,13 +25,18 @@ class PyBatchUdf : public BatchUdf {
   }
   std::string name() const override { return name_; }
 
+  // The runner gets a `cancelled()` callable: it waits for user code (on a thread or a worker
+  // process of its own) while polling it, so Ctrl-C or a failed query never waits for a call.
   arrow::Result<std::shared_ptr<arrow::Array>> Call(const std::vector<std::shared_ptr<arrow::Array>>& args,
-                                                    int64_t num_rows) override {
+                                                    int64_t num_rows,
+                                                    const std::atomic<bool>* cancelled) override {
     nb::gil_scoped_acquire gil;
     try {
       nb::list py_args;
       for (const auto& arg : args) py_args.append(ArrayToPy(arg));
-      nb::object result = runner_(py_args, num_rows);
+      nb::object is_cancelled =
+          nb::cpp_function([cancelled]() { return cancelled != nullptr && cancelled->load(); });
+      nb::object result = runner_(py_args, num_rows, is_cancelled);
       return ArrayFromPy(result);
     } catch (nb::python_error& e) {
       std::string message = nb::str(e.value()).c_str();
@@ -119,11 +124,12 @@ void BindExpressions(nb::module_& m) {
     return PyExpr{Expr::Call(std::move(function), std::move(exprs), std::move(opts))};
   });
   m.def("udf", [](std::string name, nb::object runner, std::vector<PyExpr> args, nb::handle return_type,
-                  int64_t batch_size, int32_t concurrency, bool is_class, nb::dict display) {
+                  int64_t batch_size, int64_t default_batch_rows, int32_t concurrency, bool is_class,
+                  nb::dict display) {
     std::vector<ExprPtr> exprs;
     for (auto& a : args) exprs.push_back(a.expr);
     auto udf = std::make_shared<PyBatchUdf>(std::move(name), std::move(runner));
-    UdfProperties props{batch_size, concurrency, is_class, {}};
+    UdfProperties props{batch_size, default_batch_rows, concurrency, is_class, {}};
     for (auto [key, value] : display)
       props.display[nb::cast<std::string>(key)] = nb::cast<std::string>(value);
     return PyExpr{Expr::Udf(std::move(udf), std::move(exprs), TypeFromPy(return_type), props)};

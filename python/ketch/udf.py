@@ -39,6 +39,13 @@ import pyarrow as pa
 from ketch import _core
 from ketch.datatype import DataType
 from ketch.errors import UDFError
+from ketch.execution.call_threads import (
+    CallCancelled,
+    CallThreads,
+    CallTimedOut,
+    current_call_abandoned,
+    restart_call_clock,
+)
 from ketch.expressions.expression import Expression, _expr
 from ketch.series import Series, to_pylist
 
@@ -145,13 +152,32 @@ class _Runner:
     nulls for the batch) or "ignore" (nulls). ``process``: a ProcessPool that runs the batches in
     worker processes instead of this thread."""
 
-    def __init__(self, name: str, dtype: DataType, max_retries: int = 0, on_error: str = "raise") -> None:
+    def __init__(
+        self,
+        name: str,
+        dtype: DataType,
+        max_retries: int = 0,
+        on_error: str = "raise",
+        timeout_s: float | None = None,
+    ) -> None:
         self.name = name
         self.dtype = dtype
         self.max_retries = max_retries
         self.on_error = on_error
+        self.timeout_s = timeout_s
         self.process: Any = None
         self.batch_size = 0  # rows per user-function call (set with the plan node)
+        self._threads = CallThreads(name)  # where thread-mode calls run (so waits can be abandoned)
+
+    def _timed(self, fn: Callable[[], Any]) -> Any:
+        """``fn()`` under ``timeout_s`` (on a call thread of its own), or just ``fn()``."""
+        if self.timeout_s is None:
+            return fn()
+        try:
+            return self._threads.run(fn, None, self.timeout_s)
+        except CallTimedOut:
+            self.call_abandoned()
+            raise CallTimedOut(f"UDF '{self.name}' call ran longer than timeout_s={self.timeout_s:g}") from None
 
     def invoke(self, args: list[pa.Array], num_rows: int) -> Any:
         raise NotImplementedError
@@ -159,12 +185,17 @@ class _Runner:
     def convert(self, args: list[pa.Array], num_rows: int) -> pa.Array:
         return _to_arrow_result(self.invoke(args, num_rows), self.dtype, num_rows, self.name)
 
-    def __call__(self, args: list[pa.Array], num_rows: int) -> pa.Array:
+    def __call__(self, args: list[pa.Array], num_rows: int, cancelled: Callable[[], bool] | None = None) -> pa.Array:
+        """Called by the engine (its UDF worker thread, GIL held): waits for the batch while
+        polling ``cancelled()``, and abandons it (thread mode) or kills its worker process when
+        the query is cancelled, so Ctrl-C never waits for a sleeping or blocked UDF."""
         try:
             if self.process is not None:
                 # Retries and on_error run in the worker, per batch_size slice.
-                return self.process.call(args, num_rows)
-            return self.policy_call(args, num_rows)
+                return self.process.call(args, num_rows, cancelled)
+            return self._threads.run(lambda: self.policy_call(args, num_rows), cancelled, None)
+        except CallCancelled:
+            message = f"UDF '{self.name}' was stopped: the query was cancelled"
         except BaseException as exc:  # KeyboardInterrupt / SystemExit raised by user code too
             token = _stash(exc)
             message = f"UDF '{self.name}' failed: {type(exc).__name__}: {exc} {_TOKEN}{token}]"
@@ -175,6 +206,9 @@ class _Runner:
 
     per_row = False
 
+    def call_abandoned(self) -> None:
+        """A call was given up while it still runs (timeout_s): free what it holds."""
+
     def policy_call(self, args: list[pa.Array], num_rows: int) -> pa.Array:
         """One batch under the retry / on_error policy; raises the UDF's own exception. Row-wise
         runners apply the policy per row themselves (only the failing row is retried)."""
@@ -182,7 +216,9 @@ class _Runner:
         retries = 0 if self.per_row else self.max_retries
         while True:
             try:
-                return self.convert(args, num_rows)
+                if self.per_row:  # timeout_s applies to each row (_call_row)
+                    return self.convert(args, num_rows)
+                return self._timed(lambda: self.convert(args, num_rows))
             except Exception as exc:
                 if self.per_row and self.on_error != "raise":
                     raise  # a failure outside the rows (e.g. converting the results)
@@ -208,8 +244,9 @@ class _Runner:
 
 
 def _sliced(runner: _Runner, batch_size: int) -> Callable[[list[pa.Array], int], pa.Array]:
-    """A worker process's call: the engine sends several batches at once (fewer round trips); the
-    UDF still sees ``batch_size`` rows per call, each under its retry / on_error policy."""
+    """A worker process's call: the UDF sees at most ``batch_size`` rows per call (the engine sends
+    one batch per round trip, so idle workers take the next batch), each call under its retry /
+    on_error policy."""
 
     def call(args: list[pa.Array], num_rows: int) -> pa.Array:
         if batch_size <= 0 or num_rows <= batch_size:
@@ -232,7 +269,7 @@ def _function_call_factory(
 def _function_worker_factory(runner: Any, extra: dict) -> Any:
     """The worker-process factory of a function runner: the same runner type, options and batch
     size, rebuilt in the worker (``extra``: the runner type's own constructor options)."""
-    options = {"max_retries": runner.max_retries, "on_error": runner.on_error, **extra}
+    options = {"max_retries": runner.max_retries, "on_error": runner.on_error, "timeout_s": runner.timeout_s, **extra}
     return functools.partial(
         _function_call_factory,
         type(runner),
@@ -287,7 +324,7 @@ class _RowFunctionRunner(_Runner):
     def _call_row(self, row: tuple) -> Any:
         for attempt in range(self.max_retries + 1):
             try:
-                return self._evaluate(row)
+                return self._timed(lambda: self._evaluate(row))
             except Exception as exc:
                 if attempt < self.max_retries:
                     continue
@@ -334,46 +371,73 @@ class _GeneratorRunner(_RowFunctionRunner):
         return [self._call_row(row) for row in self._rows(args)]
 
 
+_ASYNC_MAX_CONCURRENCY = 1024  # default coroutines awaiting at once, over all batches of one UDF
+
+
 class _AsyncRowRunner(_RowFunctionRunner):
-    """An ``async def`` row function: the batch's rows run concurrently on one event loop per
-    worker thread, at most ``max_concurrency`` awaiting at once."""
+    """An ``async def`` row function: the rows of every batch in flight run on one event loop (a
+    daemon thread of this UDF), at most ``max_concurrency`` awaiting at once across batches;
+    ``timeout_s`` bounds each row's coroutine."""
 
     def __init__(
-        self, name: str, dtype: DataType, func: Callable[..., Any], max_concurrency: int = 64, **options: Any
+        self,
+        name: str,
+        dtype: DataType,
+        func: Callable[..., Any],
+        max_concurrency: int = _ASYNC_MAX_CONCURRENCY,
+        **options: Any,
     ) -> None:
         super().__init__(name, dtype, func, **options)
         self.max_concurrency = max_concurrency
-        self._local = threading.local()
+        self._loop: Any = None
+        self._gate: Any = None
+        self._loop_lock = threading.Lock()
+
+    def _event_loop(self) -> Any:
+        import asyncio
+
+        with self._loop_lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                threading.Thread(
+                    target=loop.run_forever, name=f"ketch-async-{self.name}", daemon=True
+                ).start()
+                self._loop = loop
+            return self._loop
+
+    async def _one(self, row: tuple) -> Any:
+        import asyncio
+
+        if self._gate is None:  # made on the loop's thread, once
+            self._gate = asyncio.Semaphore(self.max_concurrency)
+        async with self._gate:
+            for attempt in range(self.max_retries + 1):
+                try:
+                    if self.timeout_s is None:
+                        return await self.func(*row)
+                    try:
+                        return await asyncio.wait_for(self.func(*row), self.timeout_s)
+                    except TimeoutError:
+                        raise CallTimedOut(
+                            f"UDF '{self.name}' call ran longer than timeout_s={self.timeout_s:g}"
+                        ) from None
+                except Exception as exc:
+                    if attempt < self.max_retries:
+                        continue
+                    if self.on_error == "raise":
+                        raise
+                    if self.on_error == "log":
+                        _log.warning("UDF '%s' failed on a row; yielding null", self.name, exc_info=exc)
+                    return None
+            return None
 
     def invoke(self, args: list[pa.Array], num_rows: int) -> Any:
         import asyncio
 
-        loop = getattr(self._local, "loop", None)
-        if loop is None:
-            loop = self._local.loop = asyncio.new_event_loop()
-
         async def run_all() -> list[Any]:
-            gate = asyncio.Semaphore(self.max_concurrency)
+            return await asyncio.gather(*(self._one(row) for row in self._rows(args)))
 
-            async def one(row: tuple) -> Any:
-                async with gate:
-                    if self.on_error == "raise":
-                        return await self.func(*row)
-                    for attempt in range(self.max_retries + 1):
-                        try:
-                            return await self.func(*row)
-                        except Exception as exc:
-                            if attempt == self.max_retries:
-                                if self.on_error == "log":
-                                    _log.warning(
-                                        "UDF '%s' failed on a row; yielding null", self.name, exc_info=exc
-                                    )
-                                return None
-                    return None
-
-            return await asyncio.gather(*(one(row) for row in self._rows(args)))
-
-        results = loop.run_until_complete(run_all())
+        results = asyncio.run_coroutine_threadsafe(run_all(), self._event_loop()).result()
         if self.dtype.extension_name == "ketch.python":
             return results
         return pa.array(results)
@@ -425,10 +489,17 @@ class _InstancePoolRunner(_Runner):
 
     def invoke(self, args: list[pa.Array], num_rows: int) -> Any:
         instance = self._acquire()
+        restart_call_clock()  # timeout_s bounds the call, not __init__
         try:
             return getattr(instance, self.method)(*[Series(a) for a in args])
         finally:
-            self._idle.put(instance)
+            if not current_call_abandoned():
+                self._idle.put(instance)  # an abandoned call's instance is dropped when it returns
+
+    def call_abandoned(self) -> None:
+        # The instance stays busy with the abandoned call: a new one may be made in its place.
+        with self._lock:
+            self._created -= 1
 
     def worker_factory(self) -> Any:
         return functools.partial(
@@ -439,13 +510,18 @@ class _InstancePoolRunner(_Runner):
             self.init_args,
             self.init_kwargs,
             self.method,
-            {"max_retries": self.max_retries, "on_error": self.on_error},
+            {"max_retries": self.max_retries, "on_error": self.on_error, "timeout_s": self.timeout_s},
             self.batch_size,
         )
 
 
-_PROCESS_CALL_ROWS = 8192  # rows per round trip to a worker process...
-_PROCESS_CALL_BATCHES = 16  # ...but at most this many batches (a limit should not wait on more)
+# Rows per call when a UDF sets no batch_size: functions that take Series get large batches (the
+# per-call cost is paid once per batch), row-wise ones small (their cost is per row; small batches
+# spread over the UDF's workers). The planner cuts both so an input of known size reaches every
+# worker.
+_DEFAULT_BATCH_ROWS = 8192
+_DEFAULT_ROW_WISE_BATCH_ROWS = 512
+_ASYNC_WORKER_THREADS = 4  # engine threads with a batch on an async UDF's event loop at once
 
 
 @dataclasses.dataclass(frozen=True)
@@ -462,6 +538,7 @@ class _Options:
     on_error: str = "raise"
     use_process: bool | None = None
     is_async: bool = False
+    timeout_s: float | None = None
 
 
 def _available_gpus() -> int:
@@ -490,6 +567,10 @@ def _check_options(name: str, options: _Options) -> _Options:
         raise ValueError(f"max_retries must be an int >= 0, got {options.max_retries!r}")
     if options.on_error not in ("raise", "log", "ignore"):
         raise ValueError(f"on_error must be 'raise', 'log' or 'ignore', got {options.on_error!r}")
+    if options.timeout_s is not None and (
+        isinstance(options.timeout_s, bool) or not isinstance(options.timeout_s, int | float) or options.timeout_s <= 0
+    ):
+        raise ValueError(f"timeout_s must be a number of seconds > 0, got {options.timeout_s!r}")
     for field, value in (("cpus", options.num_cpus), ("gpus", options.num_gpus)):
         if value is not None and (not isinstance(value, int | float) or value < 0):
             raise ValueError(f"{field} must be a number >= 0, got {value!r}")
@@ -540,6 +621,8 @@ def _udf_expression(
                 f"it cannot be pickled: {type(exc).__name__}: {exc}"
             ) from exc
     concurrency = options.concurrency or (os.cpu_count() or 1 if use_process else 1 if is_class else 0)
+    if options.is_async:
+        concurrency = _ASYNC_WORKER_THREADS  # the coroutines' own bound is max_concurrency
     if use_process:
         from ketch.execution.process_pool import ProcessPool
 
@@ -553,11 +636,14 @@ def _udf_expression(
         "max_retries": options.max_retries,
         "on_error": options.on_error,
     }
-    # Rows per engine → runner call: a worker process gets several batches per round trip (about
-    # 8,192 rows) and calls the UDF on batch_size slices of them itself.
+    if options.timeout_s is not None:
+        properties["timeout_s"] = options.timeout_s
+    # One batch per engine → runner call (and per round trip to a worker process): a stage with
+    # several workers hands each batch to whichever is idle, and the next stage starts on the
+    # first finished batch.
     call_rows = int(options.batch_size or 0)
-    if use_process and call_rows:
-        call_rows *= min(_PROCESS_CALL_BATCHES, max(1, _PROCESS_CALL_ROWS // call_rows))
+    row_wise = isinstance(runner, _RowFunctionRunner)
+    default_rows = 0 if call_rows else _DEFAULT_ROW_WISE_BATCH_ROWS if row_wise else _DEFAULT_BATCH_ROWS
     properties["batch_size"] = options.batch_size if options.batch_size else "morsel"
     native = _core.udf(
         runner.name,
@@ -565,6 +651,7 @@ def _udf_expression(
         natives,
         runner.dtype.to_arrow(),
         call_rows,
+        default_rows,
         int(concurrency),
         is_class,
         {
@@ -610,6 +697,7 @@ class _BoundClass:
             options.concurrency or 1,
             max_retries=options.max_retries,
             on_error=options.on_error,
+            timeout_s=options.timeout_s,
         )
         return _udf_expression(runner, exprs, options, True)
 
@@ -647,6 +735,7 @@ def cls(
     max_retries: int = 0,
     on_error: str = "raise",
     use_process: bool | None = None,
+    timeout_s: float | None = None,
 ) -> Any:
     """Decorates a class as a stateful batch UDF: ``Model(args)`` binds ``__init__``'s arguments;
     ``__init__`` runs once per instance, lazily, on the instance's worker (a thread, or with
@@ -657,7 +746,8 @@ def cls(
     share (``gpus``) or per ``cpus``, else 1. ``gpus`` may be fractional (0.5: two instances per
     GPU); asking for more GPUs than the machine has raises ValueError at plan time. ``num_cpus`` /
     ``num_gpus`` are the legacy spellings. ``max_retries`` / ``on_error`` ("raise" | "log" |
-    "ignore") as for :func:`func`. ``use_process``: None (default) runs the instances in worker
+    "ignore") / ``timeout_s`` as for :func:`func`. Without ``batch_size`` a call gets up to 8,192
+    rows (fewer when a small input must be spread over the instances). ``use_process``: None (default) runs the instances in worker
     processes when the return dtype is Arrow-representable and the class and its arguments can be
     pickled (as Daft does), else on threads; True insists (an unpicklable class raises TypeError at
     plan time); False keeps them on the engine's threads (shared state, no IPC copy per batch)."""
@@ -680,6 +770,7 @@ def cls(
             max_retries=max_retries,
             on_error=on_error,
             use_process=use_process,
+            timeout_s=timeout_s,
         )
         return _ClassUdf(c, options)
 
@@ -697,21 +788,22 @@ class _FunctionUdf:
         if not any(isinstance(a, Expression) for a in args):
             return self.func(*args)  # plain Python values: an ordinary call
         o = self.options
-        common = {"max_retries": o.max_retries, "on_error": o.on_error}
+        common = {"max_retries": o.max_retries, "on_error": o.on_error, "timeout_s": o.timeout_s}
         name = self.func.__name__
         if self.kind == "batch":
             runner: _Runner = _BatchFunctionRunner(name, o.return_dtype, self.func, **common)
         elif self.kind == "async":
             runner = _AsyncRowRunner(
-                name, o.return_dtype, self.func, max_concurrency=o.concurrency or 64, **common
+                name, o.return_dtype, self.func, max_concurrency=o.concurrency or _ASYNC_MAX_CONCURRENCY, **common
             )
         elif self.kind == "generator":
             list_type = DataType(pa.large_list(o.return_dtype.to_arrow()))
             runner = _GeneratorRunner(name, list_type, self.func, **common)
         else:
             runner = _RowFunctionRunner(name, o.return_dtype, self.func, **common)
-        # async rows share one thread's event loop; the other forms use `concurrency` threads.
-        options = o if self.kind != "async" else dataclasses.replace(o, concurrency=1, is_async=True)
+        # async rows share one event loop (max_concurrency bounds the coroutines there); the other
+        # forms use `concurrency` threads.
+        options = o if self.kind != "async" else dataclasses.replace(o, concurrency=None, is_async=True)
         return _udf_expression(runner, args, options, False, explode=self.kind == "generator")
 
 
@@ -757,14 +849,15 @@ def func(
     max_retries: int = 0,
     on_error: str = "raise",
     use_process: bool | None = None,
+    timeout_s: float | None = None,
 ) -> Any:
     """Decorates a function as a UDF (Daft's ``@daft.func``). Called with expressions it builds a
     plan node; called with plain values it just runs.
 
     - Row-wise (default): scalar arguments, one call per row; ``return_dtype`` from the return
       annotation when not given.
-    - ``async def``: the batch's rows run concurrently on an event loop, ``max_concurrency`` (64)
-      at most awaiting at once.
+    - ``async def``: the rows of all batches in flight run concurrently on one event loop,
+      ``max_concurrency`` (default 1,024) at most awaiting at once.
     - Generator (``yield``): one row in, any number out — the other columns repeat; a row whose
       generator yields nothing is dropped. ``return_dtype`` is the element type.
     - ``batch=True`` (or ``@ketch.func.batch``): Series arguments, one call per batch of
@@ -772,8 +865,16 @@ def func(
 
     ``max_retries``: a failing call (a row, or a batch) is retried that many times; then
     ``on_error`` "raise" fails the query with UDFError (the original exception as ``__cause__``,
-    its traceback kept), "log" logs it and yields null, "ignore" yields null. ``use_process=True``
-    runs the calls in worker processes (``python -m ketch.execution.udf_worker``)."""
+    its traceback kept), "log" logs it and yields null, "ignore" yields null. ``timeout_s``: a call
+    (a row, or a batch) running longer fails with TimeoutError naming the UDF and its source rows,
+    then ``max_retries`` / ``on_error`` apply (thread mode abandons the call's thread; it finishes in
+    the background). ``max_concurrency`` on a sync function: that many calls at once, each on a
+    thread of its own (rows are spread over them; they share the GIL, so it helps functions that
+    wait on I/O or release the GIL; use ``use_process=True`` for CPU-bound Python). Without
+    ``batch_size``, a call gets up to 512 rows (row-wise) or 8,192 (``batch=True``).
+    ``use_process=True`` runs the calls in worker processes (``python -m ketch.execution.udf_worker``);
+    Ctrl-C stops a query within about a second in every mode (worker processes are killed,
+    thread-mode calls abandoned)."""
 
     def wrap(f: Callable[..., Any]) -> _FunctionUdf:
         is_async = inspect.iscoroutinefunction(f)
@@ -794,6 +895,7 @@ def func(
             max_retries=max_retries,
             on_error=on_error,
             use_process=use_process,
+            timeout_s=timeout_s,
         )
         return _FunctionUdf(f, options, kind)
 
@@ -812,6 +914,7 @@ def udf(
     num_gpus: float | None = None,
     memory_bytes: int | None = None,
     use_process: bool | None = None,
+    timeout_s: float | None = None,
 ) -> Any:
     """Legacy decorator: a batch function ``f(*Series) -> Series | array | list``, or a class whose
     ``__call__`` takes Series (instances made from ``__init__`` without arguments)."""
@@ -825,6 +928,7 @@ def udf(
             num_gpus=num_gpus or 0,
             memory_bytes=memory_bytes,
             use_process=use_process,
+            timeout_s=timeout_s,
         )
         if isinstance(target, type):
             return _ClassUdf(target, options)()

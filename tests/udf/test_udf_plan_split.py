@@ -60,3 +60,35 @@ def test_single_udf_with_pass_through_columns_is_not_split():
     df = ketch.from_pydict({"a": [1], "b": [2]}).with_column("u", plus_one(col("a")))
     plan = _optimized(df)
     assert len([line for line in plan.splitlines() if line.startswith("* Project")]) == 1
+
+
+def _physical(df: ketch.DataFrame) -> str:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        df.explain(show_all=True)
+    text = out.getvalue()
+    return text[text.index("== Physical Plan ==") :]
+
+
+def test_download_nested_in_image_kernels_is_its_own_io_stage(tmp_path):
+    import numpy as np
+    from PIL import Image
+
+    paths = []
+    for i in range(3):
+        path = tmp_path / f"{i}.png"
+        Image.fromarray(np.full((4, 6, 3), i * 40, dtype=np.uint8)).save(path)
+        paths.append(str(path))
+    df = ketch.from_pydict({"url": paths})
+    df = df.with_column("img", col("url").url.download().image.decode(mode="RGB").image.resize(3, 2))
+    plan = _physical(df)
+    nodes = plan.split("* ")
+    download = [n for n in nodes if "url_download" in n]
+    decode = [n for n in nodes if "image_decode" in n]
+    assert len(download) == 1 and "Runs on = I/O pool" in download[0], plan
+    assert "image_decode" not in download[0], plan
+    assert len(decode) == 1 and "Runs on = I/O pool" not in decode[0], plan
+    out = df.to_pydict()
+    assert [img.shape for img in out["img"]] == [(2, 3, 3)] * 3
+    assert [int(img[0, 0, 0]) for img in out["img"]] == [0, 40, 80]
+    assert list(out) == ["url", "img"]  # the I/O stage's temporary column is gone

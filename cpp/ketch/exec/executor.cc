@@ -390,15 +390,29 @@ class PipelineBuilder {
   std::function<arrow::Status(PipelineStage&)> run_stage_;
 };
 
+/// Morsels a pipeline may hold at once: the configured bound; when that is the default (`auto_bound`),
+/// raised so that every worker of its operators with workers of their own (a UDF's `concurrency`
+/// threads or processes) can hold one while the compute pool works on others (else a UDF stage would
+/// run below its concurrency). A bound the user set is kept.
+int64_t MorselsInFlight(const Pipeline& pipeline, const ExecutionConfig& config, bool auto_bound) {
+  if (!auto_bound) return config.max_morsels_in_flight;
+  int64_t own = 0;
+  for (const auto& segment : pipeline.segments) {
+    for (const auto& op : segment->ops) own += op->own_workers();
+  }
+  return own == 0 ? config.max_morsels_in_flight
+                  : std::max<int64_t>(config.max_morsels_in_flight, own + config.num_compute_threads + 2);
+}
+
 class PipelineRun {
  public:
   PipelineRun(Pipeline* pipeline, const ExecutionConfig& config, ExecutionStats* stats, int32_t index,
-              MemoryManager* memory)
+              MemoryManager* memory, bool auto_in_flight)
       : pipeline_(pipeline),
         memory_(memory),
         compute_(ComputePool(config.num_compute_threads)),
         io_(IoPool(config.num_io_threads)),
-        permits_(config.max_morsels_in_flight),
+        permits_(MorselsInFlight(*pipeline, config, auto_in_flight)),
         stats_(stats) {
     if (!stats_) return;
     source_metrics_ = stats_->Register(pipeline_->source->name(), index);
@@ -540,10 +554,13 @@ class PipelineRun {
   }
   void ReleasePermit() { ReleasePermits(1); }
 
+  // The first error wins; it also raises the query's cancel flag, so calls that wait on user code
+  // or on the network (UDFs, downloads) give up instead of finishing work nobody will read.
   void Fail(const arrow::Status& status) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (error_.ok()) error_ = status;
     stop_ = true;
+    if (stats_) stats_->cancel_requested = true;
   }
 
   // Runs the morsel through segment `seg` from operator `op` on, hopping executors as needed.
@@ -831,6 +848,7 @@ arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> ExecutePlan(cons
                                                                             const ExecutionConfig& raw_config,
                                                                             ExecutionStats* stats) {
   const ExecutionConfig config = raw_config.Resolved();
+  const bool auto_in_flight = raw_config.max_morsels_in_flight <= 0;
   MemoryManager memory(config.memory_budget_bytes);
   if (PlanHasBlockingSink(*plan)) ARROW_RETURN_NOT_OK(CheckSpillDirectory(config.spill_dir));
   struct MarkFinished {
@@ -841,7 +859,7 @@ arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> ExecutePlan(cons
   } mark_finished{stats};
   int32_t index = 0;
   auto run_stage = [&](PipelineStage& stage) -> arrow::Status {
-    PipelineRun run(stage.pipeline.get(), config, stats, index++, &memory);
+    PipelineRun run(stage.pipeline.get(), config, stats, index++, &memory, auto_in_flight);
     ARROW_ASSIGN_OR_RAISE(auto output, run.Run(/*finalize_last=*/stage.output != nullptr));
     if (stage.output) stage.output->batches = std::move(output);
     return arrow::Status::OK();
@@ -855,7 +873,7 @@ arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> ExecutePlan(cons
     PipelineBuilder::SetSink(&root, std::make_unique<CollectSink>());
   }
   if (!root.source) return arrow::Status::Invalid("plan has no source");
-  PipelineRun run(&root, config, stats, index, &memory);
+  PipelineRun run(&root, config, stats, index, &memory, auto_in_flight);
   auto result = run.Run();
   if (stats) stats->peak_memory_bytes = memory.peak();
   return result;

@@ -40,6 +40,9 @@ class IntermediateOperator {
   virtual ~IntermediateOperator() = default;
   virtual std::string name() const = 0;
   virtual arrow::internal::Executor* executor() const = 0;
+  /// Threads of its own (a UDF project's workers), 0 when it runs on a shared pool. Each needs a
+  /// morsel in flight to be busy (the executor sizes the pipeline's in-flight bound with it).
+  virtual int32_t own_workers() const { return 0; }
   /// `ctx` describes the morsel's rows; an operator that drops rows updates `ctx->source_rows`.
   virtual arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(
       const std::shared_ptr<arrow::RecordBatch>& morsel, EvalContext* ctx) const = 0;

@@ -15,17 +15,23 @@ namespace ketch {
 /// A Python (or any foreign) function called on batches. The bindings implement it; the core only
 /// calls it. `Call` receives one array per argument, all of length `num_rows`, and must return an
 /// array of `num_rows` values of the declared return type (the implementation checks and casts).
+/// `cancelled`, when set, turns true once the query is cancelled (Ctrl-C, another operator failed):
+/// an implementation that waits on user code polls it and gives up the call (returns Cancelled).
 class BatchUdf {
  public:
   virtual ~BatchUdf() = default;
   virtual std::string name() const = 0;
   virtual arrow::Result<std::shared_ptr<arrow::Array>> Call(
-      const std::vector<std::shared_ptr<arrow::Array>>& args, int64_t num_rows) = 0;
+      const std::vector<std::shared_ptr<arrow::Array>>& args, int64_t num_rows,
+      const std::atomic<bool>* cancelled = nullptr) = 0;
 };
 
 /// Scheduling properties of a UDF, as the user gave them (0 = not set).
 struct UdfProperties {
-  int64_t batch_size = 0;   ///< rows per call; 0 = the whole morsel
+  int64_t batch_size = 0;  ///< rows per call; 0 = the whole morsel
+  /// Most rows per call when `batch_size` is not set (0 = the executor's default for UDFs): large
+  /// for functions that take whole batches (Series), small for row-wise ones.
+  int64_t default_batch_rows = 0;
   int32_t concurrency = 0;  ///< instances (class UDFs) / worker threads; 0 = run on the compute pool
   bool is_class = false;    ///< stateful: __init__ once per instance
   /// What explain shows beside batch_size and concurrency (async, use_process, num_cpus, num_gpus,

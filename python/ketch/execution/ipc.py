@@ -6,7 +6,8 @@ and no system calls beyond the socket round trip."""
 from __future__ import annotations
 
 import os
-from multiprocessing import resource_tracker, shared_memory
+import mmap
+import secrets
 
 import pyarrow as pa
 
@@ -29,14 +30,61 @@ def deserialize(data: pa.Buffer | bytes) -> list[pa.Array]:
     )
 
 
-def _untrack(shm: shared_memory.SharedMemory) -> None:
-    # Python's resource tracker would unlink segments at exit that this process only attached to,
-    # or that the peer is meant to clean up; ownership is managed explicitly here.
-    name = shm._name  # type: ignore[attr-defined]  # with the leading slash the tracker uses
+_SHM_DIR = "/dev/shm"
+
+
+class _Segment:
+    """A POSIX shared-memory segment (a file under /dev/shm on Linux), mapped read-write.
+
+    multiprocessing.shared_memory is not used: it starts a resource-tracker helper process in
+    every process that creates or attaches a segment, which outlives the query's pools; ownership
+    is explicit here (the creator unlinks, reclaim_segments cleans up after a killed worker)."""
+
+    def __init__(self, name: str, size: int | None = None) -> None:
+        """Creates ``name`` with ``size`` bytes (pages allocated up front: OSError ENOSPC when
+        /dev/shm is full, rather than SIGBUS on the first write), or attaches to it when ``size``
+        is None."""
+        self.name = name
+        path = os.path.join(_SHM_DIR, name)
+        flags = os.O_RDWR | (os.O_CREAT | os.O_EXCL if size is not None else 0)
+        fd = os.open(path, flags, 0o600)
+        try:
+            if size is not None:
+                try:
+                    os.posix_fallocate(fd, 0, size)
+                except OSError:
+                    os.unlink(path)
+                    raise
+            else:
+                size = os.fstat(fd).st_size
+            self._map = mmap.mmap(fd, size)
+        finally:
+            os.close(fd)
+        self.size = size
+        self.buf = memoryview(self._map)
+
+    def close(self) -> None:
+        self.buf.release()
+        self._map.close()
+
+    def unlink(self) -> None:
+        try:
+            os.unlink(os.path.join(_SHM_DIR, self.name))
+        except FileNotFoundError:
+            pass
+
+
+def reclaim_segments(prefix: str) -> None:
+    """Unlinks every segment whose name starts with ``prefix`` (a worker's, once it is gone)."""
     try:
-        resource_tracker.unregister(name, "shared_memory")
-    except Exception:  # noqa: BLE001
-        pass
+        names = [n for n in os.listdir(_SHM_DIR) if n.startswith(prefix)]
+    except OSError:
+        return
+    for name in names:
+        try:
+            os.unlink(os.path.join(_SHM_DIR, name))
+        except OSError:
+            pass
 
 
 class Outbox:
@@ -45,24 +93,21 @@ class Outbox:
     instead of a SIGBUS on the first write, and ``put`` returns the bytes themselves to send over
     the socket instead."""
 
-    def __init__(self) -> None:
-        self._shm: shared_memory.SharedMemory | None = None
+    def __init__(self, prefix: str | None = None) -> None:
+        self._shm: _Segment | None = None
+        # Segments are named <prefix>-<n> (reclaim_segments finds them).
+        self._prefix = prefix or f"ketch-{os.getpid()}-{secrets.token_hex(4)}"
+        self._count = 0
 
     def put(self, data: pa.Buffer) -> tuple[str | None, int | bytes]:
         size = data.size
         if self._shm is None or self._shm.size < size:
             self.close()
+            self._count += 1
             try:
-                shm = shared_memory.SharedMemory(create=True, size=max(_MIN_CAPACITY, 2 * size))
+                self._shm = _Segment(f"{self._prefix}-{self._count}", max(_MIN_CAPACITY, 2 * size))
             except OSError:
                 return None, data.to_pybytes()
-            try:
-                os.posix_fallocate(shm._fd, 0, shm.size)  # type: ignore[attr-defined]
-            except OSError:
-                shm.close()
-                shm.unlink()
-                return None, data.to_pybytes()
-            self._shm = shm
         self._shm.buf[:size] = memoryview(data).cast("B")
         return self._shm.name, size
 
@@ -70,23 +115,19 @@ class Outbox:
         if self._shm is not None:
             shm, self._shm = self._shm, None
             shm.close()
-            try:
-                shm.unlink()
-            except FileNotFoundError:
-                pass
+            shm.unlink()
 
 
 class Inbox:
     """A reader's view of the peer's segment (re-attached when the peer grows it)."""
 
     def __init__(self) -> None:
-        self._shm: shared_memory.SharedMemory | None = None
+        self._shm: _Segment | None = None
 
     def view(self, name: str, size: int) -> memoryview:
         if self._shm is None or self._shm.name != name:
             self.close()
-            self._shm = shared_memory.SharedMemory(name=name)
-            _untrack(self._shm)
+            self._shm = _Segment(name)
         return self._shm.buf[:size]
 
     def take(self, name: str | None, size: int | bytes) -> bytes:

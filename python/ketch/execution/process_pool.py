@@ -16,13 +16,16 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import weakref
 from multiprocessing.connection import Listener
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
 
-from ketch.execution.ipc import Inbox, Outbox, deserialize, serialize
+from ketch.execution.call_threads import POLL_S, CallCancelled, CallTimedOut, wait_for
+from ketch.execution.ipc import Inbox, Outbox, deserialize, reclaim_segments, serialize
 
 _START_TIMEOUT_S = 120.0
 _SHUTDOWN_TIMEOUT_S = 5.0
@@ -59,7 +62,7 @@ def _describe_exit(code: int | None) -> str:
 
 
 class WorkerProcess:
-    def __init__(self, payload: bytes, udf_name: str) -> None:
+    def __init__(self, payload: bytes, udf_name: str, cancelled: Callable[[], bool] | None = None) -> None:
         self.udf_name = udf_name
         authkey = secrets.token_bytes(32)
         # A Unix domain socket (a path in a private temp dir): a round trip costs tens of
@@ -68,8 +71,11 @@ class WorkerProcess:
         address = listener.address
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # the UDF's modules import there too
+        # The worker names its shared-memory segments with this prefix: when it dies or is killed
+        # mid-batch, the engine unlinks what it left (reclaim_segments).
+        self.segment_prefix = f"ketch-{os.getpid()}-{secrets.token_hex(4)}"
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "ketch.execution.udf_worker", address],
+            [sys.executable, "-m", "ketch.execution.udf_worker", address, self.segment_prefix],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -89,7 +95,14 @@ class WorkerProcess:
 
         acceptor = threading.Thread(target=accept, daemon=True)
         acceptor.start()
-        acceptor.join(_START_TIMEOUT_S)
+        try:
+            wait_for(lambda step: (acceptor.join(step), not acceptor.is_alive())[1], cancelled,
+                     time.monotonic() + _START_TIMEOUT_S)
+        except (CallCancelled, CallTimedOut) as exc:
+            listener.close()
+            self.kill()
+            if isinstance(exc, CallCancelled):
+                raise
         listener.close()
         if not accepted or isinstance(accepted[0], Exception):
             self.kill()
@@ -98,12 +111,19 @@ class WorkerProcess:
             )
         self.conn = accepted[0]
         self.conn.send(("init", payload))
-        self.outbox, self.inbox = Outbox(), Inbox()
+        self.outbox, self.inbox = Outbox(f"{self.segment_prefix}-e"), Inbox()
 
-    def call(self, args: list[pa.Array], num_rows: int) -> pa.Array:
+    def call(self, args: list[pa.Array], num_rows: int, cancelled: Callable[[], bool] | None = None) -> pa.Array:
+        """One batch through the worker. Raises CallCancelled (after killing the worker) when
+        ``cancelled()`` turns true while it works, WorkerDied when it dies, or the UDF's error."""
         name, size = self.outbox.put(serialize(args))
         try:
             self.conn.send(("batch", name, size, num_rows))
+            try:
+                wait_for(self.conn.poll, cancelled, None)
+            except CallCancelled:
+                self.kill()
+                raise
             reply = self.conn.recv()
         except (EOFError, OSError) as exc:
             try:
@@ -154,6 +174,7 @@ class WorkerProcess:
         for box in ("outbox", "inbox"):
             if hasattr(self, box):
                 getattr(self, box).close()
+        reclaim_segments(self.segment_prefix)
 
 
 class ProcessPool:
@@ -169,19 +190,28 @@ class ProcessPool:
         self._lock = threading.Lock()
         _POOLS.add(self)
 
-    def _acquire(self) -> WorkerProcess:
-        try:
-            return self._idle.get_nowait()
-        except queue.Empty:
-            pass
-        with self._lock:
-            create = len(self._workers) < self.concurrency
+    def _acquire(self, cancelled: Callable[[], bool] | None = None) -> WorkerProcess:
+        """An idle worker, or a new one while fewer than ``concurrency`` exist; waits (polling
+        ``cancelled``) while all are busy."""
+        while True:
+            try:
+                return self._idle.get_nowait()
+            except queue.Empty:
+                pass
+            with self._lock:
+                create = len(self._workers) < self.concurrency
+                if create:
+                    self._workers.append(None)  # type: ignore[arg-type]  # reserve the slot
             if create:
-                self._workers.append(None)  # type: ignore[arg-type]  # reserve the slot
-        if not create:
-            return self._idle.get()
+                break
+            try:
+                return self._idle.get(timeout=POLL_S)
+            except queue.Empty:
+                pass
+            if cancelled is not None and cancelled():
+                raise CallCancelled()
         try:
-            worker = WorkerProcess(self.payload, self.udf_name)
+            worker = WorkerProcess(self.payload, self.udf_name, cancelled)
         except BaseException:
             with self._lock:
                 self._workers.remove(None)  # type: ignore[arg-type]
@@ -190,11 +220,11 @@ class ProcessPool:
             self._workers[self._workers.index(None)] = worker  # type: ignore[arg-type]
         return worker
 
-    def call(self, args: list[pa.Array], num_rows: int) -> pa.Array:
-        worker = self._acquire()
+    def call(self, args: list[pa.Array], num_rows: int, cancelled: Callable[[], bool] | None = None) -> pa.Array:
+        worker = self._acquire(cancelled)
         try:
-            result = worker.call(args, num_rows)
-        except WorkerDied:
+            result = worker.call(args, num_rows, cancelled)
+        except (WorkerDied, CallCancelled):
             with self._lock:
                 self._workers.remove(worker)
             worker.kill()

@@ -1,5 +1,6 @@
-"""A UDF worker process: ``python -m ketch.execution.udf_worker SOCKET_PATH``, with the 32-byte
-authentication key on stdin (never on the command line).
+"""A UDF worker process: ``python -m ketch.execution.udf_worker SOCKET_PATH SEGMENT_PREFIX``, with
+the 32-byte authentication key on stdin (never on the command line); its shared-memory segments
+are named ``SEGMENT_PREFIX-<n>`` so the engine can unlink them if the worker is killed.
 
 It connects back to the engine (multiprocessing.connection, HMAC-authenticated), then serves
 requests one at a time:
@@ -49,7 +50,7 @@ def main() -> int:
     import ketch.pytype  # noqa: F401  (Python-object columns arrive as objects, not pickles)
     from ketch.execution.ipc import Inbox, Outbox, deserialize, serialize
 
-    inbox, outbox = Inbox(), Outbox()
+    inbox, outbox = Inbox(), Outbox(sys.argv[2] if len(sys.argv) > 2 else None)
     factory = None
     init_error: BaseException | None = None
     call = None

@@ -15,6 +15,7 @@ arrow::Result<std::unique_ptr<ProjectOperator>> ProjectOperator::Make(
   op->output_schema_ = std::move(output_schema);
   op->executor_ = compute_pool;
   if (own_threads > 0) {
+    op->own_threads_ = own_threads;
     ARROW_ASSIGN_OR_RAISE(op->own_pool_, arrow::internal::ThreadPool::Make(own_threads));
     op->executor_ = op->own_pool_.get();
   }

@@ -17,10 +17,12 @@ class ProjectOperator : public IntermediateOperator {
                                                               int32_t own_threads);
   std::string name() const override { return own_pool_ ? "UDFProject" : "Project"; }
   arrow::internal::Executor* executor() const override { return executor_; }
+  int32_t own_workers() const override { return own_threads_; }
   arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(
       const std::shared_ptr<arrow::RecordBatch>& morsel, EvalContext* ctx) const override;
 
  private:
+  int32_t own_threads_ = 0;
   std::vector<ExprPtr> exprs_;
   std::shared_ptr<arrow::Schema> output_schema_;
   std::shared_ptr<arrow::internal::ThreadPool> own_pool_;

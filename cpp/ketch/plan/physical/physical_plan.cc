@@ -1,6 +1,7 @@
 #include "ketch/plan/physical/physical_plan.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ketch {
 namespace {
@@ -36,6 +37,27 @@ void CollectUdfs(const Expr& expr, std::vector<const Expr*>* out) {
 
 constexpr int64_t kHeavyKernelMorselRows = 64;  // decoded images are large: few per morsel
 constexpr int64_t kDefaultUdfMorselRows = 512;
+
+// Rows per call of a UDF project whose UDFs set no batch size: the smallest preferred size of its
+// UDFs (large for batch functions, small for row-wise ones), cut so that an input of known size
+// is spread over all `concurrency` workers (7 rows through 4 instances: calls of 2 rows).
+int64_t DefaultUdfMorselRows(const LogicalPlan& plan, const std::vector<const Expr*>& udfs,
+                             int32_t concurrency) {
+  int64_t rows = 0;
+  for (const Expr* udf : udfs) {
+    const int64_t preferred = udf->udf_properties().default_batch_rows;
+    if (preferred > 0) rows = rows > 0 ? std::min(rows, preferred) : preferred;
+  }
+  if (rows <= 0) rows = kDefaultUdfMorselRows;
+  if (concurrency > 1) {
+    const double input_rows = EstimateRows(*plan.inputs()[0]);
+    if (input_rows > 0) {
+      const auto spread = static_cast<int64_t>(std::ceil(input_rows / concurrency));
+      rows = std::clamp<int64_t>(spread, 1, rows);
+    }
+  }
+  return rows;
+}
 
 }  // namespace
 
@@ -153,7 +175,8 @@ arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan,
         }
         node->concurrency = concurrency > 0 ? concurrency : 1;
         node->batch_size = batch_size;
-        node->max_morsel_rows = batch_size > 0 ? batch_size : kDefaultUdfMorselRows;
+        node->max_morsel_rows =
+            batch_size > 0 ? batch_size : DefaultUdfMorselRows(*plan, udfs, node->concurrency);
         node->min_morsel_rows = batch_size;
       }
       break;

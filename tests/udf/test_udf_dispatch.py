@@ -1,0 +1,210 @@
+"""UDF stages keep their concurrency and their pipelining: batches go to whichever instance is idle
+(whatever the input size), a chained stage starts on the first finished batch, max_concurrency on
+a sync function runs that many calls at once, async functions keep many rows in flight, batch UDFs
+without batch_size get large batches, and timeout_s stops one long call.
+
+Concurrency is proven by rendezvous, not by timing: calls wait (with a generous timeout that fails
+the test) until enough other calls have arrived, which only happens when they really overlap."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+import ketch
+from ketch import col
+from ketch.errors import UDFError
+
+RENDEZVOUS_TIMEOUT_S = 60.0
+
+
+def _rendezvous(directory: str, parties: int) -> None:
+    """A barrier across threads and processes: registers this call in ``directory`` and waits until
+    ``parties`` calls have registered (raises TimeoutError if they never do)."""
+    Path(directory, uuid.uuid4().hex).touch()
+    deadline = time.monotonic() + RENDEZVOUS_TIMEOUT_S
+    while len(os.listdir(directory)) < parties:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"only {len(os.listdir(directory))} of {parties} calls ever ran at once")
+        time.sleep(0.01)
+
+
+def _wait_for_file(path: str) -> None:
+    deadline = time.monotonic() + RENDEZVOUS_TIMEOUT_S
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{path} never appeared: the stages did not overlap")
+        time.sleep(0.01)
+
+
+@ketch.cls(return_dtype=int, batch_size=1, concurrency=1)
+class Fast:
+    def __call__(self, x):
+        return x.to_arrow()
+
+
+@ketch.cls(return_dtype=int, batch_size=1, concurrency=4)
+class SlowInstance:
+    """Returns an id of the instance that handled the row (its pid in process mode)."""
+
+    def __init__(self, directory: str):
+        self.directory = directory
+
+    def __call__(self, x):
+        _rendezvous(self.directory, 4)
+        return [os.getpid() * 1_000_000 + id(self) % 1_000_000] * len(x)
+
+
+@pytest.mark.parametrize("use_process", [False, True])
+def test_seven_rows_reach_all_four_instances(tmp_path, use_process):
+    model = ketch.cls(return_dtype=int, batch_size=1, concurrency=4, use_process=use_process)(
+        SlowInstance.cls
+    )(str(tmp_path))
+    fast = ketch.cls(return_dtype=int, batch_size=1, concurrency=1, use_process=use_process)(Fast.cls)()
+    df = ketch.from_pydict({"x": list(range(7))})
+    df = df.with_column("a", fast(col("x"))).with_column("who", model(col("a")))
+    df = df.with_column("b", fast(col("who")))
+    out = df.to_pydict()
+    assert out["x"] == list(range(7)) and out["a"] == list(range(7))
+    assert len(set(out["who"])) == 4  # every slow instance got rows
+    if use_process:
+        assert len({w // 1_000_000 for w in out["who"]}) == 4  # four worker processes
+
+
+class _Chained:
+    """Stage A holds its last batch until stage B has started: without pipelining, never."""
+
+    def __init__(self, marker: str, role: str, last_row: int):
+        self.marker, self.role, self.last_row = marker, role, last_row
+
+    def __call__(self, x):
+        values = x.to_pylist()
+        if self.role == "b":
+            Path(self.marker).touch()
+        elif self.last_row in values:
+            _wait_for_file(self.marker)
+        return values
+
+
+@pytest.mark.parametrize("use_process", [False, True])
+def test_a_chained_stage_starts_on_the_first_finished_batch(tmp_path, use_process):
+    marker = str(tmp_path / "b_started")
+    stage = ketch.cls(return_dtype=int, batch_size=10, concurrency=1, use_process=use_process)(_Chained)
+    df = ketch.from_pydict({"x": list(range(100))})
+    df = df.with_column("a", stage(marker, "a", 99)(col("x"))).with_column("b", stage(marker, "b", 99)(col("a")))
+    assert df.to_pydict()["b"] == list(range(100))
+
+
+def test_sync_max_concurrency_runs_that_many_calls_at_once():
+    barrier = threading.Barrier(4, timeout=RENDEZVOUS_TIMEOUT_S)
+    threads: set[int] = set()
+
+    @ketch.func(max_concurrency=4)
+    def wait_for_three_others(x: int) -> int:
+        threads.add(threading.get_ident())
+        barrier.wait()  # BrokenBarrierError unless 4 calls run at once
+        return x * 10
+
+    out = ketch.from_pydict({"x": list(range(8))}).with_column("y", wait_for_three_others(col("x")))
+    assert out.to_pydict()["y"] == [x * 10 for x in range(8)]
+    assert len(threads) == 4
+
+
+def test_async_default_keeps_far_more_than_64_rows_in_flight():
+    state = {"active": 0, "max": 0, "all_in": None}
+
+    @ketch.func
+    async def fetch(x: int) -> int:
+        if state["all_in"] is None:
+            state["all_in"] = asyncio.Event()
+        state["active"] += 1
+        state["max"] = max(state["max"], state["active"])
+        if state["active"] == 1000:
+            state["all_in"].set()
+        # Every row waits until all 1,000 are awaiting at once (fails with TimeoutError otherwise).
+        await asyncio.wait_for(state["all_in"].wait(), RENDEZVOUS_TIMEOUT_S)
+        state["active"] -= 1
+        return x + 1
+
+    out = ketch.from_pydict({"x": list(range(1000))}).with_column("y", fetch(col("x"))).to_pydict()
+    assert out["y"] == [x + 1 for x in range(1000)]
+    assert state["max"] == 1000
+
+
+def test_batch_udf_without_batch_size_gets_large_batches():
+    sizes: list[int] = []
+
+    @ketch.func.batch(return_dtype=int)
+    def identity(x):
+        sizes.append(len(x))
+        return x
+
+    out = ketch.from_pydict({"x": list(range(20_000))}).with_column("y", identity(col("x")))
+    assert out.to_pydict()["y"] == list(range(20_000))
+    assert sorted(sizes, reverse=True) == [8192, 8192, 3616]
+
+
+def test_row_udf_batches_spread_over_its_workers_for_small_inputs():
+    batches: list[int] = []
+    lock = threading.Lock()
+
+    @ketch.func.batch(return_dtype=int, max_concurrency=4)
+    def record(x):
+        with lock:
+            batches.append(len(x))
+        return x
+
+    ketch.from_pydict({"x": list(range(10))}).with_column("y", record(col("x"))).collect()
+    assert sorted(batches) == [1, 3, 3, 3]  # ceil(10 / 4) rows per call
+
+
+# -- timeout_s ---------------------------------------------------------------------------------
+
+
+def test_timeout_s_stops_one_row_and_on_error_applies():
+    @ketch.func(timeout_s=0.5, on_error="ignore")
+    def sometimes_hangs(x: int) -> int:
+        if x == 3:
+            time.sleep(120)
+        return x + 1
+
+    out = ketch.from_pydict({"x": [1, 2, 3, 4]}).with_column("y", sometimes_hangs(col("x"))).to_pydict()
+    assert out["y"] == [2, 3, None, 5]
+
+
+def test_timeout_s_raise_names_the_udf_and_rows():
+    @ketch.func(timeout_s=0.3)
+    def hangs(x: int) -> int:
+        time.sleep(120)
+        return x
+
+    df = ketch.from_pydict({"x": [1, 2]}).with_column("y", hangs(col("x")))
+    with pytest.raises(UDFError, match=r"hangs.*timeout_s=0.3.*source rows 0") as info:
+        df.collect()
+    assert isinstance(info.value.__cause__, TimeoutError)
+
+
+@pytest.mark.parametrize("use_process", [False, True])
+def test_timeout_s_on_a_class_udf_batch(use_process):
+    @ketch.cls(return_dtype=int, batch_size=2, timeout_s=3, on_error="ignore", use_process=use_process)
+    class SlowOnSecondBatch:
+        def __call__(self, x):
+            values = x.to_pylist()
+            if 2 in values:
+                time.sleep(120)
+            return values
+
+    df = ketch.from_pydict({"x": [0, 1, 2, 3, 4]}).with_column("y", SlowOnSecondBatch()(col("x")))
+    assert df.to_pydict()["y"] == [0, 1, None, None, 4]
+
+
+@pytest.mark.parametrize("bad", [0, -1, "1", True])
+def test_timeout_s_must_be_positive(bad):
+    with pytest.raises(ValueError, match="timeout_s"):
+        ketch.func(return_dtype=int, timeout_s=bad)(lambda x: x)
