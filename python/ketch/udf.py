@@ -177,7 +177,9 @@ class _Runner:
             return self._threads.run(fn, None, self.timeout_s)
         except CallTimedOut:
             self.call_abandoned()
-            raise CallTimedOut(f"UDF '{self.name}' call ran longer than timeout_s={self.timeout_s:g}") from None
+            raise CallTimedOut(
+                f"UDF '{self.name}' call ran longer than timeout_s={self.timeout_s:g}"
+            ) from None
 
     def invoke(self, args: list[pa.Array], num_rows: int) -> Any:
         raise NotImplementedError
@@ -185,7 +187,9 @@ class _Runner:
     def convert(self, args: list[pa.Array], num_rows: int) -> pa.Array:
         return _to_arrow_result(self.invoke(args, num_rows), self.dtype, num_rows, self.name)
 
-    def __call__(self, args: list[pa.Array], num_rows: int, cancelled: Callable[[], bool] | None = None) -> pa.Array:
+    def __call__(
+        self, args: list[pa.Array], num_rows: int, cancelled: Callable[[], bool] | None = None
+    ) -> pa.Array:
         """Called by the engine (its UDF worker thread, GIL held): waits for the batch while
         polling ``cancelled()``, and abandons it (thread mode) or kills its worker process when
         the query is cancelled, so Ctrl-C never waits for a sleeping or blocked UDF."""
@@ -193,7 +197,7 @@ class _Runner:
             if self.process is not None:
                 # Retries and on_error run in the worker, per batch_size slice.
                 return self.process.call(args, num_rows, cancelled)
-            return self._threads.run(lambda: self.policy_call(args, num_rows), cancelled, None)
+            return self._threads.run(functools.partial(self.policy_call, args, num_rows), cancelled, None)
         except CallCancelled:
             message = f"UDF '{self.name}' was stopped: the query was cancelled"
         except BaseException as exc:  # KeyboardInterrupt / SystemExit raised by user code too
@@ -269,7 +273,12 @@ def _function_call_factory(
 def _function_worker_factory(runner: Any, extra: dict) -> Any:
     """The worker-process factory of a function runner: the same runner type, options and batch
     size, rebuilt in the worker (``extra``: the runner type's own constructor options)."""
-    options = {"max_retries": runner.max_retries, "on_error": runner.on_error, "timeout_s": runner.timeout_s, **extra}
+    options = {
+        "max_retries": runner.max_retries,
+        "on_error": runner.on_error,
+        "timeout_s": runner.timeout_s,
+        **extra,
+    }
     return functools.partial(
         _function_call_factory,
         type(runner),
@@ -568,7 +577,9 @@ def _check_options(name: str, options: _Options) -> _Options:
     if options.on_error not in ("raise", "log", "ignore"):
         raise ValueError(f"on_error must be 'raise', 'log' or 'ignore', got {options.on_error!r}")
     if options.timeout_s is not None and (
-        isinstance(options.timeout_s, bool) or not isinstance(options.timeout_s, int | float) or options.timeout_s <= 0
+        isinstance(options.timeout_s, bool)
+        or not isinstance(options.timeout_s, int | float)
+        or options.timeout_s <= 0
     ):
         raise ValueError(f"timeout_s must be a number of seconds > 0, got {options.timeout_s!r}")
     for field, value in (("cpus", options.num_cpus), ("gpus", options.num_gpus)):
@@ -747,8 +758,8 @@ def cls(
     GPU); asking for more GPUs than the machine has raises ValueError at plan time. ``num_cpus`` /
     ``num_gpus`` are the legacy spellings. ``max_retries`` / ``on_error`` ("raise" | "log" |
     "ignore") / ``timeout_s`` as for :func:`func`. Without ``batch_size`` a call gets up to 8,192
-    rows (fewer when a small input must be spread over the instances). ``use_process``: None (default) runs the instances in worker
-    processes when the return dtype is Arrow-representable and the class and its arguments can be
+    rows (fewer when a small input must be spread over the instances). ``use_process``: None
+    (default) runs the instances in worker processes when the return dtype is Arrow-representable and the class and its arguments can be
     pickled (as Daft does), else on threads; True insists (an unpicklable class raises TypeError at
     plan time); False keeps them on the engine's threads (shared state, no IPC copy per batch)."""
 
@@ -794,7 +805,11 @@ class _FunctionUdf:
             runner: _Runner = _BatchFunctionRunner(name, o.return_dtype, self.func, **common)
         elif self.kind == "async":
             runner = _AsyncRowRunner(
-                name, o.return_dtype, self.func, max_concurrency=o.concurrency or _ASYNC_MAX_CONCURRENCY, **common
+                name,
+                o.return_dtype,
+                self.func,
+                max_concurrency=o.concurrency or _ASYNC_MAX_CONCURRENCY,
+                **common,
             )
         elif self.kind == "generator":
             list_type = DataType(pa.large_list(o.return_dtype.to_arrow()))

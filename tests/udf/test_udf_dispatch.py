@@ -97,7 +97,9 @@ def test_a_chained_stage_starts_on_the_first_finished_batch(tmp_path, use_proces
     marker = str(tmp_path / "b_started")
     stage = ketch.cls(return_dtype=int, batch_size=10, concurrency=1, use_process=use_process)(_Chained)
     df = ketch.from_pydict({"x": list(range(100))})
-    df = df.with_column("a", stage(marker, "a", 99)(col("x"))).with_column("b", stage(marker, "b", 99)(col("a")))
+    df = df.with_column("a", stage(marker, "a", 99)(col("x"))).with_column(
+        "b", stage(marker, "b", 99)(col("a"))
+    )
     assert df.to_pydict()["b"] == list(range(100))
 
 

@@ -89,7 +89,9 @@ def test_ctrl_c_interrupts_a_blocked_udf(tmp_path, mode):
         print(f"CHILDREN {len(children)} SEGMENTS {len(segments)}", flush=True)
     """)
     )
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         deadline = time.monotonic() + 120
         while not marker.exists():

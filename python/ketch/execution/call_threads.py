@@ -81,7 +81,9 @@ class CallThreads:
         self.name = name
         self._idle: queue.SimpleQueue[queue.SimpleQueue[_Job | None]] = queue.SimpleQueue()
 
-    def run(self, fn: Callable[[], Any], cancelled: Callable[[], bool] | None, timeout_s: float | None) -> Any:
+    def run(
+        self, fn: Callable[[], Any], cancelled: Callable[[], bool] | None, timeout_s: float | None
+    ) -> Any:
         """``fn()`` on a call thread; its result, or its exception re-raised here.
 
         Raises CallCancelled / CallTimedOut (see :func:`wait_for`) and abandons the call then."""
@@ -89,11 +91,15 @@ class CallThreads:
             inbox = self._idle.get_nowait()
         except queue.Empty:
             inbox = queue.SimpleQueue()
-            threading.Thread(target=self._serve, args=(inbox,), name=f"ketch-udf-{self.name}", daemon=True).start()
+            threading.Thread(
+                target=self._serve, args=(inbox,), name=f"ketch-udf-{self.name}", daemon=True
+            ).start()
         job = _Job(fn)
         inbox.put(job)
         try:
-            wait_for(job.event.wait, cancelled, None if timeout_s is None else lambda: job.started + timeout_s)
+            wait_for(
+                job.event.wait, cancelled, None if timeout_s is None else lambda: job.started + timeout_s
+            )
         except BaseException:
             job.abandoned = True  # the thread exits once fn returns; its inbox is dropped
             inbox.put(None)  # (in case it already looked at `abandoned`)

@@ -5,8 +5,8 @@ and no system calls beyond the socket round trip."""
 
 from __future__ import annotations
 
-import os
 import mmap
+import os
 import secrets
 
 import pyarrow as pa

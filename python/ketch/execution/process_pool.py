@@ -18,8 +18,8 @@ import sys
 import threading
 import time
 import weakref
-from multiprocessing.connection import Listener
 from collections.abc import Callable
+from multiprocessing.connection import Listener
 from typing import Any
 
 import pyarrow as pa
@@ -96,8 +96,11 @@ class WorkerProcess:
         acceptor = threading.Thread(target=accept, daemon=True)
         acceptor.start()
         try:
-            wait_for(lambda step: (acceptor.join(step), not acceptor.is_alive())[1], cancelled,
-                     time.monotonic() + _START_TIMEOUT_S)
+            wait_for(
+                lambda step: (acceptor.join(step), not acceptor.is_alive())[1],
+                cancelled,
+                time.monotonic() + _START_TIMEOUT_S,
+            )
         except (CallCancelled, CallTimedOut) as exc:
             listener.close()
             self.kill()
@@ -113,7 +116,9 @@ class WorkerProcess:
         self.conn.send(("init", payload))
         self.outbox, self.inbox = Outbox(f"{self.segment_prefix}-e"), Inbox()
 
-    def call(self, args: list[pa.Array], num_rows: int, cancelled: Callable[[], bool] | None = None) -> pa.Array:
+    def call(
+        self, args: list[pa.Array], num_rows: int, cancelled: Callable[[], bool] | None = None
+    ) -> pa.Array:
         """One batch through the worker. Raises CallCancelled (after killing the worker) when
         ``cancelled()`` turns true while it works, WorkerDied when it dies, or the UDF's error."""
         name, size = self.outbox.put(serialize(args))
@@ -220,7 +225,9 @@ class ProcessPool:
             self._workers[self._workers.index(None)] = worker  # type: ignore[arg-type]
         return worker
 
-    def call(self, args: list[pa.Array], num_rows: int, cancelled: Callable[[], bool] | None = None) -> pa.Array:
+    def call(
+        self, args: list[pa.Array], num_rows: int, cancelled: Callable[[], bool] | None = None
+    ) -> pa.Array:
         worker = self._acquire(cancelled)
         try:
             result = worker.call(args, num_rows, cancelled)
