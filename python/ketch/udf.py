@@ -760,8 +760,9 @@ def cls(
     "ignore") / ``timeout_s`` as for :func:`func`. Without ``batch_size`` a call gets up to 8,192
     rows (fewer when a small input must be spread over the instances). ``use_process``: None
     (default) runs the instances in worker processes when the return dtype is Arrow-representable
-    and the class and its arguments can be pickled (as Daft does), else on threads; True insists (an unpicklable class raises TypeError at
-    plan time); False keeps them on the engine's threads (shared state, no IPC copy per batch)."""
+    and the class and its arguments can be pickled (as Daft does), else on threads; True insists
+    (an unpicklable class raises TypeError at plan time); False keeps them on the engine's threads
+    (shared state, no IPC copy per batch)."""
 
     def wrap(c: type) -> _ClassUdf:
         if return_dtype is None:
