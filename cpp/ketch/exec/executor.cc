@@ -152,6 +152,7 @@ class PipelineBuilder {
                                                ? IoPool(config_.num_io_threads)
                                                : compute_,
                                            node.kind == PhysicalKind::kUdfProject ? node.concurrency : 0));
+        op->set_grows_bytes(node.grows_bytes);
         AddOperator(pipeline, std::move(op), node);
         return arrow::Status::OK();
       }
@@ -404,6 +405,9 @@ int64_t MorselsInFlight(const Pipeline& pipeline, const ExecutionConfig& config,
                   : std::max<int64_t>(config.max_morsels_in_flight, own + config.num_compute_threads + 2);
 }
 
+constexpr int64_t kMinTargetMorselBytes = 1LL << 20;
+constexpr int64_t kProbeDivisor = 8;
+
 class PipelineRun {
  public:
   PipelineRun(Pipeline* pipeline, const ExecutionConfig& config, ExecutionStats* stats, int32_t index,
@@ -412,8 +416,22 @@ class PipelineRun {
         memory_(memory),
         compute_(ComputePool(config.num_compute_threads)),
         io_(IoPool(config.num_io_threads)),
-        permits_(MorselsInFlight(*pipeline, config, auto_in_flight)),
+        in_flight_bound_(MorselsInFlight(*pipeline, config, auto_in_flight)),
+        permits_(in_flight_bound_),
         stats_(stats) {
+    // Morsels of a segment whose operators may grow them (downloads, decoded images, UDF results)
+    // are sized so that all morsels in flight fit in half the budget.
+    target_morsel_bytes_ =
+        std::max<int64_t>(kMinTargetMorselBytes, memory_->budget() / (2 * in_flight_bound_));
+    for (const auto& segment : pipeline_->segments) {
+      auto sizing = std::make_unique<SegmentSizing>();
+      for (const auto& op : segment->ops) {
+        if (!op->grows_bytes()) continue;
+        sizing->adaptive = true;
+        if (op->own_workers() == 0) sizing->probe = true;  // a kernel, not a UDF
+      }
+      sizing_.push_back(std::move(sizing));
+    }
     if (!stats_) return;
     source_metrics_ = stats_->Register(pipeline_->source->name(), index);
     pipeline_->source->set_scan_metrics(&stats_->scan);
@@ -460,14 +478,14 @@ class PipelineRun {
  private:
   void RunSource() {
     int64_t seq = 0;
-    const int64_t morsel_rows = pipeline_->morsel_rows;
     auto emit = [&](std::shared_ptr<arrow::RecordBatch> batch, int64_t first_row,
                     std::shared_ptr<arrow::Int64Array> source_rows) -> arrow::Status {
       // Re-chunk into morsels; an empty batch still travels (it carries the schema to the sink).
+      int64_t length = 0;
       for (int64_t start = 0; start < batch->num_rows() || (start == 0 && batch->num_rows() == 0);
-           start += morsel_rows) {
+           start += length) {
         if (!AcquirePermit()) return arrow::Status::Cancelled("query finished or failed");
-        const int64_t length = std::min(morsel_rows, batch->num_rows() - start);
+        length = std::min(AdaptiveRows(0, pipeline_->morsel_rows), batch->num_rows() - start);
         Morsel morsel{
             seq++, batch->Slice(start, length), EvalContext{first_row + start, length, nullptr}, {}};
         // Backpressure on bytes too: wait while the morsels in flight fill the budget.
@@ -617,7 +635,11 @@ class PipelineRun {
         return Drop(seg, std::move(morsel));
       }
       // The output is charged in place of the input (a decoded image weighs more than its file).
-      morsel.memory = memory_->Reserve(BatchBytes(**result), metrics ? &metrics->memory : nullptr);
+      const int64_t out_bytes = BatchBytes(**result);
+      if (segment.ops[op]->grows_bytes() && morsel.rows.num_rows > 0) {
+        Observe(seg, static_cast<double>(out_bytes) / static_cast<double>(morsel.rows.num_rows));
+      }
+      morsel.memory = memory_->Reserve(out_bytes, metrics ? &metrics->memory : nullptr);
       morsel.batch = std::move(*result);
     }
     Deliver(seg, std::move(morsel));
@@ -725,9 +747,10 @@ class PipelineRun {
     r.buffer.push_back(std::move(morsel));
     // Under memory pressure (the buffer holds a quarter of the budget) a short morsel goes on
     // rather than waiting for min_rows: the source may be waiting for those very bytes.
+    const int64_t max_rows = RechunkMaxRows(segment);
     while (r.buffered_rows >= r.min_rows ||
            (r.buffered_rows > 0 && r.buffered_bytes > memory_->budget() / 4)) {
-      auto out = CutRechunk(r, std::min(r.buffered_rows, r.max_rows));
+      auto out = CutRechunk(r, std::min(r.buffered_rows, max_rows));
       if (!out.ok()) {
         Fail(out.status());
         break;
@@ -744,8 +767,9 @@ class PipelineRun {
   // At the end of the input, sends on what the re-chunk step still holds (fewer than min rows).
   void RechunkFlush(Segment& segment, std::vector<Morsel>* forward) {
     Rechunk& r = *segment.rechunk;
+    const int64_t max_rows = RechunkMaxRows(segment);
     while (r.buffered_rows > 0 && error_ok()) {
-      auto out = CutRechunk(r, std::min(r.buffered_rows, r.max_rows));
+      auto out = CutRechunk(r, std::min(r.buffered_rows, max_rows));
       if (!out.ok()) {
         Fail(out.status());
         break;
@@ -758,6 +782,34 @@ class PipelineRun {
     r.buffer.clear();
     r.buffered_rows = 0;
     r.buffered_bytes = 0;
+  }
+
+  // Rows per morsel entering segment `seg`: `static_max`, or fewer when the segment's operators
+  // are seen to produce so many bytes per row that a morsel would outgrow its share of the budget.
+  // Before the first observation, a segment with a growing kernel starts at 1/8 of its size.
+  int64_t AdaptiveRows(size_t seg, int64_t static_max) const {
+    if (seg >= sizing_.size() || !sizing_[seg]->adaptive || static_max <= 1) return static_max;
+    const double per_row = sizing_[seg]->bytes_per_row.load();
+    if (per_row <= 0) {
+      return sizing_[seg]->probe ? std::max<int64_t>(1, static_max / kProbeDivisor) : static_max;
+    }
+    const double fit = static_cast<double>(target_morsel_bytes_) / per_row;
+    return fit >= static_cast<double>(static_max) ? static_max
+                                                  : std::max<int64_t>(1, static_cast<int64_t>(fit));
+  }
+
+  // A re-chunk step feeds the next segment; exact batches (a UDF's batch_size) are never cut.
+  int64_t RechunkMaxRows(const Segment& segment) const {
+    const Rechunk& r = *segment.rechunk;
+    if (r.min_rows > 1) return r.max_rows;
+    return AdaptiveRows(SegmentIndex(segment) + 1, r.max_rows);
+  }
+
+  // Records what a growing operator produced per input row: the estimate rises at once and
+  // decays slowly (an estimate: concurrent updates may race harmlessly).
+  void Observe(size_t seg, double bytes_per_row) {
+    auto& estimate = sizing_[seg]->bytes_per_row;
+    estimate.store(std::max(bytes_per_row, estimate.load() * 0.9));
   }
 
   size_t SegmentIndex(const Segment& segment) const {
@@ -817,8 +869,16 @@ class PipelineRun {
   MemoryManager* memory_;
   arrow::internal::Executor* compute_;
   arrow::internal::Executor* io_;
+  const int64_t in_flight_bound_;
   std::counting_semaphore<> permits_;
   ExecutionStats* stats_;
+  struct SegmentSizing {
+    bool adaptive = false;  // an operator of the segment grows its morsels' bytes
+    bool probe = false;     // ... and it is a kernel: start small until its output is seen
+    std::atomic<double> bytes_per_row{0};
+  };
+  std::vector<std::unique_ptr<SegmentSizing>> sizing_;  // per segment
+  int64_t target_morsel_bytes_ = 0;
   OperatorMetrics* source_metrics_ = nullptr;
   std::vector<std::vector<OperatorMetrics*>> op_metrics_;
   std::vector<OperatorMetrics*> sink_metrics_;

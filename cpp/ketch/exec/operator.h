@@ -43,6 +43,9 @@ class IntermediateOperator {
   /// Threads of its own (a UDF project's workers), 0 when it runs on a shared pool. Each needs a
   /// morsel in flight to be busy (the executor sizes the pipeline's in-flight bound with it).
   virtual int32_t own_workers() const { return 0; }
+  /// True when its outputs may be much larger than its inputs (PhysicalNode::grows_bytes): the
+  /// executor then cuts the morsels of its segment by the bytes it produces per input row.
+  virtual bool grows_bytes() const { return false; }
   /// `ctx` describes the morsel's rows; an operator that drops rows updates `ctx->source_rows`.
   virtual arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(
       const std::shared_ptr<arrow::RecordBatch>& morsel, EvalContext* ctx) const = 0;

@@ -59,6 +59,16 @@ size_t OnData(char* data, size_t size, size_t n, void* user) {
     t->too_large = true;
     return 0;
   }
+  if (t->body.empty()) {
+    // The whole body in one allocation when the server says how long it is (growing a string by
+    // doubling copies large objects several times and leaves the allocator fragmented).
+    curl_off_t length = -1;
+    if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK && length > 0 &&
+        (t->max_object_bytes <= 0 || length <= t->max_object_bytes)) {
+      t->body.reserve(
+          static_cast<size_t>(t->max_bytes > 0 ? std::min<curl_off_t>(length, t->max_bytes) : length));
+    }
+  }
   t->body.append(data, size * n);
   if (t->max_bytes > 0 && static_cast<int64_t>(t->body.size()) >= t->max_bytes) {
     t->body.resize(t->max_bytes);

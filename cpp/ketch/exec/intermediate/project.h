@@ -18,11 +18,14 @@ class ProjectOperator : public IntermediateOperator {
   std::string name() const override { return own_pool_ ? "UDFProject" : "Project"; }
   arrow::internal::Executor* executor() const override { return executor_; }
   int32_t own_workers() const override { return own_threads_; }
+  bool grows_bytes() const override { return grows_bytes_; }
+  void set_grows_bytes(bool grows) { grows_bytes_ = grows; }
   arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(
       const std::shared_ptr<arrow::RecordBatch>& morsel, EvalContext* ctx) const override;
 
  private:
   int32_t own_threads_ = 0;
+  bool grows_bytes_ = false;
   std::vector<ExprPtr> exprs_;
   std::shared_ptr<arrow::Schema> output_schema_;
   std::shared_ptr<arrow::internal::ThreadPool> own_pool_;

@@ -3,9 +3,12 @@
 #include <arrow/io/file.h>
 #include <parquet/arrow/writer.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <random>
+
+#include "ketch/exec/morsel.h"
 
 namespace ketch {
 
@@ -55,8 +58,14 @@ struct WriteParquetSink::State {
   std::string temp_path;
   std::string final_path;
   std::unique_ptr<parquet::arrow::FileWriter> writer;
+  int64_t row_group_bytes = 0;  // Arrow bytes written into the row group the writer buffers
   bool committed = false;
 };
+
+// The writer keeps the row group it is filling in memory (encoded pages) until it is closed: a
+// row group is closed at 256Ki rows or at this many bytes of input, whichever comes first, so
+// large values (downloaded files, images) never pile up a whole file in memory.
+constexpr int64_t kRowGroupBytes = 64LL << 20;
 
 arrow::Result<std::unique_ptr<WriteParquetSink>> WriteParquetSink::Make(
     WriteParquetInfo info, std::shared_ptr<arrow::Schema> schema) {
@@ -94,7 +103,22 @@ WriteParquetSink::~WriteParquetSink() {
 
 arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> WriteParquetSink::Push(
     std::shared_ptr<arrow::RecordBatch> morsel) {
-  if (morsel->num_rows() > 0) ARROW_RETURN_NOT_OK(state_->writer->WriteRecordBatch(*morsel));
+  if (morsel->num_rows() == 0) return std::optional<std::shared_ptr<arrow::RecordBatch>>();
+  auto& st = *state_;
+  // A morsel of large values is written in slices, so that no row group outgrows kRowGroupBytes.
+  const int64_t rows = morsel->num_rows();
+  const double bytes_per_row = static_cast<double>(BatchBytes(*morsel)) / static_cast<double>(rows);
+  const int64_t slice_rows =
+      std::clamp<int64_t>(static_cast<int64_t>(kRowGroupBytes / std::max(bytes_per_row, 1.0)), 1, rows);
+  for (int64_t start = 0; start < rows; start += slice_rows) {
+    if (st.row_group_bytes >= kRowGroupBytes) {
+      ARROW_RETURN_NOT_OK(st.writer->NewBufferedRowGroup());  // writes the previous one out
+      st.row_group_bytes = 0;
+    }
+    const int64_t length = std::min(slice_rows, rows - start);
+    ARROW_RETURN_NOT_OK(st.writer->WriteRecordBatch(*morsel->Slice(start, length)));
+    st.row_group_bytes += static_cast<int64_t>(bytes_per_row * static_cast<double>(length));
+  }
   return std::optional<std::shared_ptr<arrow::RecordBatch>>();
 }
 

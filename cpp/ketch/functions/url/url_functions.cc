@@ -110,7 +110,14 @@ class UrlDownload : public ScalarFunction {
         results[i] = futures[i - start].result();
       }
     }
+    // One allocation for all bodies (a growing builder would copy 8 MiB objects several times).
+    int64_t total = 0;
+    for (const auto& result : results) {
+      if (result.ok() && *result != nullptr) total += (*result)->size();
+    }
     arrow::LargeBinaryBuilder builder;
+    ARROW_RETURN_NOT_OK(builder.Reserve(n));
+    ARROW_RETURN_NOT_OK(builder.ReserveData(total));
     for (int64_t i = 0; i < n; ++i) {
       if (!results[i].ok()) {
         if (on_error == "null") {

@@ -162,11 +162,15 @@ arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan,
       std::vector<const Expr*> udfs;
       for (const auto& expr : plan->exprs()) {
         CollectUdfs(*expr, &udfs);
-        if (HasHeavyKernel(*expr)) node->max_morsel_rows = kHeavyKernelMorselRows;
-        if (HasIoKernel(*expr)) node->io_bound = true;
+        if (HasHeavyKernel(*expr)) {
+          node->max_morsel_rows = kHeavyKernelMorselRows;
+          node->grows_bytes = true;
+        }
+        if (HasIoKernel(*expr)) node->io_bound = node->grows_bytes = true;
       }
       if (!udfs.empty()) {
         node->kind = PhysicalKind::kUdfProject;
+        node->grows_bytes = true;
         int32_t concurrency = 0;
         int64_t batch_size = 0;
         for (const Expr* udf : udfs) {

@@ -41,6 +41,9 @@ struct PhysicalNode {
   int64_t max_morsel_rows = 0;
   int64_t batch_size = 0;  ///< rows per UDF call (UDF projects)
   bool io_bound = false;   ///< waits on I/O (url.download): runs on the I/O pool
+  /// Its outputs may be much larger than its inputs (downloads, decoded images, UDF results): the
+  /// executor sizes its morsels by the bytes it is seen to produce per row (memory budget).
+  bool grows_bytes = false;
   /// Hash joins: build the hash table on the left input (inner joins whose right input is
   /// estimated at more than twice the left's rows); else on the right.
   bool build_left = false;
