@@ -176,7 +176,8 @@ def main() -> int:
             results[engine] = best or {}
         print(f"\n== {name}: {module.__doc__.strip().splitlines()[0]}")
         print(
-            f"{'engine':<26}{'seconds':>10}{'x ketch':>10}{'rows':>10}{'peak MB':>10}{'+start MB':>10}  check"
+            f"{'engine':<26}{'seconds':>10}{'x ketch':>10}{'rows':>10}{'peak MB':>10}{'+start MB':>10}"
+            f"{'procs':>6}  check"
         )
         for engine, out in results.items():
             if "error" in out:
@@ -187,11 +188,17 @@ def main() -> int:
             ratio = out["seconds"] / base if base else float("nan")
             bound = f"  (RSS bound {out['rss_bound_mb']:.0f} MB)" if "rss_bound_mb" in out else ""
             metric = f"  {out['metric']}" if "metric" in out else ""
-            print(
-                f"{engine:<26}{out['seconds']:>10.3f}{ratio:>10.2f}{out['rows']:>10}{out['peak_rss_mb']:>10.0f}"
-                f"{out['peak_above_start_mb']:>10.0f}  {out['check']:.4f}{bound}{metric}"
+            memory = (
+                f"{out['peak_rss_mb']:>10.0f}{out['peak_above_start_mb']:>10.0f}{out['peak_processes']:>6}"
             )
-        print("peak MB: tree Pss peak during the run; +start MB: that peak less the baseline after setup()")
+            print(
+                f"{engine:<26}{out['seconds']:>10.3f}{ratio:>10.2f}{out['rows']:>10}{memory}"
+                f"  {out['check']:.4f}{bound}{metric}"
+            )
+        print(
+            "peak MB: Pss of the case's process tree, peak during the run; +start MB: that peak less its"
+            " value after setup(); procs: most processes in the tree"
+        )
         if args.cases:
             print(f"(--cases {args.cases}: a partial run, {RESULTS / (name + '.json')} left as it was)")
             continue
