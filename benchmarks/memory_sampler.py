@@ -17,7 +17,11 @@ Descendants are found by walking the ppid field of ``/proc/*/stat`` (this kernel
 even if it is re-parented (daemonised Ray processes), identified by (pid, start time) so a
 recycled pid is not mistaken for it. Where ``smaps_rollup`` is missing (kernels before 4.14) both
 figures fall back to ``VmRSS`` of ``/proc/PID/status``. A peak shorter than the interval can be
-missed; sampling costs about a millisecond per sample on the machine, off the measured process.
+missed; a sample costs 1-5 ms of one core (in the harness, not in the measured process).
+
+For the root process alone the kernel keeps an exact peak: ``reset_peak()`` also resets its
+``VmHWM`` (writing 5 to ``/proc/PID/clear_refs``) and ``root_hwm()`` reads it back: the largest Rss
+the case process itself reached since the reset, however briefly (children not included).
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ METHOD = (
     "peak over the timed run of the sum of Pss (/proc/PID/smaps_rollup; shared pages counted once) "
     "of the case process and all its descendants, sampled every {interval_ms:.0f} ms by the harness; "
     "baseline: the same sum after setup(), just before the timed run; peak_rss_sum_mb: the same with "
-    "Rss (shared pages counted per process)"
+    "Rss (shared pages counted per process); root_hwm_mb: the case process's own kernel peak Rss "
+    "(VmHWM, reset after setup()): exact, children excluded"
 )
 
 
@@ -167,13 +172,30 @@ class TreeSampler:
         return usage
 
     def reset_peak(self) -> Usage:
-        """Takes a sample now and restarts the peak from it; returns that sample (the baseline)."""
+        """Takes a sample now and restarts the peak from it (and the root's VmHWM from its Rss now);
+        returns that sample (the baseline)."""
+        try:
+            with open(f"/proc/{self.pid}/clear_refs", "w") as f:
+                f.write("5")
+        except OSError:
+            pass  # gone, or a kernel before 4.0: root_hwm() then covers the process's whole life
         usage = self.measure()
         with self._lock:
             self._peak = usage
             self.samples += 1
             self._lock.notify_all()
         return usage
+
+    def root_hwm(self) -> int | None:
+        """Bytes of the root process's peak Rss (VmHWM) since ``reset_peak()``; None once it is gone."""
+        try:
+            text = _read(f"/proc/{self.pid}/status")
+        except OSError:
+            return None
+        for line in text.splitlines():
+            if line.startswith(b"VmHWM:"):
+                return int(line.split()[1]) * 1024
+        return None
 
     def wait_for_samples(self, count: int, timeout_s: float = 60.0) -> bool:
         """Blocks until ``samples`` reaches ``count``; False if ``timeout_s`` passed first."""

@@ -16,9 +16,12 @@ case process and all its descendants (UDF worker processes, Daft's and Ray's wor
 runs ``setup()``, then waits; the harness takes the baseline (``baseline_rss_mb``: interpreter,
 imports, setup) and lets it run; ``peak_rss_mb`` is the largest sum during the run and
 ``peak_above_start_mb`` the peak less the baseline (``peak_rss_sum_mb``: the same peak with plain
-Rss, shared pages counted per process). ``ru_maxrss`` is not used: on Linux it survives fork+exec
-(every case reported at least the harness's RSS) and it ignores child processes. A peak shorter
-than the 20 ms interval can be missed. The method is written into the JSON (``memory_method``).
+Rss, shared pages counted per process). A peak shorter than the 20 ms interval can be missed; for
+the case process itself ``root_hwm_mb`` is the kernel's exact peak Rss over the run (``VmHWM``,
+reset after setup; children excluded): where it exceeds ``peak_rss_sum_mb`` the sampler missed a
+spike. ``ru_maxrss`` is not used: on Linux it survives fork+exec (every case reported at least the
+harness's RSS) and it ignores child processes. The method is written into the JSON
+(``memory_method``).
 """
 
 from __future__ import annotations
@@ -95,7 +98,7 @@ print("RESULT " + json.dumps(out), flush=True)
 def run_case(name: str, engine: str, data_dir: Path) -> dict:
     """Runs one case in a fresh interpreter; its result dict plus seconds and the memory fields
     (``peak_rss_mb``, ``peak_rss_sum_mb``, ``baseline_rss_mb``, ``peak_above_start_mb``,
-    ``peak_processes``), or ``{"error": [last line of its output]}``."""
+    ``peak_processes``, ``root_hwm_mb``), or ``{"error": [last line of its output]}``."""
     python = KETCH_PY if engine.startswith("ketch") else PEERS_PY
     code = _CASE.format(path=str(ROOT / f"bench_{name}.py"), engine=engine, data_dir=str(data_dir))
     with tempfile.TemporaryFile("w+") as stderr:
@@ -111,6 +114,7 @@ def run_case(name: str, engine: str, data_dir: Path) -> dict:
         sampler.start()
         baseline = None
         result = None
+        root_hwm = None
         lines = []
         for line in proc.stdout:  # keeps reading: a chatty case must not block on a full pipe
             if line.startswith("READY") and baseline is None:
@@ -122,6 +126,7 @@ def run_case(name: str, engine: str, data_dir: Path) -> dict:
                     pass  # it died meanwhile: its output says why
             elif line.startswith("RESULT "):
                 result = json.loads(line[len("RESULT ") :])
+                root_hwm = sampler.root_hwm()  # before it exits
             else:
                 lines.append(line)
         proc.wait()
@@ -136,6 +141,7 @@ def run_case(name: str, engine: str, data_dir: Path) -> dict:
         baseline_rss_mb=baseline.pss_mb,
         peak_above_start_mb=peak.pss_mb - baseline.pss_mb,
         peak_processes=peak.processes,
+        root_hwm_mb=root_hwm / 2**20 if root_hwm is not None else None,
     )
     return result
 
@@ -177,7 +183,7 @@ def main() -> int:
         print(f"\n== {name}: {module.__doc__.strip().splitlines()[0]}")
         print(
             f"{'engine':<26}{'seconds':>10}{'x ketch':>10}{'rows':>10}{'peak MB':>10}{'+start MB':>10}"
-            f"{'procs':>6}  check"
+            f"{'hwm MB':>8}{'procs':>6}  check"
         )
         for engine, out in results.items():
             if "error" in out:
@@ -188,16 +194,17 @@ def main() -> int:
             ratio = out["seconds"] / base if base else float("nan")
             bound = f"  (RSS bound {out['rss_bound_mb']:.0f} MB)" if "rss_bound_mb" in out else ""
             metric = f"  {out['metric']}" if "metric" in out else ""
-            memory = (
-                f"{out['peak_rss_mb']:>10.0f}{out['peak_above_start_mb']:>10.0f}{out['peak_processes']:>6}"
-            )
+            hwm = out.get("root_hwm_mb") or float("nan")
+            memory = f"{out['peak_rss_mb']:>10.0f}{out['peak_above_start_mb']:>10.0f}{hwm:>8.0f}"
+            memory += f"{out['peak_processes']:>6}"
             print(
                 f"{engine:<26}{out['seconds']:>10.3f}{ratio:>10.2f}{out['rows']:>10}{memory}"
                 f"  {out['check']:.4f}{bound}{metric}"
             )
         print(
             "peak MB: Pss of the case's process tree, peak during the run; +start MB: that peak less its"
-            " value after setup(); procs: most processes in the tree"
+            " value after setup(); hwm MB: the case process's own exact peak Rss (children excluded);"
+            " procs: most processes in the tree"
         )
         if args.cases:
             print(f"(--cases {args.cases}: a partial run, {RESULTS / (name + '.json')} left as it was)")

@@ -57,3 +57,38 @@ def test_sampler_counts_a_grandchild_allocating_200_mb() -> None:
     assert peak.pss_mb - baseline.pss_mb >= 150, (baseline, peak)
     assert peak.rss_mb >= peak.pss_mb
     assert sampler.measure().processes == 0  # the tree is gone
+
+
+def test_root_hwm_keeps_a_spike_freed_before_any_sample() -> None:
+    # The root allocates 200 MiB and frees it before it says so: a sample may never see it, the
+    # kernel's VmHWM (reset by reset_peak) does.
+    spike = textwrap.dedent(
+        """
+        import sys
+        print("ready", flush=True)
+        sys.stdin.readline()
+        block = b"\\x01" * (200 << 20)
+        del block
+        print("freed", flush=True)
+        sys.stdin.read()
+        """
+    )
+    root = subprocess.Popen(
+        [sys.executable, "-c", spike], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    sampler = TreeSampler(root.pid)
+    try:
+        assert root.stdout.readline().strip() == "ready"
+        baseline = sampler.reset_peak()
+        start_hwm = sampler.root_hwm()
+        root.stdin.write("go\n")
+        root.stdin.flush()
+        assert root.stdout.readline().strip() == "freed"
+        hwm = sampler.root_hwm()
+    finally:
+        root.stdin.close()
+        root.wait()
+    assert start_hwm is not None and hwm is not None
+    assert start_hwm < baseline.rss + (50 << 20)  # the reset took: the peak restarted near Rss
+    assert (hwm - baseline.rss) / 2**20 >= 150, (baseline, hwm)
+    assert sampler.root_hwm() is None  # gone
