@@ -8,7 +8,9 @@ peers (Daft, Polars, DuckDB, pandas, Pillow) in ``benchmarks/.venv-peers``, best
 runs (wall-clock seconds of ``run_<engine>``). The harness prints a table of times and ratios to
 Ketch and writes ``benchmarks/results/<name>.json``. A module with several queries names its cases
 ``<engine>_q<N>`` (``ketch_q1``, ``duckdb_q1``, ...): they are listed per query and compared with
-that query's ``ketch_q<N>``.
+that query's ``ketch_q<N>``. ``--cases REGEX`` runs only the matching engines (a smoke run: the
+table is printed, the JSON is not written); ``KETCH_BENCH_*`` environment variables (e.g.
+``KETCH_BENCH_ROWS`` of udf_pipeline's q5) are recorded in the JSON.
 
 Memory (``memory_sampler.py``): the harness starts the case with ``subprocess.Popen`` and a thread
 samples, every 20 ms, the sum of Pss (``/proc/PID/smaps_rollup``: shared pages counted once) of the
@@ -217,6 +219,7 @@ def main() -> int:
                     "machine": platform.platform(),
                     "cores": os.cpu_count(),
                     "memory_method": TreeSampler(0, SAMPLE_INTERVAL_S).method,
+                    "env": {k: v for k, v in os.environ.items() if k.startswith("KETCH_BENCH_")},
                     "results": results,
                 },
                 indent=2,
