@@ -114,6 +114,7 @@ class TreeSampler:
         self._known: dict[int, int] = {}  # pid -> start time, every process seen in the tree
         self._peak = Usage()
         self._lock = threading.Condition()
+        self._measuring = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -150,12 +151,13 @@ class TreeSampler:
     def measure(self) -> Usage:
         """One sample of the tree now (does not touch the peak)."""
         pss = rss = count = 0
-        for pid in self._tree():
-            memory = _memory(pid)
-            if memory is not None:
-                pss += memory[0]
-                rss += memory[1]
-                count += 1
+        with self._measuring:  # the thread and reset_peak() both walk (and update) the tree
+            for pid in self._tree():
+                memory = _memory(pid)
+                if memory is not None:
+                    pss += memory[0]
+                    rss += memory[1]
+                    count += 1
         return Usage(pss, rss, count)
 
     def sample(self) -> Usage:
@@ -212,7 +214,8 @@ class TreeSampler:
         self._thread.start()
 
     def stop(self) -> Usage:
-        """Stops the thread; returns the peak since the last reset (Usage() if nothing was seen)."""
+        """Stops the thread (again: a no-op); returns the peak since the last reset (Usage() if
+        nothing was seen)."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join()

@@ -20,7 +20,8 @@ imports, setup) and lets it run; ``peak_rss_mb`` is the largest sum during the r
 ``peak_above_start_mb`` the peak less the baseline (``peak_rss_sum_mb``: the same peak with plain
 Rss, shared pages counted per process). A peak shorter than the 20 ms interval can be missed; for
 the case process itself ``root_hwm_mb`` is the kernel's exact peak Rss over the run (``VmHWM``,
-reset after setup; children excluded): where it exceeds ``peak_rss_sum_mb`` the sampler missed a
+reset after setup; children excluded) and ``root_hwm_above_start_mb`` that less the Rss at the
+baseline: where it exceeds ``peak_above_start_mb`` (a single-process case) the sampler missed a
 spike. ``ru_maxrss`` is not used: on Linux it survives fork+exec (every case reported at least the
 harness's RSS) and it ignores child processes. The method is written into the JSON
 (``memory_method``).
@@ -100,7 +101,8 @@ print("RESULT " + json.dumps(out), flush=True)
 def run_case(name: str, engine: str, data_dir: Path) -> dict:
     """Runs one case in a fresh interpreter; its result dict plus seconds and the memory fields
     (``peak_rss_mb``, ``peak_rss_sum_mb``, ``baseline_rss_mb``, ``peak_above_start_mb``,
-    ``peak_processes``, ``root_hwm_mb``), or ``{"error": [last line of its output]}``."""
+    ``peak_processes``, ``baseline_rss_sum_mb``, ``root_hwm_mb``, ``root_hwm_above_start_mb``), or
+    ``{"error": [last line of its output]}``."""
     python = KETCH_PY if engine.startswith("ketch") else PEERS_PY
     code = _CASE.format(path=str(ROOT / f"bench_{name}.py"), engine=engine, data_dir=str(data_dir))
     with tempfile.TemporaryFile("w+") as stderr:
@@ -129,6 +131,7 @@ def run_case(name: str, engine: str, data_dir: Path) -> dict:
             elif line.startswith("RESULT "):
                 result = json.loads(line[len("RESULT ") :])
                 root_hwm = sampler.root_hwm()  # before it exits
+                sampler.stop()  # the timed run is over: the peak stays as it is (teardown not measured)
             else:
                 lines.append(line)
         proc.wait()
@@ -143,7 +146,9 @@ def run_case(name: str, engine: str, data_dir: Path) -> dict:
         baseline_rss_mb=baseline.pss_mb,
         peak_above_start_mb=peak.pss_mb - baseline.pss_mb,
         peak_processes=peak.processes,
+        baseline_rss_sum_mb=baseline.rss_mb,
         root_hwm_mb=root_hwm / 2**20 if root_hwm is not None else None,
+        root_hwm_above_start_mb=(root_hwm - baseline.rss) / 2**20 if root_hwm is not None else None,
     )
     return result
 
@@ -185,7 +190,7 @@ def main() -> int:
         print(f"\n== {name}: {module.__doc__.strip().splitlines()[0]}")
         print(
             f"{'engine':<26}{'seconds':>10}{'x ketch':>10}{'rows':>10}{'peak MB':>10}{'+start MB':>10}"
-            f"{'hwm MB':>8}{'procs':>6}  check"
+            f"{'hwm+ MB':>8}{'procs':>6}  check"
         )
         for engine, out in results.items():
             if "error" in out:
@@ -196,7 +201,7 @@ def main() -> int:
             ratio = out["seconds"] / base if base else float("nan")
             bound = f"  (RSS bound {out['rss_bound_mb']:.0f} MB)" if "rss_bound_mb" in out else ""
             metric = f"  {out['metric']}" if "metric" in out else ""
-            hwm = out.get("root_hwm_mb") or float("nan")
+            hwm = out.get("root_hwm_above_start_mb") or float("nan")
             memory = f"{out['peak_rss_mb']:>10.0f}{out['peak_above_start_mb']:>10.0f}{hwm:>8.0f}"
             memory += f"{out['peak_processes']:>6}"
             print(
@@ -205,7 +210,8 @@ def main() -> int:
             )
         print(
             "peak MB: Pss of the case's process tree, peak during the run; +start MB: that peak less its"
-            " value after setup(); hwm MB: the case process's own exact peak Rss (children excluded);"
+            " value after setup(); hwm+ MB: the same for the case process's own exact peak Rss (VmHWM,"
+            " children excluded: above +start MB, the sampler missed a spike);"
             " procs: most processes in the tree"
         )
         if args.cases:
