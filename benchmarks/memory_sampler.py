@@ -17,7 +17,7 @@ Descendants are found by walking the ppid field of ``/proc/*/stat`` (this kernel
 even if it is re-parented (daemonised Ray processes), identified by (pid, start time) so a
 recycled pid is not mistaken for it. Where ``smaps_rollup`` is missing (kernels before 4.14) both
 figures fall back to ``VmRSS`` of ``/proc/PID/status``. A peak shorter than the interval can be
-missed; a sample costs 1-5 ms of one core (in the harness, not in the measured process).
+missed; a sample costs a few ms of one core (in the harness, not in the measured process).
 
 For the root process alone the kernel keeps an exact peak: ``reset_peak()`` also resets its
 ``VmHWM`` (writing 5 to ``/proc/PID/clear_refs``) and ``root_hwm()`` reads it back: the largest Rss
