@@ -9,7 +9,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from relational_data import fact, low_memory_config, peak_rss_mb, prepare  # noqa: E402,F401
+from relational_data import fact, low_memory_config, prepare  # noqa: E402,F401
 
 
 def run_ketch(d: str) -> dict:
@@ -48,7 +48,6 @@ def run_ketch_low_memory(d: str) -> dict:
     return {
         "rows": t.num_rows,
         "check": float(t.column("mean").to_numpy().sum()),
-        "peak_rss_mb": peak_rss_mb(),
         "rss_bound_mb": bound,
     }
 

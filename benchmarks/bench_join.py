@@ -9,7 +9,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from relational_data import dim, fact, low_memory_config, peak_rss_mb, prepare  # noqa: E402,F401
+from relational_data import dim, fact, low_memory_config, prepare  # noqa: E402,F401
 
 
 def run_ketch(d: str) -> dict:
@@ -32,11 +32,10 @@ def run_ketch_low_memory(d: str) -> dict:
     config = low_memory_config(d)
     with tempfile.TemporaryDirectory() as out, ketch.execution_config_ctx(**config):
         ketch.read_parquet(fact(d)).join(ketch.read_parquet(dim(d)), on="key").write_parquet(out)
-        peak = peak_rss_mb()
         t = pq.read_table(out, columns=["qty", "weight"])
     check = (t.column("qty").to_numpy() * t.column("weight").to_numpy()).sum()
     bound = config["memory_budget_bytes"] * 1.5 / 2**20 + 300
-    return {"rows": t.num_rows, "check": float(check), "peak_rss_mb": peak, "rss_bound_mb": bound}
+    return {"rows": t.num_rows, "check": float(check), "rss_bound_mb": bound}
 
 
 def run_duckdb(d: str) -> dict:

@@ -9,7 +9,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from relational_data import fact, low_memory_config, peak_rss_mb, prepare  # noqa: E402,F401
+from relational_data import fact, low_memory_config, prepare  # noqa: E402,F401
 
 
 def _check(values) -> float:
@@ -37,13 +37,11 @@ def run_ketch_low_memory(d: str) -> dict:
     config = low_memory_config(d)
     with tempfile.TemporaryDirectory() as out, ketch.execution_config_ctx(**config):
         ketch.read_parquet(fact(d)).sort(["key", "value"], desc=[False, True]).write_parquet(out)
-        peak = peak_rss_mb()
         t = pq.read_table(out, columns=["value"])
     bound = config["memory_budget_bytes"] * 1.5 / 2**20 + 300
     return {
         "rows": t.num_rows,
         "check": _check(t.column("value").to_numpy()),
-        "peak_rss_mb": peak,
         "rss_bound_mb": bound,
     }
 

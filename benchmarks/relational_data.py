@@ -48,9 +48,3 @@ def low_memory_config(data_dir: str) -> dict:
 
     in_memory = pq.read_metadata(fact(data_dir)).num_rows * 24  # three 8-byte columns
     return {"memory_budget_bytes": in_memory // 2, "spill_dir": os.path.join(data_dir, "spill")}
-
-
-def peak_rss_mb() -> float:
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

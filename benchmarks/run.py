@@ -5,10 +5,26 @@ venv) and one function per engine, ``run_<engine>(data_dir) -> dict`` returning 
 ``{"rows": int, "check": float}``; an optional ``setup(engine)`` runs first, untimed (imports).
 Every case runs in its own subprocess, Ketch in ``.venv`` and the
 peers (Daft, Polars, DuckDB, pandas, Pillow) in ``benchmarks/.venv-peers``, best of ``--repeat``
-runs, wall-clock seconds and peak RSS (``ru_maxrss`` of the child). The harness prints a table of
-times and ratios to Ketch and writes ``benchmarks/results/<name>.json``. A module with several queries
-names its cases ``<engine>_q<N>`` (``ketch_q1``, ``duckdb_q1``, ...): they are listed per query and
-compared with that query's ``ketch_q<N>``.
+runs (wall-clock seconds of ``run_<engine>``). The harness prints a table of times and ratios to
+Ketch and writes ``benchmarks/results/<name>.json``. A module with several queries names its cases
+``<engine>_q<N>`` (``ketch_q1``, ``duckdb_q1``, ...): they are listed per query and compared with
+that query's ``ketch_q<N>``. ``--cases REGEX`` runs only the matching engines (a smoke run: the
+table is printed, the JSON is not written); ``KETCH_BENCH_*`` environment variables (e.g.
+``KETCH_BENCH_ROWS`` of udf_pipeline's q5) are recorded in the JSON.
+
+Memory (``memory_sampler.py``): the harness starts the case with ``subprocess.Popen`` and a thread
+samples, every 20 ms, the sum of Pss (``/proc/PID/smaps_rollup``: shared pages counted once) of the
+case process and all its descendants (UDF worker processes, Daft's and Ray's workers). The case
+runs ``setup()``, then waits; the harness takes the baseline (``baseline_rss_mb``: interpreter,
+imports, setup) and lets it run; ``peak_rss_mb`` is the largest sum during the run and
+``peak_above_start_mb`` the peak less the baseline (``peak_rss_sum_mb``: the same peak with plain
+Rss, shared pages counted per process). A peak shorter than the 20 ms interval can be missed; for
+the case process itself ``root_hwm_mb`` is the kernel's exact peak Rss over the run (``VmHWM``,
+reset after setup; children excluded) and ``root_hwm_above_start_mb`` that less the Rss at the
+baseline: where it exceeds ``peak_above_start_mb`` (a single-process case) the sampler missed a
+spike. ``ru_maxrss`` is not used: on Linux it survives fork+exec (every case reported at least the
+harness's RSS) and it ignores child processes. The method is written into the JSON
+(``memory_method``).
 """
 
 from __future__ import annotations
@@ -19,11 +35,14 @@ import json
 import os
 import platform
 import re
-import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from memory_sampler import TreeSampler  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
 REPO = ROOT.parent
@@ -60,32 +79,89 @@ def query_of(engine: str) -> str:
     return match.group(1) if match else ""
 
 
+SAMPLE_INTERVAL_S = 0.02
+
+# The case's side of the handshake: setup, "READY", wait for a line on stdin (the harness takes the
+# baseline meanwhile), the timed run, "RESULT {json}".
+_CASE = """
+import importlib.util, json, sys, time
+spec = importlib.util.spec_from_file_location("b", {path!r})
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+getattr(m, "setup", lambda engine: None)({engine!r})
+print("READY", flush=True)
+sys.stdin.readline()
+t = time.perf_counter()
+out = m.run_{engine}({data_dir!r})
+out["seconds"] = time.perf_counter() - t
+print("RESULT " + json.dumps(out), flush=True)
+"""
+
+
 def run_case(name: str, engine: str, data_dir: Path) -> dict:
+    """Runs one case in a fresh interpreter; its result dict plus seconds and the memory fields
+    (``peak_rss_mb``, ``peak_rss_sum_mb``, ``baseline_rss_mb``, ``peak_above_start_mb``,
+    ``peak_processes``, ``baseline_rss_sum_mb``, ``root_hwm_mb``, ``root_hwm_above_start_mb``), or
+    ``{"error": [last line of its output]}``."""
     python = KETCH_PY if engine.startswith("ketch") else PEERS_PY
-    code = (
-        "import json, resource, sys, time, importlib.util;"
-        f"spec = importlib.util.spec_from_file_location('b', {str(ROOT / f'bench_{name}.py')!r});"
-        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m);"
-        f"getattr(m, 'setup', lambda engine: None)({engine!r});"
-        f"t = time.perf_counter(); out = m.run_{engine}({str(data_dir)!r});"
-        "out['seconds'] = time.perf_counter() - t;"
-        "out.setdefault('peak_rss_mb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024);"
-        "print('RESULT ' + json.dumps(out))"
+    code = _CASE.format(path=str(ROOT / f"bench_{name}.py"), engine=engine, data_dir=str(data_dir))
+    with tempfile.TemporaryFile("w+") as stderr:
+        proc = subprocess.Popen(
+            [str(python), "-c", code],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            cwd=REPO,
+        )
+        sampler = TreeSampler(proc.pid, SAMPLE_INTERVAL_S)
+        sampler.start()
+        baseline = None
+        result = None
+        root_hwm = None
+        lines = []
+        for line in proc.stdout:  # keeps reading: a chatty case must not block on a full pipe
+            if line.startswith("READY") and baseline is None:
+                baseline = sampler.reset_peak()
+                try:
+                    proc.stdin.write("go\n")
+                    proc.stdin.close()
+                except BrokenPipeError:
+                    pass  # it died meanwhile: its output says why
+            elif line.startswith("RESULT "):
+                result = json.loads(line[len("RESULT ") :])
+                root_hwm = sampler.root_hwm()  # before it exits
+                sampler.stop()  # the timed run is over: the peak stays as it is (teardown not measured)
+            else:
+                lines.append(line)
+        proc.wait()
+        peak = sampler.stop()
+        stderr.seek(0)
+        output = stderr.read() + "".join(lines)
+    if result is None or baseline is None:
+        return {"error": output.strip().splitlines()[-1:] or [f"no output (exit code {proc.returncode})"]}
+    result.update(
+        peak_rss_mb=peak.pss_mb,
+        peak_rss_sum_mb=peak.rss_mb,
+        baseline_rss_mb=baseline.pss_mb,
+        peak_above_start_mb=peak.pss_mb - baseline.pss_mb,
+        peak_processes=peak.processes,
+        baseline_rss_sum_mb=baseline.rss_mb,
+        root_hwm_mb=root_hwm / 2**20 if root_hwm is not None else None,
+        root_hwm_above_start_mb=(root_hwm - baseline.rss) / 2**20 if root_hwm is not None else None,
     )
-    proc = subprocess.run([str(python), "-c", code], capture_output=True, text=True, cwd=REPO)
-    for line in proc.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT ") :])
-    return {"error": (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]}
+    return result
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--cases", default="", help="regex: run only the matching engines (e.g. ketch_q1$); writes no JSON"
+    )
     args = parser.parse_args()
     names = args.names or sorted(p.stem[len("bench_") :] for p in ROOT.glob("bench_*.py"))
-    ensure_peers()
     RESULTS.mkdir(exist_ok=True)
     for name in names:
         module = load(name)
@@ -97,6 +173,9 @@ def main() -> int:
             (data_dir / ".ready").write_text("ok")
         engines = [f[len("run_") :] for f in dir(module) if f.startswith("run_")]
         engines.sort(key=lambda e: (int(query_of(e)[1:] or -1), not e.startswith("ketch"), e))
+        engines = [e for e in engines if re.search(args.cases, e)]
+        if any(not e.startswith("ketch") for e in engines):
+            ensure_peers()
         results: dict[str, dict] = {}
         for engine in engines:
             best: dict | None = None
@@ -109,7 +188,10 @@ def main() -> int:
                     best = out
             results[engine] = best or {}
         print(f"\n== {name}: {module.__doc__.strip().splitlines()[0]}")
-        print(f"{'engine':<26}{'seconds':>10}{'x ketch':>10}{'rows':>10}{'peak MB':>10}  check")
+        print(
+            f"{'engine':<26}{'seconds':>10}{'x ketch':>10}{'rows':>10}{'peak MB':>10}{'+start MB':>10}"
+            f"{'hwm+ MB':>8}{'procs':>6}  check"
+        )
         for engine, out in results.items():
             if "error" in out:
                 print(f"{engine:<26}{'error':>10}  {out['error']}")
@@ -119,10 +201,22 @@ def main() -> int:
             ratio = out["seconds"] / base if base else float("nan")
             bound = f"  (RSS bound {out['rss_bound_mb']:.0f} MB)" if "rss_bound_mb" in out else ""
             metric = f"  {out['metric']}" if "metric" in out else ""
+            hwm = out.get("root_hwm_above_start_mb") or float("nan")
+            memory = f"{out['peak_rss_mb']:>10.0f}{out['peak_above_start_mb']:>10.0f}{hwm:>8.0f}"
+            memory += f"{out['peak_processes']:>6}"
             print(
-                f"{engine:<26}{out['seconds']:>10.3f}{ratio:>10.2f}{out['rows']:>10}{out['peak_rss_mb']:>10.0f}"
+                f"{engine:<26}{out['seconds']:>10.3f}{ratio:>10.2f}{out['rows']:>10}{memory}"
                 f"  {out['check']:.4f}{bound}{metric}"
             )
+        print(
+            "peak MB: Pss of the case's process tree, peak during the run; +start MB: that peak less its"
+            " value after setup(); hwm+ MB: the same for the case process's own exact peak Rss (VmHWM,"
+            " children excluded: above +start MB, the sampler missed a spike);"
+            " procs: most processes in the tree"
+        )
+        if args.cases:
+            print(f"(--cases {args.cases}: a partial run, {RESULTS / (name + '.json')} left as it was)")
+            continue
         (RESULTS / f"{name}.json").write_text(
             json.dumps(
                 {
@@ -130,8 +224,9 @@ def main() -> int:
                     "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
                     "machine": platform.platform(),
                     "cores": os.cpu_count(),
+                    "memory_method": TreeSampler(0, SAMPLE_INTERVAL_S).method,
+                    "env": {k: v for k, v in os.environ.items() if k.startswith("KETCH_BENCH_")},
                     "results": results,
-                    "max_rss_harness_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 },
                 indent=2,
             )
