@@ -40,6 +40,7 @@ from ketch import _core
 from ketch.datatype import DataType
 from ketch.errors import UDFError
 from ketch.expressions.expression import Expression, _expr
+from ketch.io.redact import RedactingFilter
 from ketch.series import Series, to_pylist
 
 # Exceptions raised inside UDFs, kept until the query's error reaches Python (keyed by a token that
@@ -135,6 +136,7 @@ def _nulls(dtype: DataType, num_rows: int) -> pa.Array:
 
 
 _log = logging.getLogger("ketch.udf")
+_log.addFilter(RedactingFilter())  # on_error="log" warnings carry exception text: URLs with credentials
 
 
 class _Runner:
