@@ -3,6 +3,8 @@
 #include <arrow/c/abi.h>
 #include <arrow/c/bridge.h>
 
+#include "ketch/io/redact.h"
+
 namespace ketch::bindings {
 namespace {
 
@@ -27,7 +29,8 @@ nb::object PyArrow() { return nb::module_::import_("pyarrow"); }
 void RaiseStatus(const arrow::Status& status) {
   nb::object errors = nb::module_::import_("ketch.errors");
   const char* name = "KetchError";
-  const std::string message = status.message();
+  // Last line of defence: no credential in a URL leaves the engine inside an exception message.
+  const std::string message = io::Redact(status.message());
   switch (status.code()) {
     case arrow::StatusCode::TypeError:
       name = "KetchTypeError";

@@ -11,6 +11,7 @@ from typing import Any
 
 from ketch import _core
 from ketch.context import ExecutionConfig
+from ketch.io.redact import redact
 
 
 class ProgressBars:
@@ -46,7 +47,7 @@ class ProgressBars:
                     op = operators[len(bars)]
                     bars.append(
                         tqdm(
-                            desc=f"[{op['pipeline']}] {op['name']}",
+                            desc=redact(f"[{op['pipeline']}] {op['name']}"),
                             unit=" rows",
                             file=self._stream,
                             leave=False,

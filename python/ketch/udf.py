@@ -47,6 +47,7 @@ from ketch.execution.call_threads import (
     restart_call_clock,
 )
 from ketch.expressions.expression import Expression, _expr
+from ketch.io.redact import RedactingFilter
 from ketch.series import Series, to_pylist
 
 # Exceptions raised inside UDFs, kept until the query's error reaches Python (keyed by a token that
@@ -142,6 +143,7 @@ def _nulls(dtype: DataType, num_rows: int) -> pa.Array:
 
 
 _log = logging.getLogger("ketch.udf")
+_log.addFilter(RedactingFilter())  # on_error="log" warnings carry exception text: URLs with credentials
 
 
 class _Runner:

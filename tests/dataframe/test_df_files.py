@@ -159,3 +159,18 @@ def test_guess_mime_type_over_http_reads_only_a_range(range_server):
         assert state.bytes_sent == 64
     else:
         assert state.bytes_sent < len(state.body)  # the transfer was cut short
+
+
+def test_file_read_and_mime_of_pseudo_files_whose_size_reads_as_zero():
+    df = ketch.from_pydict({"p": ["/proc/cpuinfo", "/proc/self/status"]}).with_column(
+        "f", col("p").url.to_file()
+    )
+    out = (
+        df.with_column("b", col("f").file.read())
+        .with_column("m", col("f").file.guess_mime_type())
+        .to_pydict()
+    )
+    with open("/proc/cpuinfo", "rb") as f:
+        assert out["b"][0] == f.read()
+    assert out["b"][1].startswith(b"Name:")
+    assert out["m"] == ["text/plain", "text/plain"]

@@ -108,3 +108,16 @@ def test_download_argument_validation():
         col("u").url.download(on_error="skip")
     with pytest.raises(ValueError, match="max_connections"):
         col("u").download(max_connections=0)
+
+
+@pytest.mark.parametrize("path", ["/proc/self/status", "/proc/cpuinfo"])
+def test_pseudo_files_whose_size_reads_as_zero_are_read_whole(path):
+    # stat() says 0 bytes, yet reading yields content: read to end of file, not `size` bytes.
+    assert os.stat(path).st_size == 0
+    df = ketch.from_pydict({"p": [path, "file://" + path]})
+    out = df.with_column("b", col("p").url.download()).to_pydict()["b"]
+    expected = _read(path)
+    for got in out:
+        assert len(got) > 0
+        head = got.split(b"\n", 1)[0]
+        assert head == expected.split(b"\n", 1)[0]  # /proc/self/status differs in later lines per process

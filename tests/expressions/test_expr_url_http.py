@@ -18,6 +18,7 @@ from PIL import Image
 import ketch
 from ketch import col
 from ketch.errors import KetchError
+from ketch.io import HTTPConfig, IOConfig
 
 
 class _State:
@@ -28,6 +29,8 @@ class _State:
         self.requests = 0
         self.client_ports: set[int] = set()
         self.flaky_calls = 0
+        self.stall_calls = 0
+        self.release = threading.Event()  # set at teardown: a stalled handler returns
         self.files: dict[str, bytes] = {}
 
 
@@ -69,6 +72,23 @@ def _make_handler(state: _State) -> type[BaseHTTPRequestHandler]:
                     )
                     self.connection.close()
                     self.close_connection = True
+                elif path == "/stall-once":
+                    # First request: headers and 100 of 1000 bytes, then nothing (a stalled body);
+                    # later requests get the whole body.
+                    with state.lock:
+                        state.stall_calls += 1
+                        first = state.stall_calls == 1
+                    body = bytes(range(256)) * 3 + bytes(232)
+                    if first:
+                        self.send_response(200)
+                        self.send_header("Content-Length", str(len(body)))
+                        self.end_headers()
+                        self.wfile.write(body[:100])
+                        self.wfile.flush()
+                        state.release.wait(30)
+                        self.close_connection = True
+                    else:
+                        self._send(200, body)
                 elif path == "/flaky":
                     with state.lock:
                         state.flaky_calls += 1
@@ -103,6 +123,7 @@ def server(rng) -> Iterator[tuple[str, _State, list[np.ndarray]]]:
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}", state, arrays
     finally:
+        state.release.set()
         httpd.shutdown()
         httpd.server_close()
 
@@ -139,6 +160,17 @@ def test_flaky_endpoint_is_retried(server):
     )
     assert out["b"] == [_png(server, "0.png")]
     assert state.flaky_calls == 2
+
+
+def test_stalled_body_is_retried_like_other_transient_errors(server):
+    # libcurl aborts the first transfer with CURLE_OPERATION_TIMEDOUT (below 1 KiB/s for 1 s).
+    _, state, _ = server
+    base = server[0]
+    config = IOConfig(http=HTTPConfig(low_speed_timeout_s=1, max_retries=1))
+    df = ketch.from_pydict({"url": [f"{base}/stall-once"]})
+    out = df.with_column("b", col("url").url.download(io_config=config)).to_pydict()
+    assert out["b"] == [bytes(range(256)) * 3 + bytes(232)]
+    assert state.stall_calls == 2
 
 
 def test_failures_raise_naming_the_row_or_yield_nulls_exactly(server):

@@ -6,6 +6,7 @@
 
 #include "ketch/expr/function_registry.h"
 #include "ketch/expr/storage_cast.h"
+#include "ketch/io/redact.h"
 
 namespace ketch {
 namespace {
@@ -32,7 +33,7 @@ const std::map<std::string, std::string>& InfixOperators() {
 std::string LiteralToString(const arrow::Scalar& scalar) {
   if (!scalar.is_valid) return "lit(null)";
   if (scalar.type->id() == arrow::Type::STRING || scalar.type->id() == arrow::Type::LARGE_STRING) {
-    return "lit(\"" + scalar.ToString() + "\")";
+    return "lit(\"" + io::Redact(scalar.ToString()) + "\")";  // URLs may carry credentials
   }
   return "lit(" + scalar.ToString() + ")";
 }
@@ -110,7 +111,11 @@ std::string Expr::ToString() const {
       out << name_ << "(";
       for (size_t i = 0; i < children_.size(); ++i) out << (i ? ", " : "") << children_[i]->ToString();
       for (const auto& [key, value] : options_) {
-        out << ", " << key << "=" << (value && value->is_valid ? value->ToString() : "None");
+        // Credentials (s3_access_key=...) never reach explain output, repr or error messages.
+        out << ", " << key << "="
+            << (!value || !value->is_valid ? "None"
+                : io::IsSecretName(key)    ? "***"
+                                           : io::Redact(value->ToString()));
       }
       out << ")";
       return out.str();

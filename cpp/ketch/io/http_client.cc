@@ -119,7 +119,10 @@ void Prepare(Transfer* t, const std::string& url, const HttpOptions& options) {
 bool Retryable(CURLcode code, long status) {
   if (code == CURLE_OK) return status == 429 || status >= 500;
   return code == CURLE_COULDNT_CONNECT || code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR ||
-         code == CURLE_GOT_NOTHING || code == CURLE_PARTIAL_FILE;
+         code == CURLE_GOT_NOTHING || code == CURLE_PARTIAL_FILE ||
+         // A stalled transfer (below CURLOPT_LOW_SPEED_LIMIT for LOW_SPEED_TIME) or a connect
+         // timeout: a transient network condition like a reset, so it gets the same retries.
+         code == CURLE_OPERATION_TIMEDOUT;
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ namespace ketch::io {
 /// Options of one batch of HTTP(S) GETs.
 struct HttpOptions {
   int32_t max_connections = 32;  ///< requests in flight at once (libcurl's connection limit)
-  int32_t max_attempts = 3;      ///< per URL: connection errors, HTTP 429 and 5xx are retried
+  int32_t max_attempts = 3;      ///< per URL: connection errors, timeouts, HTTP 429 and 5xx are retried
   int64_t connect_timeout_ms = 10'000;
   /// Largest object accepted, in bytes (a response beyond it fails: endless or bomb bodies).
   int64_t max_object_bytes = int64_t{2} << 30;
@@ -29,8 +29,8 @@ struct HttpOptions {
 /// requests in flight, not a thread per request); connections are kept alive and reused across
 /// calls (multi handles are pooled, each with its own connection cache); redirects are followed
 /// (at most 10, http and https only). A transfer slower than 1 KiB/s over `low_speed_timeout_s`
-/// is aborted (and not retried). Returns one result per URL, in order: the body, or IOError naming the HTTP
-/// status (e.g. "HTTP 404") or libcurl's error (connection refused, reset, timeout).
+/// is aborted and retried like a reset connection. Returns one result per URL, in order: the body, or IOError
+/// naming the HTTP status (e.g. "HTTP 404") or libcurl's error (connection refused, reset, timeout).
 std::vector<arrow::Result<std::shared_ptr<arrow::Buffer>>> HttpGetAll(const std::vector<std::string>& urls,
                                                                       const HttpOptions& options);
 

@@ -1,5 +1,6 @@
 #include "ketch/io/object_reader.h"
 
+#include <arrow/buffer_builder.h>
 #include <arrow/io/file.h>
 
 #include <algorithm>
@@ -40,6 +41,29 @@ arrow::Result<std::shared_ptr<arrow::io::ReadableFile>> OpenLocal(std::string_vi
   return arrow::io::ReadableFile::Open(path);
 }
 
+// Reads up to `limit` bytes (< 0: all). Pseudo-files (/proc, /sys) report size 0 but have
+// content, so a file whose size reads as 0 is read until end of file instead of trusted.
+arrow::Result<std::shared_ptr<arrow::Buffer>> ReadLocal(std::string_view url, int64_t limit) {
+  ARROW_ASSIGN_OR_RAISE(auto file, OpenLocal(url));
+  ARROW_ASSIGN_OR_RAISE(auto size, file->GetSize());
+  std::shared_ptr<arrow::Buffer> buffer;
+  if (size > 0) {
+    ARROW_ASSIGN_OR_RAISE(buffer, file->ReadAt(0, limit < 0 ? size : std::min(size, limit)));
+  } else {
+    constexpr int64_t kChunk = 64 * 1024;
+    arrow::BufferBuilder builder;
+    while (limit < 0 || builder.length() < limit) {
+      const int64_t want = limit < 0 ? kChunk : std::min(kChunk, limit - builder.length());
+      ARROW_ASSIGN_OR_RAISE(auto chunk, file->Read(want));
+      if (chunk->size() == 0) break;
+      ARROW_RETURN_NOT_OK(builder.Append(chunk->data(), chunk->size()));
+    }
+    ARROW_ASSIGN_OR_RAISE(buffer, builder.Finish());
+  }
+  ARROW_RETURN_NOT_OK(file->Close());
+  return buffer;
+}
+
 }  // namespace
 
 arrow::Result<std::shared_ptr<arrow::Buffer>> ReadObject(std::string_view url, const S3Config& s3) {
@@ -48,11 +72,7 @@ arrow::Result<std::shared_ptr<arrow::Buffer>> ReadObject(std::string_view url, c
     auto results = HttpGetAll({std::string(url)}, HttpOptions{});
     return std::move(results[0]);
   }
-  ARROW_ASSIGN_OR_RAISE(auto file, OpenLocal(url));
-  ARROW_ASSIGN_OR_RAISE(auto size, file->GetSize());
-  ARROW_ASSIGN_OR_RAISE(auto buffer, file->Read(size));
-  ARROW_RETURN_NOT_OK(file->Close());
-  return buffer;
+  return ReadLocal(url, -1);
 }
 
 arrow::Result<std::shared_ptr<arrow::Buffer>> ReadObjectPrefix(std::string_view url, int64_t length,
@@ -64,11 +84,7 @@ arrow::Result<std::shared_ptr<arrow::Buffer>> ReadObjectPrefix(std::string_view 
     auto results = HttpGetAll({std::string(url)}, options);
     return std::move(results[0]);
   }
-  ARROW_ASSIGN_OR_RAISE(auto file, OpenLocal(url));
-  ARROW_ASSIGN_OR_RAISE(auto size, file->GetSize());
-  ARROW_ASSIGN_OR_RAISE(auto buffer, file->ReadAt(0, std::min(size, length)));
-  ARROW_RETURN_NOT_OK(file->Close());
-  return buffer;
+  return ReadLocal(url, length);
 }
 
 arrow::Result<int64_t> ObjectSize(std::string_view url, const S3Config& s3) {

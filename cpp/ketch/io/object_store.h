@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace ketch::io {
 
@@ -21,6 +22,8 @@ struct S3Config {
   bool anonymous = false;
   /// Cache key: configs with equal keys share one S3FileSystem (and its connection pool).
   std::string Key() const;
+  /// The credentials (key id, access key, session token): what io::Redact masks in messages.
+  std::vector<std::string> Secrets() const { return {key_id, access_key, session_token}; }
 };
 
 /// The S3 filesystem for `config` (Arrow's S3FileSystem over the AWS SDK), created once per

@@ -6,8 +6,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+
+#include "ketch/io/local_file.h"
 
 namespace ketch {
 
@@ -34,7 +38,9 @@ arrow::Status CheckSpillDirectory(const std::string& dir) {
   if (ec) return arrow::Status::IOError("spill directory '", dir, "' cannot be created: ", ec.message());
   const std::string probe = NextPath(dir) + ".probe";
   FILE* f = std::fopen(probe.c_str(), "w");
-  if (f == nullptr) return arrow::Status::IOError("spill directory '", dir, "' is not writable");
+  if (f == nullptr) {
+    return arrow::Status::IOError("spill directory '", dir, "' is not writable: ", std::strerror(errno));
+  }
   std::fclose(f);
   std::remove(probe.c_str());
   return arrow::Status::OK();
@@ -46,8 +52,13 @@ arrow::Result<std::unique_ptr<SpillFile>> SpillFile::Create(const std::string& d
   auto file = std::unique_ptr<SpillFile>(new SpillFile());
   file->state_ = std::make_unique<State>();
   file->path_ = NextPath(dir);
-  ARROW_ASSIGN_OR_RAISE(file->state_->out, arrow::io::FileOutputStream::Open(file->path_));
-  ARROW_ASSIGN_OR_RAISE(file->state_->writer, arrow::ipc::MakeFileWriter(file->state_->out, schema));
+  file->dir_ = dir;
+  auto out = arrow::io::FileOutputStream::Open(file->path_);
+  if (!out.ok()) return file->Error(out.status());
+  file->state_->out = std::move(out).ValueUnsafe();
+  auto writer = arrow::ipc::MakeFileWriter(file->state_->out, schema);
+  if (!writer.ok()) return file->Error(writer.status());
+  file->state_->writer = std::move(writer).ValueUnsafe();
   return file;
 }
 
@@ -59,17 +70,24 @@ SpillFile::~SpillFile() {
   std::remove(path_.c_str());
 }
 
+arrow::Status SpillFile::Error(const arrow::Status& cause) const {
+  return arrow::Status::IOError("cannot write a spill file in '", dir_, "': ", io::OsReason(cause));
+}
+
 arrow::Status SpillFile::Write(const arrow::RecordBatch& batch) {
-  ARROW_RETURN_NOT_OK(state_->writer->WriteRecordBatch(batch));
+  auto st = state_->writer->WriteRecordBatch(batch);
+  if (!st.ok()) return Error(st);
   ++num_batches_;
   return arrow::Status::OK();
 }
 
 arrow::Status SpillFile::FinishWriting() {
-  ARROW_RETURN_NOT_OK(state_->writer->Close());
+  auto st = state_->writer->Close();
+  if (!st.ok()) return Error(st);
   state_->writer.reset();
   ARROW_ASSIGN_OR_RAISE(bytes_written_, state_->out->Tell());
-  ARROW_RETURN_NOT_OK(state_->out->Close());
+  st = state_->out->Close();
+  if (!st.ok()) return Error(st);
   ARROW_ASSIGN_OR_RAISE(auto in, arrow::io::ReadableFile::Open(path_));
   ARROW_ASSIGN_OR_RAISE(state_->reader, arrow::ipc::RecordBatchFileReader::Open(in));
   return arrow::Status::OK();

@@ -26,8 +26,12 @@ class SpillFile {
   arrow::Result<std::shared_ptr<arrow::RecordBatch>> ReadBatch(int64_t i);
 
  private:
+  /// IOError naming the spill directory and the OS reason (e.g. "No space left on device").
+  arrow::Status Error(const arrow::Status& cause) const;
+
   struct State;
   std::unique_ptr<State> state_;
+  std::string dir_;
   std::string path_;
   int64_t num_batches_ = 0;
   int64_t bytes_written_ = 0;

@@ -18,14 +18,17 @@ class UrlNamespace:
         """Reads the bytes at each URL into a large_binary column: local paths, ``file://`` and
         ``http(s)://`` (libcurl's multi interface: up to ``max_connections`` requests in flight
         from one I/O thread, kept-alive connections reused across morsels, redirects followed,
-        connection errors / HTTP 429 / 5xx retried up to 3 attempts) and ``s3://bucket/key``
+        connection errors, timeouts (a stalled transfer too) and HTTP 429 / 5xx retried up to 3
+        attempts) and ``s3://bucket/key``
         (Arrow's S3FileSystem; credentials, region and endpoint from ``io_config=IOConfig(s3=
         S3Config(...))`` or the AWS SDK's defaults). The projection runs on the I/O pool
         (``explain`` shows "Runs on = I/O pool").
 
         Errors: a missing file, an HTTP status >= 400, a refused or reset connection raise
         ``KetchIOError`` naming the row, the URL and the cause, or yield null with
-        ``on_error="null"``. Other schemes raise ``KetchNotImplementedError``.
+        ``on_error="null"``. Other schemes raise ``KetchNotImplementedError``. Credentials in
+        URLs (``user:password@``, ``token=``/``X-Amz-Signature=`` query values) and S3 keys show as
+        ``***`` in errors and ``explain()``.
         """
         from ketch.expressions.expression import Expression
 

@@ -6,14 +6,18 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
+from ketch.io.redact import MASK, redact
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class S3Config:
     """S3 connection settings (Arrow's S3FileSystem over the AWS SDK). Fields left None take the
     SDK's defaults (environment variables, ~/.aws/config, instance metadata).
 
     ``endpoint_url`` is a full URL such as ``"http://127.0.0.1:9000"`` (MinIO, moto, R2);
-    ``anonymous=True`` sends unsigned requests (public buckets)."""
+    ``anonymous=True`` sends unsigned requests (public buckets). ``repr``/``str`` show ``***`` for
+    ``key_id``, ``access_key`` and ``session_token`` (and for credentials in ``endpoint_url``); errors
+    and ``explain()`` never show them either."""
 
     region_name: str | None = None
     endpoint_url: str | None = None
@@ -21,6 +25,19 @@ class S3Config:
     access_key: str | None = None
     session_token: str | None = None
     anonymous: bool = False
+
+    def __repr__(self) -> str:
+        def show(name: str, value: object) -> str:
+            if value is None or name not in ("key_id", "access_key", "session_token"):
+                return f"{name}={redact(repr(value), self.secrets())}"
+            return f"{name}='{MASK}'"
+
+        fields = ("region_name", "endpoint_url", "key_id", "access_key", "session_token", "anonymous")
+        return f"S3Config({', '.join(show(name, getattr(self, name)) for name in fields)})"
+
+    def secrets(self) -> list[str]:
+        """The credentials set (key id, access key, session token): what redaction masks."""
+        return [s for s in (self.key_id, self.access_key, self.session_token) if s]
 
     def to_options(self) -> dict[str, str]:
         """The ``s3_*`` options the native kernels read."""
@@ -30,8 +47,13 @@ class S3Config:
         if self.endpoint_url:
             parsed = urlparse(self.endpoint_url)
             if parsed.scheme not in ("http", "https") or not parsed.netloc:
+                # No scheme, so not a URL to redact(): hide any "user:password@" by hand.
+                shown = self.endpoint_url
+                if "@" in shown:
+                    shown = MASK + shown[shown.rindex("@") :]
                 raise ValueError(
-                    f"S3Config.endpoint_url must look like http(s)://host:port, got {self.endpoint_url!r}"
+                    "S3Config.endpoint_url must look like http(s)://host:port, got "
+                    f"{redact(repr(shown), self.secrets())}"
                 )
             out["s3_endpoint_override"] = parsed.netloc
             out["s3_scheme"] = parsed.scheme
@@ -69,10 +91,11 @@ class HTTPConfig:
 
     - ``connect_timeout_ms``: give up connecting after this long (default 10,000).
     - ``low_speed_timeout_s``: abort a transfer slower than 1 KiB/s for this long (default 30);
-      such a stalled transfer is not retried.
+      a stalled transfer is retried like a reset connection (``max_retries``).
     - ``max_object_bytes``: refuse a response body larger than this (default 2 GiB): endless or
       compressed-bomb bodies fail their row instead of exhausting memory.
-    - ``max_retries``: extra attempts after connection errors, HTTP 429 and 5xx (default 2)."""
+    - ``max_retries``: extra attempts after connection errors, timeouts (connect or low-speed),
+      HTTP 429 and 5xx (default 2)."""
 
     connect_timeout_ms: int = 10_000
     low_speed_timeout_s: int = 30

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from ketch import _core
-from ketch.errors import KetchFileNotFoundError
+from ketch.errors import KetchFileNotFoundError, KetchIOError
 from ketch.io.config import IOConfig
 from ketch.io.paths import expand_paths
+from ketch.io.redact import redact
 
 if TYPE_CHECKING:
     from ketch.dataframe import DataFrame
@@ -24,22 +25,27 @@ def _list_s3(pattern: str, io_config: IOConfig | None) -> list[tuple[str, int]]:
     """(s3://bucket/key, size) of the objects matching a glob (or under a prefix), sorted."""
     import pyarrow.fs as pafs
 
-    fs = (io_config or IOConfig()).s3.to_filesystem()
+    s3 = (io_config or IOConfig()).s3
+    fs = s3.to_filesystem()
     path = pattern[len("s3://") :]
     cut = min((path.index(c) for c in _GLOB_CHARS if c in path), default=len(path))
     base = path[:cut].rsplit("/", 1)[0] if cut < len(path) else path.rstrip("/")
-    infos = fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
-    if cut == len(path):
-        single = fs.get_file_info(base)
-        if single.type == pafs.FileType.File:
-            infos = [single]
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
+        if cut == len(path):
+            single = fs.get_file_info(base)
+            if single.type == pafs.FileType.File:
+                infos = [single]
+    except OSError as exc:
+        # pyarrow's message may name the endpoint (with its user-info) or echo a key.
+        raise KetchIOError(f"listing '{redact(pattern)}': {redact(str(exc), s3.secrets())}") from None
     matched = [
         (f"s3://{info.path}", info.size)
         for info in infos
         if info.type == pafs.FileType.File and (cut == len(path) or fnmatch.fnmatchcase(info.path, path))
     ]
     if not matched:
-        raise KetchFileNotFoundError(f"'{pattern}' matched no files")
+        raise KetchFileNotFoundError(f"'{redact(pattern)}' matched no files")
     return sorted(matched)
 
 

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "ketch/exec/morsel.h"
+#include "ketch/io/local_file.h"
 
 namespace ketch {
 
@@ -40,6 +41,8 @@ std::string RandomHex(int bytes) {
   return out;
 }
 
+constexpr const char* kCannotWrite = "write_parquet: cannot write";
+
 arrow::Result<parquet::Compression::type> Codec(const std::string& name) {
   if (name == "snappy") return parquet::Compression::SNAPPY;
   if (name == "zstd") return parquet::Compression::ZSTD;
@@ -55,11 +58,9 @@ arrow::Result<parquet::Compression::type> Codec(const std::string& name) {
 struct WriteParquetSink::State {
   WriteParquetInfo info;
   std::shared_ptr<arrow::Schema> schema;
-  std::string temp_path;
-  std::string final_path;
+  std::unique_ptr<io::AtomicLocalFile> file;  // deletes its temporary unless committed
   std::unique_ptr<parquet::arrow::FileWriter> writer;
   int64_t row_group_bytes = 0;  // Arrow bytes written into the row group the writer buffers
-  bool committed = false;
 };
 
 // The writer keeps the row group it is filling in memory (encoded pages) until it is closed: a
@@ -79,26 +80,26 @@ arrow::Result<std::unique_ptr<WriteParquetSink>> WriteParquetSink::Make(
   sink->state_ = std::make_unique<State>();
   auto& st = *sink->state_;
   const std::string name = RandomHex(16) + "-0.parquet";
-  st.final_path = (std::filesystem::path(info.root_dir) / name).string();
-  st.temp_path = (std::filesystem::path(info.root_dir) / ("." + name + ".tmp")).string();
   st.info = std::move(info);
   st.schema = std::move(schema);
-  ARROW_ASSIGN_OR_RAISE(auto out, arrow::io::FileOutputStream::Open(st.temp_path));
+  ARROW_ASSIGN_OR_RAISE(
+      st.file,
+      io::AtomicLocalFile::Open((std::filesystem::path(st.info.root_dir) / name).string(), kCannotWrite));
   ARROW_ASSIGN_OR_RAISE(auto codec, Codec(st.info.compression));
   // Row groups of 256Ki rows: the writer buffers one row group, so this bounds its memory.
   auto props =
       parquet::WriterProperties::Builder().compression(codec)->max_row_group_length(256 * 1024)->build();
   auto arrow_props = parquet::ArrowWriterProperties::Builder().store_schema()->build();
-  ARROW_ASSIGN_OR_RAISE(st.writer, parquet::arrow::FileWriter::Open(*st.schema, arrow::default_memory_pool(),
-                                                                    out, props, arrow_props));
+  auto writer = parquet::arrow::FileWriter::Open(*st.schema, arrow::default_memory_pool(), st.file->stream(),
+                                                 props, arrow_props);
+  if (!writer.ok()) return st.file->Error(writer.status());
+  st.writer = std::move(writer).ValueUnsafe();
   return sink;
 }
 
 WriteParquetSink::~WriteParquetSink() {
-  if (state_ && !state_->committed) {
-    if (state_->writer) (void)state_->writer->Close();
-    std::remove(state_->temp_path.c_str());
-  }
+  // An uncommitted file (an error, a cancelled query) is deleted by AtomicLocalFile.
+  if (state_ && state_->writer && state_->file) (void)state_->writer->Close();
 }
 
 arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> WriteParquetSink::Push(
@@ -112,11 +113,13 @@ arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> WriteParquetSi
       std::clamp<int64_t>(static_cast<int64_t>(kRowGroupBytes / std::max(bytes_per_row, 1.0)), 1, rows);
   for (int64_t start = 0; start < rows; start += slice_rows) {
     if (st.row_group_bytes >= kRowGroupBytes) {
-      ARROW_RETURN_NOT_OK(st.writer->NewBufferedRowGroup());  // writes the previous one out
+      auto flushed = st.writer->NewBufferedRowGroup();  // writes the previous one out
+      if (!flushed.ok()) return st.file->Error(flushed);
       st.row_group_bytes = 0;
     }
     const int64_t length = std::min(slice_rows, rows - start);
-    ARROW_RETURN_NOT_OK(st.writer->WriteRecordBatch(*morsel->Slice(start, length)));
+    auto written = st.writer->WriteRecordBatch(*morsel->Slice(start, length));
+    if (!written.ok()) return st.file->Error(written);  // e.g. "No space left on device", naming the path
     st.row_group_bytes += static_cast<int64_t>(bytes_per_row * static_cast<double>(length));
   }
   return std::optional<std::shared_ptr<arrow::RecordBatch>>();
@@ -124,16 +127,12 @@ arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> WriteParquetSi
 
 arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> WriteParquetSink::Finalize() {
   auto& st = *state_;
-  ARROW_RETURN_NOT_OK(st.writer->Close());
-  std::error_code ec;
-  std::filesystem::rename(st.temp_path, st.final_path, ec);
-  if (ec) {
-    return arrow::Status::IOError("write_parquet: cannot move '", st.temp_path, "' to '", st.final_path,
-                                  "': ", ec.message());
-  }
-  st.committed = true;
+  auto closed = st.writer->Close();
+  if (!closed.ok()) return st.file->Error(closed);
+  ARROW_RETURN_NOT_OK(st.file->Commit());
+  st.writer.reset();
   arrow::StringBuilder paths;
-  ARROW_RETURN_NOT_OK(paths.Append(st.final_path));
+  ARROW_RETURN_NOT_OK(paths.Append(st.file->path()));
   ARROW_ASSIGN_OR_RAISE(auto array, paths.Finish());
   return std::vector<std::shared_ptr<arrow::RecordBatch>>{
       arrow::RecordBatch::Make(arrow::schema({arrow::field("path", arrow::utf8())}), 1, {array})};

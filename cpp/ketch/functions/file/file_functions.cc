@@ -11,6 +11,7 @@
 #include "ketch/functions/file/mime_sniff.h"
 #include "ketch/functions/url/url_functions.h"
 #include "ketch/io/object_reader.h"
+#include "ketch/io/redact.h"
 #include "ketch/types/file_type.h"
 
 namespace ketch::file {
@@ -97,7 +98,8 @@ class FileFunction : public ScalarFunction {
     }
     auto fail = [&](int64_t i) {
       return arrow::Status::IOError(name_, " failed at row ", ctx.SourceRow(i), " ('",
-                                    std::string(paths.GetView(i)), "'): ", results[i].status().message());
+                                    io::Redact(paths.GetView(i)),
+                                    "'): ", io::Redact(results[i].status().message(), s3.Secrets()));
     };
     if (kind_ == Kind::kSize) {
       arrow::Int64Builder out;

@@ -11,6 +11,7 @@
 #include "ketch/io/http_client.h"
 #include "ketch/io/object_reader.h"
 #include "ketch/io/object_store.h"
+#include "ketch/io/redact.h"
 
 namespace ketch::url {
 
@@ -124,8 +125,10 @@ class UrlDownload : public ScalarFunction {
           ARROW_RETURN_NOT_OK(builder.AppendNull());
           continue;
         }
+        // The URL and the cause may both carry credentials (user-info, signed query, S3 keys).
         return arrow::Status::IOError("url.download failed at row ", ctx.SourceRow(i), " ('",
-                                      std::string(urls.GetView(i)), "'): ", results[i].status().message());
+                                      io::Redact(urls.GetView(i)),
+                                      "'): ", io::Redact(results[i].status().message(), s3.Secrets()));
       }
       if (*results[i] == nullptr) {
         ARROW_RETURN_NOT_OK(builder.AppendNull());

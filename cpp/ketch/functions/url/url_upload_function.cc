@@ -9,6 +9,8 @@
 
 #include "ketch/common/thread_pools.h"
 #include "ketch/functions/url/url_functions.h"
+#include "ketch/io/local_file.h"
+#include "ketch/io/redact.h"
 
 namespace ketch::url {
 namespace {
@@ -19,20 +21,6 @@ std::string RandomHex(int digits) {
   std::string out(static_cast<size_t>(digits), '0');
   for (auto& c : out) c = kHex[rng() % 16];
   return out;
-}
-
-arrow::Status WriteLocal(const std::string& path, const uint8_t* data, int64_t size) {
-  const std::filesystem::path target(path);
-  const auto tmp = target.parent_path() / ("." + target.filename().string() + ".tmp");
-  {
-    ARROW_ASSIGN_OR_RAISE(auto out, arrow::io::FileOutputStream::Open(tmp.string()));
-    ARROW_RETURN_NOT_OK(out->Write(data, size));
-    ARROW_RETURN_NOT_OK(out->Close());
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, target, ec);
-  if (ec) return arrow::Status::IOError("cannot rename ", tmp.string(), " to ", path, ": ", ec.message());
-  return arrow::Status::OK();
 }
 
 class UrlUpload : public ScalarFunction {
@@ -92,7 +80,8 @@ class UrlUpload : public ScalarFunction {
       const int64_t size = static_cast<int64_t>(view.size());
       std::string path = paths[i];
       writes.push_back(arrow::DeferNotOk(pool->Submit([remote, path, bytes, size, s3]() -> arrow::Status {
-        return remote ? io::WriteS3Object(path, bytes, size, s3) : WriteLocal(path, bytes, size);
+        return remote ? io::WriteS3Object(path, bytes, size, s3)
+                      : io::WriteLocalFileAtomically(path, bytes, size, "cannot write");
       })));
     }
     arrow::LargeStringBuilder out;
@@ -105,8 +94,9 @@ class UrlUpload : public ScalarFunction {
         if (on_error == "null") {
           ARROW_RETURN_NOT_OK(out.AppendNull());
         } else if (first_error.ok()) {
-          first_error = arrow::Status::IOError("url.upload failed at row ", ctx.SourceRow(i), " ('", paths[i],
-                                               "'): ", st.message());
+          first_error =
+              arrow::Status::IOError("url.upload failed at row ", ctx.SourceRow(i), " ('",
+                                     io::Redact(paths[i]), "'): ", io::Redact(st.message(), s3.Secrets()));
         }
       } else {
         ARROW_RETURN_NOT_OK(out.Append(paths[i]));
