@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -38,6 +40,37 @@ class MultiPool {
  private:
   std::mutex mutex_;
   std::vector<CURLM*> free_;
+};
+
+// Connection slots shared by every download that asks for the same `max_connections`: a query
+// downloads its morsels on several I/O threads at once, and the limit holds across them (a server
+// that allows N connections sees at most N from this process for that setting).
+class ConnectionSlots {
+ public:
+  static std::shared_ptr<ConnectionSlots> For(int32_t limit) {
+    static std::mutex mutex;
+    static std::map<int32_t, std::shared_ptr<ConnectionSlots>> registry;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto& slots = registry[limit];
+    if (!slots) slots = std::make_shared<ConnectionSlots>(limit);
+    return slots;
+  }
+  explicit ConnectionSlots(int32_t limit) : limit_(limit) {}
+  bool TryAcquire() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (used_ >= limit_) return false;
+    ++used_;
+    return true;
+  }
+  void Release(int32_t n = 1) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    used_ -= n;
+  }
+
+ private:
+  const int32_t limit_;
+  std::mutex mutex_;
+  int32_t used_ = 0;
 };
 
 struct Transfer {
@@ -153,9 +186,12 @@ std::vector<arrow::Result<std::shared_ptr<arrow::Buffer>>> HttpGetAll(const std:
   curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(options.max_connections));
   std::vector<std::unique_ptr<Transfer>> transfers(urls.size());
   size_t next = 0, running_transfers = 0;
-  // Adds transfers while fewer than max_connections are in flight (bounded memory for bodies).
+  auto slots = ConnectionSlots::For(options.max_connections);
+  // Adds transfers while a connection slot is free (bounded memory for bodies, and the server sees
+  // at most max_connections requests from all of the query's I/O threads together).
   auto fill = [&] {
-    while (next < urls.size() && running_transfers < static_cast<size_t>(options.max_connections)) {
+    while (next < urls.size() && running_transfers < static_cast<size_t>(options.max_connections) &&
+           slots->TryAcquire()) {
       auto t = std::make_unique<Transfer>();
       t->index = next;
       t->easy = curl_easy_init();
@@ -207,6 +243,7 @@ std::vector<arrow::Result<std::shared_ptr<arrow::Buffer>>> HttpGetAll(const std:
       curl_easy_cleanup(t->easy);
       t->easy = nullptr;
       --running_transfers;
+      slots->Release();
       fill();
     }
     if (running_transfers == 0 && next >= urls.size()) break;
@@ -217,12 +254,19 @@ std::vector<arrow::Result<std::shared_ptr<arrow::Buffer>>> HttpGetAll(const std:
           curl_multi_remove_handle(multi, t->easy);
           curl_easy_cleanup(t->easy);
           t->easy = nullptr;
+          slots->Release();
         }
       }
       for (auto& r : results) {
         if (!r.ok() && r.status().IsUnknownError()) r = arrow::Status::Cancelled("query interrupted");
       }
       break;
+    }
+    if (running_transfers == 0) {
+      // Every slot is held by other downloads: wait briefly for one.
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      fill();
+      continue;
     }
     curl_multi_poll(multi, nullptr, 0, 100, nullptr);
   } while (true);

@@ -16,8 +16,9 @@ class UrlNamespace:
         self, max_connections: int = 32, on_error: str = "raise", io_config: Any = None
     ) -> Expression:
         """Reads the bytes at each URL into a large_binary column: local paths, ``file://`` and
-        ``http(s)://`` (libcurl's multi interface: up to ``max_connections`` requests in flight
-        from one I/O thread, kept-alive connections reused across morsels, redirects followed,
+        ``http(s)://`` (libcurl's multi interface: at most ``max_connections`` requests in flight
+        over all of the query's I/O threads together — downloads asking for the same limit share
+        it —, kept-alive connections reused across morsels, redirects followed,
         connection errors, timeouts (a stalled transfer too) and HTTP 429 / 5xx retried up to 3
         attempts) and ``s3://bucket/key``
         (Arrow's S3FileSystem; credentials, region and endpoint from ``io_config=IOConfig(s3=
