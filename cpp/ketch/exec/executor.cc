@@ -406,7 +406,10 @@ int64_t MorselsInFlight(const Pipeline& pipeline, const ExecutionConfig& config,
 }
 
 constexpr int64_t kMinTargetMorselBytes = 1LL << 20;
-constexpr int64_t kProbeDivisor = 8;
+// Until a growing operator's output has been seen, its segment's morsels are 1/64 of their size (a
+// download stage starts with one URL, a row-wise UDF with 8 rows), so the first morsels in flight
+// cannot blow the budget before anything is known.
+constexpr int64_t kProbeDivisor = 64;
 
 class PipelineRun {
  public:
@@ -425,11 +428,7 @@ class PipelineRun {
         std::max<int64_t>(kMinTargetMorselBytes, memory_->budget() / (2 * in_flight_bound_));
     for (const auto& segment : pipeline_->segments) {
       auto sizing = std::make_unique<SegmentSizing>();
-      for (const auto& op : segment->ops) {
-        if (!op->grows_bytes()) continue;
-        sizing->adaptive = true;
-        if (op->own_workers() == 0) sizing->probe = true;  // a kernel, not a UDF
-      }
+      for (const auto& op : segment->ops) sizing->adaptive |= op->grows_bytes();
       sizing_.push_back(std::move(sizing));
     }
     if (!stats_) return;
@@ -786,13 +785,11 @@ class PipelineRun {
 
   // Rows per morsel entering segment `seg`: `static_max`, or fewer when the segment's operators
   // are seen to produce so many bytes per row that a morsel would outgrow its share of the budget.
-  // Before the first observation, a segment with a growing kernel starts at 1/8 of its size.
+  // Before the first observation, its morsels are probes (kProbeDivisor).
   int64_t AdaptiveRows(size_t seg, int64_t static_max) const {
     if (seg >= sizing_.size() || !sizing_[seg]->adaptive || static_max <= 1) return static_max;
     const double per_row = sizing_[seg]->bytes_per_row.load();
-    if (per_row <= 0) {
-      return sizing_[seg]->probe ? std::max<int64_t>(1, static_max / kProbeDivisor) : static_max;
-    }
+    if (per_row <= 0) return std::max<int64_t>(1, static_max / kProbeDivisor);
     const double fit = static_cast<double>(target_morsel_bytes_) / per_row;
     return fit >= static_cast<double>(static_max) ? static_max
                                                   : std::max<int64_t>(1, static_cast<int64_t>(fit));
@@ -874,7 +871,6 @@ class PipelineRun {
   ExecutionStats* stats_;
   struct SegmentSizing {
     bool adaptive = false;  // an operator of the segment grows its morsels' bytes
-    bool probe = false;     // ... and it is a kernel: start small until its output is seen
     std::atomic<double> bytes_per_row{0};
   };
   std::vector<std::unique_ptr<SegmentSizing>> sizing_;  // per segment

@@ -29,64 +29,108 @@ bool IsIoCall(const Expr& expr) {
   return expr.kind() == ExprKind::kCall && expr.name().rfind("url_", 0) == 0;
 }
 
-// Replaces every I/O call nested inside a larger expression (`image_decode(url_download(u))`) by a
-// column `__ketch_io_<n>` computed by `extracted`, so the download runs on the I/O pool as a stage
-// of its own and the kernels above it on the compute pool (Daft's SplitGranularProjection).
-ExprPtr ExtractNestedIo(const ExprPtr& expr, bool root, std::set<std::string>* temps,
-                        const std::set<std::string>& input_names, std::vector<ExprPtr>* extracted) {
-  if (IsIoCall(*expr) && !root) {
-    std::string name;
-    for (size_t n = temps->size(); name.empty() || input_names.count(name); ++n) {
-      name = "__ketch_io_" + std::to_string(n);
-    }
-    temps->insert(name);
-    extracted->push_back(Expr::Alias(expr, name));
-    return Expr::Column(name);
-  }
-  if (expr->kind() == ExprKind::kColumn || expr->kind() == ExprKind::kLiteral ||
-      expr->kind() == ExprKind::kUdf) {
-    return expr;  // a UDF's arguments are evaluated on its own workers anyway
-  }
-  const bool child_is_root = root && expr->kind() == ExprKind::kAlias;
-  std::vector<ExprPtr> children;
-  bool changed = false;
-  for (const auto& child : expr->children()) {
-    children.push_back(ExtractNestedIo(child, child_is_root, temps, input_names, extracted));
-    changed |= children.back() != child;
-  }
-  if (!changed) return expr;
+bool IsSpecial(const Expr& expr) { return expr.kind() == ExprKind::kUdf || IsIoCall(expr); }
+
+ExprPtr WithChildren(const ExprPtr& expr, std::vector<ExprPtr> children) {
   switch (expr->kind()) {
     case ExprKind::kAlias:
       return Expr::Alias(children[0], expr->name());
     case ExprKind::kCast:
       return Expr::Cast(children[0], expr->type());
+    case ExprKind::kUdf:
+      return Expr::Udf(expr->udf(), std::move(children), expr->type(), expr->udf_properties());
     default:
       return Expr::Call(expr->name(), std::move(children), expr->options());
   }
 }
 
+// The stages of one projection's special calls (UDFs and I/O functions): each call nested inside
+// another expression (`image_decode(url_download(u))`, `double(add_one(x))`) is replaced by a
+// column `__ketch_split_<n>` computed by a stage of its own, innermost first, so a download runs
+// on the I/O pool and the kernels above it on the compute pool, and chained UDFs run on their own
+// workers and overlap (Daft's SplitGranularProjection / SplitUDFs).
+class StageBuilder {
+ public:
+  explicit StageBuilder(const std::set<std::string>& input_names) : input_names_(input_names) {}
+
+  /// Adds `expr` (an output of the projection that calls UDFs or I/O functions).
+  void Add(const ExprPtr& expr) {
+    ExprPtr rest = Extract(expr, /*root=*/true);
+    const Expr* root = rest.get();
+    while (root->kind() == ExprKind::kAlias) root = root->children()[0].get();
+    if (IsSpecial(*root)) {
+      Place(rest, IsIoCall(*root));
+    } else {
+      above_.push_back(rest);  // kernels over the split-off calls' columns
+    }
+  }
+
+  /// The I/O calls that read input columns only (one stage, first), the other calls (one stage
+  /// each, in dependency order), then the kernels above them.
+  std::vector<std::vector<ExprPtr>> Stages() const {
+    std::vector<std::vector<ExprPtr>> stages;
+    if (!io_first_.empty()) stages.push_back(io_first_);
+    stages.insert(stages.end(), ordered_.begin(), ordered_.end());
+    if (!above_.empty()) stages.push_back(above_);
+    return stages;
+  }
+  const std::set<std::string>& temps() const { return temps_; }
+
+ private:
+  ExprPtr Extract(const ExprPtr& expr, bool root) {
+    if (expr->kind() == ExprKind::kColumn || expr->kind() == ExprKind::kLiteral) return expr;
+    const bool child_is_root = root && expr->kind() == ExprKind::kAlias;
+    std::vector<ExprPtr> children;
+    bool changed = false;
+    for (const auto& child : expr->children()) {
+      children.push_back(Extract(child, child_is_root));
+      changed |= children.back() != child;
+    }
+    ExprPtr current = changed ? WithChildren(expr, std::move(children)) : expr;
+    if (root || !IsSpecial(*current)) return current;
+    std::string name;
+    for (size_t n = temps_.size(); name.empty() || input_names_.count(name); ++n) {
+      name = "__ketch_split_" + std::to_string(n);
+    }
+    temps_.insert(name);
+    Place(Expr::Alias(current, name), IsIoCall(*current));
+    return Expr::Column(name);
+  }
+
+  void Place(const ExprPtr& expr, bool io) {
+    bool reads_split = false;
+    for (const auto& name : Reads(*expr)) reads_split |= temps_.count(name) > 0;
+    if (io && !reads_split) {
+      io_first_.push_back(expr);
+    } else {
+      ordered_.push_back({expr});
+    }
+  }
+
+  const std::set<std::string>& input_names_;
+  std::set<std::string> temps_;
+  std::vector<ExprPtr> io_first_;
+  std::vector<std::vector<ExprPtr>> ordered_;
+  std::vector<ExprPtr> above_;
+};
+
 arrow::Result<Transformed> SplitOne(const LogicalPlanPtr& plan) {
   const auto& exprs = plan->exprs();
   std::vector<ExprPtr> plain;
-  std::vector<std::vector<ExprPtr>> stages;  // one per UDF expression, one for all I/O ones
-  std::vector<ExprPtr> io;
-  std::vector<ExprPtr> above_io;  // kernels over nested I/O calls, run after the I/O stage
-  std::set<std::string> input_names, temps;
+  std::set<std::string> input_names;
   for (const auto& field : plan->inputs()[0]->schema()->fields()) input_names.insert(field->name());
+  StageBuilder builder(input_names);
   int computed_plain = 0;
   for (const auto& expr : exprs) {
-    if (expr->HasUdf()) {
-      stages.push_back({expr});
-    } else if (HasIoCall(*expr)) {
-      ExprPtr rest = ExtractNestedIo(expr, /*root=*/true, &temps, input_names, &io);
-      (rest == expr ? io : above_io).push_back(rest);
+    if (expr->HasUdf() || HasIoCall(*expr)) {
+      builder.Add(expr);
     } else {
       plain.push_back(expr);
       if (!IsPassThrough(*expr)) ++computed_plain;
     }
   }
-  if (!above_io.empty()) stages.insert(stages.begin(), above_io);
-  if (!io.empty()) stages.insert(stages.begin(), io);
+  const auto stages = builder.Stages();
+  const auto& temps = builder.temps();
   // Already alone: one special stage next to pass-through columns only.
   if (stages.empty() || (stages.size() == 1 && computed_plain == 0)) return Transformed{plan, false};
   // Every stage reads the projection's input: no earlier stage may replace a column it reads.

@@ -170,7 +170,9 @@ arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan,
       }
       if (!udfs.empty()) {
         node->kind = PhysicalKind::kUdfProject;
-        node->grows_bytes = true;
+        // A UDF returning variable-width values (bytes, strings, lists, images, Python objects) may
+        // return far more than it reads; fixed-width results cannot grow a row by much.
+        for (const Expr* udf : udfs) node->grows_bytes |= !arrow::is_fixed_width(udf->type()->id());
         int32_t concurrency = 0;
         int64_t batch_size = 0;
         for (const Expr* udf : udfs) {
