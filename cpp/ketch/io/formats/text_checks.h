@@ -13,9 +13,11 @@
 namespace ketch::io {
 
 /// JSON values nested deeper than this (arrays and objects, counted per line) are refused before
-/// Arrow's parser sees them: RapidJSON recurses once per level (100k levels overflow the stack)
-/// and Arrow's converters slow down quadratically with depth.
-inline constexpr int kMaxJsonNesting = 100;
+/// Arrow's parser sees them: RapidJSON recurses once per level (100k levels overflow the stack),
+/// Arrow's converters slow down quadratically with depth, and a column nested deeper than this
+/// cannot cross Arrow's C Data Interface to Python (ImportSchema stops at 64 levels, the schema
+/// itself being one).
+inline constexpr int kMaxJsonNesting = 63;
 
 /// A linear pass over the bytes of a text file as they are read, block after block, that refuses
 /// what Arrow's readers would crash on or read silently wrong, and measures the longest record
