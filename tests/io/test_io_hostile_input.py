@@ -402,3 +402,13 @@ def test_file_removed_after_listing_says_no_such_file(tmp_path):
     os.remove(second)
     with pytest.raises(KetchFileNotFoundError, match=f"cannot open {names(second)}: no such file"):
         df.to_pydict()
+
+
+@pytest.mark.parametrize("form", ["file://{p}", "file://localhost{p}", "{p}"])
+def test_missing_path_is_named_as_the_user_wrote_it(tmp_path, form):
+    entry = form.format(p=tmp_path / "missing.csv")
+    with pytest.raises(KetchFileNotFoundError, match=f"read_csv: no such file or directory: {names(entry)}"):
+        ketch.read_csv(entry)
+    pattern = form.format(p=tmp_path / "nothing" / "*.csv")
+    with pytest.raises(KetchFileNotFoundError, match=f"read_json: {names(pattern)} matched no files"):
+        ketch.read_json(pattern)

@@ -117,15 +117,17 @@ def expand_paths(
     path: str | os.PathLike[str] | list, suffix: str | tuple[str, ...], caller: str = "read_parquet"
 ) -> list[str]:
     """Files named by a path, a directory (its ``*suffix`` files, recursively), a glob, or a list
-    of those, sorted within each entry and without duplicates. ``KetchFileNotFoundError`` names an
-    entry that matched nothing; ``ValueError`` for an empty list."""
+    of those, sorted within each entry and without duplicates. Errors name the entry as the
+    user wrote it: ``KetchFileNotFoundError`` for an entry that matched nothing; ``KetchIOError``
+    for a directory that had to be listed but could not be, or a path whose directory cannot be
+    searched (with the OS's reason, e.g. "Permission denied"); ``ValueError`` for an empty list."""
     entries = path if isinstance(path, list) else [path]
     if not entries:
         raise ValueError(f"{caller} needs at least one path, got an empty list")
     files: list[str] = []
     seen: set[str] = set()
     for entry in entries:
-        entry = os.fspath(entry)
+        entry = given = os.fspath(entry)
         if "://" in entry:
             scheme, rest = entry.split("://", 1)
             if scheme != "file":
@@ -144,11 +146,11 @@ def expand_paths(
             else:
                 matched = sorted(_glob(entry, caller))
         elif _exists(entry, caller):
-            raise KetchFileNotFoundError(f"'{entry}' is not a regular file or directory")
+            raise KetchFileNotFoundError(f"{caller}: '{given}' is not a regular file or directory")
         else:
-            raise KetchFileNotFoundError(f"no such file or directory: '{entry}'")
+            raise KetchFileNotFoundError(f"{caller}: no such file or directory: '{given}'")
         if not matched:
-            raise KetchFileNotFoundError(f"'{entry}' matched no files")
+            raise KetchFileNotFoundError(f"{caller}: '{given}' matched no files")
         for p in matched:
             absolute = os.path.abspath(p)
             if absolute not in seen:
