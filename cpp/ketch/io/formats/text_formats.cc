@@ -84,7 +84,10 @@ arrow::Result<int64_t> BlockSizeFor(const std::string& path, const S3Config& s3,
 /// The error of a streaming check that asks for the full one (to name the row): the full check's.
 arrow::Status Recheck(const arrow::Status& st, const std::function<arrow::Result<int64_t>()>& full_check) {
   auto checked = full_check();
-  return checked.ok() ? st : checked.status();
+  if (!checked.ok()) return checked.status();
+  std::string message = st.message();  // (the checkers disagree: keep the byte offset, drop the marker)
+  message.erase(message.find(kRecheckForRow));
+  return st.WithMessage(message);
 }
 
 /// Makes a reader with the given block size.
