@@ -52,7 +52,13 @@ void RaiseStatus(const arrow::Status& status) {
       break;
   }
   nb::object cls = errors.attr(name);
-  PyErr_SetString(cls.ptr(), message.c_str());
+  // Messages may quote bytes of the input (a CSV row, a JSON key) that are not UTF-8: escape them
+  // (\xff) rather than raise a UnicodeDecodeError that names nothing.
+  PyObject* text =
+      PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()), "backslashreplace");
+  if (text == nullptr) throw nb::python_error();
+  PyErr_SetObject(cls.ptr(), text);
+  Py_DECREF(text);
   throw nb::python_error();
 }
 

@@ -1,6 +1,10 @@
 #include "ketch/io/formats/file_access.h"
 
 #include <arrow/io/file.h>
+#include <arrow/util/io_util.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace ketch::io {
 namespace {
@@ -43,6 +47,25 @@ class CountingFile : public arrow::io::RandomAccessFile {
   std::atomic<int64_t>* counter_;
 };
 
+// Why a local open failed, in words a user acts on: the file is missing (removed after it was
+// listed?), access is denied, or the OS's own reason; "[errno N]" keeps the code for callers.
+arrow::Status LocalOpenError(const std::string& path, const arrow::Status& st) {
+  const int err = arrow::internal::ErrnoFromStatus(st);
+  switch (err) {
+    case ENOENT:
+      return arrow::Status::IOError("cannot open '", path, "': no such file [errno 2]");
+    case EACCES:
+    case EPERM:
+      return arrow::Status::IOError("cannot open '", path, "': permission denied [errno ", err, "]");
+    case EISDIR:
+      return arrow::Status::IOError("cannot open '", path, "': it is a directory [errno ", err, "]");
+    case 0:
+      return arrow::Status::IOError("cannot open '", path, "': ", st.message());
+    default:
+      return arrow::Status::IOError("cannot open '", path, "': ", std::strerror(err), " [errno ", err, "]");
+  }
+}
+
 }  // namespace
 
 arrow::Result<std::shared_ptr<arrow::io::RandomAccessFile>> OpenInputFile(const std::string& path,
@@ -56,7 +79,7 @@ arrow::Result<std::shared_ptr<arrow::io::RandomAccessFile>> OpenInputFile(const 
     file = *opened;
   } else {
     auto opened = arrow::io::ReadableFile::Open(path);
-    if (!opened.ok()) return arrow::Status::IOError("cannot open '", path, "': ", opened.status().message());
+    if (!opened.ok()) return LocalOpenError(path, opened.status());
     file = *opened;
   }
   if (!bytes_read) return file;

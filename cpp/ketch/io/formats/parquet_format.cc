@@ -110,9 +110,13 @@ arrow::Result<std::shared_ptr<arrow::RecordBatchReader>> OpenParquetRowGroups(
       }
     }
   }
+  // Pages written with a CRC (e.g. pyarrow's write_page_checksum=True) are verified: a damaged page
+  // fails naming its row group instead of decoding to wrong values. Pages without one are not.
+  parquet::ReaderProperties props = parquet::default_reader_properties();
+  props.set_page_checksum_verification(true);
   parquet::arrow::FileReaderBuilder builder;
   try {
-    PARQUET_THROW_NOT_OK(builder.Open(file, parquet::default_reader_properties(), std::move(metadata)));
+    PARQUET_THROW_NOT_OK(builder.Open(file, props, std::move(metadata)));
   } catch (const std::exception& e) {
     return arrow::Status::IOError("not a valid Parquet file: ", e.what());
   }
