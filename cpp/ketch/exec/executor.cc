@@ -406,10 +406,10 @@ int64_t MorselsInFlight(const Pipeline& pipeline, const ExecutionConfig& config,
 }
 
 constexpr int64_t kMinTargetMorselBytes = 1LL << 20;
-// Until a growing operator's output has been seen, its segment's morsels are 1/64 of their size (a
-// download stage starts with one URL, a row-wise UDF with 8 rows), so the first morsels in flight
-// cannot blow the budget before anything is known.
-constexpr int64_t kProbeDivisor = 64;
+// Until a growing operator's output has been seen, its segment's morsels are 1/512 of their size
+// (a download stage or a row-wise UDF starts with one row, a batch UDF with 16), so the first
+// morsels in flight cannot blow the budget before anything is known.
+constexpr int64_t kProbeDivisor = 512;
 
 class PipelineRun {
  public:

@@ -106,21 +106,24 @@ arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> WriteParquetSi
     std::shared_ptr<arrow::RecordBatch> morsel) {
   if (morsel->num_rows() == 0) return std::optional<std::shared_ptr<arrow::RecordBatch>>();
   auto& st = *state_;
-  // A morsel of large values is written in slices, so that no row group outgrows kRowGroupBytes.
+  // A morsel of large values is written in slices, so that a row group outgrows kRowGroupBytes by
+  // at most one row.
   const int64_t rows = morsel->num_rows();
-  const double bytes_per_row = static_cast<double>(BatchBytes(*morsel)) / static_cast<double>(rows);
-  const int64_t slice_rows =
-      std::clamp<int64_t>(static_cast<int64_t>(kRowGroupBytes / std::max(bytes_per_row, 1.0)), 1, rows);
-  for (int64_t start = 0; start < rows; start += slice_rows) {
+  const double bytes_per_row =
+      std::max(1.0, static_cast<double>(BatchBytes(*morsel)) / static_cast<double>(rows));
+  for (int64_t start = 0; start < rows;) {
     if (st.row_group_bytes >= kRowGroupBytes) {
       auto flushed = st.writer->NewBufferedRowGroup();  // writes the previous one out
       if (!flushed.ok()) return st.file->Error(flushed);
       st.row_group_bytes = 0;
     }
-    const int64_t length = std::min(slice_rows, rows - start);
+    const auto fit =
+        static_cast<int64_t>(static_cast<double>(kRowGroupBytes - st.row_group_bytes) / bytes_per_row);
+    const int64_t length = std::clamp<int64_t>(fit, 1, rows - start);
     auto written = st.writer->WriteRecordBatch(*morsel->Slice(start, length));
     if (!written.ok()) return st.file->Error(written);  // e.g. "No space left on device", naming the path
     st.row_group_bytes += static_cast<int64_t>(bytes_per_row * static_cast<double>(length));
+    start += length;
   }
   return std::optional<std::shared_ptr<arrow::RecordBatch>>();
 }
