@@ -240,11 +240,23 @@ arrow::Result<DecodedImage> DecodeJpeg(const uint8_t* data, int64_t size, int64_
 
 namespace {
 
-// One TurboJPEG decompressor per thread, reused across images.
+// One TurboJPEG decompressor per thread, reused across images. A call that fails (or warns) can
+// leave libjpeg mid-stream: TurboJPEG 2.x longjmps out of jpeg_read_header without aborting the
+// decompressor, and the next image read through that handle then continues the broken stream and
+// fails too. So any non-zero return discards the handle, and every image's verdict depends on its
+// own bytes only.
+std::unique_ptr<void, TjDeleter>& ThreadDecompressorSlot() {
+  thread_local std::unique_ptr<void, TjDeleter> handle;
+  return handle;
+}
+
 void* ThreadDecompressor() {
-  thread_local std::unique_ptr<void, TjDeleter> handle(tjInitDecompress());
+  auto& handle = ThreadDecompressorSlot();
+  if (!handle) handle.reset(tjInitDecompress());
   return handle.get();
 }
+
+void DiscardThreadDecompressor() { ThreadDecompressorSlot().reset(); }
 
 }  // namespace
 
@@ -254,7 +266,9 @@ arrow::Result<JpegHeader> ReadJpegHeader(const uint8_t* data, int64_t size, int6
   int width = 0, height = 0, subsamp = 0, colorspace = 0;
   if (tjDecompressHeader3(handle, data, static_cast<unsigned long>(size), &width, &height, &subsamp,
                           &colorspace) != 0) {
-    return arrow::Status::Invalid("corrupt JPEG: ", tjGetErrorStr2(handle));
+    auto status = arrow::Status::Invalid("corrupt JPEG: ", tjGetErrorStr2(handle));
+    DiscardThreadDecompressor();
+    return status;
   }
   ARROW_RETURN_NOT_OK(CheckImageSize(width, height, max_pixels, "JPEG"));
   JpegHeader header;
@@ -267,13 +281,15 @@ arrow::Result<JpegHeader> ReadJpegHeader(const uint8_t* data, int64_t size, int6
 
 arrow::Status DecodeJpegInto(const uint8_t* data, int64_t size, const JpegHeader& header, uint8_t* dst) {
   void* handle = ThreadDecompressor();
+  if (!handle) return arrow::Status::OutOfMemory("tjInitDecompress failed");
   const bool gray = header.mode == ImageMode::kL;
   if (tjDecompress2(handle, data, static_cast<unsigned long>(size), dst, header.width, 0, header.height,
                     gray ? TJPF_GRAY : TJPF_RGB, TJFLAG_ACCURATEDCT) != 0) {
     const std::string message = tjGetErrorStr2(handle);
-    if (tjGetErrorCode(handle) == TJERR_FATAL || message.find("Premature end") != std::string::npos) {
-      return arrow::Status::Invalid("corrupt or truncated JPEG: ", message);
-    }
+    const bool fatal =
+        tjGetErrorCode(handle) == TJERR_FATAL || message.find("Premature end") != std::string::npos;
+    DiscardThreadDecompressor();
+    if (fatal) return arrow::Status::Invalid("corrupt or truncated JPEG: ", message);
   }
   return arrow::Status::OK();
 }
