@@ -167,6 +167,24 @@ struct TjDeleter {
   void operator()(void* handle) const { tjDestroy(handle); }
 };
 
+// Whether a failed tjDecompress2 produced no usable image. TurboJPEG 2.x reports TJERR_WARNING for a
+// fatal error that follows a warning, so the message decides: libjpeg's warnings (JWRN_* texts) still
+// yield a full image, as Pillow accepts them, except the end of the data ("Premature end of JPEG
+// file"), which Pillow refuses as truncated; any other message is a fatal error.
+bool JpegFailureIsFatal(void* handle, const std::string& message) {
+  if (tjGetErrorCode(handle) == TJERR_FATAL) return true;
+  static const char* const kWarnings[] = {"Corrupt JPEG data",
+                                          "Inconsistent progression sequence",
+                                          "Warning: unknown JFIF revision",
+                                          "Invalid SOS parameters for sequential JPEG",
+                                          "Application transferred too many scanlines",
+                                          "Unknown Adobe color transform code"};
+  for (const char* warning : kWarnings) {
+    if (message.rfind(warning, 0) == 0) return false;
+  }
+  return true;
+}
+
 // True when the JPEG carries Adobe's APP14 marker: its CMYK samples are stored inverted.
 bool HasAdobeMarker(const uint8_t* data, int64_t size) {
   for (int64_t i = 2; i + 11 < size && i < 65536; ++i) {
@@ -183,7 +201,7 @@ arrow::Result<DecodedImage> DecodeCmykJpeg(void* handle, const uint8_t* data, in
   if (tjDecompress2(handle, data, static_cast<unsigned long>(size), cmyk.data(), width, 0, height, TJPF_CMYK,
                     TJFLAG_ACCURATEDCT) != 0) {
     const std::string message = tjGetErrorStr2(handle);
-    if (tjGetErrorCode(handle) == TJERR_FATAL || message.find("Premature end") != std::string::npos) {
+    if (JpegFailureIsFatal(handle, message)) {
       return arrow::Status::Invalid("corrupt or truncated JPEG: ", message);
     }
   }
@@ -229,7 +247,7 @@ arrow::Result<DecodedImage> DecodeJpeg(const uint8_t* data, int64_t size, int64_
     // Warnings (e.g. extraneous bytes) still produce a full image; errors do not, and neither does
     // data that ends early (libjpeg pads it with gray; Pillow refuses it as truncated).
     const std::string message = tjGetErrorStr2(handle.get());
-    if (tjGetErrorCode(handle.get()) == TJERR_FATAL || message.find("Premature end") != std::string::npos) {
+    if (JpegFailureIsFatal(handle.get(), message)) {
       return arrow::Status::Invalid("corrupt or truncated JPEG: ", message);
     }
   }
@@ -286,8 +304,7 @@ arrow::Status DecodeJpegInto(const uint8_t* data, int64_t size, const JpegHeader
   if (tjDecompress2(handle, data, static_cast<unsigned long>(size), dst, header.width, 0, header.height,
                     gray ? TJPF_GRAY : TJPF_RGB, TJFLAG_ACCURATEDCT) != 0) {
     const std::string message = tjGetErrorStr2(handle);
-    const bool fatal =
-        tjGetErrorCode(handle) == TJERR_FATAL || message.find("Premature end") != std::string::npos;
+    const bool fatal = JpegFailureIsFatal(handle, message);
     DiscardThreadDecompressor();
     if (fatal) return arrow::Status::Invalid("corrupt or truncated JPEG: ", message);
   }

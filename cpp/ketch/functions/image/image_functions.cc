@@ -145,6 +145,12 @@ class ImageResize : public ScalarFunction {
       return arrow::Status::Invalid("image.resize: width and height must be in 1..65535, got ", width, "x",
                                     height);
     }
+    // Refused before any allocation, like a decoded image over the same limit.
+    if (width * height > kMaxImagePixels) {
+      return arrow::Status::Invalid("image.resize: an output of ", width, "x", height, " = ", width * height,
+                                    " pixels exceeds the limit of ", kMaxImagePixels,
+                                    " pixels per image (the decoder's limit)");
+    }
     return std::make_pair(static_cast<int32_t>(width), static_cast<int32_t>(height));
   }
 
