@@ -368,3 +368,47 @@ def test_resize_just_under_the_limit_is_accepted_in_principle():
     df = ketch.from_pydict({"b": [save(Image.new("L", (2, 2)), "PNG")]})
     expr = df.with_column("r", col("b").image.decode().image.resize(13377, 13377))
     assert expr.schema().field("r") is not None
+
+
+# -- 4. a decoded image larger than the query's memory budget -----------------------------------------
+
+
+def decode_under_budget(blob: bytes, budget: int) -> tuple[str, int]:
+    """(outcome, growth of the process' peak RSS in bytes) of decoding `blob` under `budget`."""
+    import resource
+
+    ketch.set_execution_config(memory_budget_bytes=budget)
+    df = ketch.from_arrow(pa.table({"b": pa.array([blob], pa.binary())}))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    try:
+        out = df.with_column("img", col("b").image.decode()).to_pydict()["img"]
+        outcome = f"ok {out[0].shape}"
+    except KetchValueError as exc:
+        outcome = str(exc)
+    return outcome, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+
+
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG", "WEBP", "BMP"])
+def test_image_bomb_over_the_memory_budget_is_refused_before_allocation(run_isolated, fmt):
+    # 10000 x 10000 gray: a small file (BMP is RLE8: 2 bytes per run) that decodes to 100 MB (300 MB as RGB).
+    size = 10000
+    if fmt == "BMP":
+        body = (bytes([250, 0]) * 40 + b"\x00\x00") * size + b"\x00\x01"
+        blob = bmp_file(size, size, 8, 1, [(i, i, i) for i in range(256)], body)
+    else:
+        blob = save(Image.new("L", (size, size), 7), fmt, **({"lossless": True} if fmt == "WEBP" else {}))
+    assert len(blob) < 12_000_000
+    budget = 64 << 20
+    outcome, growth = run_isolated(decode_under_budget, blob, budget)
+    assert re.search(
+        rf"failed at row 0: \w+ image of {size}x{size} pixels needs \d+ bytes decoded, more than the query's "
+        rf"memory budget of {budget} bytes",
+        outcome,
+    ), outcome
+    assert growth < budget, f"peak RSS grew by {growth} bytes"
+
+
+def test_image_within_the_memory_budget_decodes(run_isolated):
+    blob = save(Image.new("L", (3000, 3000), 7), "PNG")  # 9 MB decoded
+    outcome, _ = run_isolated(decode_under_budget, blob, 64 << 20)
+    assert outcome == "ok (3000, 3000, 1)"

@@ -233,11 +233,12 @@ arrow::Result<DecodedImage> DecodePaletteBmp(const uint8_t* data, int64_t size, 
 
 }  // namespace
 
-arrow::Result<DecodedImage> DecodeBmp(const uint8_t* data, int64_t size, int64_t max_pixels) {
+arrow::Result<DecodedImage> DecodeBmp(const uint8_t* data, int64_t size, DecodeLimits limits) {
   if (size > INT32_MAX) return arrow::Status::Invalid("BMP file too large (", size, " bytes)");
   const int len = static_cast<int>(size);
   ARROW_ASSIGN_OR_RAISE(auto layout, ReadBmpLayout(data, size));
-  ARROW_RETURN_NOT_OK(CheckImageSize(layout.width, layout.height, max_pixels, "BMP"));
+  ARROW_RETURN_NOT_OK(CheckImageSize(layout.width, layout.height, limits, "BMP",
+                                     layout.bits == 32 || layout.bits == 16 ? 4 : 3));
   if (layout.compression == 1 || layout.compression == 2) return DecodeRleBmp(data, size, layout);
   ARROW_RETURN_NOT_OK(CheckBmpRows(layout, size));
   if (layout.compression == 0 && (layout.bits == 1 || layout.bits == 4 || layout.bits == 8)) {
@@ -247,7 +248,7 @@ arrow::Result<DecodedImage> DecodeBmp(const uint8_t* data, int64_t size, int64_t
   if (!stbi_info_from_memory(data, len, &width, &height, &channels)) {
     return arrow::Status::Invalid("corrupt BMP: ", stbi_failure_reason());
   }
-  ARROW_RETURN_NOT_OK(CheckImageSize(width, height, max_pixels, "BMP"));
+  ARROW_RETURN_NOT_OK(CheckImageSize(width, height, limits, "BMP", channels));
   std::unique_ptr<stbi_uc, decltype(&stbi_image_free)> pixels(
       stbi_load_from_memory(data, len, &width, &height, &channels, 0), &stbi_image_free);
   if (!pixels) return arrow::Status::Invalid("corrupt or truncated BMP: ", stbi_failure_reason());

@@ -165,12 +165,12 @@ class LzwFrame {
 
 }  // namespace
 
-arrow::Result<DecodedImage> DecodeGif(const uint8_t* data, int64_t size, int64_t max_pixels) {
+arrow::Result<DecodedImage> DecodeGif(const uint8_t* data, int64_t size, DecodeLimits limits) {
   GifSource source{data, static_cast<size_t>(size), 0};
   int error = 0;
   std::unique_ptr<GifFileType, GifCloser> gif(DGifOpen(&source, ReadGif, &error));
   if (!gif) return arrow::Status::Invalid("corrupt GIF: ", GifErrorString(error));
-  ARROW_RETURN_NOT_OK(CheckImageSize(gif->SWidth, gif->SHeight, max_pixels, "GIF"));
+  ARROW_RETURN_NOT_OK(CheckImageSize(gif->SWidth, gif->SHeight, limits, "GIF", 1));
   // Records up to the first image: its graphic control extension (transparency) and descriptor.
   GraphicsControlBlock gcb;
   gcb.TransparentColor = NO_TRANSPARENT_COLOR;
@@ -200,10 +200,15 @@ arrow::Result<DecodedImage> DecodeGif(const uint8_t* data, int64_t size, int64_t
     return arrow::Status::Invalid("corrupt or truncated GIF: ", GifErrorString(gif->Error));
   }
   const GifImageDesc desc = gif->Image;
-  if (desc.Width <= 0 || desc.Height <= 0 ||
-      int64_t{desc.Width} * desc.Height > std::max<int64_t>(max_pixels, 1)) {
+  if (desc.Width <= 0 || desc.Height <= 0) {
     return arrow::Status::Invalid("corrupt GIF: frame of ", desc.Width, "x", desc.Height, " pixels");
   }
+  // A frame reaching past the logical screen grows the canvas, as in Pillow.
+  const bool alpha = gcb.TransparentColor != NO_TRANSPARENT_COLOR;
+  const int64_t canvas_width = std::max<int64_t>(gif->SWidth, int64_t{desc.Left} + desc.Width);
+  const int64_t canvas_height = std::max<int64_t>(gif->SHeight, int64_t{desc.Top} + desc.Height);
+  // The frame's indices (1 byte per pixel, at most the canvas) and the canvas' RGB(A) pixels.
+  ARROW_RETURN_NOT_OK(CheckImageSize(canvas_width, canvas_height, limits, "GIF", alpha ? 5 : 4));
   int min_code_size = 0;
   GifByteType* block = nullptr;
   if (DGifGetCode(gif.get(), &min_code_size, &block) != GIF_OK) {
@@ -226,12 +231,7 @@ arrow::Result<DecodedImage> DecodeGif(const uint8_t* data, int64_t size, int64_t
   }
   const ColorMapObject* colors = desc.ColorMap ? desc.ColorMap : gif->SColorMap;
   if (colors == nullptr) return arrow::Status::Invalid("corrupt GIF: no color map");
-  const bool alpha = gcb.TransparentColor != NO_TRANSPARENT_COLOR;
   DecodedImage out;
-  // A frame reaching past the logical screen grows the canvas, as in Pillow.
-  const int64_t canvas_width = std::max<int64_t>(gif->SWidth, int64_t{desc.Left} + desc.Width);
-  const int64_t canvas_height = std::max<int64_t>(gif->SHeight, int64_t{desc.Top} + desc.Height);
-  ARROW_RETURN_NOT_OK(CheckImageSize(canvas_width, canvas_height, max_pixels, "GIF"));
   out.width = static_cast<int32_t>(canvas_width);
   out.height = static_cast<int32_t>(canvas_height);
   out.mode = alpha ? ImageMode::kRGBA : ImageMode::kRGB;
