@@ -276,7 +276,7 @@ def test_truncated_bmp_refused_with_row_and_cause():
     with pytest.raises(KetchValueError, match=r"failed at row 1: truncated BMP: .*pixel rows end at byte"):
         decode_all([blob, blob[:-1]])
     palette = VALID["bmp_palette"]
-    with pytest.raises(KetchValueError, match=r"failed at row 0: truncated BMP: .*palette"):
+    with pytest.raises(KetchValueError, match=r"failed at row 0: truncated BMP: .*pixel rows end at byte"):
         decode_all([palette[:100]])
 
 
@@ -412,3 +412,29 @@ def test_image_within_the_memory_budget_decodes(run_isolated):
     blob = save(Image.new("L", (3000, 3000), 7), "PNG")  # 9 MB decoded
     outcome, _ = run_isolated(decode_under_budget, blob, 64 << 20)
     assert outcome == "ok (3000, 3000, 1)"
+
+
+@pytest.mark.parametrize("name", ["gif", "gif_interlaced", "bmp_rle8", "bmp_rle4", "bmp_palette", "bmp"])
+def test_every_single_bit_flip_gets_pillows_verdict_and_pixels(name):
+    """Bits 0, 3 and 7 of every header byte (one bit of every later byte) flipped in turn: refused
+    where Pillow refuses, Pillow's pixels where Pillow decodes. RLE files skip their width / height
+    fields (bytes 18-25): a flip there makes Pillow's pure-Python RLE decoder fill a huge image,
+    slowly, and the other BMPs cover those fields."""
+    blob = VALID[name]
+    flips = []
+    for pos in range(len(blob)):
+        if name.startswith("bmp_rle") and 18 <= pos < 26:
+            continue
+        for bit in (0, 3, 7) if pos < 128 else (pos % 8,):
+            flipped = bytearray(blob)
+            flipped[pos] ^= 1 << bit
+            flips.append((f"flip{pos}.{bit}", bytes(flipped)))
+    images = decode_all([b for _, b in flips], on_error="null")
+    wrong = []
+    for (key, b), image in zip(flips, images, strict=True):
+        expected = pillow_pixels(b, image.shape[2] if image is not None else 3)
+        if (image is None) != (expected is None):
+            wrong.append(f"{key}: Ketch {'refuses' if image is None else 'decodes'}")
+        elif image is not None and (image.shape != expected.shape or not np.array_equal(image, expected)):
+            wrong.append(f"{key}: pixels differ")
+    assert wrong == [], f"{len(wrong)} of {len(flips)}: {wrong[:10]}"

@@ -1,7 +1,9 @@
-// BMP through stb_image (Debian's libstb shared library): header first (size check), then pixels in
-// the file's channel count (1 → L, 2 → LA, 3 → RGB, 4 → RGBA). RLE8 / RLE4 files (which stb_image
-// refuses) are decoded here, following Pillow's BmpRleDecoder; files too short for the pixel rows
-// their header declares are refused as truncated, as Pillow refuses them (stb_image zero-fills).
+// BMP, read the way Pillow's BmpImagePlugin reads it (header types, pixel depths and compressions it
+// accepts; palette entries past the end of the file are black): uncompressed 1/4/8-bit palette,
+// 16-bit 5-5-5, 24 and 32-bit files and RLE8 / RLE4 files (following Pillow's BmpRleDecoder) are
+// decoded here; bit-field files go through stb_image (Debian's libstb shared library). Palette files
+// decode to RGB, or L when the palette is all grays. Files too short for the pixel rows their
+// header declares are refused as truncated, as Pillow refuses them.
 
 #include <stb_image.h>
 
@@ -72,7 +74,8 @@ arrow::Result<BmpLayout> ReadBmpLayout(const uint8_t* data, int64_t size) {
     layout.height = ReadLe(data + 20, 2);
     layout.bits = ReadLe(data + 24, 2);
     layout.palette_entry = 3;
-  } else if (layout.header_size >= 40) {
+  } else if (layout.header_size == 40 || layout.header_size == 52 || layout.header_size == 56 ||
+             layout.header_size == 64 || layout.header_size == 108 || layout.header_size == 124) {
     layout.width = static_cast<int32_t>(ReadLe(data + 18, 4));
     const auto height = static_cast<int32_t>(ReadLe(data + 22, 4));
     layout.top_down = height < 0;
@@ -83,6 +86,13 @@ arrow::Result<BmpLayout> ReadBmpLayout(const uint8_t* data, int64_t size) {
   } else {
     return arrow::Status::Invalid("corrupt BMP: unsupported header size ", layout.header_size);
   }
+  if (layout.bits != 1 && layout.bits != 4 && layout.bits != 8 && layout.bits != 16 && layout.bits != 24 &&
+      layout.bits != 32) {
+    return arrow::Status::Invalid("corrupt BMP: unsupported pixel depth ", layout.bits);
+  }
+  if (layout.compression > 3) {
+    return arrow::Status::Invalid("corrupt BMP: unsupported compression ", layout.compression);
+  }
   if (layout.bits <= 8 && layout.colors == 0) layout.colors = int64_t{1} << layout.bits;
   layout.palette_offset = 14 + layout.header_size;
   const int64_t palette_bytes = layout.bits <= 8 ? layout.palette_entry * layout.colors : 0;
@@ -90,10 +100,6 @@ arrow::Result<BmpLayout> ReadBmpLayout(const uint8_t* data, int64_t size) {
   // As Pillow: an offset pointing at the palette (or none) means the pixels follow the palette.
   if (layout.data_offset == 0 || (layout.data_offset == layout.palette_offset && layout.bits <= 8)) {
     layout.data_offset = layout.palette_offset + palette_bytes;
-  }
-  if (layout.bits <= 8 && layout.palette_offset + palette_bytes > size) {
-    return arrow::Status::Invalid("truncated BMP: ", size, " bytes cannot hold its ", layout.colors,
-                                  "-color palette");
   }
   return layout;
 }
@@ -180,12 +186,15 @@ DecodedImage PaletteImage(const std::vector<uint8_t>& indices, const BmpLayout& 
   out.mode = ImageMode::kRGB;
   out.pixels.resize(indices.size() * 3);
   const uint8_t* palette = data + layout.palette_offset;
+  // As Pillow reads it: the entries the file holds (a palette may run past the end of the file).
+  const int64_t colors =
+      std::min(layout.colors, std::max<int64_t>(0, size - layout.palette_offset) / layout.palette_entry);
   for (int64_t row = 0; row < layout.height; ++row) {
     const int64_t dst_row = layout.top_down ? row : layout.height - 1 - row;
     for (int64_t col = 0; col < layout.width; ++col) {
       const uint8_t index = indices[static_cast<size_t>(row * layout.width + col)];
       uint8_t* d = out.pixels.data() + (dst_row * layout.width + col) * 3;
-      if (index < layout.colors) {
+      if (index < colors) {
         const uint8_t* e = palette + index * layout.palette_entry;  // B, G, R(, X)
         d[0] = e[2], d[1] = e[1], d[2] = e[0];
       } else {
@@ -197,9 +206,14 @@ DecodedImage PaletteImage(const std::vector<uint8_t>& indices, const BmpLayout& 
   return out;
 }
 
-arrow::Status CheckPalette(const BmpLayout& layout) {
+arrow::Status CheckPalette(const BmpLayout& layout, int64_t size) {
   if (layout.colors <= 0 || layout.colors > 65536) {
     return arrow::Status::Invalid("corrupt BMP: palette of ", layout.colors, " colors");
+  }
+  // Pillow keeps what the file holds of the palette, and refuses more than 256 entries.
+  const int64_t bytes = std::min(layout.colors * layout.palette_entry, size - layout.palette_offset);
+  if (bytes > 256 * layout.palette_entry) {
+    return arrow::Status::Invalid("corrupt BMP: palette of ", layout.colors, " colors (at most 256)");
   }
   return arrow::Status::OK();
 }
@@ -209,14 +223,14 @@ arrow::Result<DecodedImage> DecodeRleBmp(const uint8_t* data, int64_t size, cons
     return arrow::Status::Invalid("corrupt BMP: RLE", layout.compression == 2 ? 4 : 8, " with ", layout.bits,
                                   " bits per pixel");
   }
-  ARROW_RETURN_NOT_OK(CheckPalette(layout));
+  ARROW_RETURN_NOT_OK(CheckPalette(layout, size));
   ARROW_ASSIGN_OR_RAISE(auto indices, DecodeBmpRle(data, size, layout));
   return PaletteImage(indices, layout, data, size);
 }
 
 // Uncompressed 1, 4 and 8 bits per pixel (rows already checked to fit in the file).
 arrow::Result<DecodedImage> DecodePaletteBmp(const uint8_t* data, int64_t size, const BmpLayout& layout) {
-  ARROW_RETURN_NOT_OK(CheckPalette(layout));
+  ARROW_RETURN_NOT_OK(CheckPalette(layout, size));
   const int64_t bits = layout.bits;
   const int64_t stride = ((layout.width * bits + 31) >> 3) & ~int64_t{3};
   std::vector<uint8_t> indices(static_cast<size_t>(layout.width * layout.height));
@@ -231,6 +245,33 @@ arrow::Result<DecodedImage> DecodePaletteBmp(const uint8_t* data, int64_t size, 
   return PaletteImage(indices, layout, data, size);
 }
 
+// Uncompressed 16 (5-5-5), 24 and 32 bits per pixel (B, G, R, unused), as Pillow reads them: RGB.
+DecodedImage DecodeDirectBmp(const uint8_t* data, const BmpLayout& layout) {
+  const int64_t stride = ((layout.width * layout.bits + 31) >> 3) & ~int64_t{3};
+  DecodedImage out;
+  out.width = static_cast<int32_t>(layout.width);
+  out.height = static_cast<int32_t>(layout.height);
+  out.mode = ImageMode::kRGB;
+  out.pixels.resize(static_cast<size_t>(layout.width * layout.height * 3));
+  for (int64_t row = 0; row < layout.height; ++row) {
+    const uint8_t* src = data + layout.data_offset + row * stride;
+    const int64_t dst_row = layout.top_down ? row : layout.height - 1 - row;
+    uint8_t* dst = out.pixels.data() + dst_row * layout.width * 3;
+    for (int64_t col = 0; col < layout.width; ++col, dst += 3) {
+      if (layout.bits == 16) {
+        const uint32_t v = ReadLe(src + col * 2, 2);
+        dst[0] = static_cast<uint8_t>(((v >> 10) & 31) * 255 / 31);
+        dst[1] = static_cast<uint8_t>(((v >> 5) & 31) * 255 / 31);
+        dst[2] = static_cast<uint8_t>((v & 31) * 255 / 31);
+      } else {
+        const uint8_t* p = src + col * (layout.bits / 8);
+        dst[0] = p[2], dst[1] = p[1], dst[2] = p[0];
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 arrow::Result<DecodedImage> DecodeBmp(const uint8_t* data, int64_t size, DecodeLimits limits) {
@@ -241,8 +282,9 @@ arrow::Result<DecodedImage> DecodeBmp(const uint8_t* data, int64_t size, DecodeL
                                      layout.bits == 32 || layout.bits == 16 ? 4 : 3));
   if (layout.compression == 1 || layout.compression == 2) return DecodeRleBmp(data, size, layout);
   ARROW_RETURN_NOT_OK(CheckBmpRows(layout, size));
-  if (layout.compression == 0 && (layout.bits == 1 || layout.bits == 4 || layout.bits == 8)) {
-    return DecodePaletteBmp(data, size, layout);
+  if (layout.compression == 0) {
+    if (layout.bits <= 8) return DecodePaletteBmp(data, size, layout);
+    return DecodeDirectBmp(data, layout);
   }
   int width = 0, height = 0, channels = 0;
   if (!stbi_info_from_memory(data, len, &width, &height, &channels)) {

@@ -177,6 +177,8 @@ arrow::Result<DecodedImage> DecodeGif(const uint8_t* data, int64_t size, DecodeL
   for (;;) {
     GifRecordType record;
     if (DGifGetRecordType(gif.get(), &record) != GIF_OK) {
+      // A byte that starts no record is skipped, as Pillow skips it (the byte is consumed).
+      if (gif->Error == D_GIF_ERR_WRONG_RECORD) continue;
       return arrow::Status::Invalid("corrupt or truncated GIF: ", GifErrorString(gif->Error));
     }
     if (record == IMAGE_DESC_RECORD_TYPE) break;
@@ -214,7 +216,7 @@ arrow::Result<DecodedImage> DecodeGif(const uint8_t* data, int64_t size, DecodeL
   if (DGifGetCode(gif.get(), &min_code_size, &block) != GIF_OK) {
     return arrow::Status::Invalid("corrupt or truncated GIF: ", GifErrorString(gif->Error));
   }
-  if (min_code_size < 1 || min_code_size > 11) {
+  if (min_code_size < 0 || min_code_size > 11) {
     return arrow::Status::Invalid("corrupt GIF: LZW code size ", min_code_size);
   }
   LzwFrame lzw(min_code_size, desc.Width, desc.Height, desc.Interlace);
