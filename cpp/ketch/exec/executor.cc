@@ -622,6 +622,7 @@ class PipelineRun {
       if ((stop_.load() && !error_ok()) || Cancelled()) return Drop(seg, std::move(morsel));
       morsel.rows.num_rows = morsel.batch->num_rows();
       morsel.rows.cancelled = stats_ ? &stats_->cancel_requested : nullptr;
+      morsel.rows.memory_budget_bytes = memory_->budget();
       OperatorMetrics* metrics = stats_ ? op_metrics_[seg][op] : nullptr;
       arrow::Result<std::shared_ptr<arrow::RecordBatch>> result;
       {

@@ -117,6 +117,9 @@ struct EvalContext {
   std::shared_ptr<arrow::Int64Array> source_rows;
   /// Set while the query runs: turns true when the user cancels it (long I/O kernels poll it).
   const std::atomic<bool>* cancelled = nullptr;
+  /// The query's memory budget in bytes while it runs (0: none known). Kernels whose output can
+  /// dwarf their input (image decode) refuse a row that alone needs more than this.
+  int64_t memory_budget_bytes = 0;
   /// The source row (0-based, across all files of the source in order) of morsel row `i`.
   int64_t SourceRow(int64_t i) const { return source_rows ? source_rows->Value(i) : row_offset + i; }
 };
