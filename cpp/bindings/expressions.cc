@@ -40,6 +40,8 @@ class PyBatchUdf : public BatchUdf {
       return ArrayFromPy(result);
     } catch (nb::python_error& e) {
       std::string message = nb::str(e.value()).c_str();
+      // A call given up because the query stopped is a consequence, not the query's error.
+      if (call.cancelled != nullptr && call.cancelled->load()) return arrow::Status::Cancelled(message);
       return arrow::Status::ExecutionError(message);
     } catch (const std::exception& e) {
       return arrow::Status::ExecutionError("UDF '", name_, "': ", e.what());

@@ -231,6 +231,20 @@ def test_whole_corpus_shuffled(seed):
     assert_batch([rows[i][0] for i in order], [rows[i][1] for i in order])
 
 
+def test_a_corrupt_jpeg_is_refused_after_any_other_image_on_the_same_thread():
+    """One compute thread decodes each file of the corpus, then (in the next query) a corrupt
+    progressive JPEG: decoder state left on the thread by an earlier image must not let it through
+    (a reused TurboJPEG handle did, after some files)."""
+    target = CORRUPT["jpeg_progressive/flip24.1"]
+    assert decode_all([target], on_error="null") == [None]
+    leaked = []
+    with ketch.execution_config_ctx(num_compute_threads=1):
+        for key, blob in [*VALID.items(), *CORRUPT.items()]:
+            if decode_all([blob, target], on_error="null")[1] is not None:
+                leaked.append(key)
+    assert leaked == [], f"the corrupt JPEG decoded after: {leaked[:5]}"
+
+
 # -- 2. Pillow's verdicts: per file -----------------------------------------------------------------
 
 

@@ -573,9 +573,16 @@ class PipelineRun {
 
   // The first error wins; it also raises the query's cancel flag, so calls that wait on user code
   // or on the network (UDFs, downloads) give up instead of finishing work nobody will read.
-  void Fail(const arrow::Status& status) {
+  //
+  // `first_row`: the first source row of the failing morsel, when known. Morsels fail in parallel;
+  // a later error replaces the recorded one when it comes from earlier rows (and is not a
+  // consequence of the cancellation), so the error names the first bad row as often as possible.
+  void Fail(const arrow::Status& status, int64_t first_row = std::numeric_limits<int64_t>::max()) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (error_.ok()) error_ = status;
+    if (error_.ok() || (first_row < error_row_ && !status.IsCancelled())) {
+      error_ = status;
+      error_row_ = first_row;
+    }
     stop_ = true;
     if (stats_) stats_->cancel_requested = true;
   }
@@ -631,7 +638,9 @@ class PipelineRun {
       }
       if (result.ok()) Count(metrics, morsel.rows.num_rows, *result);
       if (!result.ok()) {
-        Fail(result.status());
+        const bool has_rows =
+            morsel.rows.num_rows > 0 && (!morsel.rows.source_rows || morsel.rows.source_rows->length() > 0);
+        Fail(result.status(), has_rows ? morsel.rows.SourceRow(0) : std::numeric_limits<int64_t>::max());
         return Drop(seg, std::move(morsel));
       }
       // The output is charged in place of the input (a decoded image weighs more than its file).
@@ -886,6 +895,7 @@ class PipelineRun {
   std::atomic<int64_t> in_flight_{0};  // changed under mutex_; read without it while waiting for memory
   int64_t active_tasks_ = 0;           // spawned tasks that have not returned yet
   arrow::Status error_;
+  int64_t error_row_ = std::numeric_limits<int64_t>::max();  // first source row of error_'s morsel
 };
 
 }  // namespace

@@ -271,39 +271,25 @@ arrow::Result<DecodedImage> DecodeJpeg(const uint8_t* data, int64_t size, Decode
   return out;
 }
 
-}  // namespace
-
-namespace {
-
-// One TurboJPEG decompressor per thread, reused across images. A call that fails (or warns) can
-// leave libjpeg mid-stream: TurboJPEG 2.x longjmps out of jpeg_read_header without aborting the
-// decompressor, and the next image read through that handle then continues the broken stream and
-// fails too. So any non-zero return discards the handle, and every image's verdict depends on its
-// own bytes only.
-std::unique_ptr<void, TjDeleter>& ThreadDecompressorSlot() {
-  thread_local std::unique_ptr<void, TjDeleter> handle;
-  return handle;
+// A fresh TurboJPEG decompressor for every image and pass. Reusing one per thread let state of an
+// earlier image leak into the next: a failed call leaves libjpeg mid-stream (TurboJPEG 2.x
+// longjmps out of jpeg_read_header without aborting), and warning state survives successful
+// calls, so a corrupt JPEG decoded "cleanly" after some other images. Creating a handle costs
+// microseconds next to a decode; every image's verdict now depends on its own bytes only.
+std::unique_ptr<void, TjDeleter> NewDecompressor() {
+  return std::unique_ptr<void, TjDeleter>(tjInitDecompress());
 }
-
-void* ThreadDecompressor() {
-  auto& handle = ThreadDecompressorSlot();
-  if (!handle) handle.reset(tjInitDecompress());
-  return handle.get();
-}
-
-void DiscardThreadDecompressor() { ThreadDecompressorSlot().reset(); }
 
 }  // namespace
 
 arrow::Result<JpegHeader> ReadJpegHeader(const uint8_t* data, int64_t size, DecodeLimits limits) {
-  void* handle = ThreadDecompressor();
+  auto owned = NewDecompressor();
+  void* handle = owned.get();
   if (!handle) return arrow::Status::OutOfMemory("tjInitDecompress failed");
   int width = 0, height = 0, subsamp = 0, colorspace = 0;
   if (tjDecompressHeader3(handle, data, static_cast<unsigned long>(size), &width, &height, &subsamp,
                           &colorspace) != 0) {
-    auto status = arrow::Status::Invalid("corrupt JPEG: ", tjGetErrorStr2(handle));
-    DiscardThreadDecompressor();
-    return status;
+    return arrow::Status::Invalid("corrupt JPEG: ", tjGetErrorStr2(handle));
   }
   ARROW_RETURN_NOT_OK(CheckImageSize(width, height, limits, "JPEG", JpegBytesPerPixel(colorspace)));
   JpegHeader header;
@@ -315,15 +301,15 @@ arrow::Result<JpegHeader> ReadJpegHeader(const uint8_t* data, int64_t size, Deco
 }
 
 arrow::Status DecodeJpegInto(const uint8_t* data, int64_t size, const JpegHeader& header, uint8_t* dst) {
-  void* handle = ThreadDecompressor();
+  auto owned = NewDecompressor();
+  void* handle = owned.get();
   if (!handle) return arrow::Status::OutOfMemory("tjInitDecompress failed");
   const bool gray = header.mode == ImageMode::kL;
   if (tjDecompress2(handle, data, static_cast<unsigned long>(size), dst, header.width, 0, header.height,
                     gray ? TJPF_GRAY : TJPF_RGB, TJFLAG_ACCURATEDCT) != 0) {
     const std::string message = tjGetErrorStr2(handle);
-    const bool fatal = JpegFailureIsFatal(handle, message);
-    DiscardThreadDecompressor();
-    if (fatal) return arrow::Status::Invalid("corrupt or truncated JPEG: ", message);
+    if (JpegFailureIsFatal(handle, message))
+      return arrow::Status::Invalid("corrupt or truncated JPEG: ", message);
   }
   return arrow::Status::OK();
 }
