@@ -584,7 +584,7 @@ class PipelineRun {
       error_row_ = first_row;
     }
     stop_ = true;
-    if (stats_) stats_->cancel_requested = true;
+    if (stats_) stats_->stop_calls = true;
   }
 
   // Runs the morsel through segment `seg` from operator `op` on, hopping executors as needed.
@@ -626,9 +626,12 @@ class PipelineRun {
     auto& segment = *pipeline_->segments[seg];
     for (; op < segment.ops.size(); ++op) {
       if (segment.ops[op]->executor() != executor) return Schedule(seg, op, std::move(morsel));
-      if ((stop_.load() && !error_ok()) || Cancelled()) return Drop(seg, std::move(morsel));
+      // After an error, morsels of earlier source rows still run (they may hold the first bad row,
+      // which the error should name); later ones are dropped.
+      if ((stop_.load() && !BeforeError(FirstRow(morsel))) || Cancelled())
+        return Drop(seg, std::move(morsel));
       morsel.rows.num_rows = morsel.batch->num_rows();
-      morsel.rows.cancelled = stats_ ? &stats_->cancel_requested : nullptr;
+      morsel.rows.cancelled = stats_ ? &stats_->stop_calls : nullptr;
       morsel.rows.memory_budget_bytes = memory_->budget();
       OperatorMetrics* metrics = stats_ ? op_metrics_[seg][op] : nullptr;
       arrow::Result<std::shared_ptr<arrow::RecordBatch>> result;
@@ -638,9 +641,7 @@ class PipelineRun {
       }
       if (result.ok()) Count(metrics, morsel.rows.num_rows, *result);
       if (!result.ok()) {
-        const bool has_rows =
-            morsel.rows.num_rows > 0 && (!morsel.rows.source_rows || morsel.rows.source_rows->length() > 0);
-        Fail(result.status(), has_rows ? morsel.rows.SourceRow(0) : std::numeric_limits<int64_t>::max());
+        Fail(result.status(), FirstRow(morsel));
         return Drop(seg, std::move(morsel));
       }
       // The output is charged in place of the input (a decoded image weighs more than its file).
@@ -652,6 +653,19 @@ class PipelineRun {
       morsel.batch = std::move(*result);
     }
     Deliver(seg, std::move(morsel));
+  }
+
+  // The first source row of a morsel (max when it has none).
+  static int64_t FirstRow(const Morsel& morsel) {
+    const bool has_rows = morsel.batch && morsel.batch->num_rows() > 0 &&
+                          (!morsel.rows.source_rows || morsel.rows.source_rows->length() > 0);
+    return has_rows ? morsel.rows.SourceRow(0) : std::numeric_limits<int64_t>::max();
+  }
+
+  // True while no error is recorded, or the recorded one comes from rows after `first_row`.
+  bool BeforeError(int64_t first_row) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return error_.ok() || first_row < error_row_;
   }
 
   bool error_ok() {
