@@ -56,17 +56,24 @@ class S3RequestLog:
                         Request(self.command, urllib.parse.unquote(split.path), split.query, byte_range)
                     )
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
-                conn = http.client.HTTPConnection(*log._upstream, timeout=30)
+                # One upstream connection per client connection (this handler), kept alive.
+                if not hasattr(self, "_upstream_conn"):
+                    self._upstream_conn = http.client.HTTPConnection(*log._upstream, timeout=30)
                 try:
-                    conn.request(self.command, self.path, body=body, headers=headers)
-                    response = conn.getresponse()
+                    self._upstream_conn.request(self.command, self.path, body=body, headers=headers)
+                    response = self._upstream_conn.getresponse()
                     payload = response.read()
-                finally:
-                    conn.close()
+                except (http.client.HTTPException, OSError):
+                    self._upstream_conn.close()  # reconnect once (the server closed an idle one)
+                    self._upstream_conn.request(self.command, self.path, body=body, headers=headers)
+                    response = self._upstream_conn.getresponse()
+                    payload = response.read()
                 self.send_response(response.status, response.reason)
                 for key, value in response.getheaders():
                     # A HEAD answer's Content-Length is the object's size: keep it.
-                    if key.lower() not in _HOP and (key.lower() != "content-length" or self.command == "HEAD"):
+                    if key.lower() not in _HOP and (
+                        key.lower() != "content-length" or self.command == "HEAD"
+                    ):
                         self.send_header(key, value)
                 if self.command != "HEAD":
                     self.send_header("Content-Length", str(len(payload)))
@@ -75,6 +82,11 @@ class S3RequestLog:
                     self.wfile.write(payload)
 
             do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _forward
+
+            def finish(self) -> None:
+                super().finish()
+                if hasattr(self, "_upstream_conn"):
+                    self._upstream_conn.close()
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True

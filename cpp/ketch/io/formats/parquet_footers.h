@@ -16,6 +16,9 @@ namespace ketch::io {
 /// for as long as the scan's plan lives: schema inference, every optimization of the plan
 /// (explain, collect, count_rows) and the scan's readers share them. Thread-safe; two threads
 /// asking for the same file wait for one read. A failed read is not kept (a later call retries).
+/// A local file's footer is kept with the file's size and modification time and read again when
+/// either changed (a stat, no read); an S3 object's is kept as read (the scan reads the object at
+/// its listed size anyway).
 class ParquetFooters {
  public:
   explicit ParquetFooters(size_t num_files) : slots_(num_files) {}
@@ -25,11 +28,9 @@ class ParquetFooters {
   arrow::Result<std::shared_ptr<parquet::FileMetaData>> Get(size_t index, const std::string& path,
                                                             int64_t size_bytes, const S3Config& s3);
 
-  /// Keeps a footer read elsewhere (the first file's, read for its schema).
-  void Put(size_t index, std::shared_ptr<parquet::FileMetaData> metadata);
-
-  /// The kept footer of file `index`, or null when it was not read yet.
-  std::shared_ptr<parquet::FileMetaData> Peek(size_t index) const;
+  /// The kept footer of file `index` (at `path`), or null when it was not read yet or the local
+  /// file changed since.
+  std::shared_ptr<parquet::FileMetaData> Peek(size_t index, const std::string& path) const;
 
   size_t size() const { return slots_.size(); }
 
@@ -37,7 +38,11 @@ class ParquetFooters {
   struct Slot {
     mutable std::mutex mutex;
     std::shared_ptr<parquet::FileMetaData> metadata;
+    int64_t local_size = -1;  ///< a local file's size and mtime when its footer was read
+    int64_t local_mtime_ns = -1;
   };
+  /// The slot's footer when it is still the file's (held under the slot's mutex).
+  static std::shared_ptr<parquet::FileMetaData> Current(const Slot& slot, const std::string& path);
   std::vector<Slot> slots_;
 };
 

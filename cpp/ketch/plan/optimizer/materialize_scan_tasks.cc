@@ -112,7 +112,7 @@ arrow::Status ReadFooters(const ScanInfo& info, const std::vector<int32_t>& file
   arrow::Status first_error;
   for (int32_t f : files) {
     if (info.footers) {
-      if (auto kept = info.footers->Peek(f)) {  // no task for what is in memory already
+      if (auto kept = info.footers->Peek(f, info.files[f].path)) {  // no task for what is in memory already
         futures.push_back(arrow::Future<std::shared_ptr<parquet::FileMetaData>>::MakeFinished(kept));
         continue;
       }
