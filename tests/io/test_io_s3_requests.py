@@ -18,6 +18,7 @@ from s3_request_log import S3RequestLog
 
 import ketch
 from ketch import col
+from ketch.errors import KetchIOError
 from ketch.io import IOConfig, S3Config
 
 N = 200
@@ -92,7 +93,7 @@ def test_limit_spanning_objects_reads_footers_until_covered(objects, logged):
     got = ketch.read_parquet(GLOB, io_config=config).limit(7).to_arrow()
     assert got.equals(table.slice(0, 7))
     reads = footer_reads(log, sizes)
-    # 4 objects hold the 7 rows; footers are read in waves of 1, 1, 2, 4 objects.
+    # 4 objects hold the 7 rows; footers are read in waves of 1, 2, 4 objects (7 footers).
     assert 4 <= len(reads) <= 8 and max(reads.values()) == 1
     assert len(log.of("GET", PREFIX)) <= 8 + 4
 
@@ -131,3 +132,16 @@ def test_kept_footer_of_a_local_file_is_read_again_after_it_changes(tmp_path):
     assert df.limit(5).to_pydict() == {"a": [1, 2]}
     pq.write_table(pa.table({"a": [3, 4, 5, 6]}), path)
     assert df.to_pydict() == {"a": [3, 4, 5, 6]}
+
+
+def test_object_removed_after_listing_is_named_as_unreadable_not_invalid(moto_s3):
+    config, client = moto_s3
+    client.create_bucket(Bucket="footers-gone")
+    for i in range(2):
+        buf = io.BytesIO()
+        pq.write_table(pa.table({"a": [i]}), buf)
+        client.put_object(Bucket="footers-gone", Key=f"part-{i}.parquet", Body=buf.getvalue())
+    df = ketch.read_parquet("s3://footers-gone/*.parquet", io_config=config)
+    client.delete_object(Bucket="footers-gone", Key="part-1.parquet")
+    with pytest.raises(KetchIOError, match=r"cannot read 's3://footers-gone/part-1.parquet': AWS Error"):
+        df.collect()
