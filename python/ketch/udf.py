@@ -550,7 +550,7 @@ class _InstancePoolRunner(_Runner):
 # per-call cost is paid once per batch), row-wise ones small (their cost is per row; small batches
 # spread over the UDF's workers). The planner cuts both so an input of known size reaches every
 # worker.
-_DEFAULT_BATCH_ROWS = 8192
+_DEFAULT_BATCH_ROWS = 128 * 1024  # the engine's default morsel (Daft's too)
 _DEFAULT_ROW_WISE_BATCH_ROWS = 512
 _ASYNC_WORKER_THREADS = 4  # engine threads with a batch on an async UDF's event loop at once
 
@@ -780,7 +780,7 @@ def cls(
     share (``gpus``) or per ``cpus``, else 1. ``gpus`` may be fractional (0.5: two instances per
     GPU); asking for more GPUs than the machine has raises ValueError at plan time. ``num_cpus`` /
     ``num_gpus`` are the legacy spellings. ``max_retries`` / ``on_error`` ("raise" | "log" |
-    "ignore") / ``timeout_s`` as for :func:`func`. Without ``batch_size`` a call gets up to 8,192
+    "ignore") / ``timeout_s`` as for :func:`func`. Without ``batch_size`` a call gets up to 131,072
     rows (fewer when a small input must be spread over the instances). ``use_process``: None
     (default) runs the instances in worker processes when the return dtype is Arrow-representable
     and the class and its arguments can be pickled (as Daft does), else on threads; True insists
@@ -910,7 +910,7 @@ def func(
     the background). ``max_concurrency`` on a sync function: that many calls at once, each on a
     thread of its own (rows are spread over them; they share the GIL, so it helps functions that
     wait on I/O or release the GIL; use ``use_process=True`` for CPU-bound Python). Without
-    ``batch_size``, a call gets up to 512 rows (row-wise) or 8,192 (``batch=True``).
+    ``batch_size``, a call gets up to 512 rows (row-wise) or 131,072 (``batch=True``).
     ``use_process=True`` runs the calls in worker processes (``python -m ketch.execution.udf_worker``);
     Ctrl-C stops a query within about a second in every mode (worker processes are killed,
     thread-mode calls abandoned)."""

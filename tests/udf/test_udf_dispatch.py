@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import redirect_stdout
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 import ketch
@@ -153,9 +154,12 @@ def test_batch_udf_without_batch_size_gets_large_batches():
         sizes.append(len(x))
         return x
 
-    out = ketch.from_pydict({"x": list(range(20_000))}).with_column("y", identity(col("x")))
-    assert out.to_pydict()["y"] == list(range(20_000))
-    assert sorted(sizes, reverse=True) == [8192, 8192, 3616]
+    n = 300_000
+    out = ketch.from_arrow(pa.table({"x": pa.array(range(n), pa.int64())})).with_column(
+        "y", identity(col("x"))
+    )
+    assert out.to_arrow().column("y").to_pylist() == list(range(n))
+    assert sorted(sizes, reverse=True) == [131072, 131072, n - 2 * 131072]  # whole morsels, not 512 rows
 
 
 def test_row_udf_batches_spread_over_its_workers_for_small_inputs():
