@@ -96,6 +96,6 @@ def run_daft(data_dir: str) -> dict:
     from daft import col
 
     df = daft.from_pydict({"url": _urls()})
-    df = df.select(col("url").url.download().decode_image(mode="RGB").resize(SIZE, SIZE).alias("img"))
+    df = df.select(col("url").download().decode_image(mode="RGB").resize(SIZE, SIZE).alias("img"))
     images = df.to_pydict()["img"]
     return {"rows": len(images), "check": float(np.mean([np.asarray(i).mean() for i in images]))}
