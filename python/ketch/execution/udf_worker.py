@@ -48,7 +48,7 @@ def main() -> int:
 
     import ketch  # noqa: F401  (registers Ketch's Arrow extension types: images, files, ...)
     import ketch.pytype  # noqa: F401  (Python-object columns arrive as objects, not pickles)
-    from ketch.execution.ipc import Inbox, Outbox, deserialize, serialize
+    from ketch.execution.ipc import Inbox, Outbox, deserialize
 
     inbox, outbox = Inbox(), Outbox(sys.argv[2] if len(sys.argv) > 2 else None)
     factory = None
@@ -85,7 +85,8 @@ def main() -> int:
                     call = factory()  # __init__ of a class UDF runs here, on the first batch
                 result = call(args, num_rows)
                 del args
-                out_name, out_size = outbox.put(serialize([result]))
+                out_name, out_size = outbox.put_arrays([result])
+                del result  # a handed-off result lives on in the engine's mapping only
                 conn.send(("ok", out_name, out_size))
             except BaseException as exc:  # noqa: BLE001 - reported to the engine
                 try:

@@ -1,0 +1,146 @@
+"""UDF results over 2 GiB in one call (video frames, large blobs): binary / string values past
+32-bit offsets come back as one large_binary / large_string / large_list array (pyarrow's
+ChunkedArray for them is combined), in thread and process mode and through a generator's explode;
+a 32-bit-offset return_dtype that cannot hold them fails with an error naming the UDF.
+
+Each test makes a bit more than 2 GiB (bytes multiplication: cheap) and checks lengths and a few
+bytes through a batch UDF over pyarrow compute, so no copy of the data comes back to Python. Peak
+memory stays near 3 x the data (about 6.5 GiB); the tests skip on machines with less memory
+available than they need."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import ketch
+from ketch import DataType, Series, col
+
+MIB = 1 << 20
+ROW_BYTES = 740 * MIB  # three rows: 2.17 GiB, past 2 GiB (2**31 - 1 bytes)
+FRAME_BYTES = 1 * MIB
+FRAMES = 2100  # one row in, 2.05 GiB of frames out
+
+
+def _available_bytes() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")) if hasattr(os, "sysconf") else 0
+
+
+pytestmark = pytest.mark.skipif(
+    _available_bytes() < 9 * (1 << 30), reason="needs about 9 GiB of available memory (2 GiB+ UDF results)"
+)
+
+
+@ketch.func.batch(return_dtype=DataType.string())
+def summary(values: Series) -> pa.Array:
+    """'<length>:<first 2 bytes hex>:<last byte hex>' per row, computed on the Arrow buffers."""
+    array = values.to_arrow()
+    lengths = pc.binary_length(array).to_pylist()
+    heads = pc.binary_slice(array, 0, 2).to_pylist()
+    tails = pc.binary_slice(array, -1).to_pylist()
+    return pa.array(
+        [f"{n}:{h.hex()}:{t.hex()}" for n, h, t in zip(lengths, heads, tails, strict=True)],
+        type=pa.large_string(),
+    )
+
+
+def _blob(i: int) -> bytes:
+    return bytes([0x41 + i]) * (ROW_BYTES - 1) + bytes([0x61 + i])  # "AAAA...a", "BBBB...b", ...
+
+
+def _expected_rows(n: int) -> list[str]:
+    return [f"{ROW_BYTES}:{bytes([0x41 + i] * 2).hex()}:{bytes([0x61 + i]).hex()}" for i in range(n)]
+
+
+@ketch.func(return_dtype=DataType.binary(), batch_size=3)
+def row_blob(i: int) -> bytes:
+    return _blob(i)
+
+
+def test_row_udf_over_2gib_in_one_call():
+    df = ketch.from_pydict({"i": [0, 1, 2]}).with_column("blob", row_blob(col("i")))
+    assert df.schema().field("blob").type == pa.large_binary()
+    out = df.select(summary(col("blob")).alias("s")).to_pydict()
+    assert out["s"] == _expected_rows(3)
+
+
+@ketch.func.batch(return_dtype=DataType.binary())
+def chunked_blobs(ids: Series) -> pa.ChunkedArray:
+    # pyarrow answers more than 2 GiB of bytes with a ChunkedArray of binary chunks.
+    result = pa.array([_blob(i) for i in ids.to_pylist()])
+    assert isinstance(result, pa.ChunkedArray) and result.num_chunks > 1
+    return result
+
+
+def test_batch_udf_returning_a_chunked_array_over_2gib():
+    df = ketch.from_pydict({"i": [0, 1, 2]}).with_column("blob", chunked_blobs(col("i")))
+    out = df.select(col("i"), summary(col("blob")).alias("s")).sort("i").to_pydict()
+    assert out["i"] == [0, 1, 2]
+    assert out["s"] == _expected_rows(3)
+
+
+@ketch.func(return_dtype=bytes)
+def frames(n: int) -> Iterator[bytes]:
+    for k in range(n):
+        yield bytes([k % 251]) * (FRAME_BYTES - 1) + bytes([k % 7])
+
+
+def test_generator_udf_yielding_over_2gib_from_one_row():
+    df = ketch.from_pydict({"video": ["v0"], "n": [FRAMES]}).select(
+        col("video"), frames(col("n")).alias("frame")
+    )
+    assert df.schema().field("frame").type == pa.large_binary()
+    out = df.select(col("video"), summary(col("frame")).alias("s")).to_pydict()
+    assert out["video"] == ["v0"] * FRAMES
+    expected = [f"{FRAME_BYTES}:{bytes([k % 251] * 2).hex()}:{bytes([k % 7]).hex()}" for k in range(FRAMES)]
+    assert out["s"] == expected
+
+
+@ketch.cls(return_dtype=DataType.binary(), use_process=True, batch_size=3)
+class BlobMaker:
+    def __call__(self, ids: Series) -> Series:
+        # A Series over a ChunkedArray of more than 2 GiB (pyarrow's answer for the bytes).
+        return Series(pa.array([_blob(i) for i in ids.to_pylist()]))
+
+
+def test_process_mode_udf_over_2gib_through_shared_memory():
+    maker = BlobMaker()
+    df = ketch.from_pydict({"i": [0, 1, 2]}).with_column("blob", maker(col("i")))
+    out = df.select(summary(col("blob")).alias("s")).to_pydict()
+    assert out["s"] == _expected_rows(3)
+
+
+@ketch.func(return_dtype=pa.binary(), batch_size=3)
+def small_offsets_blob(i: int) -> bytes:
+    return _blob(i)
+
+
+def test_32_bit_offset_return_dtype_too_small_names_the_udf():
+    df = ketch.from_pydict({"i": [0, 1, 2]}).with_column("blob", small_offsets_blob(col("i")))
+    with pytest.raises(Exception, match=r"small_offsets_blob.*2\.\d\d GiB.*large_binary") as info:
+        df.select(summary(col("blob")).alias("s")).to_pydict()
+    assert "32-bit offsets" in str(info.value)
+
+
+def test_cast_of_a_slice_of_a_2gib_array_to_32_bit_offsets():
+    # One large_binary array of 2.17 GiB, cut into one-row morsels (zero-copy slices whose absolute
+    # offsets pass 2**31): each row fits binary, and casts there; the whole array would not.
+    table = pa.table({"blob": pa.array([_blob(i) for i in range(3)], type=pa.large_binary())})
+    ketch.set_execution_config(morsel_size_rows=1)
+    df = ketch.from_arrow(table).select(col("blob").cast(pa.binary()).alias("small"))
+    assert df.schema().field("small").type == pa.binary()
+    assert df.select(summary(col("small")).alias("s")).to_pydict()["s"] == _expected_rows(3)
+    ketch.set_execution_config(morsel_size_rows=3)
+    with pytest.raises(Exception, match=r"large_binary to binary.*too large"):
+        ketch.from_arrow(table).select(col("blob").cast(pa.binary())).to_pydict()
