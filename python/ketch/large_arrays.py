@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 # What one 32-bit-offset array can index (bytes of a binary/string, elements of a list).
@@ -73,6 +74,36 @@ def _all_of(values: list[Any], arrow_type: pa.DataType) -> bool:
     return False
 
 
+def _validity(values: list[Any]) -> tuple[pa.Buffer | None, int]:
+    nulls = sum(1 for v in values if v is None)
+    if nulls == 0:
+        return None, 0
+    return pa.array([v is not None for v in values], type=pa.bool_()).buffers()[1], nulls
+
+
+def _large_binary(values: list[bytes | None]) -> pa.Array:
+    """large_binary of bytes (or None): the values joined by one copy into one buffer that the
+    array holds (pyarrow's builder copies blobs of hundreds of MiB several times as it grows)."""
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum([0 if v is None else len(v) for v in values], out=offsets[1:])
+    data = b"".join(v for v in values if v is not None)
+    validity, nulls = _validity(values)
+    return pa.Array.from_buffers(
+        pa.large_binary(), len(values), [validity, pa.py_buffer(offsets), pa.py_buffer(data)], nulls
+    )
+
+
+def _large_list_of_binary(rows: list[list[bytes | None] | None], declared: pa.DataType) -> pa.Array:
+    """large_list<large_binary> of lists of bytes (a generator UDF's frames), as _large_binary."""
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum([0 if r is None else len(r) for r in rows], out=offsets[1:])
+    values = _large_binary([v for r in rows if r is not None for v in r])
+    validity, nulls = _validity(rows)
+    return pa.Array.from_buffers(
+        declared, len(rows), [validity, pa.py_buffer(offsets)], nulls, children=[values]
+    )
+
+
 def from_values(values: list[Any], declared: pa.DataType | None = None) -> pa.Array:
     """``pa.array(values)`` (types inferred from the values) as one array: when the values
     overflow 32-bit offsets, built again as the large variant of the inferred type (same
@@ -80,6 +111,10 @@ def from_values(values: list[Any], declared: pa.DataType | None = None) -> pa.Ar
     large_string / large_list of them and the values are exactly bytes / str / lists of them,
     built in that type at once (the same values; blobs are converted once, not twice)."""
     if declared is not None and _all_of(values, declared) and any(v is not None for v in values):
+        if pa.types.is_large_binary(declared):
+            return _large_binary(values)
+        if pa.types.is_large_list(declared) and pa.types.is_large_binary(declared.value_type):
+            return _large_list_of_binary(values, declared)
         return pa.array(values, type=declared)
     array = pa.array(values)
     if not isinstance(array, pa.ChunkedArray):
