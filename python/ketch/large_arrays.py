@@ -107,15 +107,19 @@ def _large_list_of_binary(rows: list[list[bytes | None] | None], declared: pa.Da
 def from_values(values: list[Any], declared: pa.DataType | None = None) -> pa.Array:
     """``pa.array(values)`` (types inferred from the values) as one array: when the values
     overflow 32-bit offsets, built again as the large variant of the inferred type (same
-    conversion rules, no extra copy of the chunks). When ``declared`` is large_binary /
-    large_string / large_list of them and the values are exactly bytes / str / lists of them,
-    built in that type at once (the same values; blobs are converted once, not twice)."""
-    if declared is not None and _all_of(values, declared) and any(v is not None for v in values):
-        if pa.types.is_large_binary(declared):
+    conversion rules, no extra copy of the chunks). When ``declared`` is (or, widened, is)
+    large_binary / large_string / large_list of them and the values are exactly bytes / str /
+    lists of them, built in that large type at once (the same values; blobs are converted once,
+    not twice)."""
+    target = large_variant(declared) if declared is not None else None
+    if target is not None and _all_of(values, target) and any(v is not None for v in values):
+        # A 32-bit-offset ``declared`` type: built large all the same, then cast by the caller
+        # (which names the UDF when the values do not fit).
+        if pa.types.is_large_binary(target):
             return _large_binary(values)
-        if pa.types.is_large_list(declared) and pa.types.is_large_binary(declared.value_type):
-            return _large_list_of_binary(values, declared)
-        return pa.array(values, type=declared)
+        if pa.types.is_large_list(target) and pa.types.is_large_binary(target.value_type):
+            return _large_list_of_binary(values, target)
+        return pa.array(values, type=target)
     array = pa.array(values)
     if not isinstance(array, pa.ChunkedArray):
         return array

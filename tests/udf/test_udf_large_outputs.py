@@ -113,8 +113,8 @@ def test_generator_udf_yielding_over_2gib_from_one_row():
 @ketch.cls(return_dtype=DataType.binary(), use_process=True, batch_size=3)
 class BlobMaker:
     def __call__(self, ids: Series) -> Series:
-        # A Series over a ChunkedArray of more than 2 GiB (pyarrow's answer for the bytes).
-        return Series(pa.array([_blob(i) for i in ids.to_pylist()]))
+        # A Series over a ChunkedArray of binary chunks, more than 2 GiB together.
+        return Series(pa.chunked_array([pa.array([_blob(i)], type=pa.binary()) for i in ids.to_pylist()]))
 
 
 @needs_memory

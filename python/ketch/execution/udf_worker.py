@@ -48,7 +48,9 @@ def main() -> int:
 
     import ketch  # noqa: F401  (registers Ketch's Arrow extension types: images, files, ...)
     import ketch.pytype  # noqa: F401  (Python-object columns arrive as objects, not pickles)
-    from ketch.execution.ipc import Inbox, Outbox, deserialize
+    import pyarrow as pa
+
+    from ketch.execution.ipc import HANDOFF_BYTES, Inbox, Outbox, deserialize
 
     inbox, outbox = Inbox(), Outbox(sys.argv[2] if len(sys.argv) > 2 else None)
     factory = None
@@ -85,6 +87,10 @@ def main() -> int:
                     call = factory()  # __init__ of a class UDF runs here, on the first batch
                 result = call(args, num_rows)
                 del args
+                if result.nbytes >= HANDOFF_BYTES:
+                    # Blobs the UDF built and dropped on the way (pyarrow's chunks of a result over
+                    # 2 GiB, say) go back to the system before the result is copied to the segment.
+                    pa.default_memory_pool().release_unused()
                 out_name, out_size = outbox.put_arrays([result])
                 del result  # a handed-off result lives on in the engine's mapping only
                 conn.send(("ok", out_name, out_size))
