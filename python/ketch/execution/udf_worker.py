@@ -45,11 +45,10 @@ def main() -> int:
     conn = Client(address, family="AF_UNIX", authkey=authkey)
 
     import cloudpickle
+    import pyarrow as pa
 
     import ketch  # noqa: F401  (registers Ketch's Arrow extension types: images, files, ...)
     import ketch.pytype  # noqa: F401  (Python-object columns arrive as objects, not pickles)
-    import pyarrow as pa
-
     from ketch.execution.ipc import HANDOFF_BYTES, Inbox, Outbox, deserialize
 
     inbox, outbox = Inbox(), Outbox(sys.argv[2] if len(sys.argv) > 2 else None)
