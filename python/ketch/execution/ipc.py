@@ -111,28 +111,16 @@ def reclaim_segments(prefix: str) -> None:
 
 
 class Outbox:
-    """A writer's reusable segment: ``put`` copies bytes in and says where they are. The segment's
-    pages are allocated up front (posix_fallocate): when /dev/shm is full that fails with ENOSPC
-    instead of a SIGBUS on the first write, and ``put`` returns the bytes themselves to send over
-    the socket instead."""
+    """A writer's reusable segment: ``put_arrays`` writes a batch in and says where it is. The
+    segment's pages are allocated up front (posix_fallocate): when /dev/shm is full that fails
+    with ENOSPC instead of a SIGBUS on the first write, and ``put_arrays`` returns the batch's
+    bytes themselves to send over the socket instead."""
 
     def __init__(self, prefix: str | None = None) -> None:
         self._shm: _Segment | None = None
         # Segments are named <prefix>-<n> (reclaim_segments finds them).
         self._prefix = prefix or f"ketch-{os.getpid()}-{secrets.token_hex(4)}"
         self._count = 0
-
-    def put(self, data: pa.Buffer) -> tuple[str | None, int | bytes]:
-        size = data.size
-        if self._shm is None or self._shm.size < size:
-            self.close()
-            self._count += 1
-            try:
-                self._shm = _Segment(f"{self._prefix}-{self._count}", max(_MIN_CAPACITY, 2 * size))
-            except OSError:
-                return None, data.to_pybytes()
-        self._shm.buf[:size] = memoryview(data).cast("B")
-        return self._shm.name, size
 
     def put_arrays(self, arrays: list[pa.Array]) -> tuple[str | None, int | bytes]:
         """The arrays (as :func:`serialize` writes them) into shared memory, written in place;
