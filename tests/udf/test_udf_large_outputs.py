@@ -138,6 +138,19 @@ def test_32_bit_offset_return_dtype_too_small_names_the_udf():
     assert "32-bit offsets" in str(info.value)
 
 
+@ketch.func(return_dtype=pa.binary(), batch_size=1)
+def one_row_blob(i: int) -> bytes:
+    return _blob(i)
+
+
+@needs_memory
+def test_32_bit_offset_return_dtype_works_when_each_call_fits():
+    # 2.17 GiB over three calls of one row: each result fits binary, and so does each morsel.
+    df = ketch.from_pydict({"i": [0, 1, 2]}).with_column("blob", one_row_blob(col("i")))
+    assert df.schema().field("blob").type == pa.binary()
+    assert df.select(summary(col("blob")).alias("s")).to_pydict()["s"] == _expected_rows(3)
+
+
 @needs_memory
 def test_cast_of_a_slice_of_a_2gib_array_to_32_bit_offsets():
     # One large_binary array of 2.17 GiB, cut into one-row morsels (zero-copy slices whose absolute
