@@ -42,6 +42,14 @@ needs_memory = pytest.mark.skipif(
 )
 
 
+@pytest.fixture(autouse=True)
+def _release_memory() -> Iterator[None]:
+    """Each test's gigabytes go back to the system before the next test (the allocator keeps
+    freed pages a while): the suite's peak is one test's."""
+    yield
+    pa.default_memory_pool().release_unused()
+
+
 @ketch.func.batch(return_dtype=DataType.string())
 def summary(values: Series) -> pa.Array:
     """'<length>:<first 2 bytes hex>:<last byte hex>' per row, computed on the Arrow buffers."""
@@ -197,3 +205,18 @@ def test_large_binary_built_from_bytes_equals_pyarrows():
     assert built.equals(pa.array(rows, type=frames_type))
     # Other values keep pyarrow's inference and the safe cast: 1.7 is not silently an int.
     assert large_arrays.from_values([1.5, 2.0], pa.large_list(pa.int64())).type == pa.float64()
+
+
+@ketch.func.batch(return_dtype=DataType.int64())
+def wide_ints(ids: Series) -> pa.Array:
+    return pa.array(range(len(ids) * 1_000_000), type=pa.int64()).slice(0, len(ids))
+
+
+def test_a_udf_result_is_freed_after_the_query():
+    # The call thread that ran the UDF parks until the next call: it must not keep the last
+    # result (here a slice of 64 MB of Arrow memory; a 2 GiB blob column in the tests above).
+    before = pa.total_allocated_bytes()
+    out = ketch.from_pydict({"i": list(range(8))}).select(wide_ints(col("i")).alias("w")).to_pydict()
+    assert out["w"] == list(range(8))
+    del out
+    assert pa.total_allocated_bytes() - before < 16 << 20
