@@ -28,18 +28,20 @@ class PyBatchUdf : public BatchUdf {
   // The runner gets a `cancelled()` callable: it waits for user code (on a thread or a worker
   // process of its own) while polling it, so Ctrl-C or a failed query never waits for a call.
   arrow::Result<std::shared_ptr<arrow::Array>> Call(const std::vector<std::shared_ptr<arrow::Array>>& args,
-                                                    int64_t num_rows,
-                                                    const std::atomic<bool>* cancelled) override {
+                                                    int64_t num_rows, const UdfCall& call) override {
     nb::gil_scoped_acquire gil;
     try {
       nb::list py_args;
       for (const auto& arg : args) py_args.append(ArrayToPy(arg));
+      const std::atomic<bool>* cancelled = call.cancelled;
       nb::object is_cancelled =
           nb::cpp_function([cancelled]() { return cancelled != nullptr && cancelled->load(); });
-      nb::object result = runner_(py_args, num_rows, is_cancelled);
+      nb::object result = runner_(py_args, num_rows, is_cancelled, call.max_items_per_row);
       return ArrayFromPy(result);
     } catch (nb::python_error& e) {
       std::string message = nb::str(e.value()).c_str();
+      // A call given up because the query stopped is a consequence, not the query's error.
+      if (call.cancelled != nullptr && call.cancelled->load()) return arrow::Status::Cancelled(message);
       return arrow::Status::ExecutionError(message);
     } catch (const std::exception& e) {
       return arrow::Status::ExecutionError("UDF '", name_, "': ", e.what());
@@ -125,11 +127,16 @@ void BindExpressions(nb::module_& m) {
   });
   m.def("udf", [](std::string name, nb::object runner, std::vector<PyExpr> args, nb::handle return_type,
                   int64_t batch_size, int64_t default_batch_rows, int32_t concurrency, bool is_class,
-                  nb::dict display) {
+                  bool generator, nb::dict display) {
     std::vector<ExprPtr> exprs;
     for (auto& a : args) exprs.push_back(a.expr);
     auto udf = std::make_shared<PyBatchUdf>(std::move(name), std::move(runner));
-    UdfProperties props{batch_size, default_batch_rows, concurrency, is_class, {}};
+    UdfProperties props;
+    props.batch_size = batch_size;
+    props.default_batch_rows = default_batch_rows;
+    props.concurrency = concurrency;
+    props.is_class = is_class;
+    props.generator = generator;
     for (auto [key, value] : display)
       props.display[nb::cast<std::string>(key)] = nb::cast<std::string>(value);
     return PyExpr{Expr::Udf(std::move(udf), std::move(exprs), TypeFromPy(return_type), props)};

@@ -257,6 +257,7 @@ void BindPlans(nb::module_& m) {
                 if (!interrupted && PyErr_CheckSignals() != 0) {
                   interrupted = true;
                   stats->cancel_requested = true;
+                  stats->stop_calls = true;
                 }
               }
               worker.join();

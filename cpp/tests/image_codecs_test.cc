@@ -71,6 +71,40 @@ TEST(ImageCodecs, JpegDecodesCloseToSource) {
   EXPECT_LT(total / pixels.size(), 2.0);
 }
 
+TEST(ImageCodecs, FailedJpegHeaderDoesNotPoisonTheNextJpeg) {
+  // The header pass and the decode pass share one TurboJPEG handle per thread: a JPEG cut before
+  // its scan data must not make the next (valid) JPEG fail on this thread.
+  const int w = 16, h = 8;
+  auto pixels = Pattern(w, h, 3);
+  tjhandle handle = tjInitCompress();
+  unsigned char* jpeg = nullptr;
+  unsigned long size = 0;
+  ASSERT_EQ(tjCompress2(handle, pixels.data(), w, 0, h, TJPF_RGB, &jpeg, &size, TJSAMP_420, 90, 0), 0);
+  std::vector<uint8_t> good(jpeg, jpeg + size);
+  tjFree(jpeg);
+  tjDestroy(handle);
+  size_t sos = 0;
+  for (size_t i = 0; i + 1 < good.size(); ++i) {
+    if (good[i] == 0xFF && good[i + 1] == 0xDA) {
+      sos = i;
+      break;
+    }
+  }
+  ASSERT_GT(sos, 0u);
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_FALSE(ReadJpegHeader(good.data(), static_cast<int64_t>(sos), kMaxImagePixels).ok());
+    auto header = ReadJpegHeader(good.data(), static_cast<int64_t>(good.size()), kMaxImagePixels);
+    ASSERT_TRUE(header.ok()) << header.status().ToString();
+    EXPECT_FALSE(ReadJpegHeader(good.data(), static_cast<int64_t>(sos), kMaxImagePixels).ok());
+    std::vector<uint8_t> out(header->num_bytes());
+    auto st = DecodeJpegInto(good.data(), static_cast<int64_t>(good.size()), *header, out.data());
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    auto reference = Decode(good.data(), static_cast<int64_t>(good.size()), kMaxImagePixels);
+    ASSERT_TRUE(reference.ok());
+    EXPECT_EQ(out, reference->pixels);
+  }
+}
+
 TEST(ImageCodecs, CorruptAndOversizeInputsAreRefused) {
   auto png = EncodePng(Pattern(8, 8, 3), 8, 8, 3);
   auto truncated = std::vector<uint8_t>(png.begin(), png.begin() + png.size() / 2);

@@ -20,7 +20,7 @@ class CountingUdf : public BatchUdf {
  public:
   std::string name() const override { return "my_udf"; }
   arrow::Result<std::shared_ptr<arrow::Array>> Call(const std::vector<std::shared_ptr<arrow::Array>>& args,
-                                                    int64_t, const std::atomic<bool>*) override {
+                                                    int64_t, const UdfCall&) override {
     return args[0];
   }
 };

@@ -18,6 +18,7 @@ original exception (and its traceback) as ``__cause__``.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import functools
 import inspect
@@ -148,6 +149,11 @@ def _nulls(dtype: DataType, num_rows: int) -> pa.Array:
 
 
 _log = logging.getLogger("ketch.udf")
+
+# Generator UDFs: most items to take from each row's generator in the current call (-1: all); set by
+# the engine when a limit above the explode makes later items useless. A context variable, so it
+# follows the call onto call threads (CallThreads copies the context) and into worker processes.
+_MAX_ITEMS: contextvars.ContextVar[int] = contextvars.ContextVar("ketch_generator_max_items", default=-1)
 _log.addFilter(RedactingFilter())  # on_error="log" warnings carry exception text: URLs with credentials
 
 
@@ -195,15 +201,20 @@ class _Runner:
         return _to_arrow_result(self.invoke(args, num_rows), self.dtype, num_rows, self.name)
 
     def __call__(
-        self, args: list[pa.Array], num_rows: int, cancelled: Callable[[], bool] | None = None
+        self,
+        args: list[pa.Array],
+        num_rows: int,
+        cancelled: Callable[[], bool] | None = None,
+        max_items: int = -1,
     ) -> pa.Array:
         """Called by the engine (its UDF worker thread, GIL held): waits for the batch while
         polling ``cancelled()``, and abandons it (thread mode) or kills its worker process when
         the query is cancelled, so Ctrl-C never waits for a sleeping or blocked UDF."""
+        _MAX_ITEMS.set(max_items)  # every call sets it (this engine thread runs calls of this UDF only)
         try:
             if self.process is not None:
                 # Retries and on_error run in the worker, per batch_size slice.
-                return self.process.call(args, num_rows, cancelled)
+                return self.process.call(args, num_rows, cancelled, max_items)
             return self._threads.run(functools.partial(self.policy_call, args, num_rows), cancelled, None)
         except CallCancelled:
             message = f"UDF '{self.name}' was stopped: the query was cancelled"
@@ -388,7 +399,16 @@ class _GeneratorRunner(_RowFunctionRunner):
     the DataFrame)."""
 
     def _evaluate(self, row: tuple) -> Any:
-        return list(self.func(*row))
+        items = self.func(*row)
+        limit = _MAX_ITEMS.get()
+        if limit < 0:
+            return list(items)
+        try:  # a limit above needs no more than `limit` items of any row: stop pulling there
+            return list(itertools.islice(items, limit))
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
 
     def _call_row(self, row: tuple) -> Any:
         out = super()._call_row(row)
@@ -683,6 +703,7 @@ def _udf_expression(
         default_rows,
         int(concurrency),
         is_class,
+        explode,  # a generator: its list is exploded above (a limit there caps its items per row)
         {
             k: ("None" if v is None else str(v).lower() if isinstance(v, bool) else str(v))
             for k, v in properties.items()

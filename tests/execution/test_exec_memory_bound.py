@@ -104,3 +104,30 @@ def test_parquet_row_groups_close_by_size(object_server, tmp_path):
         assert meta.row_group(g).total_byte_size <= 80 * MIB
     table = pq.read_table(path)
     assert table["data"].to_pylist() == [_body(i, size) for i in range(n)]
+
+
+def test_python_object_results_are_cut_to_fit_the_budget():
+    """A UDF returning Python objects (pickled in the engine) of 1 MiB each: calls shrink to a row
+    or two once the first result is seen, instead of one call over every row."""
+    import numpy as np
+
+    budget, n = 16 * MIB, 40
+    calls: list[int] = []
+
+    @ketch.func.batch(return_dtype=ketch.DataType.python())
+    def arrays(i):
+        calls.append(len(i))
+        return [np.full(MIB // 8, v, dtype=np.int64) for v in i.to_pylist()]
+
+    @ketch.func
+    def total(a: object) -> int:
+        return int(a.sum())
+
+    df = ketch.from_pydict({"i": list(range(n))}).with_column("a", arrays(col("i")))
+    df = df.select(col("i"), total(col("a")).alias("s"))
+    with ketch.execution_config_ctx(memory_budget_bytes=budget):
+        stats = df.explain_analyze(file=io.StringIO())
+        out = df.to_pydict()
+    assert out["s"] == [i * (MIB // 8) for i in range(n)]
+    assert stats.peak_memory_bytes <= 1.5 * budget
+    assert max(calls) < n and len(calls) > 2  # not one call over all 40 rows

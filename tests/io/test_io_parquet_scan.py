@@ -313,3 +313,20 @@ def test_limit_stops_before_later_files(tmp_path):
     assert stats["files_read"] <= 2 and stats["scan_tasks"] <= 2 and stats["rows_read"] <= 200
     everything = scan_stats(ketch.read_parquet(str(tmp_path)).where(col("a") >= 0))
     assert everything["files_read"] == 8
+
+
+def test_limit_with_partition_filter_opens_only_the_files_it_reaches(tmp_path):
+    for part in ("x", "y"):
+        (tmp_path / f"p={part}").mkdir()
+        for i in range(4):
+            table = pa.table({"a": pa.array(range(i * 10, i * 10 + 10), pa.int64())})
+            pq.write_table(table, tmp_path / f"p={part}" / f"{i}.parquet")
+    df = ketch.read_parquet(str(tmp_path), hive_partitioning=True).where(col("p") == "y").limit(15)
+    # Every row of a p=y file passes: footers are read in order, in waves of 1 then 2 files, until
+    # 15 rows are covered; the fourth p=y file is never opened.
+    assert "1 file past the limit not opened" in optimized_plan(df)
+    assert df.to_pydict() == {"a": list(range(15)), "p": ["y"] * 15}
+    # A filter on data columns needs every footer (statistics): none is skipped.
+    assert "past the limit not opened" not in optimized_plan(
+        ketch.read_parquet(str(tmp_path), hive_partitioning=True).where(col("a") > 5).limit(3)
+    )

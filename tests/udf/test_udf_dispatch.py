@@ -9,10 +9,13 @@ the test) until enough other calls have arrived, which only happens when they re
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -213,3 +216,33 @@ def test_timeout_s_on_a_class_udf_batch(use_process):
 def test_timeout_s_must_be_positive(bad):
     with pytest.raises(ValueError, match="timeout_s"):
         ketch.func(return_dtype=int, timeout_s=bad)(lambda x: x)
+
+
+# -- generators under a limit ---------------------------------------------------------------------
+
+
+def _endless(x: int):
+    i = 0
+    while True:  # never ends: only a limit above can stop it
+        yield x * 1000 + i
+        i += 1
+
+
+@pytest.mark.parametrize("use_process", [False, True])
+def test_limit_stops_an_endless_generator(use_process):
+    gen = ketch.func(return_dtype=int, use_process=use_process)(_endless)
+    df = ketch.from_pydict({"x": [1, 2, 3]}).with_column("y", gen(col("x"))).limit(5)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        df.explain(show_all=True)
+    assert "Generator items per row <= 5 (limit pushdown)" in out.getvalue()
+    assert df.to_pydict() == {"x": [1] * 5, "y": [1000, 1001, 1002, 1003, 1004]}
+
+
+def test_generator_under_a_limit_still_skips_empty_rows():
+    @ketch.func
+    def upto(x: int) -> Iterator[int]:
+        yield from range(x)
+
+    df = ketch.from_pydict({"x": [0, 2, 0, 3]}).with_column("y", upto(col("x"))).limit(4)
+    assert df.to_pydict() == {"x": [2, 2, 3, 3], "y": [0, 1, 0, 1]}

@@ -573,11 +573,18 @@ class PipelineRun {
 
   // The first error wins; it also raises the query's cancel flag, so calls that wait on user code
   // or on the network (UDFs, downloads) give up instead of finishing work nobody will read.
-  void Fail(const arrow::Status& status) {
+  //
+  // `first_row`: the first source row of the failing morsel, when known. Morsels fail in parallel;
+  // a later error replaces the recorded one when it comes from earlier rows (and is not a
+  // consequence of the cancellation), so the error names the first bad row as often as possible.
+  void Fail(const arrow::Status& status, int64_t first_row = std::numeric_limits<int64_t>::max()) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (error_.ok()) error_ = status;
+    if (error_.ok() || (first_row < error_row_ && !status.IsCancelled())) {
+      error_ = status;
+      error_row_ = first_row;
+    }
     stop_ = true;
-    if (stats_) stats_->cancel_requested = true;
+    if (stats_) stats_->stop_calls = true;
   }
 
   // Runs the morsel through segment `seg` from operator `op` on, hopping executors as needed.
@@ -619,9 +626,13 @@ class PipelineRun {
     auto& segment = *pipeline_->segments[seg];
     for (; op < segment.ops.size(); ++op) {
       if (segment.ops[op]->executor() != executor) return Schedule(seg, op, std::move(morsel));
-      if ((stop_.load() && !error_ok()) || Cancelled()) return Drop(seg, std::move(morsel));
+      // After an error, morsels of earlier source rows still run (they may hold the first bad row,
+      // which the error should name); later ones are dropped.
+      if ((stop_.load() && !BeforeError(FirstRow(morsel))) || Cancelled())
+        return Drop(seg, std::move(morsel));
       morsel.rows.num_rows = morsel.batch->num_rows();
-      morsel.rows.cancelled = stats_ ? &stats_->cancel_requested : nullptr;
+      morsel.rows.cancelled = stats_ ? &stats_->stop_calls : nullptr;
+      morsel.rows.memory_budget_bytes = memory_->budget();
       OperatorMetrics* metrics = stats_ ? op_metrics_[seg][op] : nullptr;
       arrow::Result<std::shared_ptr<arrow::RecordBatch>> result;
       {
@@ -630,7 +641,7 @@ class PipelineRun {
       }
       if (result.ok()) Count(metrics, morsel.rows.num_rows, *result);
       if (!result.ok()) {
-        Fail(result.status());
+        Fail(result.status(), FirstRow(morsel));
         return Drop(seg, std::move(morsel));
       }
       // The output is charged in place of the input (a decoded image weighs more than its file).
@@ -642,6 +653,19 @@ class PipelineRun {
       morsel.batch = std::move(*result);
     }
     Deliver(seg, std::move(morsel));
+  }
+
+  // The first source row of a morsel (max when it has none).
+  static int64_t FirstRow(const Morsel& morsel) {
+    const bool has_rows = morsel.batch && morsel.batch->num_rows() > 0 &&
+                          (!morsel.rows.source_rows || morsel.rows.source_rows->length() > 0);
+    return has_rows ? morsel.rows.SourceRow(0) : std::numeric_limits<int64_t>::max();
+  }
+
+  // True while no error is recorded, or the recorded one comes from rows after `first_row`.
+  bool BeforeError(int64_t first_row) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return error_.ok() || first_row < error_row_;
   }
 
   bool error_ok() {
@@ -885,6 +909,7 @@ class PipelineRun {
   std::atomic<int64_t> in_flight_{0};  // changed under mutex_; read without it while waiting for memory
   int64_t active_tasks_ = 0;           // spawned tasks that have not returned yet
   arrow::Status error_;
+  int64_t error_row_ = std::numeric_limits<int64_t>::max();  // first source row of error_'s morsel
 };
 
 }  // namespace

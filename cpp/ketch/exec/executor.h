@@ -42,6 +42,9 @@ struct ExecutionStats {
   /// Set from another thread (e.g. on Ctrl-C) to stop the query: it fails with Cancelled soon after
   /// (operators finish the morsel they are working on).
   std::atomic<bool> cancel_requested{false};
+  /// Turns true with `cancel_requested` or when the query fails: calls that wait on user code or
+  /// on the network (UDFs, downloads) poll it and give up (EvalContext::cancelled points here).
+  std::atomic<bool> stop_calls{false};
   /// Highest number of bytes charged to the query's memory budget at once.
   std::atomic<int64_t> peak_memory_bytes{0};
   /// What the query's file scans read and skipped.

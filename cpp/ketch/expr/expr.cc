@@ -266,7 +266,8 @@ arrow::Result<std::shared_ptr<arrow::Array>> CallUdf(const Expr& expr, const arr
     const int64_t len = std::min(step, n - start);
     std::vector<std::shared_ptr<arrow::Array>> slice;
     for (const auto& arg : args) slice.push_back(arg->Slice(start, len));
-    auto called = expr.udf()->Call(slice, len, ctx.cancelled);
+    auto called =
+        expr.udf()->Call(slice, len, UdfCall{ctx.cancelled, expr.udf_properties().max_items_per_row});
     if (!called.ok()) {
       // Name the source rows of the failing call (after filters and re-chunking they are not the
       // morsel's position).

@@ -12,18 +12,25 @@
 
 namespace ketch {
 
+/// What one call of a BatchUdf may know besides its arguments.
+struct UdfCall {
+  /// Turns true once the query is cancelled (Ctrl-C, another operator failed): an implementation
+  /// that waits on user code polls it and gives up the call (returns an error).
+  const std::atomic<bool>* cancelled = nullptr;
+  /// Generator UDFs: most items to take from each row's generator (-1: all). Set when a limit
+  /// above the explode makes later items useless (`limit(5)` over an endless generator).
+  int64_t max_items_per_row = -1;
+};
+
 /// A Python (or any foreign) function called on batches. The bindings implement it; the core only
 /// calls it. `Call` receives one array per argument, all of length `num_rows`, and must return an
 /// array of `num_rows` values of the declared return type (the implementation checks and casts).
-/// `cancelled`, when set, turns true once the query is cancelled (Ctrl-C, another operator failed):
-/// an implementation that waits on user code polls it and gives up the call (returns Cancelled).
 class BatchUdf {
  public:
   virtual ~BatchUdf() = default;
   virtual std::string name() const = 0;
   virtual arrow::Result<std::shared_ptr<arrow::Array>> Call(
-      const std::vector<std::shared_ptr<arrow::Array>>& args, int64_t num_rows,
-      const std::atomic<bool>* cancelled = nullptr) = 0;
+      const std::vector<std::shared_ptr<arrow::Array>>& args, int64_t num_rows, const UdfCall& call) = 0;
 };
 
 /// Scheduling properties of a UDF, as the user gave them (0 = not set).
@@ -34,6 +41,9 @@ struct UdfProperties {
   int64_t default_batch_rows = 0;
   int32_t concurrency = 0;  ///< instances (class UDFs) / worker threads; 0 = run on the compute pool
   bool is_class = false;    ///< stateful: __init__ once per instance
+  bool generator = false;   ///< yields any number of items per row (a list, exploded above)
+  /// Generators: most items taken per row (-1: all); set by limit pushdown (UdfCall).
+  int64_t max_items_per_row = -1;
   /// What explain shows beside batch_size and concurrency (async, use_process, num_cpus, num_gpus,
   /// memory_bytes, max_retries, on_error), as given by the Python decorator.
   std::map<std::string, std::string> display;
@@ -107,6 +117,9 @@ struct EvalContext {
   std::shared_ptr<arrow::Int64Array> source_rows;
   /// Set while the query runs: turns true when the user cancels it (long I/O kernels poll it).
   const std::atomic<bool>* cancelled = nullptr;
+  /// The query's memory budget in bytes while it runs (0: none known). Kernels whose output can
+  /// dwarf their input (image decode) refuse a row that alone needs more than this.
+  int64_t memory_budget_bytes = 0;
   /// The source row (0-based, across all files of the source in order) of morsel row `i`.
   int64_t SourceRow(int64_t i) const { return source_rows ? source_rows->Value(i) : row_offset + i; }
 };

@@ -7,6 +7,8 @@ to return within a poll interval. Worker processes are killed instead (``process
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import queue
 import threading
 import time
@@ -94,7 +96,7 @@ class CallThreads:
             threading.Thread(
                 target=self._serve, args=(inbox,), name=f"ketch-udf-{self.name}", daemon=True
             ).start()
-        job = _Job(fn)
+        job = _Job(functools.partial(contextvars.copy_context().run, fn))  # the caller's context goes along
         inbox.put(job)
         try:
             wait_for(

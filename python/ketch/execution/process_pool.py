@@ -117,13 +117,17 @@ class WorkerProcess:
         self.outbox, self.inbox = Outbox(f"{self.segment_prefix}-e"), Inbox()
 
     def call(
-        self, args: list[pa.Array], num_rows: int, cancelled: Callable[[], bool] | None = None
+        self,
+        args: list[pa.Array],
+        num_rows: int,
+        cancelled: Callable[[], bool] | None = None,
+        max_items: int = -1,
     ) -> pa.Array:
         """One batch through the worker. Raises CallCancelled (after killing the worker) when
         ``cancelled()`` turns true while it works, WorkerDied when it dies, or the UDF's error."""
         name, size = self.outbox.put_arrays(args)
         try:
-            self.conn.send(("batch", name, size, num_rows))
+            self.conn.send(("batch", name, size, num_rows, max_items))
             try:
                 wait_for(self.conn.poll, cancelled, None)
             except CallCancelled:
@@ -226,11 +230,15 @@ class ProcessPool:
         return worker
 
     def call(
-        self, args: list[pa.Array], num_rows: int, cancelled: Callable[[], bool] | None = None
+        self,
+        args: list[pa.Array],
+        num_rows: int,
+        cancelled: Callable[[], bool] | None = None,
+        max_items: int = -1,
     ) -> pa.Array:
         worker = self._acquire(cancelled)
         try:
-            result = worker.call(args, num_rows, cancelled)
+            result = worker.call(args, num_rows, cancelled, max_items)
         except (WorkerDied, CallCancelled):
             with self._lock:
                 self._workers.remove(worker)

@@ -5,7 +5,7 @@ are named ``SEGMENT_PREFIX-<n>`` so the engine can unlink them if the worker is 
 It connects back to the engine (multiprocessing.connection, HMAC-authenticated), then serves
 requests one at a time:
 - ("init", payload): cloudpickled factory; the UDF is built from it on the first batch.
-- ("batch", segment, size, num_rows): arguments as Arrow IPC in the engine's shared-memory segment;
+- ("batch", segment, size, num_rows, max_items): arguments as Arrow IPC in the engine's shared-memory segment;
   replies ("ok", segment, size) with the result in this worker's own segment, or ("error", type
   name, message, traceback text, pickled exception or None).
 - ("shutdown",): unlinks its segment and exits.
@@ -74,7 +74,7 @@ def main() -> int:
                 continue
             if kind != "batch":
                 continue
-            _, name, size, num_rows = message
+            _, name, size, num_rows, max_items = message
             try:
                 args = deserialize(inbox.take(name, size))
                 if factory is None:
@@ -84,6 +84,9 @@ def main() -> int:
                     ) from init_error
                 if call is None:
                     call = factory()  # __init__ of a class UDF runs here, on the first batch
+                from ketch.udf import _MAX_ITEMS
+
+                _MAX_ITEMS.set(max_items)  # generators: items per row a limit above still needs
                 result = call(args, num_rows)
                 del args
                 if result.nbytes >= HANDOFF_BYTES:

@@ -21,12 +21,15 @@ class ImageNamespace:
         self._expr = expr
 
     def decode(self, on_error: str = "raise", mode: Any = None) -> Expression:
-        """Decodes encoded image bytes (PNG, JPEG; format sniffed from the magic bytes) into an
-        Image column: pixels HWC uint8, converted to ``mode`` ("L", "LA", "RGB", "RGBA") when given.
+        """Decodes encoded image bytes (PNG, JPEG, WebP, GIF, TIFF, BMP incl. RLE8/RLE4; format
+        sniffed from the magic bytes) into an Image column: pixels HWC uint8, converted to ``mode``
+        ("L", "LA", "RGB", "RGBA") when given. Each row's outcome depends on its own bytes only.
 
-        Errors: a corrupt, truncated, empty or oversized image (more than 2**28 pixels, refused from
-        its header) raises ``KetchValueError`` naming the row, or yields null with ``on_error="null"``.
-        A non-binary input column fails at plan time with ``KetchTypeError``.
+        Errors: a corrupt, truncated or empty image (refused where Pillow refuses it), one over
+        178,956,970 pixels (Pillow's decompression-bomb limit) or one whose decoded pixels need more
+        bytes than the query's ``memory_budget_bytes`` (both refused from the header, before
+        allocation) raises ``KetchValueError`` naming the row and the cause, or yields null with
+        ``on_error="null"``. A non-binary input column fails at plan time with ``KetchTypeError``.
         """
         from ketch.expressions.expression import Expression
 
@@ -37,7 +40,10 @@ class ImageNamespace:
     def resize(self, w: int, h: int) -> Expression:
         """Resizes every image to ``w`` x ``h`` pixels with Pillow's bilinear filter (antialiased when
         shrinking; within 1 of Pillow's values). With a known mode the result is
-        FixedShapeImage[mode; h x w], one contiguous (N, h, w, C) uint8 block."""
+        FixedShapeImage[mode; h x w], one contiguous (N, h, w, C) uint8 block.
+
+        Errors: ``KetchValueError`` when building the expression for a size outside 1..65535 or an
+        output over 178,956,970 pixels (the decoder's limit), before anything is allocated."""
         from ketch.expressions.expression import Expression
 
         if not isinstance(w, int) or not isinstance(h, int) or w <= 0 or h <= 0:

@@ -9,6 +9,7 @@
 
 #include "ketch/exec/filter_rows.h"
 #include "ketch/expr/expr_analysis.h"
+#include "ketch/io/formats/parquet_footers.h"
 #include "ketch/io/formats/parquet_format.h"
 #include "ketch/io/formats/text_formats.h"
 
@@ -231,17 +232,20 @@ arrow::Status ScanSource::ReadTask(const ScanTask& task, int64_t base_row,
         metadata = info_.tasks->metadata[task.file];
       }
       if (!metadata) {
-        ARROW_ASSIGN_OR_RAISE(metadata, io::ReadParquetMetadata(file.path, info_.s3));
+        // Not planned (scan tasks off): the footer is read now, once, through the scan's cache.
+        ARROW_ASSIGN_OR_RAISE(
+            metadata, info_.footers ? info_.footers->Get(task.file, file.path, file.size_bytes, info_.s3)
+                                    : io::ReadParquetMetadata(file.path, info_.s3, file.size_bytes));
       }
       std::vector<int> row_groups = task.row_groups;
       if (row_groups.empty() && !info_.tasks) {
         for (int i = 0; i < metadata->num_row_groups(); ++i) row_groups.push_back(i);
       }
       metrics_->row_groups_read += static_cast<int64_t>(row_groups.size());
-      ARROW_ASSIGN_OR_RAISE(reader,
-                            io::OpenParquetRowGroups(file.path, info_.s3, metadata, row_groups, read_columns_,
-                                                     batch_rows_, !parallel_, &metrics_->bytes_read,
-                                                     /*read_dictionaries=*/true));
+      ARROW_ASSIGN_OR_RAISE(
+          reader, io::OpenParquetRowGroups(file.path, info_.s3, file.size_bytes, metadata, row_groups,
+                                           read_columns_, batch_rows_, !parallel_, &metrics_->bytes_read,
+                                           /*read_dictionaries=*/true));
       break;
     }
     case FileFormat::kCsv: {

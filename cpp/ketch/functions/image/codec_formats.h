@@ -11,13 +11,15 @@
 
 namespace ketch::image {
 
-/// Shared header check: Invalid for an empty image or one over `max_pixels` pixels.
-arrow::Status CheckImageSize(int64_t width, int64_t height, int64_t max_pixels, const char* format);
+/// Shared header check: Invalid for an empty image, one over `limits.max_pixels` pixels, or one whose
+/// decoded pixels (`channels` bytes each) need more than `limits.max_bytes`.
+arrow::Status CheckImageSize(int64_t width, int64_t height, const DecodeLimits& limits, const char* format,
+                             int channels = 4);
 
-arrow::Result<DecodedImage> DecodeWebp(const uint8_t* data, int64_t size, int64_t max_pixels);
-arrow::Result<DecodedImage> DecodeGif(const uint8_t* data, int64_t size, int64_t max_pixels);
-arrow::Result<DecodedImage> DecodeBmp(const uint8_t* data, int64_t size, int64_t max_pixels);
-arrow::Result<DecodedImage> DecodeTiff(const uint8_t* data, int64_t size, int64_t max_pixels);
+arrow::Result<DecodedImage> DecodeWebp(const uint8_t* data, int64_t size, DecodeLimits limits);
+arrow::Result<DecodedImage> DecodeGif(const uint8_t* data, int64_t size, DecodeLimits limits);
+arrow::Result<DecodedImage> DecodeBmp(const uint8_t* data, int64_t size, DecodeLimits limits);
+arrow::Result<DecodedImage> DecodeTiff(const uint8_t* data, int64_t size, DecodeLimits limits);
 
 arrow::Result<std::vector<uint8_t>> EncodePng(const ImageView& image);
 arrow::Result<std::vector<uint8_t>> EncodeJpeg(const ImageView& image, int quality);

@@ -63,13 +63,20 @@ arrow::Result<ImageFormat> ParseFormat(const std::string& name) {
                                 "' (supported: PNG, JPEG, WEBP, GIF, TIFF, BMP)");
 }
 
-arrow::Status CheckImageSize(int64_t width, int64_t height, int64_t max_pixels, const char* format) {
+arrow::Status CheckImageSize(int64_t width, int64_t height, const DecodeLimits& limits, const char* format,
+                             int channels) {
   if (width <= 0 || height <= 0) {
     return arrow::Status::Invalid(format, " header declares an empty image (", width, "x", height, ")");
   }
-  if (width * height > max_pixels) {
+  if (width * height > limits.max_pixels) {
     return arrow::Status::Invalid(format, " image of ", width, "x", height, " pixels exceeds the limit of ",
-                                  max_pixels, " pixels");
+                                  limits.max_pixels, " pixels");
+  }
+  if (width * height * channels > limits.max_bytes) {
+    return arrow::Status::Invalid(
+        format, " image of ", width, "x", height, " pixels needs ", width * height * channels,
+        " bytes decoded, more than the query's memory budget of ", limits.max_bytes,
+        " bytes (raise it with ketch.set_execution_config(memory_budget_bytes=...))");
   }
   return arrow::Status::OK();
 }
@@ -103,7 +110,7 @@ void PngOnWarning(png_structp, png_const_charp) {}
 
 // The full libpng API rather than the simplified one: the simplified API gamma-corrects files with
 // a gAMA chunk, while Pillow (the reference users compare with) returns the stored samples.
-arrow::Result<DecodedImage> DecodePng(const uint8_t* data, int64_t size, int64_t max_pixels) {
+arrow::Result<DecodedImage> DecodePng(const uint8_t* data, int64_t size, DecodeLimits limits) {
   auto state = std::make_unique<PngState>();
   state->data = data;
   state->size = static_cast<size_t>(size);
@@ -124,7 +131,11 @@ arrow::Result<DecodedImage> DecodePng(const uint8_t* data, int64_t size, int64_t
   const auto height = png_get_image_height(png, info);
   const auto color_type = png_get_color_type(png, info);
   const auto bit_depth = png_get_bit_depth(png, info);
-  auto size_check = CheckImageSize(width, height, max_pixels, "PNG");
+  // Channels after the expansions below (palette to RGB, tRNS to alpha).
+  const bool trns = png_get_valid(png, info, PNG_INFO_tRNS) != 0;
+  const int out_channels =
+      (color_type & PNG_COLOR_MASK_COLOR ? 3 : 1) + ((color_type & PNG_COLOR_MASK_ALPHA) || trns ? 1 : 0);
+  auto size_check = CheckImageSize(width, height, limits, "PNG", out_channels);
   // Deflate cannot compress better than 1032:1, so a file too small for the rows it declares is
   // truncated or a bomb: refuse it before allocating the pixels.
   if (size_check.ok()) {
@@ -167,6 +178,30 @@ struct TjDeleter {
   void operator()(void* handle) const { tjDestroy(handle); }
 };
 
+// Whether a failed tjDecompress2 produced no usable image. TurboJPEG 2.x reports TJERR_WARNING for a
+// fatal error that follows a warning, so the message decides: libjpeg's warnings (JWRN_* texts) still
+// yield a full image, as Pillow accepts them, except the end of the data ("Premature end of JPEG
+// file"), which Pillow refuses as truncated; any other message is a fatal error.
+bool JpegFailureIsFatal(void* handle, const std::string& message) {
+  if (tjGetErrorCode(handle) == TJERR_FATAL) return true;
+  static const char* const kWarnings[] = {"Corrupt JPEG data",
+                                          "Inconsistent progression sequence",
+                                          "Warning: unknown JFIF revision",
+                                          "Invalid SOS parameters for sequential JPEG",
+                                          "Application transferred too many scanlines",
+                                          "Unknown Adobe color transform code"};
+  for (const char* warning : kWarnings) {
+    if (message.rfind(warning, 0) == 0) return false;
+  }
+  return true;
+}
+
+// Bytes per pixel a JPEG decodes through: gray 1, CMYK / YCCK 4 (decoded to CMYK first), else 3.
+int JpegBytesPerPixel(int colorspace) {
+  if (colorspace == TJCS_GRAY) return 1;
+  return colorspace == TJCS_CMYK || colorspace == TJCS_YCCK ? 4 : 3;
+}
+
 // True when the JPEG carries Adobe's APP14 marker: its CMYK samples are stored inverted.
 bool HasAdobeMarker(const uint8_t* data, int64_t size) {
   for (int64_t i = 2; i + 11 < size && i < 65536; ++i) {
@@ -183,7 +218,7 @@ arrow::Result<DecodedImage> DecodeCmykJpeg(void* handle, const uint8_t* data, in
   if (tjDecompress2(handle, data, static_cast<unsigned long>(size), cmyk.data(), width, 0, height, TJPF_CMYK,
                     TJFLAG_ACCURATEDCT) != 0) {
     const std::string message = tjGetErrorStr2(handle);
-    if (tjGetErrorCode(handle) == TJERR_FATAL || message.find("Premature end") != std::string::npos) {
+    if (JpegFailureIsFatal(handle, message)) {
       return arrow::Status::Invalid("corrupt or truncated JPEG: ", message);
     }
   }
@@ -207,7 +242,7 @@ arrow::Result<DecodedImage> DecodeCmykJpeg(void* handle, const uint8_t* data, in
   return out;
 }
 
-arrow::Result<DecodedImage> DecodeJpeg(const uint8_t* data, int64_t size, int64_t max_pixels) {
+arrow::Result<DecodedImage> DecodeJpeg(const uint8_t* data, int64_t size, DecodeLimits limits) {
   std::unique_ptr<void, TjDeleter> handle(tjInitDecompress());
   if (!handle) return arrow::Status::OutOfMemory("tjInitDecompress failed");
   int width = 0, height = 0, subsamp = 0, colorspace = 0;
@@ -215,7 +250,7 @@ arrow::Result<DecodedImage> DecodeJpeg(const uint8_t* data, int64_t size, int64_
                           &colorspace) != 0) {
     return arrow::Status::Invalid("corrupt JPEG: ", tjGetErrorStr2(handle.get()));
   }
-  ARROW_RETURN_NOT_OK(CheckImageSize(width, height, max_pixels, "JPEG"));
+  ARROW_RETURN_NOT_OK(CheckImageSize(width, height, limits, "JPEG", JpegBytesPerPixel(colorspace)));
   if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK)
     return DecodeCmykJpeg(handle.get(), data, size, width, height);
   DecodedImage out;
@@ -229,34 +264,34 @@ arrow::Result<DecodedImage> DecodeJpeg(const uint8_t* data, int64_t size, int64_
     // Warnings (e.g. extraneous bytes) still produce a full image; errors do not, and neither does
     // data that ends early (libjpeg pads it with gray; Pillow refuses it as truncated).
     const std::string message = tjGetErrorStr2(handle.get());
-    if (tjGetErrorCode(handle.get()) == TJERR_FATAL || message.find("Premature end") != std::string::npos) {
+    if (JpegFailureIsFatal(handle.get(), message)) {
       return arrow::Status::Invalid("corrupt or truncated JPEG: ", message);
     }
   }
   return out;
 }
 
-}  // namespace
-
-namespace {
-
-// One TurboJPEG decompressor per thread, reused across images.
-void* ThreadDecompressor() {
-  thread_local std::unique_ptr<void, TjDeleter> handle(tjInitDecompress());
-  return handle.get();
+// A fresh TurboJPEG decompressor for every image and pass. Reusing one per thread let state of an
+// earlier image leak into the next: a failed call leaves libjpeg mid-stream (TurboJPEG 2.x
+// longjmps out of jpeg_read_header without aborting), and warning state survives successful
+// calls, so a corrupt JPEG decoded "cleanly" after some other images. Creating a handle costs
+// microseconds next to a decode; every image's verdict now depends on its own bytes only.
+std::unique_ptr<void, TjDeleter> NewDecompressor() {
+  return std::unique_ptr<void, TjDeleter>(tjInitDecompress());
 }
 
 }  // namespace
 
-arrow::Result<JpegHeader> ReadJpegHeader(const uint8_t* data, int64_t size, int64_t max_pixels) {
-  void* handle = ThreadDecompressor();
+arrow::Result<JpegHeader> ReadJpegHeader(const uint8_t* data, int64_t size, DecodeLimits limits) {
+  auto owned = NewDecompressor();
+  void* handle = owned.get();
   if (!handle) return arrow::Status::OutOfMemory("tjInitDecompress failed");
   int width = 0, height = 0, subsamp = 0, colorspace = 0;
   if (tjDecompressHeader3(handle, data, static_cast<unsigned long>(size), &width, &height, &subsamp,
                           &colorspace) != 0) {
     return arrow::Status::Invalid("corrupt JPEG: ", tjGetErrorStr2(handle));
   }
-  ARROW_RETURN_NOT_OK(CheckImageSize(width, height, max_pixels, "JPEG"));
+  ARROW_RETURN_NOT_OK(CheckImageSize(width, height, limits, "JPEG", JpegBytesPerPixel(colorspace)));
   JpegHeader header;
   header.width = width;
   header.height = height;
@@ -266,33 +301,34 @@ arrow::Result<JpegHeader> ReadJpegHeader(const uint8_t* data, int64_t size, int6
 }
 
 arrow::Status DecodeJpegInto(const uint8_t* data, int64_t size, const JpegHeader& header, uint8_t* dst) {
-  void* handle = ThreadDecompressor();
+  auto owned = NewDecompressor();
+  void* handle = owned.get();
+  if (!handle) return arrow::Status::OutOfMemory("tjInitDecompress failed");
   const bool gray = header.mode == ImageMode::kL;
   if (tjDecompress2(handle, data, static_cast<unsigned long>(size), dst, header.width, 0, header.height,
                     gray ? TJPF_GRAY : TJPF_RGB, TJFLAG_ACCURATEDCT) != 0) {
     const std::string message = tjGetErrorStr2(handle);
-    if (tjGetErrorCode(handle) == TJERR_FATAL || message.find("Premature end") != std::string::npos) {
+    if (JpegFailureIsFatal(handle, message))
       return arrow::Status::Invalid("corrupt or truncated JPEG: ", message);
-    }
   }
   return arrow::Status::OK();
 }
 
-arrow::Result<DecodedImage> Decode(const uint8_t* data, int64_t size, int64_t max_pixels) {
+arrow::Result<DecodedImage> Decode(const uint8_t* data, int64_t size, DecodeLimits limits) {
   if (size == 0) return arrow::Status::Invalid("empty image bytes (0 bytes)");
   switch (SniffFormat(data, size)) {
     case ImageFormat::kPng:
-      return DecodePng(data, size, max_pixels);
+      return DecodePng(data, size, limits);
     case ImageFormat::kJpeg:
-      return DecodeJpeg(data, size, max_pixels);
+      return DecodeJpeg(data, size, limits);
     case ImageFormat::kWebp:
-      return DecodeWebp(data, size, max_pixels);
+      return DecodeWebp(data, size, limits);
     case ImageFormat::kGif:
-      return DecodeGif(data, size, max_pixels);
+      return DecodeGif(data, size, limits);
     case ImageFormat::kTiff:
-      return DecodeTiff(data, size, max_pixels);
+      return DecodeTiff(data, size, limits);
     case ImageFormat::kBmp:
-      return DecodeBmp(data, size, max_pixels);
+      return DecodeBmp(data, size, limits);
     case ImageFormat::kUnknown:
       break;
   }

@@ -19,6 +19,16 @@ struct DecodedImage {
   ImageView view() const { return ImageView{pixels.data(), height, width, mode}; }
 };
 
+/// What a decoder may allocate: at most `max_pixels` pixels and `max_bytes` bytes of decoded pixels
+/// (the query's memory budget). Both are checked from the header, before any pixel buffer exists.
+/// Converts from a pixel count (no byte limit).
+struct DecodeLimits {
+  DecodeLimits(int64_t max_pixels) : max_pixels(max_pixels) {}  // NOLINT(runtime/explicit)
+  DecodeLimits(int64_t max_pixels, int64_t max_bytes) : max_pixels(max_pixels), max_bytes(max_bytes) {}
+  int64_t max_pixels;
+  int64_t max_bytes = INT64_MAX;
+};
+
 /// Image file formats. Decoding sniffs the format from magic bytes (never from a file name).
 enum class ImageFormat { kUnknown, kPng, kJpeg, kWebp, kGif, kTiff, kBmp };
 ImageFormat SniffFormat(const uint8_t* data, int64_t size);
@@ -29,13 +39,13 @@ arrow::Result<ImageFormat> ParseFormat(const std::string& name);
 
 /// Decodes PNG (libpng), JPEG (libjpeg-turbo's TurboJPEG API), WebP (libwebp), GIF (giflib; first
 /// frame), TIFF (libtiff) or BMP (stb_image) bytes into their native mode (L, LA, RGB or RGBA; 16-bit samples
-/// are reduced to 8 bits). Images whose header declares more than `max_pixels` pixels are refused before any
-/// pixel buffer is allocated. Errors: Invalid for unknown formats, corrupt or truncated data, oversize
-/// headers.
-arrow::Result<DecodedImage> Decode(const uint8_t* data, int64_t size, int64_t max_pixels);
+/// are reduced to 8 bits). Images whose header declares more than `limits` allow (pixels, or decoded
+/// bytes) are refused before any pixel buffer is allocated. Errors: Invalid for unknown formats, corrupt or
+/// truncated data, oversize headers.
+arrow::Result<DecodedImage> Decode(const uint8_t* data, int64_t size, DecodeLimits limits);
 
 /// What a JPEG decodes to, read from its header alone: size, mode (L or RGB) and whether it holds
-/// CMYK (which only Decode handles). Invalid for a corrupt header or one over `max_pixels`.
+/// CMYK (which only Decode handles). Invalid for a corrupt header or one over `limits`.
 struct JpegHeader {
   int32_t width = 0;
   int32_t height = 0;
@@ -43,7 +53,7 @@ struct JpegHeader {
   bool cmyk = false;
   int64_t num_bytes() const { return int64_t{width} * height * ModeChannels(mode); }
 };
-arrow::Result<JpegHeader> ReadJpegHeader(const uint8_t* data, int64_t size, int64_t max_pixels);
+arrow::Result<JpegHeader> ReadJpegHeader(const uint8_t* data, int64_t size, DecodeLimits limits);
 
 /// Decodes a non-CMYK JPEG straight into `dst` (header.num_bytes() bytes, HWC) with libjpeg-turbo:
 /// the fast path of image_decode, no intermediate buffer. Errors as Decode's.

@@ -37,6 +37,10 @@ class ImageDecode : public ScalarFunction {
     // JPEGs whose native mode is the one wanted decode straight into the column: their headers
     // are read first, so the column's pixel buffer is allocated once, at its final size.
     const int64_t n = bytes.length();
+    // One decoded image may not need more than the query's whole memory budget: refused from its
+    // header, before allocation (an image under the pixel limit can still be hundreds of MB).
+    const DecodeLimits limits(kMaxImagePixels,
+                              ctx.memory_budget_bytes > 0 ? ctx.memory_budget_bytes : INT64_MAX);
     std::vector<std::optional<JpegHeader>> jpeg(n);
     int64_t direct_bytes = 0;
     for (int64_t i = 0; i < n; ++i) {
@@ -44,7 +48,7 @@ class ImageDecode : public ScalarFunction {
       auto view = bytes.GetView(i);
       const auto* data = reinterpret_cast<const uint8_t*>(view.data());
       if (SniffFormat(data, static_cast<int64_t>(view.size())) != ImageFormat::kJpeg) continue;
-      auto header = ReadJpegHeader(data, static_cast<int64_t>(view.size()), kMaxImagePixels);
+      auto header = ReadJpegHeader(data, static_cast<int64_t>(view.size()), limits);
       if (header.ok() && !header->cmyk && (!mode || *mode == header->mode)) {
         jpeg[i] = *header;
         direct_bytes += header->num_bytes();
@@ -71,7 +75,7 @@ class ImageDecode : public ScalarFunction {
         }
         return arrow::Status::Invalid("image.decode failed at row ", ctx.SourceRow(i), ": ", st.message());
       }
-      auto decoded = Decode(reinterpret_cast<const uint8_t*>(view.data()), view.size(), kMaxImagePixels);
+      auto decoded = Decode(reinterpret_cast<const uint8_t*>(view.data()), view.size(), limits);
       if (decoded.ok() && mode && decoded->mode != *mode) decoded = ConvertMode(decoded->view(), *mode);
       if (!decoded.ok()) {
         if (on_error == "null") {
@@ -144,6 +148,12 @@ class ImageResize : public ScalarFunction {
     if (width <= 0 || height <= 0 || width > 65535 || height > 65535) {
       return arrow::Status::Invalid("image.resize: width and height must be in 1..65535, got ", width, "x",
                                     height);
+    }
+    // Refused before any allocation, like a decoded image over the same limit.
+    if (width * height > kMaxImagePixels) {
+      return arrow::Status::Invalid("image.resize: an output of ", width, "x", height, " = ", width * height,
+                                    " pixels exceeds the limit of ", kMaxImagePixels,
+                                    " pixels per image (the decoder's limit)");
     }
     return std::make_pair(static_cast<int32_t>(width), static_cast<int32_t>(height));
   }

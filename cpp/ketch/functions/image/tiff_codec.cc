@@ -75,7 +75,7 @@ void InstallHandlers() {
 
 }  // namespace
 
-arrow::Result<DecodedImage> DecodeTiff(const uint8_t* data, int64_t size, int64_t max_pixels) {
+arrow::Result<DecodedImage> DecodeTiff(const uint8_t* data, int64_t size, DecodeLimits limits) {
   InstallHandlers();
   tiff_error.clear();
   MemoryStream stream{data, nullptr, static_cast<toff_t>(size), 0};
@@ -90,7 +90,7 @@ arrow::Result<DecodedImage> DecodeTiff(const uint8_t* data, int64_t size, int64_
   TIFFGetField(tif.get(), TIFFTAG_IMAGELENGTH, &height);
   TIFFGetFieldDefaulted(tif.get(), TIFFTAG_SAMPLESPERPIXEL, &samples);
   TIFFGetFieldDefaulted(tif.get(), TIFFTAG_EXTRASAMPLES, &extra_count, &extra);
-  ARROW_RETURN_NOT_OK(CheckImageSize(width, height, max_pixels, "TIFF"));
+  ARROW_RETURN_NOT_OK(CheckImageSize(width, height, limits, "TIFF"));
   uint16_t bits = 8, planar = PLANARCONFIG_CONTIG, photometric = PHOTOMETRIC_MINISBLACK;
   TIFFGetFieldDefaulted(tif.get(), TIFFTAG_BITSPERSAMPLE, &bits);
   TIFFGetFieldDefaulted(tif.get(), TIFFTAG_PLANARCONFIG, &planar);

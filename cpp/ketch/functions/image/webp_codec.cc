@@ -13,7 +13,7 @@ namespace ketch::image {
 namespace {
 
 // The first frame of an animated WebP, composited on its canvas (libwebpdemux's WebPAnimDecoder).
-arrow::Result<DecodedImage> DecodeAnimatedWebp(const uint8_t* data, int64_t size, int64_t max_pixels,
+arrow::Result<DecodedImage> DecodeAnimatedWebp(const uint8_t* data, int64_t size, DecodeLimits limits,
                                                bool alpha) {
   WebPAnimDecoderOptions options;
   if (!WebPAnimDecoderOptionsInit(&options)) return arrow::Status::Invalid("libwebp version mismatch");
@@ -25,7 +25,7 @@ arrow::Result<DecodedImage> DecodeAnimatedWebp(const uint8_t* data, int64_t size
   if (!decoder) return arrow::Status::Invalid("corrupt animated WebP");
   WebPAnimInfo info;
   if (!WebPAnimDecoderGetInfo(decoder.get(), &info)) return arrow::Status::Invalid("corrupt animated WebP");
-  ARROW_RETURN_NOT_OK(CheckImageSize(info.canvas_width, info.canvas_height, max_pixels, "WebP"));
+  ARROW_RETURN_NOT_OK(CheckImageSize(info.canvas_width, info.canvas_height, limits, "WebP"));
   uint8_t* rgba = nullptr;
   int timestamp = 0;
   if (!WebPAnimDecoderGetNext(decoder.get(), &rgba, &timestamp)) {
@@ -42,13 +42,14 @@ arrow::Result<DecodedImage> DecodeAnimatedWebp(const uint8_t* data, int64_t size
 
 }  // namespace
 
-arrow::Result<DecodedImage> DecodeWebp(const uint8_t* data, int64_t size, int64_t max_pixels) {
+arrow::Result<DecodedImage> DecodeWebp(const uint8_t* data, int64_t size, DecodeLimits limits) {
   WebPBitstreamFeatures features;
   if (WebPGetFeatures(data, static_cast<size_t>(size), &features) != VP8_STATUS_OK) {
     return arrow::Status::Invalid("corrupt WebP: cannot read the header");
   }
-  if (features.has_animation) return DecodeAnimatedWebp(data, size, max_pixels, features.has_alpha);
-  ARROW_RETURN_NOT_OK(CheckImageSize(features.width, features.height, max_pixels, "WebP"));
+  if (features.has_animation) return DecodeAnimatedWebp(data, size, limits, features.has_alpha);
+  ARROW_RETURN_NOT_OK(
+      CheckImageSize(features.width, features.height, limits, "WebP", features.has_alpha ? 4 : 3));
   DecodedImage out;
   out.width = features.width;
   out.height = features.height;

@@ -69,12 +69,23 @@ bool FullyDictionaryEncoded(const parquet::FileMetaData& metadata, const std::ve
 }  // namespace
 
 arrow::Result<std::shared_ptr<parquet::FileMetaData>> ReadParquetMetadata(const std::string& path,
-                                                                          const S3Config& s3) {
-  ARROW_ASSIGN_OR_RAISE(auto file, OpenInputFile(path, s3));
+                                                                          const S3Config& s3,
+                                                                          int64_t size_bytes) {
+  ARROW_ASSIGN_OR_RAISE(auto file, OpenInputFile(path, s3, nullptr, size_bytes));
+  // An S3 object is read at the size its listing gave: one replaced since reads the wrong bytes.
+  const std::string listed = IsS3Url(path) && size_bytes >= 0
+                                 ? " (read at the size read_parquet listed, " + std::to_string(size_bytes) +
+                                       " bytes: if the object was replaced since, call read_parquet again)"
+                                 : "";
   try {
     return parquet::ReadMetaData(file);
+  } catch (const parquet::ParquetStatusException& e) {
+    if (e.status().IsIOError()) {  // the read failed (e.g. no such key): not a format problem
+      return arrow::Status::IOError("cannot read '", path, "': ", e.status().message(), listed);
+    }
+    return arrow::Status::IOError("'", path, "' is not a valid Parquet file: ", e.what(), listed);
   } catch (const std::exception& e) {
-    return arrow::Status::IOError("'", path, "' is not a valid Parquet file: ", e.what());
+    return arrow::Status::IOError("'", path, "' is not a valid Parquet file: ", e.what(), listed);
   }
 }
 
@@ -95,10 +106,11 @@ arrow::Result<std::shared_ptr<arrow::Schema>> ParquetArrowSchema(const parquet::
 }
 
 arrow::Result<std::shared_ptr<arrow::RecordBatchReader>> OpenParquetRowGroups(
-    const std::string& path, const S3Config& s3, std::shared_ptr<parquet::FileMetaData> metadata,
-    const std::vector<int>& row_groups, const std::vector<std::string>& columns, int64_t batch_rows,
-    bool use_threads, std::atomic<int64_t>* bytes_read, bool read_dictionaries) {
-  ARROW_ASSIGN_OR_RAISE(auto file, OpenInputFile(path, s3, bytes_read));
+    const std::string& path, const S3Config& s3, int64_t size_bytes,
+    std::shared_ptr<parquet::FileMetaData> metadata, const std::vector<int>& row_groups,
+    const std::vector<std::string>& columns, int64_t batch_rows, bool use_threads,
+    std::atomic<int64_t>* bytes_read, bool read_dictionaries) {
+  ARROW_ASSIGN_OR_RAISE(auto file, OpenInputFile(path, s3, bytes_read, size_bytes));
   parquet::ArrowReaderProperties arrow_props;
   arrow_props.set_batch_size(batch_rows);
   arrow_props.set_pre_buffer(true);

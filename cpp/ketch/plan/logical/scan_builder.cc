@@ -2,17 +2,20 @@
 
 #include <set>
 
+#include "ketch/io/formats/parquet_footers.h"
 #include "ketch/io/formats/parquet_format.h"
 #include "ketch/io/formats/text_formats.h"
 
 namespace ketch {
 namespace {
 
-arrow::Result<std::shared_ptr<arrow::Schema>> InferSchema(const ScanRequest& request) {
+arrow::Result<std::shared_ptr<arrow::Schema>> InferSchema(const ScanRequest& request,
+                                                          io::ParquetFooters* footers) {
   const std::string& path = request.files.at(0).path;
   switch (request.format) {
     case FileFormat::kParquet: {
-      ARROW_ASSIGN_OR_RAISE(auto metadata, io::ReadParquetMetadata(path, request.s3));
+      // Kept: planning and the scan use this footer again without fetching it.
+      ARROW_ASSIGN_OR_RAISE(auto metadata, footers->Get(0, path, request.files[0].size_bytes, request.s3));
       return io::ParquetArrowSchema(*metadata);
     }
     case FileFormat::kCsv:
@@ -31,8 +34,12 @@ arrow::Result<ScanInfo> BuildScan(ScanRequest request) {
                                                                                           : "json");
   if (request.files.empty()) return arrow::Status::Invalid(reader, ": no files to read");
   std::shared_ptr<arrow::Schema> schema = request.schema;
+  std::shared_ptr<io::ParquetFooters> footers;
+  if (request.format == FileFormat::kParquet) {
+    footers = std::make_shared<io::ParquetFooters>(request.files.size());
+  }
   if (!schema) {
-    auto inferred = InferSchema(request);
+    auto inferred = InferSchema(request, footers.get());
     if (!inferred.ok()) {
       return arrow::Status::IOError(reader, ": file '", request.files[0].path,
                                     "': cannot read its schema: ", inferred.status().message());
@@ -88,6 +95,7 @@ arrow::Result<ScanInfo> BuildScan(ScanRequest request) {
   if (request.format == FileFormat::kJson) info.parse_schema = parse_schema;
   info.csv = request.csv;
   info.s3 = std::move(request.s3);
+  info.footers = std::move(footers);
   return info;
 }
 

@@ -14,6 +14,9 @@
 namespace parquet {
 class FileMetaData;
 }
+namespace ketch::io {
+class ParquetFooters;
+}
 
 namespace ketch {
 
@@ -64,6 +67,9 @@ struct ScanInfo {
   CsvOptions csv;
   io::S3Config s3;                         ///< for s3:// paths
   std::shared_ptr<const ScanTasks> tasks;  ///< set by MaterializeScanTasks; null before
+  /// Parquet: the files' footers, each read at most once and shared by every copy of this scan
+  /// (schema inference, each optimization, the readers). Null: read when needed, not kept.
+  std::shared_ptr<io::ParquetFooters> footers;
 };
 
 }  // namespace ketch

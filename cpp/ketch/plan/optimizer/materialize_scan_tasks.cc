@@ -10,6 +10,7 @@
 #include <set>
 
 #include "ketch/expr/expr_analysis.h"
+#include "ketch/io/formats/parquet_footers.h"
 #include "ketch/io/formats/parquet_format.h"
 #include "ketch/plan/optimizer/stats_pruning.h"
 
@@ -33,6 +34,16 @@ std::string Megabytes(int64_t bytes) {
   return buf;
 }
 
+// True when a conjunct reads partition columns only (and calls no UDF): its value is the same for
+// every row of a file, so it is decided per file.
+bool PartitionOnly(const ScanInfo& info, const Expr& conjunct) {
+  std::set<std::string> used;
+  conjunct.CollectColumns(&used);
+  bool partition_only = !used.empty() && !conjunct.HasUdf();
+  for (const auto& name : used) partition_only &= info.partition_schema->GetFieldIndex(name) >= 0;
+  return partition_only;
+}
+
 // True when the file's partition values make a partition-only conjunct false or null.
 arrow::Result<bool> PrunedByPartition(const ScanInfo& info, const ScanFile& file,
                                       const std::vector<ExprPtr>& conjuncts) {
@@ -44,11 +55,7 @@ arrow::Result<bool> PrunedByPartition(const ScanInfo& info, const ScanFile& file
   }
   auto row = arrow::RecordBatch::Make(info.partition_schema, 1, columns);
   for (const auto& conjunct : conjuncts) {
-    std::set<std::string> used;
-    conjunct->CollectColumns(&used);
-    bool partition_only = !used.empty() && !conjunct->HasUdf();
-    for (const auto& name : used) partition_only &= info.partition_schema->GetFieldIndex(name) >= 0;
-    if (!partition_only) continue;
+    if (!PartitionOnly(info, *conjunct)) continue;
     ARROW_ASSIGN_OR_RAISE(auto result, Evaluate(*conjunct, *row));
     if (result->IsNull(0)) return true;
     if (result->type()->id() == arrow::Type::BOOL &&
@@ -95,6 +102,44 @@ std::optional<ColumnStats> RowGroupStats(const parquet::FileMetaData& metadata, 
   return out;
 }
 
+// Reads the footers of `files` in parallel on Arrow's I/O pool into `metadata` (by file index),
+// through the scan's footer cache when it has one (a footer read before is not fetched again).
+// Every read is waited for; the first error, naming its file, is returned.
+arrow::Status ReadFooters(const ScanInfo& info, const std::vector<int32_t>& files,
+                          std::vector<std::shared_ptr<parquet::FileMetaData>>* metadata) {
+  auto* executor = arrow::io::default_io_context().executor();
+  std::vector<arrow::Future<std::shared_ptr<parquet::FileMetaData>>> futures;
+  arrow::Status first_error;
+  for (int32_t f : files) {
+    if (info.footers) {
+      if (auto kept = info.footers->Peek(f, info.files[f].path)) {  // no task for what is in memory already
+        futures.push_back(arrow::Future<std::shared_ptr<parquet::FileMetaData>>::MakeFinished(kept));
+        continue;
+      }
+    }
+    const ScanFile& file = info.files[f];
+    auto read = [footers = info.footers, f, path = file.path, size = file.size_bytes, s3 = info.s3] {
+      return footers ? footers->Get(f, path, size, s3) : io::ReadParquetMetadata(path, s3, size);
+    };
+    auto future = executor->Submit(std::move(read));
+    if (!future.ok()) {
+      first_error = future.status();
+      break;
+    }
+    futures.push_back(std::move(*future));
+  }
+  for (size_t k = 0; k < futures.size(); ++k) {
+    const auto& result = futures[k].result();
+    if (!result.ok()) {
+      if (first_error.ok())
+        first_error = result.status().WithMessage("read_parquet: ", result.status().message());
+      continue;
+    }
+    (*metadata)[files[k]] = *result;
+  }
+  return first_error;
+}
+
 struct RowGroupUnit {
   int32_t file;
   int row_group;
@@ -136,36 +181,38 @@ arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTas
     return LogicalPlan::Scan(std::move(info));
   }
 
-  // Footers, read in parallel on Arrow's I/O pool; errors name the file.
+  // Every row of a kept file passes a filter on partition columns only: the limit counts file rows.
+  bool limit_prunes = info.limit >= 0;
+  for (const auto& conjunct : conjuncts) limit_prunes &= PartitionOnly(info, *conjunct);
+
+  // Footers, read in parallel on Arrow's I/O pool; errors name the file. Statistics pruning needs
+  // every kept file's. A limit without such a filter needs only the files it reaches: their
+  // footers are read in file order, in waves growing from one file (the first file's is kept from
+  // schema inference), until their rows cover the limit; later files are never opened.
   tasks->metadata.resize(info.files.size());
-  {
-    auto* executor = arrow::io::default_io_context().executor();
-    std::vector<arrow::Future<std::shared_ptr<parquet::FileMetaData>>> futures;
-    for (int32_t f : kept) {
-      const std::string path = info.files[f].path;
-      const io::S3Config s3 = info.s3;
-      ARROW_ASSIGN_OR_RAISE(auto future,
-                            executor->Submit([path, s3] { return io::ReadParquetMetadata(path, s3); }));
-      futures.push_back(std::move(future));
+  int64_t files_past_limit = 0;
+  if (limit_prunes) {
+    size_t done = 0;
+    size_t wave = 1;
+    int64_t rows = 0;
+    while (done < kept.size() && rows < info.limit) {
+      const size_t end = std::min(kept.size(), done + wave);
+      const std::vector<int32_t> batch(kept.begin() + done, kept.begin() + end);
+      ARROW_RETURN_NOT_OK(ReadFooters(info, batch, &tasks->metadata));
+      for (int32_t f : batch) rows += tasks->metadata[f]->num_rows();
+      done = end;
+      wave = std::min<size_t>(wave * 2, 64);
     }
-    arrow::Status first_error;
-    for (size_t k = 0; k < kept.size(); ++k) {
-      const auto& result = futures[k].result();
-      if (!result.ok()) {
-        if (first_error.ok())
-          first_error = result.status().WithMessage("read_parquet: ", result.status().message());
-        continue;
-      }
-      tasks->metadata[kept[k]] = *result;
-    }
-    ARROW_RETURN_NOT_OK(first_error);
+    files_past_limit = static_cast<int64_t>(kept.size() - done);
+    kept.resize(done);
+  } else {
+    ARROW_RETURN_NOT_OK(ReadFooters(info, kept, &tasks->metadata));
   }
 
   const std::vector<std::string> columns = ReadColumns(info, *scan.schema());
   std::vector<RowGroupUnit> units;
   int64_t row = 0;
   int64_t limit_rows = 0;
-  const bool limit_prunes = info.limit >= 0 && !info.filter;
   for (int32_t f : kept) {
     const auto& metadata = *tasks->metadata[f];
     // Statistics are in the file's types: a column read as another type (schema hint, or a type
@@ -235,8 +282,8 @@ arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTas
       tasks->tasks.push_back(std::move(task));
     }
   }
-  std::string reason = files_text + ", " + std::to_string(units.size()) + " row groups, " +
-                       Megabytes(total_bytes) + " to read; ";
+  std::string reason = std::to_string(kept.size()) + (kept.size() == 1 ? " file, " : " files, ") +
+                       std::to_string(units.size()) + " row groups, " + Megabytes(total_bytes) + " to read; ";
   if (expensive) {
     reason += "split by row group for " + std::to_string(sizing.workers) +
               " workers x 2 (UDFs, URL or image kernels run above the scan), at most " +
@@ -249,6 +296,10 @@ arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTas
   }
   if (tasks->limit_skipped_row_groups > 0) {
     reason += "; " + std::to_string(tasks->limit_skipped_row_groups) + " row groups past the limit skipped";
+  }
+  if (files_past_limit > 0) {
+    reason += "; " + std::to_string(files_past_limit) + (files_past_limit == 1 ? " file" : " files") +
+              " past the limit not opened";
   }
   tasks->reason = std::move(reason);
   info.tasks = std::move(tasks);

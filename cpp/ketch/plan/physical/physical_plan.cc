@@ -258,6 +258,12 @@ std::vector<std::string> PhysicalNode::Details() const {
                   ", concurrency = " + std::to_string(concurrency) + ", async = " + get("async", "false") +
                   ", use_process = " + get("use_process", "false") + ", max_retries = " +
                   get("max_retries", "0") + ", on_error = " + get("on_error", "raise") + " }");
+    for (const Expr* udf : udfs) {
+      if (udf->udf_properties().max_items_per_row >= 0) {
+        out.push_back("Generator items per row <= " +
+                      std::to_string(udf->udf_properties().max_items_per_row) + " (limit pushdown)");
+      }
+    }
     out.push_back("Resource request = { num_cpus = " + get("num_cpus", "None") + ", num_gpus = " +
                   get("num_gpus", "0") + ", memory_bytes = " + get("memory_bytes", "None") + " }");
   }
