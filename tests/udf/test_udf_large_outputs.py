@@ -179,14 +179,18 @@ def test_engine_takes_a_chunked_array_from_a_runner():
     from ketch import _core
     from ketch.expressions.expression import Expression, _expr
 
-    def runner(args: list[pa.Array], num_rows: int, cancelled: object) -> pa.ChunkedArray:
+    def runner(
+        args: list[pa.Array], num_rows: int, cancelled: object, max_items: int = -1
+    ) -> pa.ChunkedArray:
         values = [str(v).encode() * 2 for v in args[0].to_pylist()]
         half = len(values) // 2
         return pa.chunked_array(
             [pa.array(values[:half], type=pa.binary()), pa.array(values[half:], type=pa.binary())]
         )
 
-    native = _core.udf("chunks", runner, [_expr(col("i"))._native], pa.large_binary(), 0, 0, 1, False, {})
+    native = _core.udf(
+        "chunks", runner, [_expr(col("i"))._native], pa.large_binary(), 0, 0, 1, False, False, {}
+    )
     out = ketch.from_pydict({"i": [1, 22, 333]}).select(Expression(native).alias("c")).to_pydict()
     assert out["c"] == [b"11", b"2222", b"333333"]
 
