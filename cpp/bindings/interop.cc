@@ -4,6 +4,7 @@
 #include <arrow/c/bridge.h>
 
 #include "ketch/io/redact.h"
+#include "ketch/types/large_offsets.h"
 
 namespace ketch::bindings {
 namespace {
@@ -109,6 +110,14 @@ nb::object ArrayToPy(const std::shared_ptr<arrow::Array>& array) {
 }
 
 std::shared_ptr<arrow::Array> ArrayFromPy(nb::handle obj) {
+  if (!nb::hasattr(obj, "__arrow_c_array__") && nb::hasattr(obj, "__arrow_c_stream__")) {
+    // A ChunkedArray (pyarrow chunks values over 2 GiB of binary / string): one array, of the
+    // large variant when the values overflow 32-bit offsets.
+    nb::object capsule = obj.attr("__arrow_c_stream__")();
+    auto chunked =
+        Unwrap(arrow::ImportChunkedArray(CapsulePointer<ArrowArrayStream>(capsule, "arrow_array_stream")));
+    return Unwrap(ConcatenateWidening(chunked->chunks(), chunked->type()));
+  }
   nb::tuple capsules = nb::borrow<nb::tuple>(obj.attr("__arrow_c_array__")());
   auto* c_schema = CapsulePointer<ArrowSchema>(capsules[0], "arrow_schema");
   auto* c_array = CapsulePointer<ArrowArray>(capsules[1], "arrow_array");

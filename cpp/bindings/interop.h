@@ -30,6 +30,8 @@ std::shared_ptr<arrow::DataType> TypeFromPy(nb::handle obj);
 nb::object SchemaToPy(const std::shared_ptr<arrow::Schema>& schema);
 std::shared_ptr<arrow::Schema> SchemaFromPy(nb::handle obj);
 nb::object ArrayToPy(const std::shared_ptr<arrow::Array>& array);
+/// An object with __arrow_c_array__, or with __arrow_c_stream__ (a ChunkedArray: its chunks as one
+/// array, large_binary / large_string / large_list when they hold over 2 GiB).
 std::shared_ptr<arrow::Array> ArrayFromPy(nb::handle obj);
 /// A pyarrow.RecordBatchReader over the batches (zero-copy).
 nb::object BatchesToPy(const std::shared_ptr<arrow::Schema>& schema,

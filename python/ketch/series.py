@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ketch import large_arrays
 from ketch.datatype import DataType
 
 
@@ -64,7 +65,8 @@ class Series:
 
     def __init__(self, array: pa.Array | pa.ChunkedArray, name: str = "") -> None:
         if isinstance(array, pa.ChunkedArray):
-            array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
+            # Over 2 GiB of binary / string values: one array of the large variant.
+            array = large_arrays.combine(array)
         self._array = array
         self._name = name
 

@@ -37,7 +37,7 @@ import cloudpickle
 import numpy as np
 import pyarrow as pa
 
-from ketch import _core
+from ketch import _core, large_arrays
 from ketch.datatype import DataType
 from ketch.errors import UDFError
 from ketch.execution.call_threads import (
@@ -110,25 +110,30 @@ def _to_arrow_result(result: Any, dtype: DataType, num_rows: int, name: str) -> 
     if isinstance(result, Series):
         array = result.to_arrow()
     elif isinstance(result, pa.ChunkedArray):
-        array = result.combine_chunks()
+        array = large_arrays.combine(result)  # over 2 GiB: as the large variant, cast below
     elif isinstance(result, pa.Array):
         array = result
     elif isinstance(result, np.ndarray) and result.ndim == 1:
         array = pa.array(result)
     elif isinstance(result, (list, tuple, np.ndarray)):
         # Untyped first, then a safe cast below: 1.7 for an int64 UDF is an error, not 1.
-        array = pa.array(list(result))
+        array = large_arrays.from_values(list(result), dtype.to_arrow())
     else:
         raise TypeError(
             f"UDF '{name}' must return a Series, pyarrow array, numpy array or list, "
             f"got {type(result).__name__}"
         )
+    if isinstance(array, pa.ChunkedArray):  # pa.array over a numpy array of 2 GiB of bytes
+        array = large_arrays.combine(array)
     if len(array) != num_rows:
         raise ValueError(f"UDF '{name}' returned {len(array)} values for a batch of {num_rows} rows")
     if array.type != dtype.to_arrow():
         try:
             array = array.cast(dtype.to_arrow(), safe=True)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowCapacityError) as exc:
+            too_large = large_arrays.overflow_message(name, array, dtype.to_arrow(), num_rows)
+            if too_large is not None:
+                raise ValueError(too_large) from exc
             raise TypeError(
                 f"UDF '{name}' returned {array.type}, which cannot be cast to its "
                 f"return_dtype {dtype!r}: {exc}"
@@ -272,7 +277,16 @@ def _sliced(runner: _Runner, batch_size: int) -> Callable[[list[pa.Array], int],
         for start in range(0, num_rows, batch_size):
             n = min(batch_size, num_rows - start)
             parts.append(runner.policy_call([a.slice(start, n) for a in args], n))
-        return pa.concat_arrays(parts)
+        try:
+            return pa.concat_arrays(parts)
+        except (pa.ArrowInvalid, pa.ArrowCapacityError) as exc:
+            # Each call fit its 32-bit-offset return type; together they do not.
+            too_large = large_arrays.overflow_message(
+                runner.name, pa.chunked_array(parts), runner.dtype.to_arrow(), num_rows
+            )
+            if too_large is None:
+                raise
+            raise ValueError(too_large) from exc
 
     return call
 
@@ -365,7 +379,9 @@ class _RowFunctionRunner(_Runner):
         if self.dtype.extension_name is not None:
             return results  # Python objects, images, tensors: converted by _to_arrow_result
         try:
-            return pa.array(results)  # then a safe cast to the dtype (1.7 for int64 is an error)
+            # Then a safe cast to the dtype (1.7 for int64 is an error); values over 2 GiB come
+            # back as the large variant (large_binary...), never as a ChunkedArray.
+            return large_arrays.from_values(results, self.dtype.to_arrow())
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
             try:
                 return pa.array(results, type=self.dtype.to_arrow())  # maps, unions...
@@ -471,7 +487,7 @@ class _AsyncRowRunner(_RowFunctionRunner):
         results = asyncio.run_coroutine_threadsafe(run_all(), self._event_loop()).result()
         if self.dtype.extension_name == "ketch.python":
             return results
-        return pa.array(results)
+        return large_arrays.from_values(results, self.dtype.to_arrow())
 
     def worker_factory(self) -> Any:
         return _function_worker_factory(self, {"max_concurrency": self.max_concurrency})

@@ -1,12 +1,14 @@
 #include "ketch/expr/expr.h"
 
 #include <arrow/compute/api.h>
+#include <arrow/util/byte_size.h>
 
 #include <sstream>
 
 #include "ketch/expr/function_registry.h"
 #include "ketch/expr/storage_cast.h"
 #include "ketch/io/redact.h"
+#include "ketch/types/large_offsets.h"
 
 namespace ketch {
 namespace {
@@ -225,6 +227,29 @@ namespace {
 arrow::Result<arrow::Datum> EvaluateDatum(const Expr& expr, const arrow::RecordBatch& batch,
                                           const EvalContext& ctx);
 
+// The bytes the arrays' buffers span, in GiB ("2.25").
+std::string Gib(const arrow::ArrayVector& arrays) {
+  int64_t bytes = 0;
+  for (const auto& array : arrays) bytes += arrow::util::TotalBufferSize(*array->data());
+  std::ostringstream out;
+  out.precision(2);
+  out << std::fixed << static_cast<double>(bytes) / (1LL << 30);
+  return out.str();
+}
+
+// A result in 64-bit offsets (large_binary...) that its 32-bit-offset return type cannot hold.
+arrow::Status TooLargeForOffsets(const Expr& expr, const arrow::Array& out, int64_t rows,
+                                 const arrow::Status& cause) {
+  return arrow::Status::Invalid(
+      "UDF '", expr.name(), "' returned ", Gib({arrow::MakeArray(out.data())}), " GiB in one call of ", rows,
+      " rows, more than its return_dtype ", expr.type()->ToString(),
+      " holds in one array (32-bit offsets: 2 GiB); declare the 64-bit-offset type (",
+      WithLargeOffsets(expr.type())->ToString(),
+      ", e.g. DataType.binary() / DataType.string() / DataType.list(...)) or a smaller "
+      "batch_size: ",
+      cause.message());
+}
+
 arrow::Result<std::shared_ptr<arrow::Array>> CallUdf(const Expr& expr, const arrow::RecordBatch& batch,
                                                      const EvalContext& ctx) {
   std::vector<std::shared_ptr<arrow::Array>> args;
@@ -258,6 +283,9 @@ arrow::Result<std::shared_ptr<arrow::Array>> CallUdf(const Expr& expr, const arr
     }
     if (!out->type()->Equals(*expr.type())) {
       auto cast = arrow::compute::Cast(*out, expr.type());
+      if (!cast.ok() && HasSmallOffsets(expr.type()) && !HasSmallOffsets(out->type())) {
+        return TooLargeForOffsets(expr, *out, len, cast.status());
+      }
       if (!cast.ok()) {
         return arrow::Status::TypeError("UDF '", expr.name(), "' returned ", out->type()->ToString(),
                                         " which cannot be cast to its return_dtype ", expr.type()->ToString(),
@@ -268,7 +296,17 @@ arrow::Result<std::shared_ptr<arrow::Array>> CallUdf(const Expr& expr, const arr
     outputs.push_back(std::move(out));
   }
   if (outputs.size() == 1) return outputs[0];
-  return arrow::Concatenate(outputs);
+  auto combined = arrow::Concatenate(outputs);
+  if (!combined.ok() && HasSmallOffsets(expr.type())) {
+    // Each call fit the 32-bit-offset return type; the morsel's calls together do not.
+    return arrow::Status::Invalid(
+        "UDF '", expr.name(), "' returned ", Gib(outputs), " GiB for a morsel of ", n,
+        " rows, more than its return_dtype ", expr.type()->ToString(),
+        " holds in one array (32-bit offsets: 2 GiB); declare the 64-bit-offset type (",
+        WithLargeOffsets(expr.type())->ToString(),
+        ", e.g. DataType.binary() / DataType.string() / DataType.list(...)): ", combined.status().message());
+  }
+  return combined;
 }
 
 arrow::Result<arrow::Datum> EvaluateDatum(const Expr& expr, const arrow::RecordBatch& batch,
@@ -293,6 +331,13 @@ arrow::Result<arrow::Datum> EvaluateDatum(const Expr& expr, const arrow::RecordB
         options.allow_float_truncate = true;
       }
       auto cast = arrow::compute::Cast(input, options);
+      if (!cast.ok() && input.is_array() && input.array()->offset > 0 && HasSmallOffsets(expr.type())) {
+        // A narrowing cast (large_binary → binary) checks absolute offsets: a slice of an array
+        // over 2 GiB (a re-chunked UDF result) fails even when its own values fit. Copy it to the
+        // start of new buffers and cast again.
+        ARROW_ASSIGN_OR_RAISE(auto compact, Compact(input.make_array()));
+        cast = arrow::compute::Cast(compact, options);
+      }
       if (!cast.ok()) {
         return cast.status().WithMessage("cast of ", expr.children()[0]->ToString(), " from ",
                                          input.type()->ToString(), " to ", expr.type()->ToString(),

@@ -128,3 +128,6 @@ class CallThreads:
             job.event.set()
             if job.abandoned:
                 return
+            # Parked until the next call: the job (its result, a UDF's output of maybe gigabytes)
+            # belongs to the waiting thread alone.
+            del job

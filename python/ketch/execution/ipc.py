@@ -1,7 +1,12 @@
 """Arrow IPC batches through POSIX shared memory: only a segment's name and a size cross the socket
 between the engine and a UDF worker process. Each side keeps one reusable segment for what it
-sends (grown, under a new name, when a batch does not fit), so a batch costs two memory copies
-and no system calls beyond the socket round trip."""
+sends (grown, under a new name, when a batch does not fit): the batch is written into it directly
+and the reader copies it out, so a batch costs two memory copies and no system calls beyond the
+socket round trip.
+
+A batch of ``HANDOFF_BYTES`` or more (a UDF result of large blobs, possibly over 2 GiB) goes into a
+segment of its own, of its exact size, that the reader maps and unlinks: its arrays live on the
+mapping without a copy, and the writer keeps nothing once the batch is sent."""
 
 from __future__ import annotations
 
@@ -12,14 +17,32 @@ import secrets
 import pyarrow as pa
 
 _MIN_CAPACITY = 1 << 20
+_HANDOFF_MARK = "h"  # segment names <prefix>-h<n>: handed off to the reader
+
+
+HANDOFF_BYTES = 64 << 20
+
+
+def _batch(arrays: list[pa.Array]) -> pa.RecordBatch:
+    return pa.record_batch(arrays, names=[f"a{i}" for i in range(len(arrays))])
+
+
+def _write(batch: pa.RecordBatch, sink: pa.NativeFile) -> None:
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+
+
+def _stream_size(batch: pa.RecordBatch) -> int:
+    """Bytes of ``batch`` as an IPC stream (counted, nothing copied)."""
+    sink = pa.MockOutputStream()
+    _write(batch, sink)
+    return sink.size()
 
 
 def serialize(arrays: list[pa.Array]) -> pa.Buffer:
     """The arrays (columns a0, a1, ...) as one Arrow IPC stream."""
-    batch = pa.record_batch(arrays, names=[f"a{i}" for i in range(len(arrays))])
     sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, batch.schema) as writer:
-        writer.write_batch(batch)
+    _write(_batch(arrays), sink)
     return sink.getvalue()
 
 
@@ -88,10 +111,10 @@ def reclaim_segments(prefix: str) -> None:
 
 
 class Outbox:
-    """A writer's reusable segment: ``put`` copies bytes in and says where they are. The segment's
-    pages are allocated up front (posix_fallocate): when /dev/shm is full that fails with ENOSPC
-    instead of a SIGBUS on the first write, and ``put`` returns the bytes themselves to send over
-    the socket instead."""
+    """A writer's reusable segment: ``put_arrays`` writes a batch in and says where it is. The
+    segment's pages are allocated up front (posix_fallocate): when /dev/shm is full that fails
+    with ENOSPC instead of a SIGBUS on the first write, and ``put_arrays`` returns the batch's
+    bytes themselves to send over the socket instead."""
 
     def __init__(self, prefix: str | None = None) -> None:
         self._shm: _Segment | None = None
@@ -99,17 +122,35 @@ class Outbox:
         self._prefix = prefix or f"ketch-{os.getpid()}-{secrets.token_hex(4)}"
         self._count = 0
 
-    def put(self, data: pa.Buffer) -> tuple[str | None, int | bytes]:
-        size = data.size
-        if self._shm is None or self._shm.size < size:
-            self.close()
-            self._count += 1
-            try:
-                self._shm = _Segment(f"{self._prefix}-{self._count}", max(_MIN_CAPACITY, 2 * size))
-            except OSError:
-                return None, data.to_pybytes()
-        self._shm.buf[:size] = memoryview(data).cast("B")
-        return self._shm.name, size
+    def put_arrays(self, arrays: list[pa.Array]) -> tuple[str | None, int | bytes]:
+        """The arrays (as :func:`serialize` writes them) into shared memory, written in place;
+        says where they are. ``HANDOFF_BYTES`` or more: a segment of their own that the reader
+        takes over (see :meth:`Inbox.take`)."""
+        batch = _batch(arrays)
+        size = _stream_size(batch)
+        if size < HANDOFF_BYTES:
+            if self._shm is None or self._shm.size < size:
+                self.close()
+                self._count += 1
+                try:
+                    self._shm = _Segment(f"{self._prefix}-{self._count}", max(_MIN_CAPACITY, 2 * size))
+                except OSError:
+                    return None, serialize(arrays).to_pybytes()
+            _write(batch, pa.FixedSizeBufferWriter(pa.py_buffer(self._shm.buf[:size])))
+            return self._shm.name, size
+        self._count += 1
+        try:
+            segment = _Segment(f"{self._prefix}-{_HANDOFF_MARK}{self._count}", size)
+        except OSError:
+            return None, serialize(arrays).to_pybytes()
+        try:
+            _write(batch, pa.FixedSizeBufferWriter(pa.py_buffer(segment.buf)))
+        except BaseException:
+            segment.close()
+            segment.unlink()
+            raise
+        segment.close()  # the pages stay in the segment until the reader unlinks it
+        return segment.name, size
 
     def close(self) -> None:
         if self._shm is not None:
@@ -130,11 +171,17 @@ class Inbox:
             self._shm = _Segment(name)
         return self._shm.buf[:size]
 
-    def take(self, name: str | None, size: int | bytes) -> bytes:
+    def take(self, name: str | None, size: int | bytes) -> bytes | pa.Buffer:
         """A copy of the bytes (the peer reuses its segment for the next message); bytes sent
-        inline (name None: shared memory was full) come back as they are."""
+        inline (name None: shared memory was full) come back as they are. A segment handed off
+        (``Outbox.put_arrays`` of ``HANDOFF_BYTES`` or more) is mapped and unlinked, and comes
+        back as a buffer over the mapping (no copy; unmapped when its last array is freed)."""
         if name is None:
             return size  # type: ignore[return-value]
+        if name.rsplit("-", 1)[-1].startswith(_HANDOFF_MARK):
+            segment = _Segment(name)
+            segment.unlink()
+            return pa.py_buffer(segment.buf[:size])
         view = self.view(name, size)
         try:
             return bytes(view)

@@ -25,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 
 from ketch.execution.call_threads import POLL_S, CallCancelled, CallTimedOut, wait_for
-from ketch.execution.ipc import Inbox, Outbox, deserialize, reclaim_segments, serialize
+from ketch.execution.ipc import Inbox, Outbox, deserialize, reclaim_segments
 
 _START_TIMEOUT_S = 120.0
 _SHUTDOWN_TIMEOUT_S = 5.0
@@ -125,7 +125,7 @@ class WorkerProcess:
     ) -> pa.Array:
         """One batch through the worker. Raises CallCancelled (after killing the worker) when
         ``cancelled()`` turns true while it works, WorkerDied when it dies, or the UDF's error."""
-        name, size = self.outbox.put(serialize(args))
+        name, size = self.outbox.put_arrays(args)
         try:
             self.conn.send(("batch", name, size, num_rows, max_items))
             try:

@@ -45,10 +45,11 @@ def main() -> int:
     conn = Client(address, family="AF_UNIX", authkey=authkey)
 
     import cloudpickle
+    import pyarrow as pa
 
     import ketch  # noqa: F401  (registers Ketch's Arrow extension types: images, files, ...)
     import ketch.pytype  # noqa: F401  (Python-object columns arrive as objects, not pickles)
-    from ketch.execution.ipc import Inbox, Outbox, deserialize, serialize
+    from ketch.execution.ipc import HANDOFF_BYTES, Inbox, Outbox, deserialize
 
     inbox, outbox = Inbox(), Outbox(sys.argv[2] if len(sys.argv) > 2 else None)
     factory = None
@@ -88,7 +89,12 @@ def main() -> int:
                 _MAX_ITEMS.set(max_items)  # generators: items per row a limit above still needs
                 result = call(args, num_rows)
                 del args
-                out_name, out_size = outbox.put(serialize([result]))
+                if result.nbytes >= HANDOFF_BYTES:
+                    # Blobs the UDF built and dropped on the way (pyarrow's chunks of a result over
+                    # 2 GiB, say) go back to the system before the result is copied to the segment.
+                    pa.default_memory_pool().release_unused()
+                out_name, out_size = outbox.put_arrays([result])
+                del result  # a handed-off result lives on in the engine's mapping only
                 conn.send(("ok", out_name, out_size))
             except BaseException as exc:  # noqa: BLE001 - reported to the engine
                 try:
