@@ -10,6 +10,8 @@ import textwrap
 def test_sigint_cancels_a_running_write(tmp_path):
     script = textwrap.dedent(f"""
         import os, signal, threading, time
+        # A runner started in the background may pass SIGINT on as ignored: act as a terminal would.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         import ketch
         from ketch import col, DataType
 

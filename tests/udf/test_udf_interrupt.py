@@ -63,7 +63,9 @@ def test_ctrl_c_interrupts_a_blocked_udf(tmp_path, mode):
     marker = tmp_path / "started"
     script = (
         textwrap.dedent(f"""
-        import asyncio, os, threading, time
+        import asyncio, os, signal, threading, time
+        # A runner started in the background may pass SIGINT on as ignored: act as a terminal would.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         import ketch
         from ketch import col
 
