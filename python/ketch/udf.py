@@ -364,12 +364,16 @@ class _RowFunctionRunner(_Runner):
             except Exception as exc:
                 if attempt < self.max_retries:
                     continue
-                if self.on_error == "raise":
-                    raise
-                if self.on_error == "log":
-                    _log.warning("UDF '%s' failed on a row; yielding null", self.name, exc_info=exc)
-                return None
+                return self._row_failed(exc)
         return None
+
+    def _row_failed(self, exc: Exception) -> None:
+        """A row's last attempt failed (called from its ``except`` block): re-raises the exception
+        with on_error="raise", else yields null ("log" logs it first)."""
+        if self.on_error == "raise":
+            raise  # noqa: PLE0704 - the exception being handled by the caller
+        if self.on_error == "log":
+            _log.warning("UDF '%s' failed on a row; yielding null", self.name, exc_info=exc)
 
     def _rows(self, args: list[pa.Array]) -> list[tuple]:
         return list(zip(*[to_pylist(a) for a in args], strict=True))
@@ -471,11 +475,7 @@ class _AsyncRowRunner(_RowFunctionRunner):
                 except Exception as exc:
                     if attempt < self.max_retries:
                         continue
-                    if self.on_error == "raise":
-                        raise
-                    if self.on_error == "log":
-                        _log.warning("UDF '%s' failed on a row; yielding null", self.name, exc_info=exc)
-                    return None
+                    return self._row_failed(exc)
             return None
 
     def invoke(self, args: list[pa.Array], num_rows: int) -> Any:
