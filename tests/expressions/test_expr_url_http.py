@@ -193,6 +193,17 @@ def test_failures_raise_naming_the_row_or_yield_nulls_exactly(server):
         only_reset.with_column("b", col("url").url.download()).collect()
 
 
+def test_a_download_stopped_by_another_rows_failure_never_becomes_the_error(server):
+    # Row 0 is still downloading (slow) when row 1's 404 stops the query; row 0's transfer is
+    # given up, and that is a consequence, not an earlier failure: the error names row 1.
+    base, _, _ = server
+    urls = [f"{base}/slow/0.png", f"{base}/missing.png"]
+    for _ in range(3):
+        df = ketch.from_pydict({"url": urls})
+        with pytest.raises(KetchError, match=r"row 1 .*missing\.png.*HTTP 404"):
+            df.with_column("b", col("url").url.download()).collect()
+
+
 def test_download_runs_on_the_io_pool_in_explain(server):
     base, _, _ = server
     df = ketch.from_pydict({"url": [f"{base}/img/0.png"]}).with_column("b", col("url").url.download())

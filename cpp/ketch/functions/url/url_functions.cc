@@ -119,8 +119,15 @@ class UrlDownload : public ScalarFunction {
     arrow::LargeBinaryBuilder builder;
     ARROW_RETURN_NOT_OK(builder.Reserve(n));
     ARROW_RETURN_NOT_OK(builder.ReserveData(total));
+    arrow::Status cancelled;
     for (int64_t i = 0; i < n; ++i) {
       if (!results[i].ok()) {
+        // A download given up because the query stopped (another row failed, or Ctrl-C) is a
+        // consequence: never a null, and never the query's error while a real one is at hand.
+        if (results[i].status().IsCancelled()) {
+          if (cancelled.ok()) cancelled = results[i].status();
+          continue;
+        }
         if (on_error == "null") {
           ARROW_RETURN_NOT_OK(builder.AppendNull());
           continue;
@@ -136,6 +143,7 @@ class UrlDownload : public ScalarFunction {
         ARROW_RETURN_NOT_OK(builder.Append((*results[i])->data(), (*results[i])->size()));
       }
     }
+    ARROW_RETURN_NOT_OK(cancelled);
     ARROW_ASSIGN_OR_RAISE(auto out, builder.Finish());
     return out;
   }

@@ -86,12 +86,15 @@ class UrlUpload : public ScalarFunction {
     }
     arrow::LargeStringBuilder out;
     arrow::Status first_error;
+    arrow::Status cancelled;  // reported only when no row failed for a reason of its own
     for (int64_t i = 0; i < n; ++i) {
       auto st = writes[i].status();  // waits: `data` must outlive every write
       if (data.IsNull(i)) {
         ARROW_RETURN_NOT_OK(out.AppendNull());
       } else if (!st.ok()) {
-        if (on_error == "null") {
+        if (st.IsCancelled()) {
+          if (cancelled.ok()) cancelled = st;  // the query stopped: a consequence, not a null
+        } else if (on_error == "null") {
           ARROW_RETURN_NOT_OK(out.AppendNull());
         } else if (first_error.ok()) {
           first_error =
@@ -103,6 +106,7 @@ class UrlUpload : public ScalarFunction {
       }
     }
     ARROW_RETURN_NOT_OK(first_error);
+    ARROW_RETURN_NOT_OK(cancelled);
     return out.Finish();
   }
 };
