@@ -287,7 +287,7 @@ arrow::Status ScanSource::ReadTask(const ScanTask& task, int64_t base_row,
 arrow::Status ScanSource::EmitPiece(Piece piece, const Emit& emit) {
   if (LimitReached()) return arrow::Status::OK();
   rows_emitted_ += piece.batch->num_rows();
-  return emit(std::move(piece.batch), piece.first_row, std::move(piece.source_rows));
+  return emit(std::move(piece.batch), piece.first_row, std::move(piece.source_rows), 0);
 }
 
 arrow::Status ScanSource::ProduceSequential(const std::vector<ScanTask>& tasks, const Emit& emit) {
@@ -402,7 +402,7 @@ arrow::Status ScanSource::Produce(const Emit& emit) {
   if (tasks.empty()) {
     // Every file or row group was pruned: one empty batch still carries the schema.
     ARROW_ASSIGN_OR_RAISE(auto empty, arrow::RecordBatch::MakeEmpty(output_schema_));
-    return emit(empty, 0, nullptr);
+    return emit(empty, 0, nullptr, 0);
   }
   return st;
 }

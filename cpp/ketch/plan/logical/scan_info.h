@@ -48,6 +48,8 @@ struct ScanTasks {
   int64_t row_groups_total = 0;                                  ///< in the files not pruned
   int64_t row_groups_pruned = 0;                                 ///< by min/max statistics
   int64_t limit_skipped_row_groups = 0;                          ///< not needed to reach a pushed limit
+  /// Partitions the scan produces: one per scan task.
+  int64_t num_partitions() const { return static_cast<int64_t>(tasks.size()); }
 };
 
 /// What a file scan reads, including what the optimizer pushed into it.
