@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
+#include <vector>
 
 namespace ketch {
 namespace {
@@ -65,7 +67,8 @@ double RowWidth(const PlanStats& stats, const arrow::Schema& schema) {
 
 // The scan's rows and bytes from its scan tasks (Parquet footers: rows and uncompressed sizes of
 // the column chunks read; CSV/JSON: file bytes), or from its files before there are tasks.
-void ScanStats(const LogicalPlan& plan, PlanStats* out) {
+// Without `with_bytes` only the rows (EstimateRows: no walk over the footers' column chunks).
+void ScanStats(const LogicalPlan& plan, bool with_bytes, PlanStats* out) {
   const ScanInfo& scan = plan.scan();
   const int file_columns = scan.file_schema ? scan.file_schema->num_fields() : 0;
   // The share of a text file's bytes the projection reads.
@@ -74,6 +77,7 @@ void ScanStats(const LogicalPlan& plan, PlanStats* out) {
                                   : 1.0;
   std::set<std::string> wanted;
   if (scan.columns) wanted.insert(scan.columns->begin(), scan.columns->end());
+  std::map<const parquet::FileMetaData*, std::vector<int>> leaves;
   out->exact = scan.format == FileFormat::kParquet && scan.tasks != nullptr;
   double rows = 0, bytes = 0;
   if (scan.tasks) {
@@ -92,14 +96,27 @@ void ScanStats(const LogicalPlan& plan, PlanStats* out) {
         bytes += static_cast<double>(task.num_rows) * EstimatedRowWidth(*plan.schema());
         continue;
       }
-      const auto* schema = metadata->schema();
+      if (!with_bytes) continue;
+      // The leaf columns read, found once per file.
+      auto [it, inserted] = leaves.try_emplace(metadata);
+      if (inserted && scan.columns) {
+        const auto* schema = metadata->schema();
+        for (int c = 0; c < schema->num_columns(); ++c) {
+          const auto path = schema->Column(c)->path()->ToDotVector();
+          if (!path.empty() && wanted.count(path[0])) it->second.push_back(c);
+        }
+      }
       for (int rg : task.row_groups) {
         if (rg < 0 || rg >= metadata->num_row_groups()) continue;
         auto row_group = metadata->RowGroup(rg);
-        for (int c = 0; c < row_group->num_columns(); ++c) {
-          const auto path = schema->Column(c)->path()->ToDotVector();
-          if (scan.columns && (path.empty() || !wanted.count(path[0]))) continue;
-          bytes += static_cast<double>(row_group->ColumnChunk(c)->total_uncompressed_size());
+        if (!scan.columns) {
+          bytes += static_cast<double>(row_group->total_byte_size());
+          continue;
+        }
+        for (int c : it->second) {
+          if (c < row_group->num_columns()) {
+            bytes += static_cast<double>(row_group->ColumnChunk(c)->total_uncompressed_size());
+          }
         }
       }
     }
@@ -153,12 +170,18 @@ double EstimatedRowWidth(const arrow::Schema& schema) {
   return std::max(1.0, width);
 }
 
-PlanStats EstimateStats(const LogicalPlan& plan) {
+namespace {
+
+// EstimateStats; without `full` only rows and bytes of the nodes above scans (no partition counts,
+// no Parquet column sizes): what EstimateRows needs, cheaply.
+PlanStats Estimate(const LogicalPlan& plan, bool full) {
   PlanStats out;
-  const auto partitions = NumPartitions(plan);
-  out.num_partitions = partitions.count;
-  out.partitions_exact = partitions.exact;
-  auto input = [&](size_t i) { return EstimateStats(*plan.inputs()[i]); };
+  if (full) {
+    const auto partitions = NumPartitions(plan);
+    out.num_partitions = partitions.count;
+    out.partitions_exact = partitions.exact;
+  }
+  auto input = [&](size_t i) { return Estimate(*plan.inputs()[i], full); };
   switch (plan.kind()) {
     case LogicalKind::kInMemorySource:
       for (const auto& batch : plan.batches()) {
@@ -169,7 +192,7 @@ PlanStats EstimateStats(const LogicalPlan& plan) {
       out.exact = out.bytes_exact = true;
       return out;
     case LogicalKind::kScan:
-      ScanStats(plan, &out);
+      ScanStats(plan, full, &out);
       return out;
     case LogicalKind::kFilter: {
       const auto in = input(0);
@@ -257,7 +280,11 @@ PlanStats EstimateStats(const LogicalPlan& plan) {
   return out;
 }
 
-double EstimateRows(const LogicalPlan& plan) { return EstimateStats(plan).rows; }
+}  // namespace
+
+PlanStats EstimateStats(const LogicalPlan& plan) { return Estimate(plan, true); }
+
+double EstimateRows(const LogicalPlan& plan) { return Estimate(plan, false).rows; }
 
 std::string FormatBytes(double bytes) {
   static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
