@@ -36,7 +36,8 @@ struct PlanStats {
 /// Never fails; unknown sizes count as 0.
 PlanStats EstimateStats(const LogicalPlan& plan);
 
-/// EstimateStats(plan).rows: for choosing a join's build side.
+/// EstimateStats(plan).rows, computed without partition counts or Parquet column sizes: for
+/// choosing a join's build side and a UDF's morsel size.
 double EstimateRows(const LogicalPlan& plan);
 
 /// A schema's bytes per row as Arrow buffers, guessed from its types: fixed-width types their
