@@ -18,6 +18,7 @@
 #include "ketch/exec/executor.h"
 #include "ketch/functions/url/url_functions.h"
 #include "ketch/plan/logical/logical_plan.h"
+#include "ketch/plan/logical/plan_stats.h"
 #include "ketch/plan/logical/scan_builder.h"
 #include "ketch/plan/optimizer/optimizer.h"
 #include "ketch/plan/physical/physical_plan.h"
@@ -406,10 +407,14 @@ void BindPlans(nb::module_& m) {
           },
           nb::arg("disabled_rules") = std::vector<std::string>{}, nb::arg("config") = nb::none())
       .def("__repr__", [](const PyPlan& p) { return p.plan->ToString(); })
-      .def("physical_repr",
-           [](const PyPlan& p, const ExecutionConfig& config) {
-             return Unwrap(TranslateToPhysical(p.plan, config.Resolved()))->ToString();
-           })
+      // The plan with a Stats line under each node (EstimateStats): for optimized plans.
+      .def("repr_with_stats", [](const PyPlan& p) { return PlanToStringWithStats(*p.plan); })
+      .def(
+          "physical_repr",
+          [](const PyPlan& p, const ExecutionConfig& config, bool with_stats) {
+            return Unwrap(TranslateToPhysical(p.plan, config.Resolved()))->ToString(with_stats);
+          },
+          nb::arg("config"), nb::arg("with_stats") = false)
       .def(
           "execute",
           [](const PyPlan& p, const ExecutionConfig& config, ExecutionStats* stats) {

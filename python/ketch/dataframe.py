@@ -529,19 +529,23 @@ class DataFrame:
 
     def explain(self, show_all: bool = False, file: IO[str] | None = None) -> None:
         """Prints the logical plan; with ``show_all`` also the optimized logical plan (with the
-        filters and columns pushed into scans) and the physical plan."""
+        filters and columns pushed into scans) and the physical plan, each node of those two with
+        a ``Stats = { ... }`` line: its estimated output rows ("Num rows" when exact: in-memory
+        data, unfiltered Parquet footers), size in bytes (Arrow buffers; Parquet: uncompressed
+        column chunks read), a filter's selectivity and its number of partitions."""
         out = file or sys.stdout
         if not show_all:
             print("== Unoptimized Logical Plan ==\n", file=out)
             print(repr(self._plan), file=out)
             return
-        optimized = self._plan.optimize(config=get_execution_config().to_native())
+        config = get_execution_config().to_native()
+        optimized = self._plan.optimize(config=config)
         print("== Unoptimized Logical Plan ==\n", file=out)
         print(repr(self._plan), file=out)
         print("== Optimized Logical Plan ==\n", file=out)
-        print(repr(optimized), file=out)
+        print(optimized.repr_with_stats(), file=out)
         print("== Physical Plan ==\n", file=out)
-        print(optimized.physical_repr(get_execution_config().to_native()), file=out)
+        print(optimized.physical_repr(config, with_stats=True), file=out)
 
     def write_parquet(
         self,

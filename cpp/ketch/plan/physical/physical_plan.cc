@@ -81,57 +81,6 @@ int64_t IntoBatchesBelow(const LogicalPlan& plan) {
 
 }  // namespace
 
-double EstimateRows(const LogicalPlan& plan) {
-  constexpr double kSelectivity = 0.25;
-  auto input = [&](size_t i) { return EstimateRows(*plan.inputs()[i]); };
-  switch (plan.kind()) {
-    case LogicalKind::kInMemorySource: {
-      double rows = 0;
-      for (const auto& batch : plan.batches()) rows += static_cast<double>(batch->num_rows());
-      return rows;
-    }
-    case LogicalKind::kScan: {
-      const auto& scan = plan.scan();
-      double rows = 0;
-      if (scan.tasks) {
-        for (const auto& task : scan.tasks->tasks) {
-          rows += task.num_rows >= 0 ? static_cast<double>(task.num_rows)
-                                     : static_cast<double>(task.size_bytes) / 100;
-        }
-      } else {
-        for (const auto& file : scan.files)
-          rows += static_cast<double>(std::max<int64_t>(file.size_bytes, 0)) / 100;
-      }
-      if (scan.filter) rows *= kSelectivity;
-      if (scan.limit >= 0) rows = std::min(rows, static_cast<double>(scan.limit));
-      return rows;
-    }
-    case LogicalKind::kFilter:
-      return input(0) * kSelectivity;
-    case LogicalKind::kLimit:
-      return std::min(input(0), static_cast<double>(plan.limit()));
-    case LogicalKind::kAggregate:
-      return plan.aggregate().group_by.empty() ? 1.0 : input(0) / 10;
-    case LogicalKind::kSample:
-      return input(0) * plan.sample().fraction;
-    case LogicalKind::kConcat:
-      return input(0) + input(1);
-    case LogicalKind::kJoin:
-      switch (plan.join().how) {
-        case JoinType::kInner:
-          return std::max(input(0), input(1));
-        case JoinType::kRight:
-          return input(1);
-        case JoinType::kOuter:
-          return input(0) + input(1);
-        default:
-          return input(0);
-      }
-    default:
-      return plan.inputs().empty() ? 0.0 : input(0);
-  }
-}
-
 arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan,
                                                    const ExecutionConfig& config) {
   auto node = std::make_shared<PhysicalNode>();
@@ -320,10 +269,12 @@ std::vector<std::string> PhysicalNode::Details() const {
   return out;
 }
 
-std::string PhysicalNode::ToString() const {
+std::string PhysicalNode::ToString(bool with_stats) const {
   std::vector<std::string> rendered;
-  for (const auto& input : inputs) rendered.push_back(input->ToString());
-  return RenderPlanNode(Label(), Details(), rendered);
+  for (const auto& input : inputs) rendered.push_back(input->ToString(with_stats));
+  auto details = Details();
+  if (with_stats) details.push_back(StatsLine(EstimateStats(*logical)));
+  return RenderPlanNode(Label(), details, rendered);
 }
 
 }  // namespace ketch

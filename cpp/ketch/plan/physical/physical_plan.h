@@ -5,6 +5,7 @@
 
 #include "ketch/common/config.h"
 #include "ketch/plan/logical/logical_plan.h"
+#include "ketch/plan/logical/plan_stats.h"
 
 namespace ketch {
 
@@ -58,13 +59,10 @@ struct PhysicalNode {
 
   std::string Label() const;
   std::vector<std::string> Details() const;
-  std::string ToString() const;
+  /// The tree in Daft's explain style; `with_stats` adds each node's Stats line (EstimateStats of
+  /// its logical node: rows, bytes, filter selectivity, partitions).
+  std::string ToString(bool with_stats = false) const;
 };
-
-/// A rough output-row estimate of a logical plan (for choosing a join's build side): scans count
-/// the rows of their scan tasks (Parquet footers; CSV/JSON: bytes / 100), a filter keeps a quarter
-/// (DuckDB-like default selectivity), an inner join the larger input, an aggregation a tenth.
-double EstimateRows(const LogicalPlan& plan);
 
 /// Translates an optimized logical plan into a physical plan: projects that call Python UDFs become
 /// UDF projects with their own workers; image and URL kernels ask for small morsels so few rows
