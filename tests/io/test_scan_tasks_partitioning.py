@@ -287,6 +287,9 @@ def test_pushdowns_over_split_row_group(one_row_group):
         limited = ketch.read_parquet(path).with_column("n", url_length(col("url"))).limit(25_000)
         assert planned_tasks(limited) >= 6
         assert limited.to_pydict()["i"] == list(range(25_000))
+        again = ketch.read_parquet(path).with_column("n", url_length(col("url"))).limit(25_000)
+        planned = planned_tasks(again)
+        assert 2 <= scan_stats(again)["scan_tasks"] < planned  # later ranges never start
         assert ketch.read_parquet(path).with_column("n", url_length(col("url"))).count_rows() == 120_000
 
 

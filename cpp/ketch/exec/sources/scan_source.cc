@@ -257,13 +257,10 @@ std::vector<ScanSource::Read> ScanSource::MakeReads(const std::vector<ScanTask>&
   return reads;
 }
 
-void ScanSource::CountStartedTasks(const Read& read) {
-  for (const auto& segment : read.segments) {
-    if (segment.group > last_started_group_) {
-      last_started_group_ = segment.group;
-      metrics_->scan_tasks++;
-    }
-  }
+void ScanSource::MarkStarted(int32_t group) {
+  if (group < 0 || static_cast<size_t>(group) >= group_started_.size() || group_started_[group]) return;
+  group_started_[group] = 1;
+  metrics_->scan_tasks++;
 }
 
 int64_t ScanSource::num_tasks() const {
@@ -354,6 +351,7 @@ arrow::Status ScanSource::EmitPiece(Piece piece, const Emit& emit) {
   if (LimitReached()) return arrow::Status::OK();
   rows_emitted_ += piece.batch->num_rows();
   emitting_group_ = piece.group;
+  MarkStarted(piece.group);  // a later range of a row group read once starts when it emits
   return emit(std::move(piece.batch), piece.first_row, std::move(piece.source_rows));
 }
 
@@ -361,7 +359,7 @@ arrow::Status ScanSource::ProduceSequential(const std::vector<Read>& reads, cons
   int64_t next_row = 0;
   for (const auto& read : reads) {
     if (LimitReached()) break;
-    CountStartedTasks(read);
+    MarkStarted(read.segments.front().group);
     const ScanTask& task = read.task;
     const int64_t base = task.first_row >= 0 ? task.first_row - task.row_offset : next_row;
     int64_t rows = 0;
@@ -391,7 +389,7 @@ arrow::Status ScanSource::ProduceParallel(const std::vector<Read>& tasks, const 
   size_t next = 0;
   std::atomic<bool> stop{false};
   auto submit = [&](size_t i) -> arrow::Status {
-    CountStartedTasks(tasks[i]);  // counted when started (a limit may stop early)
+    MarkStarted(tasks[i].segments.front().group);  // counted when started (a limit may stop early)
     ARROW_ASSIGN_OR_RAISE(auto future, executor_->Submit([this, &tasks, &stop, i]() -> arrow::Result<Output> {
       Output out;
       if (stop.load()) return out;
@@ -444,7 +442,7 @@ arrow::Status ScanSource::Produce(const Emit& emit) {
     metrics_->row_groups_pruned += info_.tasks->row_groups_pruned;
   }
   opened_ = std::vector<std::atomic<bool>>(info_.files.size());
-  last_started_group_ = -1;
+  group_started_.assign(static_cast<size_t>(std::max<int64_t>(num_tasks(), 0)), 0);
   emitting_group_ = -1;
   arrow::Status st;
   std::vector<Read> reads =

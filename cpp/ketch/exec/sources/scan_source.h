@@ -63,8 +63,8 @@ class ScanSource : public Source {
   // row group is fetched and decoded once); `per_row_group` gives each whole row group its own
   // read (for decoding side by side).
   std::vector<Read> MakeReads(const std::vector<ScanTask>& tasks, bool per_row_group) const;
-  // Counts the scan tasks a read starts (metrics: tasks started).
-  void CountStartedTasks(const Read& read);
+  // Counts a scan task as started the first time (metrics: tasks started).
+  void MarkStarted(int32_t group);
   // Reads one read; `on_piece` gets each processed batch. `base_row` numbers its first row.
   arrow::Status ReadTask(const Read& read, int64_t base_row,
                          const std::function<arrow::Status(Piece)>& on_piece, int64_t* rows_read) const;
@@ -95,7 +95,7 @@ class ScanSource : public Source {
   ScanMetrics* metrics_ = &own_metrics_;
   int64_t rows_emitted_ = 0;
   int32_t emitting_group_ = -1;
-  int32_t last_started_group_ = -1;
+  std::vector<char> group_started_;                // per scan task: counted in the metrics yet
   mutable std::vector<std::atomic<bool>> opened_;  // per file: read yet (scan metrics)
   bool parallel_ = false;
 };

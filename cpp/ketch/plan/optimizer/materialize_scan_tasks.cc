@@ -32,7 +32,11 @@ bool IsBlocking(LogicalKind kind) {
 
 std::string Megabytes(int64_t bytes) {
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  if (bytes < (1 << 20)) {
+    std::snprintf(buf, sizeof(buf), "%.1f KiB", static_cast<double>(bytes) / 1024);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  }
   return buf;
 }
 
@@ -275,9 +279,9 @@ void MakeTasks(std::vector<Unit> units, const ScanInfo& info, const ScanTaskSizi
   // merged up to the minimum task size whatever the workers (the native runner decodes the row
   // groups of one task side by side anyway); below an expensive pipeline only up to the target.
   const int64_t wanted_tasks = (expensive ? 2LL : 1LL) * std::max(1, sizing.workers);
-  const double exact_target =
-      std::clamp(static_cast<double>(total_bytes) / static_cast<double>(wanted_tasks), 1.0,
-                 static_cast<double>(expensive ? sizing.max_size_bytes : sizing.min_size_bytes));
+  const double exact_target = std::clamp(
+      static_cast<double>(total_bytes) / static_cast<double>(wanted_tasks), 1.0,
+      std::max(1.0, static_cast<double>(expensive ? sizing.max_size_bytes : sizing.min_size_bytes)));
   const int64_t target = std::max<int64_t>(1, static_cast<int64_t>(exact_target));
   Grouping grouping;
   if (expensive && info.format == FileFormat::kParquet)
