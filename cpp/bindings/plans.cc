@@ -3,10 +3,14 @@
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include "handles.h"
@@ -45,6 +49,157 @@ std::vector<ExprPtr> Exprs(nb::handle list) {
   std::vector<ExprPtr> out;
   for (nb::handle item : list) out.push_back(nb::cast<PyExpr&>(item).expr);
   return out;
+}
+
+/// The output of a running query, handed from the executor to Python batch by batch. Bounded:
+/// the query waits while `kCapacity` batches are unread (backpressure on a slow consumer).
+class ResultQueue : public ResultConsumer {
+ public:
+  static constexpr size_t kCapacity = 16;
+
+  arrow::Status Consume(int64_t partition, std::shared_ptr<arrow::RecordBatch> batch) override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    space_.wait(lock, [&] { return closed_ || items_.size() < kCapacity; });
+    if (closed_) return arrow::Status::Cancelled("the result stream was closed");
+    items_.emplace_back(partition, std::move(batch));
+    ready_.notify_all();
+    return arrow::Status::OK();
+  }
+  void Finish(arrow::Status status) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    finished_ = true;
+    status_ = std::move(status);
+    ready_.notify_all();
+  }
+  /// No more reading: a waiting or later Consume fails (the query stops).
+  void Close() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closed_ = true;
+    items_.clear();
+    space_.notify_all();
+  }
+  /// Waits up to `timeout` for batches or the end; takes what is there.
+  bool Wait(std::chrono::milliseconds timeout,
+            std::vector<std::pair<int64_t, std::shared_ptr<arrow::RecordBatch>>>* out, bool* finished,
+            arrow::Status* status) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ready_.wait_for(lock, timeout, [&] { return !items_.empty() || finished_; });
+    while (!items_.empty()) {
+      out->push_back(std::move(items_.front()));
+      items_.pop_front();
+    }
+    space_.notify_all();
+    *finished = finished_ && out->empty();
+    if (*finished) *status = status_;
+    return !out->empty() || *finished;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_, space_;
+  std::deque<std::pair<int64_t, std::shared_ptr<arrow::RecordBatch>>> items_;
+  bool finished_ = false;
+  bool closed_ = false;
+  arrow::Status status_;
+};
+
+/// A query running on a thread of its own while Python reads its output (DataFrame.iter_partitions,
+/// iter_rows). Closing it (or dropping it) cancels the query and waits for it to stop.
+struct PyResultStream {
+  std::shared_ptr<arrow::Schema> schema;
+  std::shared_ptr<ResultQueue> queue = std::make_shared<ResultQueue>();
+  std::unique_ptr<ExecutionStats> own_stats;
+  ExecutionStats* stats = nullptr;
+  nb::object stats_ref;  // keeps a caller's ExecutionStats alive
+  std::thread worker;
+
+  ~PyResultStream() { Close(); }
+
+  void Close() {
+    if (!worker.joinable()) return;
+    stats->cancel_requested = true;
+    stats->stop_calls = true;
+    queue->Close();
+    if (PyGILState_Check()) {
+      nb::gil_scoped_release release;  // the query's UDFs may need the GIL to stop
+      worker.join();
+    } else {
+      worker.join();
+    }
+  }
+
+  /// The next batches as (partition of each batch, pyarrow.RecordBatchReader), or None at the end.
+  nb::object Next() {
+    std::vector<std::pair<int64_t, std::shared_ptr<arrow::RecordBatch>>> items;
+    bool finished = false;
+    arrow::Status status;
+    bool interrupted = false;
+    {
+      nb::gil_scoped_release release;
+      while (!queue->Wait(std::chrono::milliseconds(100), &items, &finished, &status)) {
+        nb::gil_scoped_acquire gil;
+        if (PyErr_CheckSignals() != 0) {
+          interrupted = true;
+          break;
+        }
+      }
+    }
+    if (interrupted) {
+      Close();  // Ctrl-C: the query stops (partial writes are removed), then KeyboardInterrupt
+      throw nb::python_error();
+    }
+    if (finished) {
+      if (worker.joinable()) {
+        nb::gil_scoped_release release;
+        worker.join();
+      }
+      ThrowIfError(status);
+      return nb::none();
+    }
+    std::vector<int64_t> partitions;
+    std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+    for (auto& [partition, batch] : items) {
+      partitions.push_back(partition);
+      batches.push_back(std::move(batch));
+    }
+    return nb::make_tuple(nb::cast(partitions), BatchesToPy(schema, std::move(batches)));
+  }
+};
+
+// Slices `batches` into partitions of `partition_rows` rows each (zero-copy): the batches of a
+// materialized result with their partition numbers (an empty partition: one empty batch).
+std::pair<std::vector<std::shared_ptr<arrow::RecordBatch>>, std::vector<int64_t>> Partitioned(
+    const std::shared_ptr<arrow::Schema>& schema,
+    const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches,
+    const std::vector<int64_t>& partition_rows) {
+  std::vector<std::shared_ptr<arrow::RecordBatch>> out;
+  std::vector<int64_t> partitions;
+  size_t b = 0;
+  int64_t offset = 0;  // rows of batches[b] already assigned
+  for (size_t p = 0; p < partition_rows.size(); ++p) {
+    int64_t need = partition_rows[p];
+    if (need == 0) {
+      out.push_back(Unwrap(arrow::RecordBatch::MakeEmpty(schema)));
+      partitions.push_back(static_cast<int64_t>(p));
+      continue;
+    }
+    while (need > 0) {
+      if (b >= batches.size()) throw nb::value_error("partition sizes add up to more rows than the data has");
+      const int64_t available = batches[b]->num_rows() - offset;
+      const int64_t take = std::min(available, need);
+      if (take > 0) {
+        out.push_back(batches[b]->Slice(offset, take));
+        partitions.push_back(static_cast<int64_t>(p));
+      }
+      need -= take;
+      offset += take;
+      if (offset == batches[b]->num_rows()) {
+        ++b;
+        offset = 0;
+      }
+    }
+  }
+  return {std::move(out), std::move(partitions)};
 }
 
 }  // namespace
@@ -102,11 +257,17 @@ void BindPlans(nb::module_& m) {
       });
 
   nb::class_<PyPlan>(m, "PyPlan")
-      .def_static("in_memory",
-                  [](nb::handle stream) {
-                    auto [schema, batches] = BatchesFromPy(stream);
-                    return PyPlan{Unwrap(LogicalPlan::InMemory(schema, std::move(batches)))};
-                  })
+      .def_static(
+          "in_memory",
+          [](nb::handle stream, std::optional<std::vector<int64_t>> partition_rows) {
+            auto [schema, batches] = BatchesFromPy(stream);
+            if (!partition_rows || partition_rows->size() <= 1) {
+              return PyPlan{Unwrap(LogicalPlan::InMemory(schema, std::move(batches)))};
+            }
+            auto [parts, partitions] = Partitioned(schema, batches, *partition_rows);
+            return PyPlan{Unwrap(LogicalPlan::InMemory(schema, std::move(parts), std::move(partitions)))};
+          },
+          nb::arg("stream"), nb::arg("partition_rows").none() = nb::none())
       .def_static(
           "scan",
           [](const std::string& format, std::vector<std::string> paths, std::vector<int64_t> sizes,
@@ -209,6 +370,24 @@ void BindPlans(nb::module_& m) {
            [](const PyPlan& p, double fraction, bool with_replacement, uint64_t seed) {
              return PyPlan{Unwrap(LogicalPlan::Sample(p.plan, SampleSpec{fraction, with_replacement, seed}))};
            })
+      .def("repartition",
+           [](const PyPlan& p, int64_t num, std::vector<std::string> by) {
+             return PyPlan{Unwrap(LogicalPlan::Repartition(p.plan, PartitionSpec{num, std::move(by), 0}))};
+           })
+      .def("into_partitions",
+           [](const PyPlan& p, int64_t num) {
+             return PyPlan{Unwrap(LogicalPlan::IntoPartitions(p.plan, num))};
+           })
+      .def("into_batches",
+           [](const PyPlan& p, int64_t batch_size) {
+             return PyPlan{Unwrap(LogicalPlan::IntoBatches(p.plan, batch_size))};
+           })
+      // (count, exact) of an optimized plan (NumPartitions).
+      .def("num_partitions",
+           [](const PyPlan& p) {
+             auto count = NumPartitions(*p.plan);
+             return nb::make_tuple(count.count, count.exact);
+           })
       .def("schema", [](const PyPlan& p) { return SchemaToPy(p.plan->schema()); })
       .def(
           "optimize",
@@ -243,14 +422,27 @@ void BindPlans(nb::module_& m) {
               stats = own_stats.get();
             }
             arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> result;
+            std::vector<int64_t> partitions;
             bool interrupted = false;
+            // Collects the output with its partitions (the batch of each).
+            struct Collector : ResultConsumer {
+              std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+              std::vector<int64_t>* partitions;
+              arrow::Status Consume(int64_t partition, std::shared_ptr<arrow::RecordBatch> batch) override {
+                batches.push_back(std::move(batch));
+                partitions->push_back(partition);
+                return arrow::Status::OK();
+              }
+            } collector;
+            collector.partitions = &partitions;
             {
               nb::gil_scoped_release release;
               std::promise<void> finished;
               auto done = finished.get_future();
               std::thread worker([&] {
                 auto physical = TranslateToPhysical(p.plan, config.Resolved());
-                result = physical.ok() ? ExecutePlan(*physical, config, stats) : physical.status();
+                result =
+                    physical.ok() ? ExecutePlanInto(*physical, config, stats, &collector) : physical.status();
                 finished.set_value();
               });
               while (done.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
@@ -264,9 +456,42 @@ void BindPlans(nb::module_& m) {
               worker.join();
             }
             if (interrupted) throw nb::python_error();
-            return BatchesToPy(p.plan->schema(), Unwrap(std::move(result)));
+            ThrowIfError(result.status());
+            auto schema = p.plan->schema();
+            if (p.plan->kind() == LogicalKind::kWriteParquet && !collector.batches.empty()) {
+              schema = collector.batches.front()->schema();
+            }
+            return nb::make_tuple(nb::cast(partitions), BatchesToPy(schema, std::move(collector.batches)));
+          },
+          nb::arg("config"), nb::arg("stats").none() = nb::none())
+      .def(
+          "execute_stream",
+          [](const PyPlan& p, const ExecutionConfig& config, nb::object stats) {
+            auto stream = std::make_unique<PyResultStream>();
+            stream->schema = p.plan->schema();
+            if (stats.is_none()) {
+              stream->own_stats = std::make_unique<ExecutionStats>();
+              stream->stats = stream->own_stats.get();
+            } else {
+              stream->stats = nb::cast<ExecutionStats*>(stats);
+              stream->stats_ref = stats;
+            }
+            auto queue = stream->queue;
+            ExecutionStats* run_stats = stream->stats;
+            LogicalPlanPtr plan = p.plan;
+            stream->worker = std::thread([plan, config, run_stats, queue] {
+              auto physical = TranslateToPhysical(plan, config.Resolved());
+              auto result = physical.ok() ? ExecutePlanInto(*physical, config, run_stats, queue.get())
+                                          : physical.status();
+              queue->Finish(result.status());
+            });
+            return stream;
           },
           nb::arg("config"), nb::arg("stats").none() = nb::none());
+
+  nb::class_<PyResultStream>(m, "ResultStream")
+      .def("next", &PyResultStream::Next)
+      .def("close", &PyResultStream::Close);
 }
 
 }  // namespace ketch::bindings

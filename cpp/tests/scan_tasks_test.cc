@@ -60,13 +60,14 @@ std::vector<Emitted> RunScan(const LogicalPlan& scan, int parallel, ScanMetrics*
   ScanSource source(scan.scan(), scan.schema(), 1000, arrow::internal::GetCpuThreadPool(), parallel);
   source.set_scan_metrics(metrics);
   std::vector<Emitted> out;
-  auto st = source.Produce(
-      [&](std::shared_ptr<arrow::RecordBatch> batch, int64_t first_row, std::shared_ptr<arrow::Int64Array>) {
-        const auto& a = static_cast<const arrow::Int64Array&>(*batch->column(0));
-        out.push_back({source.emitting_group(), first_row,
-                       std::vector<int64_t>(a.raw_values(), a.raw_values() + a.length())});
-        return arrow::Status::OK();
-      });
+  auto st = source.Produce([&](std::shared_ptr<arrow::RecordBatch> batch, int64_t first_row,
+                               std::shared_ptr<arrow::Int64Array>, int64_t partition) {
+    EXPECT_EQ(partition, source.emitting_group());
+    const auto& a = static_cast<const arrow::Int64Array&>(*batch->column(0));
+    out.push_back({source.emitting_group(), first_row,
+                   std::vector<int64_t>(a.raw_values(), a.raw_values() + a.length())});
+    return arrow::Status::OK();
+  });
   EXPECT_TRUE(st.ok()) << st.ToString();
   return out;
 }

@@ -34,6 +34,13 @@ class DataFrame:
     def __init__(self, plan: _core.PyPlan) -> None:
         self._plan = plan
         self._result: pa.Table | None = None
+        self._partition_rows: list[int] | None = None  # rows per partition of the materialized result
+
+    def _materialize(self, table: pa.Table, partition_rows: list[int]) -> None:
+        """Keeps a query's result, with its partitions; later operations start from it."""
+        self._result = table
+        self._partition_rows = partition_rows
+        self._plan = _core.PyPlan.in_memory(table, partition_rows)
 
     # -- schema ----------------------------------------------------------------------------------------
     def schema(self) -> pa.Schema:
@@ -260,8 +267,134 @@ class DataFrame:
         seed = random.getrandbits(63) if seed is None else seed % 2**64
         return DataFrame(self._plan.sample(float(fraction), bool(with_replacement), seed))
 
+    # -- partitions ------------------------------------------------------------------------------------
+    def repartition(self, num: int | None, *partition_by: str | Expression) -> DataFrame:
+        """Redistributes the rows into ``num`` partitions (a shuffle). With ``partition_by``
+        columns (names or expressions), hash partitioning: rows with equal keys, nulls included,
+        land in the same partition (Ketch's own 64-bit row hash, the same in every process).
+        Without, random partitioning, which spreads rows evenly. ``num=None`` keeps the current
+        number of partitions. Row order is not kept.
+
+        Raises ValueError when ``num`` is not a positive int or None; ColumnNotFoundError for a
+        missing column; KetchTypeError for a column that cannot be hashed (image, tensor,
+        embedding, list, struct or Python-object columns)."""
+        if num is not None and (not isinstance(num, int) or isinstance(num, bool) or num < 1):
+            raise ValueError(f"repartition(): num must be a positive int or None, got {num!r}")
+        names: list[str] = []
+        computed: dict[str, Expression] = {}
+        for i, key in enumerate(partition_by):
+            if isinstance(key, str):
+                self._check_columns([key])
+                names.append(key)
+            elif isinstance(key, Expression):
+                name = key.name() if key._native.is_column() else f"__ketch_partition_key_{i}"
+                if key._native.is_column():
+                    self._check_columns([name])
+                else:
+                    computed[name] = key
+                names.append(name)
+            else:
+                raise TypeError(
+                    f"repartition(): partition_by takes column names or Expressions, got {type(key).__name__}"
+                )
+        df = self.with_columns(computed) if computed else self
+        out = DataFrame(df._plan.repartition(-1 if num is None else num, names))
+        return out.exclude(*computed) if computed else out
+
+    def into_partitions(self, num: int) -> DataFrame:
+        """Splits or coalesces adjacent partitions into exactly ``num`` partitions, without a
+        shuffle; row order is kept. Splitting a partition of r rows into k gives sizes that differ
+        by at most one row; with fewer rows than partitions the rest are empty. Raises ValueError
+        unless ``num`` is a positive int."""
+        if not isinstance(num, int) or isinstance(num, bool) or num < 1:
+            raise ValueError(f"into_partitions(): num must be a positive int, got {num!r}")
+        return DataFrame(self._plan.into_partitions(num))
+
+    def into_batches(self, batch_size: int) -> DataFrame:
+        """Cuts the rows, in order, into batches of exactly ``batch_size`` rows (only the last batch
+        of the whole stream may be smaller: stricter than Daft's 80 % window) for everything
+        downstream: a UDF without a ``batch_size`` of its own gets each batch whole, and each batch
+        becomes a partition of its own (``write_parquet`` writes one file per batch). Raises
+        ValueError unless ``batch_size`` is a positive int."""
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+            raise ValueError(f"into_batches(): batch_size must be a positive int, got {batch_size!r}")
+        return DataFrame(self._plan.into_batches(batch_size))
+
+    def num_partitions(self) -> int:
+        """The number of partitions: of the materialized result once collected, else the number the
+        query will produce (scan tasks for file scans, ``num`` after repartition / into_partitions,
+        one after a sort, aggregation, join or limit; after ``into_batches`` over input of unknown
+        size, an estimate)."""
+        if self._partition_rows is not None:
+            return len(self._partition_rows)
+        optimized = self._plan.optimize(config=get_execution_config().to_native())
+        count, _exact = optimized.num_partitions()
+        return int(count)
+
+    def iter_partitions(self, results_buffer_size: int | str | None = "num_cpus") -> Iterator[DataFrame]:
+        """Runs the query and yields each partition, as a materialized DataFrame, as soon as it
+        is complete (not after the whole result). ``results_buffer_size`` is accepted for Daft
+        compatibility; the engine buffers at most 16 batches ahead of the reader. Stopping early
+        (``break``) cancels the query."""
+        if self._result is not None:
+            for part in self._partitions_of_result():
+                yield _materialized(part)
+            return
+        current: list[pa.RecordBatch] = []
+        current_partition = 0
+        for partitions, reader in self._stream():
+            for partition, batch in zip(partitions, reader, strict=True):
+                while partition > current_partition:
+                    yield _materialized(pa.Table.from_batches(current, schema=reader.schema))
+                    current = []
+                    current_partition += 1
+                if batch.num_rows:
+                    current.append(batch)
+        yield _materialized(pa.Table.from_batches(current, schema=self.schema()))
+
+    def _partitions_of_result(self) -> list[pa.Table]:
+        assert self._result is not None
+        out, offset = [], 0
+        for rows in self._partition_rows or [self._result.num_rows]:
+            out.append(self._result.slice(offset, rows))
+            offset += rows
+        return out
+
+    def _stream(self) -> Iterator[tuple[list[int], pa.RecordBatchReader]]:
+        """The query's output as it is produced: (partition of each batch, batches)."""
+        from ketch.progress import ProgressBars
+
+        config = get_execution_config()
+        stats = _core.ExecutionStats()
+        try:
+            optimized = self._plan.optimize(config=config.to_native())
+            stream = optimized.execute_stream(config.to_native(), stats)
+        except KetchError as error:
+            from ketch.udf import reraise_udf_error
+
+            reraise_udf_error(error)
+            raise
+        try:
+            with ProgressBars(stats, config):
+                while True:
+                    try:
+                        item = stream.next()
+                    except KetchError as error:
+                        from ketch.udf import reraise_udf_error
+
+                        reraise_udf_error(error)
+                        raise
+                    if item is None:
+                        return
+                    yield item
+        finally:
+            stream.close()  # an abandoned iteration cancels the query
+
     # -- execution -------------------------------------------------------------------------------------
-    def _execute(self, plan: _core.PyPlan, stats: _core.ExecutionStats | None = None) -> pa.Table:
+    def _execute_partitioned(
+        self, plan: _core.PyPlan, stats: _core.ExecutionStats | None = None
+    ) -> tuple[pa.Table, list[int]]:
+        """Runs ``plan``; returns the result and its rows per partition."""
         from ketch.progress import ProgressBars
 
         config = get_execution_config()
@@ -269,13 +402,23 @@ class DataFrame:
         try:
             optimized = plan.optimize(config=config.to_native())
             with ProgressBars(stats, config):
-                reader = optimized.execute(config.to_native(), stats)
+                partitions, reader = optimized.execute(config.to_native(), stats)
         except KetchError as error:
             from ketch.udf import reraise_udf_error
 
             reraise_udf_error(error)
             raise
-        return reader.read_all()
+        batches = list(reader)
+        rows: list[int] = []
+        for partition, batch in zip(partitions, batches, strict=True):
+            while len(rows) <= partition:
+                rows.append(0)
+            rows[partition] += batch.num_rows
+        table = pa.Table.from_batches([b for b in batches if b.num_rows], schema=reader.schema)
+        return table, rows or [0]
+
+    def _execute(self, plan: _core.PyPlan, stats: _core.ExecutionStats | None = None) -> pa.Table:
+        return self._execute_partitioned(plan, stats)[0]
 
     def explain_analyze(self, file: IO[str] | None = None) -> _core.ExecutionStats:
         """Runs the query and prints the physical plan, then per operator: morsels, rows in and out,
@@ -292,8 +435,7 @@ class DataFrame:
         print(optimized.physical_repr(get_execution_config().to_native()), file=out)
         stats = _core.ExecutionStats()
         start = time.perf_counter()
-        self._result = self._execute(self._plan, stats)
-        self._plan = _core.PyPlan.in_memory(self._result)
+        self._materialize(*self._execute_partitioned(self._plan, stats))
         wall = time.perf_counter() - start
         print("== Execution ==\n", file=out)
         columns = ("pipeline", "operator", "morsels", "rows in", "rows out", "MB out", "CPU s", "peak MB")
@@ -329,10 +471,10 @@ class DataFrame:
         return stats
 
     def collect(self) -> DataFrame:
-        """Runs the query and keeps the result in memory; later operations start from it."""
+        """Runs the query and keeps the result in memory, with its partitions
+        (``num_partitions()``); later operations start from it."""
         if self._result is None:
-            self._result = self._execute(self._plan)
-            self._plan = _core.PyPlan.in_memory(self._result)
+            self._materialize(*self._execute_partitioned(self._plan))
         return self
 
     def to_arrow(self) -> pa.Table:
@@ -358,12 +500,33 @@ class DataFrame:
                 data[name] = column.to_pandas()
         return pd.DataFrame(data)
 
-    def iter_rows(self) -> Iterator[dict[str, Any]]:
-        """Rows as dicts."""
-        data = self.to_pydict()
-        names = list(data)
-        for i in range(len(data[names[0]]) if names else 0):
-            yield {n: data[n][i] for n in names}
+    def iter_rows(
+        self, results_buffer_size: int | str | None = "num_cpus", column_format: str = "python"
+    ) -> Iterator[dict[str, Any]]:
+        """Rows as dicts ``{column: value}``, streamed: the first rows come while the query still
+        runs, and stopping early (``break``) cancels it. ``column_format="python"`` gives Python
+        values (images as numpy arrays), ``"arrow"`` pyarrow scalars. ``results_buffer_size`` is
+        accepted for Daft compatibility. Raises ValueError for another ``column_format``."""
+        if column_format not in ("python", "arrow"):
+            raise ValueError(f"iter_rows(): column_format must be 'python' or 'arrow', got {column_format!r}")
+
+        def rows_of(table: pa.Table | pa.RecordBatch) -> Iterator[dict[str, Any]]:
+            names = table.schema.names
+            if column_format == "arrow":
+                columns = [table.column(i) for i in range(len(names))]
+                for i in range(table.num_rows):
+                    yield {n: c[i] for n, c in zip(names, columns, strict=True)}
+                return
+            data = [to_pylist(table.column(i)) for i in range(len(names))]
+            for i in range(table.num_rows):
+                yield {n: values[i] for n, values in zip(names, data, strict=True)}
+
+        if self._result is not None:
+            yield from rows_of(self._result)
+            return
+        for _partitions, reader in self._stream():
+            for batch in reader:
+                yield from rows_of(batch)
 
     def count_rows(self) -> int:
         """Number of rows; reads no column it does not need."""
@@ -419,6 +582,7 @@ class DataFrame:
                 "write_parquet does not support partition_cols or io_config yet (local paths only)"
             )
         root = os.path.abspath(os.fspath(root_dir))
+        # One file per non-empty partition.
         paths = self._execute(self._plan.write_parquet(root, compression))
         written = set(paths.column("path").to_pylist())
         if write_mode == "overwrite":
@@ -429,12 +593,21 @@ class DataFrame:
                     os.remove(full)
         result = DataFrame(_core.PyPlan.in_memory(paths))
         result._result = paths
+        result._partition_rows = [paths.num_rows]
         return result
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{f.name}: {DataType(f.type)!r}" for f in self.schema())
         state = "materialized" if self._result is not None else "lazy"
         return f"DataFrame({state}) {{{fields}}}"
+
+
+def _materialized(table: pa.Table) -> DataFrame:
+    """A DataFrame holding ``table`` as its (one-partition) result."""
+    df = DataFrame(_core.PyPlan.in_memory(table))
+    df._result = table
+    df._partition_rows = [table.num_rows]
+    return df
 
 
 def _column_name(column: str | Expression) -> str:

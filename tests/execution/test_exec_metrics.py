@@ -63,7 +63,7 @@ def test_progress_bars_draw_on_a_terminal_and_stay_off_otherwise():
     from dataclasses import replace
 
     with ProgressBars(stats, replace(config, progress_bar_delay_seconds=0.0), stream=terminal) as bars:
-        plan.execute(config.to_native(), stats).read_all()
+        plan.execute(config.to_native(), stats)[1].read_all()
         # Let the poller draw at least once while the bars are open.
         deadline = time.monotonic() + 5
         while "rows" not in terminal.getvalue() and time.monotonic() < deadline:
@@ -73,5 +73,5 @@ def test_progress_bars_draw_on_a_terminal_and_stay_off_otherwise():
 
     pipe = io.StringIO()  # not a terminal
     with ProgressBars(_core.ExecutionStats(), replace(config, progress_bar_delay_seconds=0.0), stream=pipe):
-        plan.execute(config.to_native()).read_all()
+        plan.execute(config.to_native())[1].read_all()
     assert pipe.getvalue() == ""

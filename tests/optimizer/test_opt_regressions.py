@@ -14,7 +14,7 @@ from ketch.context import get_execution_config
 def run_without(df: ketch.DataFrame, rules: list[str]) -> dict:
     config = get_execution_config().to_native()
     plan = df._plan.optimize(rules, config=config)
-    return plan.execute(config, _core.ExecutionStats()).read_all().to_pydict()
+    return plan.execute(config, _core.ExecutionStats())[1].read_all().to_pydict()
 
 
 def test_schema_hints_disable_statistics_pruning(tmp_path):

@@ -9,12 +9,15 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <random>
 #include <semaphore>
 
 #include "ketch/common/memory_manager.h"
 #include "ketch/common/thread_pools.h"
 #include "ketch/exec/blocking/hash_aggregate.h"
 #include "ketch/exec/blocking/hash_join.h"
+#include "ketch/exec/blocking/into_partitions.h"
+#include "ketch/exec/blocking/repartition.h"
 #include "ketch/exec/blocking/sort_merge.h"
 #include "ketch/exec/blocking/sort_sink.h"
 #include "ketch/exec/intermediate/explode.h"
@@ -61,16 +64,23 @@ void Count(OperatorMetrics* metrics, int64_t rows_in, const std::shared_ptr<arro
 struct Morsel {
   int64_t seq = 0;
   std::shared_ptr<arrow::RecordBatch> batch;
-  EvalContext rows;     // which source rows the morsel holds
-  MemoryPermit memory;  // the morsel's bytes, charged to the query's budget while in flight
-  int64_t permits = 1;  // in-flight permits it carries (0 for extra pieces of a split morsel)
+  EvalContext rows;       // which source rows the morsel holds
+  MemoryPermit memory;    // the morsel's bytes, charged to the query's budget while in flight
+  int64_t permits = 1;    // in-flight permits it carries (0 for extra pieces of a split morsel)
+  int64_t partition = 0;  // the partition its rows belong to (Source::Emit)
 };
 
 /// The state of an ordered re-chunk step: morsels arrive in source order and leave cut to
-/// [min_rows, max_rows] rows (the last one of the input may be shorter).
+/// [min_rows, max_rows] rows (the last one of the input may be shorter). Rows of different
+/// partitions never share a morsel (a partition's last morsel may be shorter), except in
+/// `into_batches` mode, which cuts the whole stream into batches of exactly `max_rows` rows (only
+/// the stream's last one shorter) and makes each batch a partition of its own (0, 1, 2, ...).
 struct Rechunk {
   int64_t min_rows = 1;
   int64_t max_rows = 0;
+  bool into_batches = false;
+  int64_t partition = -1;  // of the buffered rows (-1: none yet)
+  int64_t next_batch = 0;  // into_batches: the partition number of the next batch
   std::deque<Morsel> buffer;
   int64_t front_offset = 0;  // rows of buffer.front() already sent on
   int64_t buffered_rows = 0;
@@ -90,10 +100,12 @@ struct Segment {
   int64_t next_out_seq = 0;
   int64_t total_in = -1;  // morsels that will arrive, once the upstream finished
   bool finished = false;
+  int64_t sink_partition = 0;  // partition of the morsels the sink is receiving
 
   bool closed() const { return sink || rechunk; }
   std::string end_name() const {
     if (sink) return sink->name();
+    if (rechunk->into_batches) return "IntoBatches[" + std::to_string(rechunk->max_rows) + "]";
     return "Rechunk[" + std::to_string(rechunk->min_rows) + ", " + std::to_string(rechunk->max_rows) + "]";
   }
 };
@@ -136,8 +148,36 @@ class PipelineBuilder {
     const LogicalPlan& logical = *node.logical;
     switch (node.kind) {
       case PhysicalKind::kInMemoryScan:
-        pipeline->source = std::make_unique<InMemorySource>(logical.batches());
+        pipeline->source = std::make_unique<InMemorySource>(logical.batches(), logical.batch_partitions());
         return arrow::Status::OK();
+      case PhysicalKind::kIntoBatches: {
+        // An ordered re-chunk into exact batches, each a partition of its own.
+        ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
+        auto& segment = Current(pipeline);
+        segment.rechunk = std::make_unique<Rechunk>();
+        segment.rechunk->min_rows = segment.rechunk->max_rows = logical.partitioning().batch_size;
+        segment.rechunk->into_batches = true;
+        pipeline->incoming_rows = logical.partitioning().batch_size;
+        return arrow::Status::OK();
+      }
+      case PhysicalKind::kRepartition: {
+        std::random_device seed;
+        auto map = std::make_unique<PartitionIdOperator>(
+            logical.partitioning().by, node.num_partitions,
+            (static_cast<uint64_t>(seed()) << 32) ^ static_cast<uint64_t>(seed()), compute_);
+        auto sink = std::make_unique<RepartitionSink>(node.num_partitions, logical.schema(),
+                                                      config_.morsel_size_rows, memory_, config_.spill_dir);
+        ARROW_ASSIGN_OR_RAISE(auto* out, StreamInto(*node.inputs[0], std::move(sink), std::move(map)));
+        pipeline->source = std::make_unique<SinkOutputSource>(out);
+        return arrow::Status::OK();
+      }
+      case PhysicalKind::kIntoPartitions: {
+        auto sink = std::make_unique<IntoPartitionsSink>(node.num_partitions, logical.schema(),
+                                                         config_.morsel_size_rows, memory_);
+        ARROW_ASSIGN_OR_RAISE(auto* out, StreamInto(*node.inputs[0], std::move(sink)));
+        pipeline->source = std::make_unique<SinkOutputSource>(out);
+        return arrow::Status::OK();
+      }
       case PhysicalKind::kScan:
         pipeline->source =
             std::make_unique<ScanSource>(logical.scan(), logical.schema(), config_.morsel_size_rows, compute_,
@@ -291,6 +331,7 @@ class PipelineBuilder {
         return arrow::Status::OK();
       }
       case PhysicalKind::kConcat: {
+        // The second input's partitions follow the first's.
         ARROW_ASSIGN_OR_RAISE(auto first, Materialize(*node.inputs[0], std::make_unique<CollectSink>()));
         ARROW_ASSIGN_OR_RAISE(auto second, Materialize(*node.inputs[1], std::make_unique<CollectSink>()));
         pipeline->source = std::make_unique<MaterializedSource>(std::vector{first, second});
@@ -478,7 +519,7 @@ class PipelineRun {
   void RunSource() {
     int64_t seq = 0;
     auto emit = [&](std::shared_ptr<arrow::RecordBatch> batch, int64_t first_row,
-                    std::shared_ptr<arrow::Int64Array> source_rows) -> arrow::Status {
+                    std::shared_ptr<arrow::Int64Array> source_rows, int64_t partition) -> arrow::Status {
       // Re-chunk into morsels; an empty batch still travels (it carries the schema to the sink).
       int64_t length = 0;
       for (int64_t start = 0; start < batch->num_rows() || (start == 0 && batch->num_rows() == 0);
@@ -487,6 +528,7 @@ class PipelineRun {
         length = std::min(AdaptiveRows(0, pipeline_->morsel_rows), batch->num_rows() - start);
         Morsel morsel{
             seq++, batch->Slice(start, length), EvalContext{first_row + start, length, nullptr}, {}};
+        morsel.partition = partition;
         // Backpressure on bytes too: wait while the morsels in flight fill the budget.
         // Admitted alone when it is the only morsel of this pipeline in flight (the budget is held
         // by blocking sinks' state or re-chunk buffers that wait for more input).
@@ -708,6 +750,15 @@ class PipelineRun {
         }
         OperatorMetrics* metrics = stats_ ? sink_metrics_[seg] : nullptr;
         arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> out;
+        if (next.partition != segment.sink_partition) {
+          segment.sink_partition = next.partition;
+          auto began = segment.sink->BeginPartition(next.partition);
+          if (!began.ok()) {
+            Fail(began);
+            released += next.permits;
+            continue;
+          }
+        }
         {
           CpuTimer timer(metrics);
           out = segment.sink->Push(next.batch);
@@ -728,7 +779,8 @@ class PipelineRun {
             rows.source_rows = std::static_pointer_cast<arrow::Int64Array>(rows.source_rows->Slice(0, kept));
           }
           forward.push_back(Morsel{segment.next_out_seq++, std::move(**out), std::move(rows),
-                                   std::move(next.memory), next.permits});
+                                   std::move(next.memory), next.permits,
+                                   segment.sink->KeepsPartitions() ? next.partition : 0});
         } else {
           released += next.permits;
         }
@@ -753,16 +805,23 @@ class PipelineRun {
       *released += morsel.permits;
       return;
     }
+    // Rows of another partition: what is buffered goes on first, as the last morsel(s) of its own.
+    const bool new_partition = !r.into_batches && morsel.partition != r.partition;
+    if (new_partition && r.buffered_rows > 0) RechunkFlush(segment, forward);
     if (morsel.batch->num_rows() == 0) {
-      // An empty input still carries the schema through, when nothing is buffered before it.
-      if (r.buffer.empty() && segment.next_out_seq == 0) {
+      // An empty input still carries the schema through when nothing went on before it, and an
+      // empty partition its number.
+      if ((r.buffer.empty() && segment.next_out_seq == 0) || new_partition) {
         morsel.seq = segment.next_out_seq++;
+        if (r.into_batches) morsel.partition = 0;
+        r.partition = morsel.partition;
         forward->push_back(std::move(morsel));
       } else {
         *released += morsel.permits;
       }
       return;
     }
+    r.partition = morsel.partition;
     int64_t permits = morsel.permits;
     morsel.permits = 0;
     r.buffered_rows += morsel.batch->num_rows();
@@ -772,7 +831,7 @@ class PipelineRun {
     // rather than waiting for min_rows: the source may be waiting for those very bytes.
     const int64_t max_rows = RechunkMaxRows(segment);
     while (r.buffered_rows >= r.min_rows ||
-           (r.buffered_rows > 0 && r.buffered_bytes > memory_->budget() / 4)) {
+           (!r.into_batches && r.buffered_rows > 0 && r.buffered_bytes > memory_->budget() / 4)) {
       auto out = CutRechunk(r, std::min(r.buffered_rows, max_rows));
       if (!out.ok()) {
         Fail(out.status());
@@ -822,7 +881,7 @@ class PipelineRun {
   // A re-chunk step feeds the next segment; exact batches (a UDF's batch_size) are never cut.
   int64_t RechunkMaxRows(const Segment& segment) const {
     const Rechunk& r = *segment.rechunk;
-    if (r.min_rows > 1) return r.max_rows;
+    if (r.min_rows > 1 || r.into_batches) return r.max_rows;
     return AdaptiveRows(SegmentIndex(segment) + 1, r.max_rows);
   }
 
@@ -882,6 +941,7 @@ class PipelineRun {
       out.rows = EvalContext{contexts[0].row_offset, rows, std::move(array)};
     }
     out.rows.num_rows = rows;
+    out.partition = r.into_batches ? r.next_batch++ : r.partition;
     out.memory = memory_->Reserve(BatchBytes(*out.batch));
     return out;
   }
@@ -916,7 +976,7 @@ class PipelineRun {
 
 bool PlanHasBlockingSink(const PhysicalNode& node) {
   if (node.kind == PhysicalKind::kSort || node.kind == PhysicalKind::kAggregate ||
-      node.kind == PhysicalKind::kHashJoin) {
+      node.kind == PhysicalKind::kHashJoin || node.kind == PhysicalKind::kRepartition) {
     return true;
   }
   for (const auto& input : node.inputs) {
@@ -925,9 +985,9 @@ bool PlanHasBlockingSink(const PhysicalNode& node) {
   return false;
 }
 
-arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> ExecutePlan(const PhysicalPlanPtr& plan,
-                                                                            const ExecutionConfig& raw_config,
-                                                                            ExecutionStats* stats) {
+arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> ExecutePlanInto(
+    const PhysicalPlanPtr& plan, const ExecutionConfig& raw_config, ExecutionStats* stats,
+    ResultConsumer* consumer) {
   const ExecutionConfig config = raw_config.Resolved();
   const bool auto_in_flight = raw_config.max_morsels_in_flight <= 0;
   MemoryManager memory(config.memory_budget_bytes);
@@ -942,7 +1002,12 @@ arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> ExecutePlan(cons
   auto run_stage = [&](PipelineStage& stage) -> arrow::Status {
     PipelineRun run(stage.pipeline.get(), config, stats, index++, &memory, auto_in_flight);
     ARROW_ASSIGN_OR_RAISE(auto output, run.Run(/*finalize_last=*/stage.output != nullptr));
-    if (stage.output) stage.output->batches = std::move(output);
+    if (stage.output) {
+      stage.output->batches = std::move(output);
+      if (auto* collect = dynamic_cast<CollectSink*>(stage.pipeline->segments.back()->sink.get())) {
+        stage.output->partitions = collect->partitions();
+      }
+    }
     return arrow::Status::OK();
   };
   PipelineBuilder builder(config, &memory, run_stage);
@@ -950,14 +1015,30 @@ arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> ExecutePlan(cons
   root.morsel_rows = config.morsel_size_rows;
   ARROW_RETURN_NOT_OK(builder.Build(*plan, &root));
   if (plan->kind != PhysicalKind::kWriteParquet) {
-    // Every other root is collected; a limit at the root still needs a collecting segment after it.
-    PipelineBuilder::SetSink(&root, std::make_unique<CollectSink>());
+    // Every other root is collected (or streamed to the consumer); a limit at the root still needs
+    // a collecting segment after it.
+    if (consumer) {
+      PipelineBuilder::SetSink(&root, std::make_unique<ConsumerSink>(consumer));
+    } else {
+      PipelineBuilder::SetSink(&root, std::make_unique<CollectSink>());
+    }
   }
   if (!root.source) return arrow::Status::Invalid("plan has no source");
   PipelineRun run(&root, config, stats, index, &memory, auto_in_flight);
   auto result = run.Run();
   if (stats) stats->peak_memory_bytes = memory.peak();
+  if (result.ok() && consumer) {
+    // A write's output (the written paths) goes to the consumer at the end.
+    for (auto& batch : *result) ARROW_RETURN_NOT_OK(consumer->Consume(0, std::move(batch)));
+    result->clear();
+  }
   return result;
+}
+
+arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> ExecutePlan(const PhysicalPlanPtr& plan,
+                                                                            const ExecutionConfig& config,
+                                                                            ExecutionStats* stats) {
+  return ExecutePlanInto(plan, config, stats, nullptr);
 }
 
 }  // namespace ketch

@@ -12,6 +12,7 @@
 #include "ketch/common/config.h"
 #include "ketch/common/memory_manager.h"
 #include "ketch/exec/scan_metrics.h"
+#include "ketch/exec/sinks/sinks.h"
 #include "ketch/plan/physical/physical_plan.h"
 
 namespace ketch {
@@ -77,5 +78,13 @@ struct ExecutionStats {
 arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> ExecutePlan(const PhysicalPlanPtr& plan,
                                                                             const ExecutionConfig& config,
                                                                             ExecutionStats* stats = nullptr);
+
+/// Like ExecutePlan, but the root's output goes to `consumer` while the query runs, partition by
+/// partition in order (an empty batch announces a partition; a write's paths come at the end, in
+/// partition 0), and the returned vector is empty. A consumer error stops the query.
+arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> ExecutePlanInto(const PhysicalPlanPtr& plan,
+                                                                                const ExecutionConfig& config,
+                                                                                ExecutionStats* stats,
+                                                                                ResultConsumer* consumer);
 
 }  // namespace ketch

@@ -22,7 +22,7 @@ arrow::Status EmitTable(const arrow::Table& table, int64_t rows, int64_t* next_r
   ARROW_ASSIGN_OR_RAISE(auto batches, TableToBatches(table, rows));
   for (auto& batch : batches) {
     const int64_t n = batch->num_rows();
-    ARROW_RETURN_NOT_OK(emit(std::move(batch), *next_row, nullptr));
+    ARROW_RETURN_NOT_OK(emit(std::move(batch), *next_row, nullptr, 0));
     *next_row += n;
   }
   return arrow::Status::OK();
@@ -43,7 +43,7 @@ arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> SplitByPartition
 arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> BlockingSink::Finalize() {
   std::vector<std::shared_ptr<arrow::RecordBatch>> out;
   ARROW_RETURN_NOT_OK(ProduceOutput(
-      [&](std::shared_ptr<arrow::RecordBatch> batch, int64_t, std::shared_ptr<arrow::Int64Array>) {
+      [&](std::shared_ptr<arrow::RecordBatch> batch, int64_t, std::shared_ptr<arrow::Int64Array>, int64_t) {
         out.push_back(std::move(batch));
         return arrow::Status::OK();
       }));

@@ -21,10 +21,15 @@ namespace ketch {
 /// the query no longer needs input (a limit was reached or an operator failed). With each batch the
 /// source says which source rows it holds: `first_row` when they are contiguous, or `source_rows`
 /// (one per batch row) when a pushed filter dropped some; errors then name the right row.
+///
+/// `partition`: the partition the batch belongs to (a scan task, an in-memory partition, a bucket
+/// of a repartition). Partition numbers never decrease along a stream; a partition with no rows is
+/// announced by an empty batch, so its number still reaches the result.
 class Source {
  public:
-  using Emit = std::function<arrow::Status(std::shared_ptr<arrow::RecordBatch> batch, int64_t first_row,
-                                           std::shared_ptr<arrow::Int64Array> source_rows)>;
+  using Emit =
+      std::function<arrow::Status(std::shared_ptr<arrow::RecordBatch> batch, int64_t first_row,
+                                  std::shared_ptr<arrow::Int64Array> source_rows, int64_t partition)>;
   virtual ~Source() = default;
   virtual std::string name() const = 0;
   virtual arrow::Status Produce(const Emit& emit) = 0;
@@ -61,6 +66,12 @@ class StreamingSink {
   virtual arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> Push(
       std::shared_ptr<arrow::RecordBatch> morsel) = 0;
   virtual bool Done() const { return false; }
+  /// Called (in stream order) before the first morsel of each partition after the first one, and
+  /// for an empty partition, before or instead of its morsels.
+  virtual arrow::Status BeginPartition(int64_t partition) { return arrow::Status::OK(); }
+  /// False when the morsels the sink passes on all belong to partition 0 (a limit gathers its
+  /// input into one partition); true when they keep the partition they came from.
+  virtual bool KeepsPartitions() const { return true; }
   /// Called once after the last Push; returns the sink's final output (collected rows, written paths).
   virtual arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> Finalize() {
     return std::vector<std::shared_ptr<arrow::RecordBatch>>{};
@@ -72,7 +83,7 @@ class StreamingSink {
     int64_t row = 0;
     for (auto& batch : batches) {
       const int64_t n = batch->num_rows();
-      ARROW_RETURN_NOT_OK(emit(std::move(batch), row, nullptr));
+      ARROW_RETURN_NOT_OK(emit(std::move(batch), row, nullptr, 0));
       row += n;
     }
     return arrow::Status::OK();

@@ -191,7 +191,7 @@ arrow::Status MergeSortedRuns(const SortSpec& spec, const std::shared_ptr<arrow:
     ARROW_ASSIGN_OR_RAISE(auto taken, cp::Take(arrow::Datum(table), arrow::Datum(index_array)));
     ARROW_ASSIGN_OR_RAISE(auto batch, taken.table()->CombineChunksToBatch());
     const int64_t n = batch->num_rows();
-    ARROW_RETURN_NOT_OK(emit(std::move(batch), next_row, nullptr));
+    ARROW_RETURN_NOT_OK(emit(std::move(batch), next_row, nullptr, 0));
     next_row += n;
     chunks.clear();
     chunk_offsets.clear();

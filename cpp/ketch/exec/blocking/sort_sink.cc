@@ -55,7 +55,7 @@ arrow::Status SortSink::SpillMergedRuns() {
   ARROW_RETURN_NOT_OK(
       MergeSortedRuns(spec_, schema_, std::move(readers), morsel_rows_,
                       [&](std::shared_ptr<arrow::RecordBatch> batch, int64_t,
-                          std::shared_ptr<arrow::Int64Array>) { return run->Write(*batch); }));
+                          std::shared_ptr<arrow::Int64Array>, int64_t) { return run->Write(*batch); }));
   ARROW_RETURN_NOT_OK(run->FinishWriting());
   runs_.push_back(std::move(run));
   batches_.clear();

@@ -18,24 +18,65 @@ class LimitSink : public StreamingSink {
   int64_t remaining_;
 };
 
-/// Keeps every morsel; Finalize returns them in order (DataFrame.collect).
+/// Keeps every morsel; Finalize returns them in order (DataFrame.collect). `partitions()` gives
+/// the partition of each returned batch (an empty batch stands for an empty partition).
 class CollectSink : public StreamingSink {
  public:
   std::string name() const override { return "Collect"; }
+  arrow::Status BeginPartition(int64_t partition) override {
+    partition_ = partition;
+    announced_ = false;
+    return arrow::Status::OK();
+  }
   arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> Push(
       std::shared_ptr<arrow::RecordBatch> morsel) override;
   arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> Finalize() override {
     return std::move(batches_);
   }
+  const std::vector<int64_t>& partitions() const { return partitions_; }
 
  private:
   std::vector<std::shared_ptr<arrow::RecordBatch>> batches_;
+  std::vector<int64_t> partitions_;
+  int64_t partition_ = 0;
+  bool announced_ = false;  // a batch of partition_ is kept
 };
 
-/// Writes morsels into one Parquet file under `root_dir` through Arrow's Parquet writer. The file is
-/// written as a hidden temporary and renamed into place by Finalize, so a failed query leaves no
-/// partial file (the destructor removes the temporary). Finalize returns one row per written file
-/// (column "path").
+/// Where a query's output goes while it runs (streaming results: DataFrame.iter_partitions,
+/// iter_rows). Called in order, from one thread at a time; it may block (backpressure: the
+/// pipeline waits for the consumer).
+class ResultConsumer {
+ public:
+  virtual ~ResultConsumer() = default;
+  /// A batch of `partition` (partition numbers never decrease; an empty batch announces a
+  /// partition that may have no rows). An error stops the query.
+  virtual arrow::Status Consume(int64_t partition, std::shared_ptr<arrow::RecordBatch> batch) = 0;
+};
+
+/// The root sink of a streamed query: hands each morsel to a ResultConsumer.
+class ConsumerSink : public StreamingSink {
+ public:
+  explicit ConsumerSink(ResultConsumer* consumer) : consumer_(consumer) {}
+  std::string name() const override { return "Collect"; }
+  arrow::Status BeginPartition(int64_t partition) override {
+    partition_ = partition;
+    announced_ = false;
+    return arrow::Status::OK();
+  }
+  arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> Push(
+      std::shared_ptr<arrow::RecordBatch> morsel) override;
+
+ private:
+  ResultConsumer* consumer_;
+  int64_t partition_ = 0;
+  bool announced_ = false;
+};
+
+/// Writes morsels into Parquet files under `root_dir` through Arrow's Parquet writer: one file per
+/// non-empty partition of its input (one empty file when no partition has rows, so the schema is
+/// kept). Files are written as hidden temporaries and renamed into place only by Finalize, after
+/// every file is complete, so a failed query leaves no file behind (the destructor removes the
+/// temporaries). Finalize returns one row per written file (column "path"), in partition order.
 class WriteParquetSink : public StreamingSink {
  public:
   static arrow::Result<std::unique_ptr<WriteParquetSink>> Make(WriteParquetInfo info,
@@ -44,9 +85,12 @@ class WriteParquetSink : public StreamingSink {
   std::string name() const override { return "WriteParquet"; }
   arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> Push(
       std::shared_ptr<arrow::RecordBatch> morsel) override;
+  arrow::Status BeginPartition(int64_t partition) override;
   arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> Finalize() override;
 
  private:
+  arrow::Status OpenFile();
+  arrow::Status CloseFile();
   struct State;
   std::unique_ptr<State> state_;
 };

@@ -347,12 +347,22 @@ arrow::Status ScanSource::ReadTask(const Read& read, int64_t base_row,
   return arrow::Status::OK();
 }
 
+arrow::Status ScanSource::AnnounceTasksBefore(int32_t group, const Emit& emit) {
+  for (int32_t skipped = emitting_group_ + 1; skipped < group; ++skipped) {
+    ARROW_ASSIGN_OR_RAISE(auto empty, arrow::RecordBatch::MakeEmpty(output_schema_));
+    emitting_group_ = skipped;
+    ARROW_RETURN_NOT_OK(emit(std::move(empty), 0, nullptr, skipped));
+  }
+  return arrow::Status::OK();
+}
+
 arrow::Status ScanSource::EmitPiece(Piece piece, const Emit& emit) {
   if (LimitReached()) return arrow::Status::OK();
   rows_emitted_ += piece.batch->num_rows();
+  ARROW_RETURN_NOT_OK(AnnounceTasksBefore(piece.group, emit));
   emitting_group_ = piece.group;
   MarkStarted(piece.group);  // a later range of a row group read once starts when it emits
-  return emit(std::move(piece.batch), piece.first_row, std::move(piece.source_rows));
+  return emit(std::move(piece.batch), piece.first_row, std::move(piece.source_rows), piece.group);
 }
 
 arrow::Status ScanSource::ProduceSequential(const std::vector<Read>& reads, const Emit& emit) {
@@ -455,10 +465,12 @@ arrow::Status ScanSource::Produce(const Emit& emit) {
     st = ProduceSequential(reads, emit);
   }
   if (st.IsCancelled()) return arrow::Status::OK();
+  // Tasks after the last batch that emitted nothing (an empty file) are still announced.
+  if (st.ok() && !LimitReached()) st = AnnounceTasksBefore(static_cast<int32_t>(num_tasks()), emit);
   if (tasks.empty()) {
     // Every file or row group was pruned: one empty batch still carries the schema.
     ARROW_ASSIGN_OR_RAISE(auto empty, arrow::RecordBatch::MakeEmpty(output_schema_));
-    return emit(empty, 0, nullptr);
+    return emit(empty, 0, nullptr, 0);
   }
   return st;
 }

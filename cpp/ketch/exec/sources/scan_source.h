@@ -19,12 +19,12 @@ namespace ketch {
 /// CSV and JSON files stream through Arrow's readers one after the other. Errors name the file.
 ///
 /// Scan tasks (partitions): every emitted batch belongs to exactly one scan task, the `group` of
-/// the ScanTask entries it was read for (0..num_tasks()-1, see ScanTasks). Batches come in task
-/// order, so groups never interleave: inside `emit`, `emitting_group()` is the batch's task, and a
-/// change of it means the previous task is complete. A task may emit no batch at all (a pushed
-/// limit was reached first); a task whose rows are all filtered out emits empty batches. The row
-/// ranges of one split row group are read with one fetch and decode of that row group, each range
-/// emitted as its own task (nothing is read twice).
+/// the ScanTask entries it was read for (0..num_tasks()-1, see ScanTasks), passed to `emit` as its
+/// partition (and readable inside `emit` as `emitting_group()`). Batches come in task order, so
+/// tasks never interleave; a task that yields no batch (an empty file) is announced by an empty
+/// batch; after a pushed limit is reached nothing more is emitted. A task whose rows are all
+/// filtered out emits empty batches. The row ranges of one split row group are read with one
+/// fetch and decode of that row group, each range emitted as its own task (nothing is read twice).
 class ScanSource : public Source {
  public:
   ScanSource(ScanInfo info, std::shared_ptr<arrow::Schema> output_schema, int64_t batch_rows,
@@ -73,6 +73,9 @@ class ScanSource : public Source {
   arrow::Status ProduceSequential(const std::vector<Read>& reads, const Emit& emit);
   arrow::Status ProduceParallel(const std::vector<Read>& reads, const Emit& emit);
   arrow::Status EmitPiece(Piece piece, const Emit& emit);
+  // Emits an empty batch for each task after the last one emitted and before `group` (a task that
+  // produced no batch, e.g. an empty file), so every partition number reaches the result in order.
+  arrow::Status AnnounceTasksBefore(int32_t group, const Emit& emit);
   // The mask of a conjunct on one dictionary column: evaluated on the dictionary, then gathered.
   arrow::Result<std::shared_ptr<arrow::Array>> DictionaryMask(
       const Expr& conjunct, const std::string& name, const std::shared_ptr<arrow::Array>& column) const;

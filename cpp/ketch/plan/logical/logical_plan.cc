@@ -4,6 +4,8 @@
 #include <set>
 #include <sstream>
 
+#include "ketch/expr/row_hash.h"
+
 namespace ketch {
 namespace {
 
@@ -138,12 +140,23 @@ arrow::Result<AggregationInfo> ResolveAggregation(const ExprPtr& expr, const arr
   return info;
 }
 
-arrow::Result<LogicalPlanPtr> LogicalPlan::InMemory(
-    std::shared_ptr<arrow::Schema> schema, std::vector<std::shared_ptr<arrow::RecordBatch>> batches) {
+arrow::Result<LogicalPlanPtr> LogicalPlan::InMemory(std::shared_ptr<arrow::Schema> schema,
+                                                    std::vector<std::shared_ptr<arrow::RecordBatch>> batches,
+                                                    std::vector<int64_t> partitions) {
+  if (!partitions.empty() && partitions.size() != batches.size()) {
+    return arrow::Status::Invalid("in-memory source: ", partitions.size(), " partition numbers for ",
+                                  batches.size(), " batches");
+  }
+  for (size_t i = 1; i < partitions.size(); ++i) {
+    if (partitions[i] < partitions[i - 1]) {
+      return arrow::Status::Invalid("in-memory source: partition numbers must not decrease");
+    }
+  }
   auto node = std::make_shared<LogicalPlan>();
   node->kind_ = LogicalKind::kInMemorySource;
   node->schema_ = std::move(schema);
   node->batches_ = std::move(batches);
+  node->batch_partitions_ = std::move(partitions);
   return node;
 }
 
@@ -410,10 +423,66 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Sample(LogicalPlanPtr input, SampleSp
   return node;
 }
 
+arrow::Result<LogicalPlanPtr> LogicalPlan::Repartition(LogicalPlanPtr input, PartitionSpec spec) {
+  if (spec.num_partitions < 1 && spec.num_partitions != -1) {
+    return arrow::Status::Invalid("repartition(): num must be a positive integer or None, got ",
+                                  spec.num_partitions);
+  }
+  for (const auto& name : spec.by) {
+    auto field = input->schema()->GetFieldByName(name);
+    if (!field) {
+      return arrow::Status::KeyError("repartition(): partition_by names no column '", name, "'; columns are ",
+                                     SchemaString(*input->schema()));
+    }
+    if (!IsHashableType(*field->type())) {
+      return arrow::Status::TypeError("repartition(): cannot partition by column '", name, "' of type ",
+                                      field->type()->ToString(),
+                                      " (hash partitioning takes numbers, strings, binaries, booleans, "
+                                      "decimals and temporal columns)");
+    }
+  }
+  auto node = std::make_shared<LogicalPlan>();
+  node->kind_ = LogicalKind::kRepartition;
+  node->schema_ = input->schema();
+  node->partitioning_ = std::move(spec);
+  node->inputs_ = {std::move(input)};
+  return node;
+}
+
+arrow::Result<LogicalPlanPtr> LogicalPlan::IntoPartitions(LogicalPlanPtr input, int64_t num_partitions) {
+  if (num_partitions < 1) {
+    return arrow::Status::Invalid("into_partitions(): num must be a positive integer, got ", num_partitions);
+  }
+  auto node = std::make_shared<LogicalPlan>();
+  node->kind_ = LogicalKind::kIntoPartitions;
+  node->schema_ = input->schema();
+  node->partitioning_.num_partitions = num_partitions;
+  node->inputs_ = {std::move(input)};
+  return node;
+}
+
+arrow::Result<LogicalPlanPtr> LogicalPlan::IntoBatches(LogicalPlanPtr input, int64_t batch_size) {
+  if (batch_size < 1) {
+    return arrow::Status::Invalid("into_batches(): batch_size must be a positive integer, got ", batch_size);
+  }
+  auto node = std::make_shared<LogicalPlan>();
+  node->kind_ = LogicalKind::kIntoBatches;
+  node->schema_ = input->schema();
+  node->partitioning_.batch_size = batch_size;
+  node->inputs_ = {std::move(input)};
+  return node;
+}
+
 arrow::Result<LogicalPlanPtr> LogicalPlan::WithInputs(std::vector<LogicalPlanPtr> inputs) const {
   switch (kind_) {
+    case LogicalKind::kRepartition:
+      return Repartition(inputs[0], partitioning_);
+    case LogicalKind::kIntoPartitions:
+      return IntoPartitions(inputs[0], partitioning_.num_partitions);
+    case LogicalKind::kIntoBatches:
+      return IntoBatches(inputs[0], partitioning_.batch_size);
     case LogicalKind::kInMemorySource:
-      return InMemory(schema_, batches_);
+      return InMemory(schema_, batches_, batch_partitions_);
     case LogicalKind::kScan:
       return Scan(scan_);
     case LogicalKind::kProject:
@@ -484,6 +553,17 @@ std::string LogicalPlan::Label() const {
       return "Concat";
     case LogicalKind::kSample:
       return "Sample: fraction = " + std::to_string(sample_.fraction);
+    case LogicalKind::kRepartition: {
+      const std::string num =
+          partitioning_.num_partitions < 0 ? "None (as input)" : std::to_string(partitioning_.num_partitions);
+      if (partitioning_.by.empty()) return "Repartition: Scheme = Random, Num partitions = " + num;
+      return "Repartition: Scheme = Hash, Num partitions = " + num + ", By = [" +
+             JoinNames(partitioning_.by) + "]";
+    }
+    case LogicalKind::kIntoPartitions:
+      return "IntoPartitions: Num partitions = " + std::to_string(partitioning_.num_partitions);
+    case LogicalKind::kIntoBatches:
+      return "IntoBatches: Batch size = " + std::to_string(partitioning_.batch_size);
   }
   return "?";
 }
@@ -523,8 +603,93 @@ std::vector<std::string> LogicalPlan::Details() const {
     out.push_back("Compression = " + write_.compression);
   } else if (kind_ == LogicalKind::kInMemorySource) {
     out.push_back("Schema = " + SchemaString(*schema_));
+    const auto partitions = NumPartitions(*this).count;
+    if (partitions > 1) out.push_back("Num partitions = " + std::to_string(partitions));
   }
   return out;
+}
+
+namespace {
+
+// The exact number of rows a plan produces when known without running it (in-memory data, Parquet
+// footers of an unfiltered scan, and what keeps or caps row counts above them).
+std::optional<int64_t> KnownRows(const LogicalPlan& plan) {
+  switch (plan.kind()) {
+    case LogicalKind::kInMemorySource: {
+      int64_t rows = 0;
+      for (const auto& batch : plan.batches()) rows += batch->num_rows();
+      return rows;
+    }
+    case LogicalKind::kScan: {
+      const auto& scan = plan.scan();
+      if (!scan.tasks || scan.filter || scan.format != FileFormat::kParquet) return std::nullopt;
+      int64_t rows = 0;
+      for (const auto& task : scan.tasks->tasks) {
+        if (task.num_rows < 0) return std::nullopt;
+        rows += task.num_rows;
+      }
+      return scan.limit >= 0 ? std::min(rows, scan.limit) : rows;
+    }
+    case LogicalKind::kProject:
+    case LogicalKind::kSort:
+    case LogicalKind::kRepartition:
+    case LogicalKind::kIntoPartitions:
+    case LogicalKind::kIntoBatches:
+      return KnownRows(*plan.inputs()[0]);
+    case LogicalKind::kLimit: {
+      auto rows = KnownRows(*plan.inputs()[0]);
+      return rows ? std::min(*rows, plan.limit()) : std::optional<int64_t>(std::nullopt);
+    }
+    case LogicalKind::kConcat: {
+      auto a = KnownRows(*plan.inputs()[0]);
+      auto b = KnownRows(*plan.inputs()[1]);
+      return a && b ? std::optional<int64_t>(*a + *b) : std::nullopt;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
+PartitionCount NumPartitions(const LogicalPlan& plan) {
+  switch (plan.kind()) {
+    case LogicalKind::kInMemorySource: {
+      const auto& partitions = plan.batch_partitions();
+      return {partitions.empty() ? 1 : partitions.back() + 1, true};
+    }
+    case LogicalKind::kScan:
+      if (plan.scan().tasks) return {std::max<int64_t>(1, plan.scan().tasks->num_partitions()), true};
+      return {std::max<int64_t>(1, static_cast<int64_t>(plan.scan().files.size())), false};
+    case LogicalKind::kProject:
+    case LogicalKind::kFilter:
+    case LogicalKind::kExplode:
+    case LogicalKind::kSample:
+      return NumPartitions(*plan.inputs()[0]);
+    case LogicalKind::kLimit:
+    case LogicalKind::kSort:
+    case LogicalKind::kAggregate:
+    case LogicalKind::kJoin:
+    case LogicalKind::kWriteParquet:
+      return {1, true};
+    case LogicalKind::kConcat: {
+      const auto a = NumPartitions(*plan.inputs()[0]);
+      const auto b = NumPartitions(*plan.inputs()[1]);
+      return {a.count + b.count, a.exact && b.exact};
+    }
+    case LogicalKind::kRepartition:
+      if (plan.partitioning().num_partitions < 0) return NumPartitions(*plan.inputs()[0]);
+      return {plan.partitioning().num_partitions, true};
+    case LogicalKind::kIntoPartitions:
+      return {plan.partitioning().num_partitions, true};
+    case LogicalKind::kIntoBatches: {
+      const auto rows = KnownRows(*plan.inputs()[0]);
+      const int64_t b = plan.partitioning().batch_size;
+      if (rows) return {std::max<int64_t>(1, (*rows + b - 1) / b), true};
+      return {1, false};
+    }
+  }
+  return {1, false};
 }
 
 std::string RenderPlanNode(const std::string& label, const std::vector<std::string>& details,

@@ -25,6 +25,9 @@ enum class LogicalKind {
   kExplode,
   kConcat,
   kSample,
+  kRepartition,     ///< hash (by columns) or random partitioning into N partitions
+  kIntoPartitions,  ///< split or coalesce adjacent partitions, order kept
+  kIntoBatches,     ///< batches (and partitions) of exactly batch_size rows, order kept
 };
 
 /// Sort keys with a direction and a null placement each.
@@ -69,6 +72,16 @@ struct SampleSpec {
   uint64_t seed = 0;
 };
 
+/// Parameters of repartition / into_partitions / into_batches.
+struct PartitionSpec {
+  /// Output partitions; -1 = as many as the input has (repartition(None)).
+  int64_t num_partitions = -1;
+  /// Hash-partitioning keys (columns); empty = random partitioning (repartition).
+  std::vector<std::string> by;
+  /// Rows per batch (into_batches).
+  int64_t batch_size = 0;
+};
+
 /// Where and how write_parquet writes.
 struct WriteParquetInfo {
   std::string root_dir;
@@ -82,8 +95,11 @@ using LogicalPlanPtr = std::shared_ptr<const LogicalPlan>;
 /// non-boolean predicates) so errors surface before any data is read, and derive the output schema.
 class LogicalPlan {
  public:
+  /// `partitions`: the partition of each batch (non-decreasing; an empty batch stands for an
+  /// empty partition); empty = every batch in partition 0.
   static arrow::Result<LogicalPlanPtr> InMemory(std::shared_ptr<arrow::Schema> schema,
-                                                std::vector<std::shared_ptr<arrow::RecordBatch>> batches);
+                                                std::vector<std::shared_ptr<arrow::RecordBatch>> batches,
+                                                std::vector<int64_t> partitions = {});
   static arrow::Result<LogicalPlanPtr> Scan(ScanInfo info);
   static arrow::Result<LogicalPlanPtr> Project(LogicalPlanPtr input, std::vector<ExprPtr> exprs);
   static arrow::Result<LogicalPlanPtr> Filter(LogicalPlanPtr input, ExprPtr predicate);
@@ -95,6 +111,15 @@ class LogicalPlan {
   static arrow::Result<LogicalPlanPtr> Explode(LogicalPlanPtr input, std::vector<std::string> columns);
   static arrow::Result<LogicalPlanPtr> Concat(LogicalPlanPtr first, LogicalPlanPtr second);
   static arrow::Result<LogicalPlanPtr> Sample(LogicalPlanPtr input, SampleSpec spec);
+  /// Hash partitioning by `spec.by` (rows with equal keys, nulls included, share a partition), or
+  /// random partitioning when `by` is empty, into `spec.num_partitions` partitions (-1: the
+  /// input's count). Invalid for a count below 1 other than -1; KeyError for an unknown column;
+  /// TypeError for a column that cannot be hashed (images, tensors, lists, Python objects).
+  static arrow::Result<LogicalPlanPtr> Repartition(LogicalPlanPtr input, PartitionSpec spec);
+  /// Splits or coalesces adjacent partitions into exactly `num_partitions` (>= 1), order kept.
+  static arrow::Result<LogicalPlanPtr> IntoPartitions(LogicalPlanPtr input, int64_t num_partitions);
+  /// Batches of exactly `batch_size` (>= 1) rows, the stream's last one shorter; each batch a partition.
+  static arrow::Result<LogicalPlanPtr> IntoBatches(LogicalPlanPtr input, int64_t batch_size);
 
   /// The same node over new inputs (schema re-derived and re-validated).
   arrow::Result<LogicalPlanPtr> WithInputs(std::vector<LogicalPlanPtr> inputs) const;
@@ -113,6 +138,9 @@ class LogicalPlan {
   const JoinSpec& join() const { return join_; }
   const std::vector<std::string>& explode_columns() const { return explode_columns_; }
   const SampleSpec& sample() const { return sample_; }
+  const PartitionSpec& partitioning() const { return partitioning_; }
+  /// In-memory sources: the partition of each batch (empty: all in partition 0).
+  const std::vector<int64_t>& batch_partitions() const { return batch_partitions_; }
 
   /// One line naming the node, e.g. "Filter: (col(a) > lit(1))".
   std::string Label() const;
@@ -136,7 +164,20 @@ class LogicalPlan {
   JoinSpec join_;
   std::vector<std::string> explode_columns_;
   SampleSpec sample_;
+  PartitionSpec partitioning_;
+  std::vector<int64_t> batch_partitions_;
 };
+
+/// The number of partitions a plan produces on the native runner, and whether it is exact: an
+/// in-memory source has its own; a scan one per scan task (once the optimizer made them; else one
+/// per file, an estimate); project, filter, explode and sample keep their input's; limit, sort,
+/// aggregate and join give one; concat the sum; repartition and into_partitions theirs;
+/// into_batches one per batch (estimated from EstimateRows-like row counts when not exact).
+struct PartitionCount {
+  int64_t count = 1;
+  bool exact = true;
+};
+PartitionCount NumPartitions(const LogicalPlan& plan);
 
 /// The aggregate function of an aggregation expression (alias stripped) and its output field.
 struct AggregationInfo {

@@ -61,6 +61,8 @@ struct ScanTasks {
 
   /// Number of scan tasks (groups G; 0 when everything was pruned).
   int64_t num_tasks() const { return tasks.empty() ? 0 : static_cast<int64_t>(tasks.back().group) + 1; }
+  /// Partitions the scan produces: one per scan task (group).
+  int64_t num_partitions() const { return num_tasks(); }
 };
 
 /// What a file scan reads, including what the optimizer pushed into it.

@@ -1,5 +1,6 @@
 #include "ketch/plan/optimizer/optimizer.h"
 
+#include "ketch/plan/optimizer/drop_repartitions.h"
 #include "ketch/plan/optimizer/merge_projections.h"
 #include "ketch/plan/optimizer/push_down_filter.h"
 #include "ketch/plan/optimizer/push_down_limit.h"
@@ -17,6 +18,7 @@ Optimizer::Optimizer(std::set<std::string> disabled, int max_passes, ScanTaskSiz
   pushdown_rules_.push_back(std::make_unique<PushDownLimit>());
   pushdown_rules_.push_back(std::make_unique<MergeProjections>());
   pushdown_rules_.push_back(std::make_unique<SimplifyExpressions>());
+  pushdown_rules_.push_back(std::make_unique<DropRepartitions>());
   split_ = std::make_unique<SplitUdfProjections>();
   prune_after_split_ = std::make_unique<PushDownProjection>();
   scan_tasks_ = std::make_unique<MaterializeScanTasks>(sizing);

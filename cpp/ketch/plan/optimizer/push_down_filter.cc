@@ -111,7 +111,10 @@ arrow::Result<Transformed> PushOnce(const LogicalPlanPtr& plan) {
       ARROW_ASSIGN_OR_RAISE(auto kept, LogicalPlan::Filter(project, Conjunction(above)));
       return Transformed{kept, true};
     }
-    case LogicalKind::kSort: {
+    case LogicalKind::kSort:
+    case LogicalKind::kRepartition: {
+      // Both keep every row whatever the others are (a row's partition depends on the row alone);
+      // into_partitions and into_batches are not passed: a filter below would change their sizes.
       ARROW_ASSIGN_OR_RAISE(auto filter, LogicalPlan::Filter(input->inputs()[0], predicate));
       ARROW_ASSIGN_OR_RAISE(auto sort, input->WithInputs({filter}));
       return Transformed{sort, true};

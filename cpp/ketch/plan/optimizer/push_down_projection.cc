@@ -157,7 +157,11 @@ arrow::Result<Transformed> Prune(const LogicalPlanPtr& plan, const Required& req
       return Transformed{rebuilt, true};
     }
     case LogicalKind::kSample:
+    case LogicalKind::kIntoPartitions:
+    case LogicalKind::kIntoBatches:
       return RebuildWithChild(plan, required, false);
+    case LogicalKind::kRepartition:
+      return RebuildWithChild(plan, WithColumns(required, plan->partitioning().by), false);
   }
   return Transformed{plan, false};
 }

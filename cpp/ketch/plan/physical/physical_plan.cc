@@ -59,6 +59,26 @@ int64_t DefaultUdfMorselRows(const LogicalPlan& plan, const std::vector<const Ex
   return rows;
 }
 
+// The batch size of an into_batches that feeds `plan`'s input through row-preserving streaming
+// operators (project, filter, sample), or 0: a UDF there takes those batches as they are.
+int64_t IntoBatchesBelow(const LogicalPlan& plan) {
+  const LogicalPlan* node = plan.inputs().empty() ? nullptr : plan.inputs()[0].get();
+  while (node) {
+    switch (node->kind()) {
+      case LogicalKind::kIntoBatches:
+        return node->partitioning().batch_size;
+      case LogicalKind::kProject:
+      case LogicalKind::kFilter:
+      case LogicalKind::kSample:
+        node = node->inputs()[0].get();
+        break;
+      default:
+        return 0;
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 double EstimateRows(const LogicalPlan& plan) {
@@ -157,6 +177,18 @@ arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan,
     case LogicalKind::kSample:
       node->kind = PhysicalKind::kSample;
       break;
+    case LogicalKind::kRepartition:
+      node->kind = PhysicalKind::kRepartition;
+      node->num_partitions = NumPartitions(*plan).count;
+      break;
+    case LogicalKind::kIntoPartitions:
+      node->kind = PhysicalKind::kIntoPartitions;
+      node->num_partitions = plan->partitioning().num_partitions;
+      break;
+    case LogicalKind::kIntoBatches:
+      node->kind = PhysicalKind::kIntoBatches;
+      node->min_morsel_rows = node->max_morsel_rows = plan->partitioning().batch_size;
+      break;
     case LogicalKind::kProject: {
       node->kind = PhysicalKind::kProject;
       std::vector<const Expr*> udfs;
@@ -181,8 +213,11 @@ arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan,
         }
         node->concurrency = concurrency > 0 ? concurrency : 1;
         node->batch_size = batch_size;
-        node->max_morsel_rows =
-            batch_size > 0 ? batch_size : DefaultUdfMorselRows(*plan, udfs, node->concurrency);
+        // Without a batch size of its own, a UDF above into_batches gets those batches whole.
+        const int64_t into_batches = batch_size > 0 ? 0 : IntoBatchesBelow(*plan);
+        node->max_morsel_rows = batch_size > 0     ? batch_size
+                                : into_batches > 0 ? into_batches
+                                                   : DefaultUdfMorselRows(*plan, udfs, node->concurrency);
         node->min_morsel_rows = batch_size;
       }
       break;
@@ -220,6 +255,16 @@ std::string PhysicalNode::Label() const {
     case PhysicalKind::kExplode:
     case PhysicalKind::kConcat:
     case PhysicalKind::kSample:
+      return logical->Label();
+    case PhysicalKind::kRepartition: {
+      std::string keys;
+      for (const auto& key : logical->partitioning().by) keys += (keys.empty() ? "" : ", ") + key;
+      return (keys.empty() ? std::string("Repartition (random)") : "Repartition (hash by [" + keys + "])") +
+             ": Num partitions = " + std::to_string(num_partitions);
+    }
+    case PhysicalKind::kIntoPartitions:
+      return "IntoPartitions (blocking): Num partitions = " + std::to_string(num_partitions);
+    case PhysicalKind::kIntoBatches:
       return logical->Label();
   }
   return "?";

@@ -22,6 +22,9 @@ enum class PhysicalKind {
   kExplode,
   kConcat,
   kSample,
+  kRepartition,     ///< map (partition ids per morsel, parallel) + blocking sink per output partition
+  kIntoPartitions,  ///< blocking sink: splits / coalesces adjacent partitions
+  kIntoBatches,     ///< ordered re-chunk into exact batches, one partition each
 };
 
 struct PhysicalNode;
@@ -49,6 +52,9 @@ struct PhysicalNode {
   bool build_left = false;
   /// Estimated output rows (EstimateRows), for choosing join sides.
   double estimated_rows = 0;
+  /// Repartition / into_partitions: the output partition count (repartition(None) resolved to
+  /// the input's count).
+  int64_t num_partitions = 0;
 
   std::string Label() const;
   std::vector<std::string> Details() const;
