@@ -335,3 +335,45 @@ def test_many_row_groups_and_small_files_under_a_udf(tmp_path):
             )["bytes_read"]
             == scan_stats(ketch.read_parquet(str(tmp_path)))["bytes_read"]
         )
+
+
+# -- scan tasks are the scan's partitions ------------------------------------------------------------
+
+
+def test_scan_tasks_are_the_partitions_of_the_result(tiny_dir):
+    path, table = tiny_dir
+    with ketch.execution_config_ctx(num_compute_threads=4):
+        df = ketch.read_parquet(path)
+        assert df.num_partitions() == 3
+        parts = [p.to_arrow() for p in ketch.read_parquet(path).iter_partitions()]
+        assert [p.num_rows for p in parts] == [100, 100, 100]  # 10 files of 10 rows each
+        assert pa.concat_tables(parts).equals(table)
+        collected = ketch.read_parquet(path).collect()
+        assert collected.num_partitions() == 3
+    with ketch.execution_config_ctx(max_sources_per_scan_task=4):
+        parts = [p.to_arrow().column("a").to_pylist() for p in ketch.read_parquet(path).iter_partitions()]
+        assert [len(p) for p in parts] == [40] * 7 + [20]
+        assert parts[1] == list(range(40, 80))
+
+
+def test_an_empty_file_is_still_a_partition(tmp_path):
+    for k, rows in enumerate([3, 0, 2, 0]):
+        pq.write_table(
+            pa.table({"a": pa.array(range(k * 10, k * 10 + rows), pa.int64())}), tmp_path / f"{k}.parquet"
+        )
+    with ketch.execution_config_ctx(max_sources_per_scan_task=1):
+        df = ketch.read_parquet(str(tmp_path))
+        assert df.num_partitions() == 4
+        parts = [p.to_pydict()["a"] for p in ketch.read_parquet(str(tmp_path)).iter_partitions()]
+        assert parts == [[0, 1, 2], [], [20, 21], []]
+        assert ketch.read_parquet(str(tmp_path)).collect().num_partitions() == 4
+
+
+def test_split_row_group_partitions_under_a_udf(one_row_group):
+    path, table = one_row_group
+    with ketch.execution_config_ctx(num_compute_threads=2):
+        df = ketch.read_parquet(path).with_column("n", url_length(col("url")))
+        assert df.num_partitions() == 4
+        parts = [p.to_arrow() for p in df.iter_partitions()]
+        assert [p.num_rows for p in parts] == [30_000] * 4
+        assert pa.concat_tables(parts).column("i").equals(table.column("i"))
