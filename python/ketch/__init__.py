@@ -37,6 +37,7 @@ from ketch.io import (
     read_json,
     read_parquet,
 )
+from ketch.runners import set_runner_native, set_runner_ray
 from ketch.series import Series
 from ketch.udf import cls, func, udf
 
@@ -70,6 +71,8 @@ __all__ = [
     "S3Config",
     "HTTPConfig",
     "set_execution_config",
+    "set_runner_native",
+    "set_runner_ray",
     "udf",
     "func",
 ]

@@ -363,32 +363,19 @@ class DataFrame:
     def _stream(self) -> Iterator[tuple[list[int], pa.RecordBatchReader]]:
         """The query's output as it is produced: (partition of each batch, batches)."""
         from ketch.progress import ProgressBars
+        from ketch.runners import get_runner
+        from ketch.udf import reraise_udf_error
 
         config = get_execution_config()
         stats = _core.ExecutionStats()
         try:
             optimized = self._plan.optimize(config=config.to_native())
-            stream = optimized.execute_stream(config.to_native(), stats)
+            with ProgressBars(stats, config):
+                # Closing this generator closes the runner's: an abandoned iteration cancels the query.
+                yield from get_runner().stream(optimized, config, stats)
         except KetchError as error:
-            from ketch.udf import reraise_udf_error
-
             reraise_udf_error(error)
             raise
-        try:
-            with ProgressBars(stats, config):
-                while True:
-                    try:
-                        item = stream.next()
-                    except KetchError as error:
-                        from ketch.udf import reraise_udf_error
-
-                        reraise_udf_error(error)
-                        raise
-                    if item is None:
-                        return
-                    yield item
-        finally:
-            stream.close()  # an abandoned iteration cancels the query
 
     # -- execution -------------------------------------------------------------------------------------
     def _execute_partitioned(
@@ -396,26 +383,19 @@ class DataFrame:
     ) -> tuple[pa.Table, list[int]]:
         """Runs ``plan``; returns the result and its rows per partition."""
         from ketch.progress import ProgressBars
+        from ketch.runners import get_runner
 
         config = get_execution_config()
         stats = stats or _core.ExecutionStats()
         try:
             optimized = plan.optimize(config=config.to_native())
             with ProgressBars(stats, config):
-                partitions, reader = optimized.execute(config.to_native(), stats)
+                return get_runner().execute(optimized, config, stats)
         except KetchError as error:
             from ketch.udf import reraise_udf_error
 
             reraise_udf_error(error)
             raise
-        batches = list(reader)
-        rows: list[int] = []
-        for partition, batch in zip(partitions, batches, strict=True):
-            while len(rows) <= partition:
-                rows.append(0)
-            rows[partition] += batch.num_rows
-        table = pa.Table.from_batches([b for b in batches if b.num_rows], schema=reader.schema)
-        return table, rows or [0]
 
     def _execute(self, plan: _core.PyPlan, stats: _core.ExecutionStats | None = None) -> pa.Table:
         return self._execute_partitioned(plan, stats)[0]

@@ -18,16 +18,26 @@ class LimitSink : public StreamingSink {
   int64_t remaining_;
 };
 
-/// Keeps every morsel; Finalize returns them in order (DataFrame.collect). `partitions()` gives
-/// the partition of each returned batch (an empty batch stands for an empty partition).
-class CollectSink : public StreamingSink {
+/// A sink that tracks the partition of the morsels it receives (BeginPartition) and whether it
+/// has kept something of that partition yet (an empty partition is announced once).
+class PartitionTrackingSink : public StreamingSink {
  public:
-  std::string name() const override { return "Collect"; }
   arrow::Status BeginPartition(int64_t partition) override {
     partition_ = partition;
     announced_ = false;
     return arrow::Status::OK();
   }
+
+ protected:
+  int64_t partition_ = 0;
+  bool announced_ = false;
+};
+
+/// Keeps every morsel; Finalize returns them in order (DataFrame.collect). `partitions()` gives
+/// the partition of each returned batch (an empty batch stands for an empty partition).
+class CollectSink : public PartitionTrackingSink {
+ public:
+  std::string name() const override { return "Collect"; }
   arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> Push(
       std::shared_ptr<arrow::RecordBatch> morsel) override;
   arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> Finalize() override {
@@ -38,8 +48,6 @@ class CollectSink : public StreamingSink {
  private:
   std::vector<std::shared_ptr<arrow::RecordBatch>> batches_;
   std::vector<int64_t> partitions_;
-  int64_t partition_ = 0;
-  bool announced_ = false;  // a batch of partition_ is kept
 };
 
 /// Where a query's output goes while it runs (streaming results: DataFrame.iter_partitions,
@@ -54,22 +62,15 @@ class ResultConsumer {
 };
 
 /// The root sink of a streamed query: hands each morsel to a ResultConsumer.
-class ConsumerSink : public StreamingSink {
+class ConsumerSink : public PartitionTrackingSink {
  public:
   explicit ConsumerSink(ResultConsumer* consumer) : consumer_(consumer) {}
   std::string name() const override { return "Collect"; }
-  arrow::Status BeginPartition(int64_t partition) override {
-    partition_ = partition;
-    announced_ = false;
-    return arrow::Status::OK();
-  }
   arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> Push(
       std::shared_ptr<arrow::RecordBatch> morsel) override;
 
  private:
   ResultConsumer* consumer_;
-  int64_t partition_ = 0;
-  bool announced_ = false;
 };
 
 /// Writes morsels into Parquet files under `root_dir` through Arrow's Parquet writer: one file per

@@ -1,0 +1,87 @@
+"""Runners: where a query's optimized plan runs. The native runner (the default) runs it in this
+process on the native executor; the Ray runner (``ketch.set_runner_ray()`` or ``KETCH_RUNNER=ray``)
+cuts it into stages and runs their tasks on one engine worker per Ray node (see
+``ketch.runners.ray``). The native runner never imports Ray."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from typing import Any, Protocol
+
+import pyarrow as pa
+
+from ketch import _core
+
+
+class Runner(Protocol):
+    name: str
+
+    def execute(
+        self, optimized: _core.PyPlan, config: Any, stats: _core.ExecutionStats
+    ) -> tuple[pa.Table, list[int]]:
+        """Runs an optimized plan (``config``: the Python ExecutionConfig); returns the result and
+        its rows per partition."""
+        ...
+
+    def stream(
+        self, optimized: _core.PyPlan, config: Any, stats: _core.ExecutionStats
+    ) -> Iterator[tuple[list[int], pa.RecordBatchReader]]:
+        """The output as it is produced: (partition of each batch, batches)."""
+        ...
+
+
+_lock = threading.Lock()
+_runner: Any = None
+
+
+def get_runner() -> Any:
+    """The runner the next query uses: the one set last, else ``KETCH_RUNNER`` ("native" or
+    "ray"; default native). Raises ValueError for another ``KETCH_RUNNER`` value."""
+    global _runner
+    with _lock:
+        if _runner is None:
+            choice = os.environ.get("KETCH_RUNNER", "native").strip().lower() or "native"
+            if choice == "native":
+                from ketch.runners.native import NativeRunner
+
+                _runner = NativeRunner()
+            elif choice == "ray":
+                from ketch.runners.ray.runner import RayRunner
+
+                _runner = RayRunner(address=os.environ.get("KETCH_RAY_ADDRESS") or None)
+            else:
+                raise ValueError(f"KETCH_RUNNER must be 'native' or 'ray', got {choice!r}")
+        return _runner
+
+
+def set_runner_native() -> None:
+    """Runs the next queries in this process on the native executor (the default)."""
+    global _runner
+    from ketch.runners.native import NativeRunner
+
+    with _lock:
+        _runner = NativeRunner()
+
+
+def set_runner_ray(
+    address: str | None = None,
+    noop_if_initialized: bool = False,
+    max_task_backlog: int | None = None,
+    force_client_mode: bool = False,
+) -> None:
+    """Runs the next queries on Ray (Daft's signature). ``address=None`` joins the Ray instance
+    this process is connected to, or starts a local one (``ray.init``); an address
+    (``"host:port"`` or ``"ray://host:port"``) joins that cluster. One engine worker actor per
+    alive node runs the tasks; ``max_task_backlog`` bounds the tasks queued per worker (default 2).
+    ``noop_if_initialized``: keep the Ray runner already set. Raises ConnectionError naming the
+    address when nothing answers there (checked before ``ray.init``, so it fails fast).
+    ``force_client_mode`` is accepted for Daft compatibility (``ray://`` addresses use Ray Client)."""
+    global _runner
+    from ketch.runners.ray.runner import RayRunner
+
+    with _lock:
+        if noop_if_initialized and isinstance(_runner, RayRunner):
+            return
+        _runner = RayRunner(address=address, max_task_backlog=max_task_backlog)
