@@ -123,6 +123,29 @@ TEST(ScanTasks, SmallFilesAreMergedIntoGroupsInFileOrder) {
     EXPECT_EQ(metrics.files_read.load(), 25);
   }
 
+  // Each task run by itself (as on another worker) reads exactly its files, numbering rows as the
+  // whole scan does.
+  for (int64_t t = 0; t < tasks.num_tasks(); ++t) {
+    ScanInfo info = planned.plan->scan();
+    info.tasks = std::make_shared<ScanTasks>(tasks.OnlyTask(t));
+    LogicalPlanPtr alone;
+    ASSERT_OK_AND_ASSIGN(alone, LogicalPlan::Scan(std::move(info)));
+    ScanMetrics metrics;
+    std::vector<int64_t> values;
+    for (const auto& emitted : RunScan(*alone, 2, &metrics)) {
+      EXPECT_EQ(emitted.group, 0);
+      for (size_t k = 0; k < emitted.values.size(); ++k) {
+        EXPECT_EQ(emitted.values[k], emitted.first_row + static_cast<int64_t>(k));
+      }
+      values.insert(values.end(), emitted.values.begin(), emitted.values.end());
+    }
+    const int64_t files = t < 2 ? 10 : 5;
+    ASSERT_EQ(static_cast<int64_t>(values.size()), files * 10);
+    EXPECT_EQ(values.front(), t * 100);
+    EXPECT_EQ(metrics.files_read.load(), files);
+    EXPECT_EQ(metrics.scan_tasks.load(), 1);
+  }
+
   MaterializeScanTasks capped(ScanTaskSizing{96LL << 20, 384LL << 20, 4, /*max_sources=*/4});
   ASSERT_OK_AND_ASSIGN(planned, capped.Apply(ParquetScan(paths)));
   EXPECT_EQ(planned.plan->scan().tasks->num_tasks(), 7);
@@ -183,10 +206,8 @@ TEST(ScanTasks, LargeRowGroupIsSplitByRowRangeBelowAnExpensivePipelineAndReadOnc
   // A scan given one range alone (as another process would be) emits just that range, numbered
   // from its first source row.
   ScanInfo one = split.scan();
-  auto third = std::make_shared<ScanTasks>(tasks);
-  third->tasks = {tasks.tasks[2]};
-  third->tasks[0].group = 0;
-  one.tasks = third;
+  one.tasks = std::make_shared<ScanTasks>(tasks.OnlyTask(2));
+  ASSERT_EQ(one.tasks->tasks.size(), 1u);
   LogicalPlanPtr alone;
   ASSERT_OK_AND_ASSIGN(alone, LogicalPlan::Scan(std::move(one)));
   ScanMetrics alone_metrics;

@@ -63,6 +63,21 @@ struct ScanTasks {
   int64_t num_tasks() const { return tasks.empty() ? 0 : static_cast<int64_t>(tasks.back().group) + 1; }
   /// Partitions the scan produces: one per scan task (group).
   int64_t num_partitions() const { return num_tasks(); }
+  /// Scan task `task` alone, its entries renumbered as task 0: to run one task by itself (e.g. on
+  /// another worker). The planning counts (pruned files and row groups) stay with task 0 only, so
+  /// that the metrics of all tasks run one by one add up to the scan's. A row range of a split row
+  /// group run alone decodes its row group up to the range's end (see ScanSource).
+  ScanTasks OnlyTask(int64_t task) const {
+    ScanTasks out = *this;
+    out.tasks.clear();
+    for (const auto& entry : tasks) {
+      if (entry.group != task) continue;
+      out.tasks.push_back(entry);
+      out.tasks.back().group = 0;
+    }
+    if (task != 0) out.files_pruned = out.row_groups_pruned = out.limit_skipped_row_groups = 0;
+    return out;
+  }
 };
 
 /// What a file scan reads, including what the optimizer pushed into it.
