@@ -215,7 +215,8 @@ void BindPlans(nb::module_& m) {
       .def_rw("memory_budget_bytes", &ExecutionConfig::memory_budget_bytes)
       .def_rw("spill_dir", &ExecutionConfig::spill_dir)
       .def_rw("scan_tasks_min_size_bytes", &ExecutionConfig::scan_tasks_min_size_bytes)
-      .def_rw("scan_tasks_max_size_bytes", &ExecutionConfig::scan_tasks_max_size_bytes);
+      .def_rw("scan_tasks_max_size_bytes", &ExecutionConfig::scan_tasks_max_size_bytes)
+      .def_rw("max_sources_per_scan_task", &ExecutionConfig::max_sources_per_scan_task);
 
   nb::class_<ExecutionStats>(m, "ExecutionStats")
       .def(nb::init<>())
@@ -395,7 +396,7 @@ void BindPlans(nb::module_& m) {
              std::optional<ExecutionConfig> config) {
             const ExecutionConfig resolved = config.value_or(ExecutionConfig{}).Resolved();
             ScanTaskSizing sizing{resolved.scan_tasks_min_size_bytes, resolved.scan_tasks_max_size_bytes,
-                                  resolved.num_compute_threads};
+                                  resolved.num_compute_threads, resolved.max_sources_per_scan_task};
             Optimizer optimizer(std::set<std::string>(disabled_rules.begin(), disabled_rules.end()), 10,
                                 sizing);
             arrow::Result<LogicalPlanPtr> optimized;

@@ -25,10 +25,15 @@ class ExecutionConfig:
       Default: half of the machine's physical memory.
     - ``spill_dir``: where spill files go (default ``$TMPDIR/ketch-spill``); a directory that cannot
       be written fails the query with its path before any data is read.
-    - ``scan_tasks_min_size_bytes`` / ``scan_tasks_max_size_bytes``: Parquet scan tasks are made of
-      whole row groups, merged up to the minimum and split at the maximum (compressed bytes of the
-      columns read; Daft's defaults 96 MiB and 384 MiB). Below an expensive pipeline (UDFs, URL
-      downloads, image kernels) tasks are cut smaller, so every worker gets at least two.
+    - ``scan_tasks_min_size_bytes`` / ``scan_tasks_max_size_bytes``: a scan task (one partition)
+      is made of whole Parquet row groups, or whole CSV/JSON files; small files and row groups are
+      merged up to the minimum and a Parquet file is split by row group at the maximum (bytes: the
+      compressed column chunks read, or the CSV/JSON file size; Daft's defaults 96 MiB and 384 MiB).
+      Below an expensive pipeline (UDFs, URL downloads, image kernels) tasks are cut smaller so that
+      every worker gets at least two, splitting a large row group by row ranges if need be (the row
+      group is still fetched and decoded once).
+    - ``max_sources_per_scan_task``: at most this many files are merged into one scan task
+      (an int >= 1; Daft's default 10).
     - ``enable_progress_bar``: tqdm progress bars (one per operator) on stderr for queries running
       longer than ``progress_bar_delay_seconds``; never shown when stderr is not a terminal.
     """
@@ -41,6 +46,7 @@ class ExecutionConfig:
     spill_dir: str = ""
     scan_tasks_min_size_bytes: int = 96 * 1024 * 1024
     scan_tasks_max_size_bytes: int = 384 * 1024 * 1024
+    max_sources_per_scan_task: int = 10
     enable_progress_bar: bool = True
     progress_bar_delay_seconds: float = 1.0
 
@@ -54,6 +60,7 @@ class ExecutionConfig:
             "memory_budget_bytes",
             "scan_tasks_min_size_bytes",
             "scan_tasks_max_size_bytes",
+            "max_sources_per_scan_task",
         )
         for name in native_ints:
             value = getattr(self, name)
@@ -65,6 +72,10 @@ class ExecutionConfig:
         native.spill_dir = self.spill_dir
         if self.scan_tasks_min_size_bytes > self.scan_tasks_max_size_bytes:
             raise ValueError("scan_tasks_min_size_bytes must not exceed scan_tasks_max_size_bytes")
+        if self.max_sources_per_scan_task < 1:
+            raise ValueError(
+                f"max_sources_per_scan_task must be >= 1, got {self.max_sources_per_scan_task!r}"
+            )
         if self.progress_bar_delay_seconds < 0:
             raise ValueError("progress_bar_delay_seconds must be >= 0")
         return native

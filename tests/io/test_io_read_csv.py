@@ -339,7 +339,7 @@ def test_filter_select_limit_are_pushed_into_the_scan(tmp_path):
     assert "Filter pushdown = (col(i) > lit(0))" in plan
     assert "Projection pushdown = [s, d]" in plan
     assert "Limit pushdown = 5" in plan
-    assert "Scan tasks = 1 (one per file" in plan
+    assert "Scan tasks = 1 (1 task from 1 file" in plan
     assert "* Filter:" not in plan
     assert df.to_pydict() == {"s": ["x", "y,z"], "d": [datetime.date(2024, 1, 2), datetime.date(2024, 2, 3)]}
 

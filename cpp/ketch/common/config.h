@@ -27,6 +27,8 @@ struct ExecutionConfig {
   int64_t scan_tasks_min_size_bytes = 96LL << 20;
   /// ... and files larger than this are split by row group (Daft's default 384 MiB).
   int64_t scan_tasks_max_size_bytes = 384LL << 20;
+  /// At most this many files are merged into one scan task (Daft's default 10).
+  int32_t max_sources_per_scan_task = 10;
 
   /// Returns a copy with every 0 ("auto") field replaced by its machine-dependent default.
   ExecutionConfig Resolved() const;

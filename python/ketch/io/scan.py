@@ -269,8 +269,10 @@ def read_csv(
     ``delimiter`` (default ``,``), ``quote`` (default ``"``), ``escape_char`` (none by default),
     ``double_quote`` (``""`` inside quotes is one quote), ``allow_variable_columns`` (short rows
     padded with nulls, extra fields dropped; otherwise such a row fails the query naming the file
-    and row). Filters, column selection and limits are pushed into the reader; each file is one
-    scan task. ``comment`` is not supported (Arrow's CSV reader has no comment lines).
+    and row). Filters, column selection and limits are pushed into the reader; files are never
+    split, small ones are merged into one scan task (up to ``scan_tasks_min_size_bytes``, at most
+    ``max_sources_per_scan_task`` files). ``comment`` is not supported (Arrow's CSV reader has no
+    comment lines).
     """
     from ketch.errors import KetchNotImplementedError
 

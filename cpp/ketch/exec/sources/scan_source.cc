@@ -80,6 +80,7 @@ std::vector<ScanTask> DefaultScanTasks(const ScanInfo& info) {
     ScanTask task;
     task.file = static_cast<int32_t>(i);
     task.size_bytes = info.files[i].size_bytes;
+    task.group = static_cast<int32_t>(i);
     tasks.push_back(std::move(task));
   }
   return tasks;
@@ -219,9 +220,57 @@ arrow::Result<ScanSource::Piece> ScanSource::Process(const ScanTask& task,
   return piece;
 }
 
-arrow::Status ScanSource::ReadTask(const ScanTask& task, int64_t base_row,
+std::vector<ScanSource::Read> ScanSource::MakeReads(const std::vector<ScanTask>& tasks,
+                                                    bool per_row_group) const {
+  std::vector<Read> reads;
+  for (const auto& task : tasks) {
+    if (task.row_count >= 0 && task.row_groups.size() == 1) {
+      // A row range of a split row group: the ranges before it in the same row group share its read.
+      Segment segment{task.row_offset, task.row_offset + task.row_count, task.first_row, task.group};
+      if (!reads.empty()) {
+        Read& last = reads.back();
+        const Segment& prev = last.segments.back();
+        if (last.task.row_count >= 0 && last.task.file == task.file &&
+            last.task.row_groups == task.row_groups && prev.end == task.row_offset) {
+          last.segments.push_back(segment);
+          continue;
+        }
+      }
+      reads.push_back(Read{task, {segment}});
+      continue;
+    }
+    if (per_row_group && task.row_groups.size() > 1 && info_.tasks) {
+      const auto& metadata = info_.tasks->metadata[task.file];
+      int64_t first_row = task.first_row;
+      for (int rg : task.row_groups) {
+        ScanTask unit = task;
+        unit.row_groups = {rg};
+        unit.first_row = first_row;
+        unit.num_rows = metadata->RowGroup(rg)->num_rows();
+        first_row += unit.num_rows;
+        reads.push_back(Read{unit, {Segment{0, -1, unit.first_row, task.group}}});
+      }
+      continue;
+    }
+    reads.push_back(Read{task, {Segment{0, -1, task.first_row, task.group}}});
+  }
+  return reads;
+}
+
+void ScanSource::MarkStarted(int32_t group) {
+  if (group < 0 || static_cast<size_t>(group) >= group_started_.size() || group_started_[group]) return;
+  group_started_[group] = 1;
+  metrics_->scan_tasks++;
+}
+
+int64_t ScanSource::num_tasks() const {
+  return info_.tasks ? info_.tasks->num_tasks() : static_cast<int64_t>(info_.files.size());
+}
+
+arrow::Status ScanSource::ReadTask(const Read& read, int64_t base_row,
                                    const std::function<arrow::Status(Piece)>& on_piece,
                                    int64_t* rows_read) const {
+  const ScanTask& task = read.task;
   const ScanFile& file = info_.files[task.file];
   if (!opened_[task.file].exchange(true)) metrics_->files_read++;  // a file counts once, when first read
   std::shared_ptr<arrow::RecordBatchReader> reader;
@@ -263,42 +312,69 @@ arrow::Status ScanSource::ReadTask(const ScanTask& task, int64_t base_row,
   int64_t offset = 0;
   while (true) {
     std::shared_ptr<arrow::RecordBatch> batch;
-    auto read = reader->ReadNext(&batch);
-    if (!read.ok() && !task.row_groups.empty()) {
+    auto next = reader->ReadNext(&batch);
+    if (!next.ok() && !task.row_groups.empty()) {
       // Name the row groups the failing read covered.
       const int first = task.row_groups.front(), last = task.row_groups.back();
-      return read.WithMessage(first == last
+      return next.WithMessage(first == last
                                   ? "row group " + std::to_string(first)
                                   : "row groups " + std::to_string(first) + ".." + std::to_string(last),
-                              ": ", read.message());
+                              ": ", next.message());
     }
-    ARROW_RETURN_NOT_OK(read);
+    ARROW_RETURN_NOT_OK(next);
     if (!batch) break;
     const int64_t rows = batch->num_rows();
     metrics_->rows_read += rows;
-    ARROW_ASSIGN_OR_RAISE(auto piece, Process(task, std::move(batch), base_row + offset));
+    // Cut the batch at the segments' bounds: each part is processed (filtered) with its own row
+    // numbers and belongs to its segment's task. Rows outside every segment are dropped.
+    int64_t read_end = 0;  // where the last segment ends; -1 = the end of the read
+    for (const auto& segment : read.segments) {
+      read_end = segment.end < 0 || read_end < 0 ? -1 : std::max(read_end, segment.end);
+      const int64_t begin = std::max(offset, segment.begin);
+      const int64_t end = segment.end < 0 ? offset + rows : std::min(offset + rows, segment.end);
+      if (begin >= end && !(rows == 0 && segment.end < 0)) continue;
+      auto part = begin == offset && end == offset + rows ? batch : batch->Slice(begin - offset, end - begin);
+      const int64_t first_row =
+          (segment.first_row >= 0 ? segment.first_row : base_row) + (begin - segment.begin);
+      ARROW_ASSIGN_OR_RAISE(auto piece, Process(task, std::move(part), first_row));
+      piece.group = segment.group;
+      ARROW_RETURN_NOT_OK(on_piece(std::move(piece)));
+    }
     offset += rows;
-    ARROW_RETURN_NOT_OK(on_piece(std::move(piece)));
+    if (read_end >= 0 && offset >= read_end) break;  // the rest of the row group is in no segment
   }
   *rows_read = offset;
+  return arrow::Status::OK();
+}
+
+arrow::Status ScanSource::AnnounceTasksBefore(int32_t group, const Emit& emit) {
+  for (int32_t skipped = emitting_group_ + 1; skipped < group; ++skipped) {
+    ARROW_ASSIGN_OR_RAISE(auto empty, arrow::RecordBatch::MakeEmpty(output_schema_));
+    emitting_group_ = skipped;
+    ARROW_RETURN_NOT_OK(emit(std::move(empty), 0, nullptr, skipped));
+  }
   return arrow::Status::OK();
 }
 
 arrow::Status ScanSource::EmitPiece(Piece piece, const Emit& emit) {
   if (LimitReached()) return arrow::Status::OK();
   rows_emitted_ += piece.batch->num_rows();
-  return emit(std::move(piece.batch), piece.first_row, std::move(piece.source_rows), 0);
+  ARROW_RETURN_NOT_OK(AnnounceTasksBefore(piece.group, emit));
+  emitting_group_ = piece.group;
+  MarkStarted(piece.group);  // a later range of a row group read once starts when it emits
+  return emit(std::move(piece.batch), piece.first_row, std::move(piece.source_rows), piece.group);
 }
 
-arrow::Status ScanSource::ProduceSequential(const std::vector<ScanTask>& tasks, const Emit& emit) {
+arrow::Status ScanSource::ProduceSequential(const std::vector<Read>& reads, const Emit& emit) {
   int64_t next_row = 0;
-  for (const auto& task : tasks) {
+  for (const auto& read : reads) {
     if (LimitReached()) break;
-    metrics_->scan_tasks++;
-    const int64_t base = task.first_row >= 0 ? task.first_row : next_row;
+    MarkStarted(read.segments.front().group);
+    const ScanTask& task = read.task;
+    const int64_t base = task.first_row >= 0 ? task.first_row - task.row_offset : next_row;
     int64_t rows = 0;
     auto st = ReadTask(
-        task, base,
+        read, base,
         [&](Piece piece) -> arrow::Status {
           ARROW_RETURN_NOT_OK(EmitPiece(std::move(piece), emit));
           // Stop decoding once the pushed limit is reached.
@@ -313,40 +389,25 @@ arrow::Status ScanSource::ProduceSequential(const std::vector<ScanTask>& tasks, 
   return arrow::Status::OK();
 }
 
-arrow::Status ScanSource::ProduceParallel(const std::vector<ScanTask>& scan_tasks, const Emit& emit) {
-  // Decoding goes row group by row group (a task's row groups are consecutive), up to
+arrow::Status ScanSource::ProduceParallel(const std::vector<Read>& tasks, const Emit& emit) {
+  // Decoding goes row group by row group (MakeReads gave each its own read), up to
   // `parallel_tasks_` of them on the executor ahead of the one being emitted: memory holds a few
   // decoded row groups, not whole tasks. Every submitted read is waited for before returning
   // (they read `this`).
-  std::vector<ScanTask> tasks;
-  std::vector<bool> starts_task;  // per unit: the first row group of its scan task
-  for (const auto& task : scan_tasks) {
-    const auto& metadata = info_.tasks->metadata[task.file];
-    int64_t first_row = task.first_row;
-    for (int rg : task.row_groups) {
-      starts_task.push_back(rg == task.row_groups.front());
-      ScanTask unit = task;
-      unit.row_groups = {rg};
-      unit.first_row = first_row;
-      unit.num_rows = metadata->RowGroup(rg)->num_rows();
-      first_row += unit.num_rows;
-      tasks.push_back(std::move(unit));
-    }
-  }
   using Output = std::vector<Piece>;
   std::deque<std::pair<size_t, arrow::Future<Output>>> in_flight;
   size_t next = 0;
   std::atomic<bool> stop{false};
   auto submit = [&](size_t i) -> arrow::Status {
-    if (starts_task[i]) metrics_->scan_tasks++;  // counted when started (a limit may stop early)
+    MarkStarted(tasks[i].segments.front().group);  // counted when started (a limit may stop early)
     ARROW_ASSIGN_OR_RAISE(auto future, executor_->Submit([this, &tasks, &stop, i]() -> arrow::Result<Output> {
       Output out;
       if (stop.load()) return out;
       const int64_t cpu_start = ThreadCpuNs();
       int64_t rows = 0;
-      const ScanTask& task = tasks[i];
+      const ScanTask& task = tasks[i].task;
       ARROW_RETURN_NOT_OK(ReadTask(
-          task, task.first_row >= 0 ? task.first_row : 0,
+          tasks[i], task.first_row >= 0 ? task.first_row - task.row_offset : 0,
           [&](Piece piece) {
             out.push_back(std::move(piece));
             return arrow::Status::OK();
@@ -369,8 +430,8 @@ arrow::Status ScanSource::ProduceParallel(const std::vector<ScanTask>& scan_task
     in_flight.pop_front();
     const auto& result = future.result();
     if (!result.ok()) {
-      status =
-          WithPath(result.status(), Lower(FileFormatName(info_.format)), info_.files[tasks[index].file].path);
+      status = WithPath(result.status(), Lower(FileFormatName(info_.format)),
+                        info_.files[tasks[index].task.file].path);
       break;
     }
     for (const auto& piece : *result) {
@@ -391,14 +452,21 @@ arrow::Status ScanSource::Produce(const Emit& emit) {
     metrics_->row_groups_pruned += info_.tasks->row_groups_pruned;
   }
   opened_ = std::vector<std::atomic<bool>>(info_.files.size());
+  group_started_.assign(static_cast<size_t>(std::max<int64_t>(num_tasks(), 0)), 0);
+  emitting_group_ = -1;
   arrow::Status st;
-  if (info_.format == FileFormat::kParquet && info_.tasks && tasks.size() > 1 && parallel_tasks_ > 1) {
-    parallel_ = true;  // tasks decode side by side, each single-threaded
-    st = ProduceParallel(tasks, emit);
+  std::vector<Read> reads =
+      MakeReads(tasks, /*per_row_group=*/info_.format == FileFormat::kParquet && info_.tasks);
+  if (info_.format == FileFormat::kParquet && info_.tasks && reads.size() > 1 && parallel_tasks_ > 1) {
+    parallel_ = true;  // row groups decode side by side, each single-threaded
+    st = ProduceParallel(reads, emit);
   } else {
-    st = ProduceSequential(tasks, emit);
+    if (reads.size() > 1) reads = MakeReads(tasks, /*per_row_group=*/false);  // one reader per entry
+    st = ProduceSequential(reads, emit);
   }
   if (st.IsCancelled()) return arrow::Status::OK();
+  // Tasks after the last batch that emitted nothing (an empty file) are still announced.
+  if (st.ok() && !LimitReached()) st = AnnounceTasksBefore(static_cast<int32_t>(num_tasks()), emit);
   if (tasks.empty()) {
     // Every file or row group was pruned: one empty batch still carries the schema.
     ARROW_ASSIGN_OR_RAISE(auto empty, arrow::RecordBatch::MakeEmpty(output_schema_));

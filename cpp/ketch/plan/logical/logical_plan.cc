@@ -585,7 +585,7 @@ std::vector<std::string> LogicalPlan::Details() const {
     out.push_back("Limit pushdown = " +
                   (scan_.limit >= 0 ? std::to_string(scan_.limit) : std::string("None")));
     if (scan_.tasks) {
-      out.push_back("Scan tasks = " + std::to_string(scan_.tasks->tasks.size()) + " (" + scan_.tasks->reason +
+      out.push_back("Scan tasks = " + std::to_string(scan_.tasks->num_tasks()) + " (" + scan_.tasks->reason +
                     ")");
       if (scan_.format == FileFormat::kParquet) {
         out.push_back(

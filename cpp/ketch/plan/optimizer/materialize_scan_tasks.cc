@@ -6,6 +6,8 @@
 #include <parquet/arrow/reader.h>
 #include <parquet/statistics.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <set>
 
@@ -30,7 +32,11 @@ bool IsBlocking(LogicalKind kind) {
 
 std::string Megabytes(int64_t bytes) {
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  if (bytes < (1 << 20)) {
+    std::snprintf(buf, sizeof(buf), "%.1f KiB", static_cast<double>(bytes) / 1024);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  }
   return buf;
 }
 
@@ -140,13 +146,183 @@ arrow::Status ReadFooters(const ScanInfo& info, const std::vector<int32_t>& file
   return first_error;
 }
 
-struct RowGroupUnit {
-  int32_t file;
-  int row_group;
-  int64_t first_row;
-  int64_t num_rows;
-  int64_t bytes;
+// The pieces scan tasks are cut from: one Parquet row group (or, split for an expensive pipeline,
+// a row range of one), or one whole CSV/JSON file.
+struct Unit {
+  int32_t file = 0;
+  int row_group = -1;      // -1: a whole CSV/JSON file
+  int64_t first_row = -1;  // -1: unknown (CSV/JSON)
+  int64_t num_rows = -1;   // -1: unknown (CSV/JSON)
+  int64_t bytes = 0;       // compressed column chunks read / file size
+  int64_t row_offset = 0;  // a row range of the row group: its first row in the row group ...
+  int64_t row_count = -1;  // ... and its length; -1 = the whole row group
 };
+
+// What grouping did, for explain.
+struct Grouping {
+  int64_t files_merged = 0;       // files that share a task with another file
+  int64_t capped_by_sources = 0;  // tasks closed because they held max_sources files
+  int64_t split_row_groups = 0;   // row groups split into row ranges
+  int64_t row_ranges = 0;         // the row ranges they became
+};
+
+// Expensive pipeline: a Parquet row group larger than `target` bytes is cut into row ranges of
+// about `target` bytes (equal row counts), so that its rows feed several tasks.
+//
+// Trade-off (why ranges of one row group are not read independently): Arrow 26's Parquet reader
+// cannot start a column chunk mid-way without the page index (which most writers, pyarrow's
+// default included, do not write), so a task reading rows [a, b) of a row group alone would fetch
+// and decode the whole row group. Instead the ranges of one row group stay consecutive entries and
+// the scan fetches and decodes that row group once, handing each range (task) its slice: bytes read
+// equal a plain scan's. The cost: the ranges of one row group are produced by one decode, not in
+// parallel, and a reader given only one of the ranges (e.g. another process) decodes the row group
+// up to the range's end and drops the rows before it.
+std::vector<Unit> SplitRowGroups(const std::vector<Unit>& units, double target, Grouping* grouping) {
+  std::vector<Unit> out;
+  for (const auto& u : units) {
+    const int64_t pieces =
+        u.row_group < 0 || u.num_rows < 2
+            ? 1
+            : std::min<int64_t>(u.num_rows, static_cast<int64_t>(std::ceil(u.bytes / target - 1e-9)));
+    if (pieces <= 1) {
+      out.push_back(u);
+      continue;
+    }
+    grouping->split_row_groups++;
+    grouping->row_ranges += pieces;
+    for (int64_t i = 0; i < pieces; ++i) {
+      const int64_t begin = u.num_rows * i / pieces, end = u.num_rows * (i + 1) / pieces;
+      Unit range = u;
+      range.row_offset = begin;
+      range.row_count = end - begin;
+      range.first_row = u.first_row + begin;
+      range.num_rows = end - begin;
+      range.bytes = u.bytes * (end - begin) / u.num_rows;
+      out.push_back(range);
+    }
+  }
+  return out;
+}
+
+// Cuts units (in file order) into scan tasks, greedily: a task takes the next unit while it holds
+// fewer than `target` bytes (the same file) or `merge_bytes` (a new file; at most `max_sources`
+// files), never past `max_size_bytes`. A row range of a split row group is a task by itself.
+void GroupUnits(const std::vector<Unit>& units, int64_t target, int64_t merge_bytes,
+                const ScanTaskSizing& sizing, ScanTasks* tasks, Grouping* grouping) {
+  const int max_sources = std::max(1, sizing.max_sources);
+  int64_t group_bytes = 0;
+  int group_sources = 0;
+  bool last_split = false;
+  std::set<int32_t> merged_files;
+  for (const auto& u : units) {
+    const bool split = u.row_count >= 0;
+    bool extend = false;
+    if (!tasks->tasks.empty() && !split && !last_split) {
+      const bool same_file = tasks->tasks.back().file == u.file;
+      const int64_t limit = same_file ? target : merge_bytes;
+      const bool fits = group_bytes < limit && group_bytes + u.bytes <= sizing.max_size_bytes;
+      extend = fits && (same_file || group_sources < max_sources);
+      if (fits && !extend) grouping->capped_by_sources++;
+    }
+    last_split = split;
+    if (!extend) {
+      ScanTask task;
+      task.group = tasks->tasks.empty() ? 0 : tasks->tasks.back().group + 1;
+      task.file = u.file;
+      if (u.row_group >= 0) task.row_groups = {u.row_group};
+      task.first_row = u.first_row;
+      task.num_rows = u.num_rows;
+      task.size_bytes = u.bytes;
+      task.row_offset = u.row_offset;
+      task.row_count = u.row_count;
+      tasks->tasks.push_back(std::move(task));
+      group_bytes = u.bytes;
+      group_sources = 1;
+      continue;
+    }
+    auto& last = tasks->tasks.back();
+    group_bytes += u.bytes;
+    if (last.file == u.file && u.row_group >= 0 && last.row_groups.back() + 1 == u.row_group) {
+      last.row_groups.push_back(u.row_group);  // consecutive row groups of one file: one entry
+      last.num_rows += u.num_rows;
+      last.size_bytes += u.bytes;
+      continue;
+    }
+    if (last.file != u.file) {
+      group_sources++;
+      merged_files.insert(last.file);
+      merged_files.insert(u.file);
+    }
+    ScanTask task;
+    task.group = last.group;
+    task.file = u.file;
+    if (u.row_group >= 0) task.row_groups = {u.row_group};
+    task.first_row = u.first_row;
+    task.num_rows = u.num_rows;
+    task.size_bytes = u.bytes;
+    tasks->tasks.push_back(std::move(task));
+  }
+  grouping->files_merged = static_cast<int64_t>(merged_files.size());
+}
+
+std::string Plural(int64_t n, const std::string& word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+// Builds the tasks from `units` and says why there are this many.
+void MakeTasks(std::vector<Unit> units, const ScanInfo& info, const ScanTaskSizing& sizing, bool expensive,
+               size_t num_files, ScanTasks* tasks) {
+  int64_t total_bytes = 0;
+  for (const auto& u : units) total_bytes += u.bytes;
+  // Every worker gets a task to decode (two when the pipeline above is expensive), as far as the
+  // units allow; otherwise row groups are merged up to the minimum task size. Small files are
+  // merged up to the minimum task size whatever the workers (the native runner decodes the row
+  // groups of one task side by side anyway); below an expensive pipeline only up to the target.
+  const int64_t wanted_tasks = (expensive ? 2LL : 1LL) * std::max(1, sizing.workers);
+  const double exact_target = std::clamp(
+      static_cast<double>(total_bytes) / static_cast<double>(wanted_tasks), 1.0,
+      std::max(1.0, static_cast<double>(expensive ? sizing.max_size_bytes : sizing.min_size_bytes)));
+  const int64_t target = std::max<int64_t>(1, static_cast<int64_t>(exact_target));
+  Grouping grouping;
+  if (expensive && info.format == FileFormat::kParquet)
+    units = SplitRowGroups(units, exact_target, &grouping);
+  const int64_t merge_bytes = expensive ? target : sizing.min_size_bytes;
+  GroupUnits(units, target, merge_bytes, sizing, tasks, &grouping);
+
+  const bool parquet = info.format == FileFormat::kParquet;
+  int64_t row_groups = 0;
+  for (const auto& u : units) row_groups += u.row_group >= 0 && u.row_offset == 0 ? 1 : 0;
+  std::string reason = Plural(tasks->num_tasks(), "task") + " from " +
+                       Plural(static_cast<int64_t>(num_files), "file") +
+                       (parquet ? ", " + Plural(row_groups, "row group") : std::string()) + ", " +
+                       Megabytes(total_bytes) + " to read; ";
+  if (expensive) {
+    reason += "cut for " + std::to_string(sizing.workers) +
+              " workers x 2 (UDFs, URL or image kernels run above the scan): about " + Megabytes(target) +
+              " per task, at most " + Megabytes(sizing.max_size_bytes);
+  } else if (parquet) {
+    reason += "row groups merged up to " + Megabytes(target) + " per task (scan_tasks_min_size_bytes " +
+              Megabytes(sizing.min_size_bytes) + ", or less to give each of " +
+              std::to_string(sizing.workers) + " workers a task), small files up to " +
+              Megabytes(sizing.min_size_bytes) + ", at most " + Megabytes(sizing.max_size_bytes);
+  } else {
+    reason += "whole files merged up to " + Megabytes(sizing.min_size_bytes) +
+              " per task (scan_tasks_min_size_bytes); " + FileFormatName(info.format) +
+              " files are not split";
+  }
+  if (grouping.files_merged > 0) {
+    reason += "; " + std::to_string(grouping.files_merged) + " small files merged, at most " +
+              std::to_string(std::max(1, sizing.max_sources)) + " per task (max_sources_per_scan_task)";
+    if (grouping.capped_by_sources > 0) {
+      reason += ", " + Plural(grouping.capped_by_sources, "task") + " closed at that cap";
+    }
+  }
+  if (grouping.split_row_groups > 0) {
+    reason += "; " + Plural(grouping.split_row_groups, "row group") + " split into " +
+              std::to_string(grouping.row_ranges) + " row ranges (each row group still read once)";
+  }
+  tasks->reason = std::move(reason);
+}
 
 arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTaskSizing& sizing,
                                           bool expensive) {
@@ -164,19 +340,16 @@ arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTas
       kept.push_back(static_cast<int32_t>(i));
     }
   }
-  const std::string files_text = std::to_string(kept.size()) + (kept.size() == 1 ? " file" : " files");
 
   if (info.format != FileFormat::kParquet) {
-    int64_t bytes = 0;
+    std::vector<Unit> units;
     for (int32_t f : kept) {
-      ScanTask task;
-      task.file = f;
-      task.size_bytes = std::max<int64_t>(0, info.files[f].size_bytes);
-      bytes += task.size_bytes;
-      tasks->tasks.push_back(std::move(task));
+      Unit unit;
+      unit.file = f;
+      unit.bytes = std::max<int64_t>(0, info.files[f].size_bytes);
+      units.push_back(unit);
     }
-    tasks->reason = "one per file: " + files_text + ", " + Megabytes(bytes) + "; " +
-                    FileFormatName(info.format) + " files are not split";
+    MakeTasks(std::move(units), info, sizing, expensive, kept.size(), tasks.get());
     info.tasks = std::move(tasks);
     return LogicalPlan::Scan(std::move(info));
   }
@@ -210,7 +383,7 @@ arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTas
   }
 
   const std::vector<std::string> columns = ReadColumns(info, *scan.schema());
-  std::vector<RowGroupUnit> units;
+  std::vector<Unit> units;
   int64_t row = 0;
   int64_t limit_rows = 0;
   for (int32_t f : kept) {
@@ -246,54 +419,19 @@ arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTas
         continue;
       }
       limit_rows += num_rows;
-      units.push_back({f, rg, first_row, num_rows, io::ParquetRowGroupBytes(metadata, rg, columns)});
+      Unit unit;
+      unit.file = f;
+      unit.row_group = rg;
+      unit.first_row = first_row;
+      unit.num_rows = num_rows;
+      unit.bytes = io::ParquetRowGroupBytes(metadata, rg, columns);
+      units.push_back(unit);
     }
   }
 
-  int64_t total_bytes = 0;
-  for (const auto& u : units) total_bytes += u.bytes;
-  // Every worker gets a task to decode (two when the pipeline above is expensive), as far as row
-  // groups allow; otherwise row groups are merged up to the minimum task size.
-  const int64_t wanted_tasks = (expensive ? 2LL : 1LL) * std::max(1, sizing.workers);
-  const int64_t target = std::clamp<int64_t>(total_bytes / wanted_tasks, 1,
-                                             expensive ? sizing.max_size_bytes : sizing.min_size_bytes);
-  // Greedy: consecutive row groups of one file share a task until it reaches the target (or the
-  // next one would pass the maximum).
-  for (size_t i = 0; i < units.size(); ++i) {
-    const auto& u = units[i];
-    bool extend = false;
-    if (!tasks->tasks.empty()) {
-      auto& last = tasks->tasks.back();
-      extend = last.file == u.file && last.row_groups.back() + 1 == u.row_group && last.size_bytes < target &&
-               last.size_bytes + u.bytes <= sizing.max_size_bytes;
-    }
-    if (extend) {
-      auto& last = tasks->tasks.back();
-      last.row_groups.push_back(u.row_group);
-      last.num_rows += u.num_rows;
-      last.size_bytes += u.bytes;
-    } else {
-      ScanTask task;
-      task.file = u.file;
-      task.row_groups = {u.row_group};
-      task.first_row = u.first_row;
-      task.num_rows = u.num_rows;
-      task.size_bytes = u.bytes;
-      tasks->tasks.push_back(std::move(task));
-    }
-  }
-  std::string reason = std::to_string(kept.size()) + (kept.size() == 1 ? " file, " : " files, ") +
-                       std::to_string(units.size()) + " row groups, " + Megabytes(total_bytes) + " to read; ";
-  if (expensive) {
-    reason += "split by row group for " + std::to_string(sizing.workers) +
-              " workers x 2 (UDFs, URL or image kernels run above the scan), at most " +
-              Megabytes(sizing.max_size_bytes) + " each";
-  } else {
-    reason += "row groups merged up to " + Megabytes(target) + " per task (scan_tasks_min_size_bytes " +
-              Megabytes(sizing.min_size_bytes) + ", or less to give each of " +
-              std::to_string(sizing.workers) + " workers a task), at most " +
-              Megabytes(sizing.max_size_bytes);
-  }
+  const size_t num_files = kept.size();
+  MakeTasks(std::move(units), info, sizing, expensive, num_files, tasks.get());
+  std::string reason = std::move(tasks->reason);
   if (tasks->limit_skipped_row_groups > 0) {
     reason += "; " + std::to_string(tasks->limit_skipped_row_groups) + " row groups past the limit skipped";
   }
