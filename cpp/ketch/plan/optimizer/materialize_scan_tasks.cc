@@ -274,11 +274,11 @@ void MakeTasks(std::vector<Unit> units, const ScanInfo& info, const ScanTaskSizi
                size_t num_files, ScanTasks* tasks) {
   int64_t total_bytes = 0;
   for (const auto& u : units) total_bytes += u.bytes;
-  // Every worker gets a task to decode (two when the pipeline above is expensive), as far as the
-  // units allow; otherwise row groups are merged up to the minimum task size. Small files are
-  // merged up to the minimum task size whatever the workers (the native runner decodes the row
-  // groups of one task side by side anyway); below an expensive pipeline only up to the target.
-  const int64_t wanted_tasks = (expensive ? 2LL : 1LL) * std::max(1, sizing.workers);
+  // Below an expensive pipeline every worker gets two tasks, as far as the units allow (row groups
+  // split into row ranges if need be). Otherwise row groups and small files are merged up to the
+  // minimum task size, as Daft does: the native executor decodes the row groups of one task side
+  // by side anyway, and each task is a partition (one written file), so a small file is one task.
+  const int64_t wanted_tasks = expensive ? 2LL * std::max(1, sizing.workers) : 1LL;
   const double exact_target = std::clamp(
       static_cast<double>(total_bytes) / static_cast<double>(wanted_tasks), 1.0,
       std::max(1.0, static_cast<double>(expensive ? sizing.max_size_bytes : sizing.min_size_bytes)));
@@ -301,10 +301,9 @@ void MakeTasks(std::vector<Unit> units, const ScanInfo& info, const ScanTaskSizi
               " workers x 2 (UDFs, URL or image kernels run above the scan): about " + Megabytes(target) +
               " per task, at most " + Megabytes(sizing.max_size_bytes);
   } else if (parquet) {
-    reason += "row groups merged up to " + Megabytes(target) + " per task (scan_tasks_min_size_bytes " +
-              Megabytes(sizing.min_size_bytes) + ", or less to give each of " +
-              std::to_string(sizing.workers) + " workers a task), small files up to " +
-              Megabytes(sizing.min_size_bytes) + ", at most " + Megabytes(sizing.max_size_bytes);
+    reason += "row groups and small files merged up to " + Megabytes(target) +
+              " per task (scan_tasks_min_size_bytes " + Megabytes(sizing.min_size_bytes) + "), at most " +
+              Megabytes(sizing.max_size_bytes);
   } else {
     reason += "whole files merged up to " + Megabytes(sizing.min_size_bytes) +
               " per task (scan_tasks_min_size_bytes); " + FileFormatName(info.format) +
