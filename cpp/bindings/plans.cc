@@ -15,6 +15,7 @@
 
 #include "handles.h"
 #include "interop.h"
+#include "ketch/distributed/stage_planner.h"
 #include "ketch/exec/executor.h"
 #include "ketch/functions/url/url_functions.h"
 #include "ketch/plan/logical/logical_plan.h"
@@ -382,6 +383,22 @@ void BindPlans(nb::module_& m) {
       .def("into_batches",
            [](const PyPlan& p, int64_t batch_size) {
              return PyPlan{Unwrap(LogicalPlan::IntoBatches(p.plan, batch_size))};
+           })
+      // The distributed runner's map stage: (fragment, number of tasks), or None.
+      .def("split_map_stage",
+           [](const PyPlan& p) -> nb::object {
+             auto stage = distributed::PlanMapStage(p.plan);
+             if (!stage) return nb::none();
+             return nb::make_tuple(PyPlan{stage->fragment}, stage->num_tasks);
+           })
+      .def("partition_fragment",
+           [](const PyPlan& p, int64_t partition) {
+             return PyPlan{Unwrap(distributed::PartitionFragment(p.plan, partition))};
+           })
+      .def("same_plan", [](const PyPlan& p, const PyPlan& other) { return p.plan.get() == other.plan.get(); })
+      .def("replace_subplan",
+           [](const PyPlan& p, const PyPlan& target, const PyPlan& replacement) {
+             return PyPlan{Unwrap(distributed::ReplaceSubplan(p.plan, target.plan.get(), replacement.plan))};
            })
       // (count, exact) of an optimized plan (NumPartitions).
       .def("num_partitions",

@@ -1,0 +1,91 @@
+#include "ketch/distributed/stage_planner.h"
+
+namespace ketch::distributed {
+namespace {
+
+// Operators that map each input partition to one output partition on their own.
+bool IsPartitionLocal(LogicalKind kind) {
+  return kind == LogicalKind::kProject || kind == LogicalKind::kFilter || kind == LogicalKind::kExplode ||
+         kind == LogicalKind::kSample;
+}
+
+bool IsSource(LogicalKind kind) { return kind == LogicalKind::kScan || kind == LogicalKind::kInMemorySource; }
+
+// The highest partition-local node above the leftmost source, on the path from `plan` down.
+LogicalPlanPtr Find(const LogicalPlanPtr& plan) {
+  if (IsSource(plan->kind())) return plan;
+  if (plan->inputs().empty()) return nullptr;
+  LogicalPlanPtr below = Find(plan->inputs()[0]);
+  if (!below) return nullptr;
+  // This node extends the fragment when it is partition-local and its only input is the fragment.
+  if (IsPartitionLocal(plan->kind()) && below == plan->inputs()[0]) return plan;
+  return below;
+}
+
+}  // namespace
+
+std::shared_ptr<MapStage> PlanMapStage(const LogicalPlanPtr& plan) {
+  LogicalPlanPtr fragment = Find(plan);
+  if (!fragment) return nullptr;
+  auto stage = std::make_shared<MapStage>();
+  stage->fragment = fragment;
+  stage->num_tasks = NumPartitions(*fragment).count;
+  return stage;
+}
+
+arrow::Result<LogicalPlanPtr> PartitionFragment(const LogicalPlanPtr& fragment, int64_t partition) {
+  if (IsSource(fragment->kind())) {
+    if (fragment->kind() == LogicalKind::kInMemorySource) {
+      const auto& partitions = fragment->batch_partitions();
+      std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+      const int64_t count = partitions.empty() ? 1 : partitions.back() + 1;
+      if (partition < 0 || partition >= count) {
+        return arrow::Status::Invalid("partition ", partition, " of an in-memory source with ", count);
+      }
+      for (size_t i = 0; i < fragment->batches().size(); ++i) {
+        if ((partitions.empty() ? 0 : partitions[i]) == partition) batches.push_back(fragment->batches()[i]);
+      }
+      return LogicalPlan::InMemory(fragment->schema(), std::move(batches));
+    }
+    ScanInfo info = fragment->scan();
+    if (!info.tasks) return arrow::Status::Invalid("a scan must have its scan tasks before it is split");
+    const int64_t count = info.tasks->num_tasks();
+    if (count == 0 && partition == 0) return fragment;  // everything pruned: one empty task
+    if (partition < 0 || partition >= count) {
+      return arrow::Status::Invalid("partition ", partition, " of a scan with ", count, " scan tasks");
+    }
+    auto tasks = std::make_shared<ScanTasks>(*info.tasks);
+    tasks->tasks.clear();
+    for (const auto& task : info.tasks->tasks) {
+      if (task.group != partition) continue;
+      ScanTask copy = task;
+      copy.group = 0;
+      tasks->tasks.push_back(std::move(copy));
+    }
+    info.tasks = std::move(tasks);
+    return LogicalPlan::Scan(std::move(info));
+  }
+  ARROW_ASSIGN_OR_RAISE(auto input, PartitionFragment(fragment->inputs()[0], partition));
+  std::vector<LogicalPlanPtr> inputs = fragment->inputs();
+  inputs[0] = std::move(input);
+  return fragment->WithInputs(std::move(inputs));
+}
+
+arrow::Result<LogicalPlanPtr> ReplaceSubplan(const LogicalPlanPtr& plan, const LogicalPlan* target,
+                                             const LogicalPlanPtr& replacement) {
+  if (plan.get() == target) return replacement;
+  std::vector<LogicalPlanPtr> inputs = plan->inputs();
+  bool found = false;
+  for (auto& input : inputs) {
+    auto replaced = ReplaceSubplan(input, target, replacement);
+    if (replaced.ok()) {
+      input = *replaced;
+      found = true;
+      break;
+    }
+  }
+  if (!found) return arrow::Status::Invalid("the subplan to replace is not in the plan");
+  return plan->WithInputs(std::move(inputs));
+}
+
+}  // namespace ketch::distributed

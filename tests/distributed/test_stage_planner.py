@@ -1,0 +1,72 @@
+"""The distributed stage planner without Ray: the map stage of an optimized plan, its fragment
+restricted to each input partition, and the plan with the map stage's output put back in place.
+Running every partition's fragment and then the rest must give the whole plan's result."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import ketch
+from ketch import _core, col
+from ketch.runners.native import read_partitioned
+
+
+def _optimized(df: ketch.DataFrame) -> _core.PyPlan:
+    return df._plan.optimize(config=ketch.get_execution_config().to_native())
+
+
+def _run(plan: _core.PyPlan) -> tuple[pa.Table, list[int]]:
+    partitions, reader = plan.execute(ketch.get_execution_config().to_native(), _core.ExecutionStats())
+    return read_partitioned(partitions, reader)
+
+
+def _files(tmp_path, n=5, rows=40):
+    for f in range(n):
+        ids = list(range(f * rows, (f + 1) * rows))
+        pq.write_table(pa.table({"id": ids, "g": [i % 3 for i in ids]}), tmp_path / f"p{f}.parquet")
+    return str(tmp_path / "*.parquet")
+
+
+def test_map_stage_then_tail_equals_the_whole_plan(tmp_path):
+    glob = _files(tmp_path)
+    with ketch.execution_config_ctx(scan_tasks_min_size_bytes=1, max_sources_per_scan_task=1):
+        df = (
+            ketch.read_parquet(glob)
+            .where(col("g") != 1)
+            .with_column("x", col("id") * 2)
+            .groupby("g")
+            .agg(col("x").sum())
+        )
+        optimized = _optimized(df)
+        fragment, num_tasks = optimized.split_map_stage()
+        assert num_tasks == 5
+        assert "ScanParquet" in repr(fragment) and "Aggregate" not in repr(fragment)
+        outputs = [_run(fragment.partition_fragment(i))[0] for i in range(num_tasks)]
+        expected = [sum(1 for i in range(f * 40, (f + 1) * 40) if i % 3 != 1) for f in range(5)]
+        assert [t.num_rows for t in outputs] == expected  # each file's g != 1 rows
+        gathered = pa.concat_tables(outputs)
+        tail = optimized.replace_subplan(
+            fragment, _core.PyPlan.in_memory(gathered, [t.num_rows for t in outputs])
+        )
+        got = _run(tail)[0].sort_by("g").to_pydict()
+        assert got == _run(optimized)[0].sort_by("g").to_pydict()
+
+
+def test_in_memory_partitions_are_the_tasks_and_a_plan_that_is_all_map_is_its_own_fragment():
+    df = ketch.from_pydict({"x": list(range(10))}).into_partitions(3).collect().with_column("y", col("x") + 1)
+    optimized = _optimized(df)
+    fragment, num_tasks = optimized.split_map_stage()
+    assert num_tasks == 3 and optimized.same_plan(fragment)
+    parts = [_run(fragment.partition_fragment(i))[0].to_pydict()["y"] for i in range(3)]
+    assert parts == [[1, 2, 3, 4], [5, 6, 7], [8, 9, 10]]
+
+
+def test_a_partition_out_of_range_is_refused():
+    fragment, _ = _optimized(ketch.from_pydict({"x": [1]})).split_map_stage()
+    try:
+        fragment.partition_fragment(3)
+    except ketch.errors.KetchError as error:
+        assert "partition 3" in str(error)
+    else:
+        raise AssertionError("partition 3 of 1 was accepted")
