@@ -6,7 +6,8 @@ batch (``batch_size`` rows, or the morsel) as :class:`ketch.Series` arguments.
 
 - ``@ketch.cls(return_dtype=..., batch_size=..., concurrency=...)`` on a class: ``Model(args)``
   binds constructor arguments without running ``__init__``; ``__init__`` runs once per instance, at
-  most ``concurrency`` instances, created lazily on the UDF's threads; ``model(col(...))`` calls
+  most ``concurrency`` instances, created lazily on the UDF's threads (in process mode: all of
+  them, in their worker processes, when the first batch arrives); ``model(col(...))`` calls
   ``__call__`` on batches.
 - ``@ketch.udf(return_dtype=..., batch_size=..., concurrency=...)``: the legacy decorator, on a
   batch function or a class with ``__call__``.
@@ -812,8 +813,11 @@ def cls(
     timeout_s: float | None = None,
 ) -> Any:
     """Decorates a class as a stateful batch UDF: ``Model(args)`` binds ``__init__``'s arguments;
-    ``__init__`` runs once per instance, lazily, on the instance's worker (a thread, or with
-    ``use_process=True`` a worker process); ``model(col(...))`` / ``model.method(col(...))`` call
+    ``__init__`` runs once per instance on the instance's worker: in thread mode lazily, on the
+    first batch that finds no idle instance; in process mode all ``concurrency`` worker processes
+    start together (forked from a pre-imported zygote) when the UDF's first batch arrives and run
+    ``__init__`` at once, in parallel, each batch going to the first ready worker (see
+    ``ketch.execution.process_pool``); ``model(col(...))`` / ``model.method(col(...))`` call
     the method on batches of ``batch_size`` rows (Series arguments).
 
     ``concurrency`` (alias ``max_concurrency``): most instances at once; by default one per GPU

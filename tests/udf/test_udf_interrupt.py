@@ -86,7 +86,14 @@ def test_ctrl_c_interrupts_a_blocked_udf(tmp_path, mode):
                     return int(f.read().rsplit(")", 1)[1].split()[1])
             except OSError:
                 return None
-        children = [p for p in os.listdir("/proc") if p.isdigit() and ppid(p) == os.getpid()]
+        # Every descendant: workers are forked by the zygote, so they are grandchildren.
+        parents = {int(p): ppid(p) for p in os.listdir("/proc") if p.isdigit()}
+        children, frontier = [], [os.getpid()]
+        while frontier:
+            parent = frontier.pop()
+            found = [p for p, pp in parents.items() if pp == parent]
+            children += found
+            frontier += found
         segments = [n for n in os.listdir("/dev/shm") if n.startswith(f"ketch-{os.getpid()}-")]
         print(f"CHILDREN {len(children)} SEGMENTS {len(segments)}", flush=True)
     """)

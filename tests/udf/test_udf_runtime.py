@@ -475,9 +475,14 @@ for i in range(3):
     except ketch.errors.UDFError:
         pass
     gc.collect()
-ps = ["ps", "-o", "stat=,args=", "--ppid", str(os.getpid())]
-out = subprocess.run(ps, capture_output=True, text=True).stdout
-live = [line for line in out.splitlines() if "udf_worker" in line and not line.startswith("Z")]
+out = subprocess.run(["ps", "-e", "-o", "pid=,ppid=,stat=,args="], capture_output=True, text=True).stdout
+rows = [line.split(None, 3) for line in out.splitlines()]
+ours, grew = {os.getpid()}, True
+while grew:  # descendants: workers are forked by the zygote, so they are grandchildren
+    more = {int(r[0]) for r in rows if int(r[1]) in ours} - ours
+    ours |= more
+    grew = bool(more)
+live = [r for r in rows if int(r[0]) in ours and "udf_worker" in r[3] and not r[2].startswith("Z")]
 print("LIVE", len(live))
 """
     )

@@ -13,6 +13,7 @@ import gc
 import os
 import signal
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -85,25 +86,32 @@ def test_a_batch_goes_to_the_first_ready_worker(tmp_path):
 
 
 class CountsInits:
-    def __init__(self, path: str) -> None:
+    """Logs each __init__; every call waits until two calls have arrived (so the first query uses
+    both workers, whatever the order in which they became ready)."""
+
+    def __init__(self, path: str, calls: str) -> None:
+        self.calls = calls
         with open(path, "a") as f:
             f.write(f"{os.getpid()}\n")
 
     def __call__(self, x):
+        Path(self.calls, uuid.uuid4().hex).touch()
+        _wait_until(lambda: len(os.listdir(self.calls)) >= 2, "two calls at once")
         return [os.getpid()] * len(x)
 
 
 def test_pool_stays_warm_across_queries_of_the_same_udf(tmp_path):
     """The pool lives as long as the UDF expression (a collected DataFrame drops its plan, and the
     pool with it): queries that share the expression share the workers and their instances."""
-    log = tmp_path / "inits.log"
-    model = ketch.cls(return_dtype=int, batch_size=5, concurrency=2, use_process=True)(CountsInits)(str(log))
-    expr = model(col("x"))
-    first = set(ketch.from_pydict({"x": list(range(40))}).with_column("pid", expr).to_pydict()["pid"])
-    second = set(ketch.from_pydict({"x": list(range(30))}).with_column("pid", expr).to_pydict()["pid"])
-    inits = set(map(int, log.read_text().split()))
-    assert len(log.read_text().split()) == 2  # __init__ once per worker, not once per query
-    assert first <= inits and second <= inits and os.getpid() not in inits
+    log, calls = tmp_path / "inits.log", tmp_path / "calls"
+    calls.mkdir()
+    udf = ketch.cls(return_dtype=int, batch_size=1, concurrency=2, use_process=True)(CountsInits)
+    expr = udf(str(log), str(calls))(col("x"))
+    first = set(ketch.from_pydict({"x": [1, 2]}).with_column("pid", expr).to_pydict()["pid"])
+    second = set(ketch.from_pydict({"x": [3, 4, 5]}).with_column("pid", expr).to_pydict()["pid"])
+    inits = [int(pid) for pid in log.read_text().split()]
+    assert len(inits) == 2 and first == set(inits)  # both workers served the first query
+    assert second <= first  # ... and the second, with no __init__ again
 
 
 class FailsInInit:
@@ -212,3 +220,22 @@ def test_no_process_or_segment_outlives_the_pool(run_isolated):
     assert counts["during"]["processes"] == 4  # three workers and the zygote they fork from
     assert counts["during"]["segments"] >= 1
     assert counts["after"] == {"processes": 0, "segments": 0}
+
+
+class DrawsRandom:
+    def __init__(self, calls: str) -> None:
+        self.calls = calls
+
+    def __call__(self, x):
+        import numpy as np
+
+        Path(self.calls, uuid.uuid4().hex).touch()
+        _wait_until(lambda: len(os.listdir(self.calls)) >= 2, "two calls at once")  # two workers
+        return [int(np.random.randint(0, 2**62)) for _ in range(len(x))]
+
+
+def test_forked_workers_draw_different_random_numbers(tmp_path):
+    """numpy's global generator is seeded in the zygote: each forked worker reseeds it."""
+    udf = ketch.cls(return_dtype=int, batch_size=1, concurrency=2, use_process=True)(DrawsRandom)
+    out = ketch.from_pydict({"x": [1, 2]}).with_column("r", udf(str(tmp_path))(col("x"))).to_pydict()
+    assert out["r"][0] != out["r"][1]

@@ -8,13 +8,16 @@ batch a pool receives starts all ``concurrency`` workers at once, in parallel; e
 and runs its ``__init__`` right away (not on its first batch), and a batch goes to whichever
 worker is ready first.
 
-Lifetime. A pool keeps its workers (and their instances: ``__init__`` once) across the queries
-that use the same UDF expression, until the pool is garbage collected (the expression and every
-DataFrame holding it are gone) or the interpreter exits; then each worker gets a shutdown message
-and is killed if it does not exit within 5 s. A cancelled query (Ctrl-C, or another operator
-failed) kills every worker of the pools it was using, and the zygote too once no pool has a
-worker; the next query starts them afresh. The zygote also stops when the last pool with workers
-is released.
+Lifetime. A pool belongs to one UDF expression (``model(col("x"))``): it keeps its workers (and
+their instances: ``__init__`` once) across the queries that use that expression, until the pool is
+garbage collected (the expression and every plan holding it are gone: a collected DataFrame drops
+its plan) or the interpreter exits; then each worker gets a shutdown message and is killed if it
+does not exit within 5 s. Pools are not shared between expressions, even of the same bound class
+(two stages of one model keep ``concurrency`` instances each, as in Daft). A cancelled call
+(Ctrl-C, or another operator failed) kills its worker, the pool's idle workers and those still
+starting (workers busy with another query's calls are left to them); the next query starts them
+afresh. The zygote stops once no pool has a worker or is about to start one (a pool planned but
+not run yet, not one whose query was cancelled), and at exit.
 
 Each worker serves one batch at a time over an authenticated Unix domain socket, batches in
 shared memory (ketch.execution.ipc). Output of the zygote and its workers (one pair of pipes) is
@@ -400,7 +403,7 @@ class ProcessPool:
         self._workers: list[WorkerProcess] = []  # ready (idle or busy)
         self._idle: list[WorkerProcess] = []
         self._starting = 0
-        self._generation = 0  # bumped by kill_all: starts of an older generation are discarded
+        self._generation = 0  # bumped by cancels and shutdown: older starts are discarded
         self._start_errors: list[BaseException] = []
         self.wants_zygote = True  # until cancelled or shut down; again from its next start
         _POOLS.add(self)
@@ -480,12 +483,12 @@ class ProcessPool:
         try:
             worker = self._acquire(cancelled)
         except CallCancelled:
-            self.kill_all()
+            self._cancel(None)
             raise
         try:
             result = worker.call(args, num_rows, cancelled, max_items)
         except CallCancelled:
-            self.kill_all()
+            self._cancel(worker)
             raise
         except WorkerDied:
             self._drop(worker)
@@ -506,17 +509,23 @@ class ProcessPool:
         with self._cond:
             return [(w.pid, w.started_at, w.ready_at) for w in self._workers]  # type: ignore[misc]
 
-    def kill_all(self) -> None:
-        """Kills every worker (busy, idle or starting): the query was cancelled."""
+    def _cancel(self, worker: WorkerProcess | None) -> None:
+        """A call was cancelled (Ctrl-C, or the query failed): kills its worker, the idle ones and
+        those still starting; workers busy with other calls (another query sharing the UDF) stay
+        (the cancelled query's own calls each kill theirs)."""
         with self._cond:
-            self._generation += 1
-            self.wants_zygote = False
-            workers, self._workers, self._idle = self._workers, [], []
+            self._generation += 1  # starts in flight are discarded
             self._starting = 0
             self._start_errors = []
+            victims, self._idle = self._idle, []
+            if worker is not None:
+                victims.append(worker)
+            self._workers = [w for w in self._workers if w not in victims]
+            if not self._workers:
+                self.wants_zygote = False  # until it runs again
             self._cond.notify_all()
-        for worker in workers:
-            worker.kill()
+        for victim in victims:
+            victim.kill()
         _stop_zygote_if_unused()
 
     def shutdown(self) -> None:

@@ -168,6 +168,11 @@ def _become_worker(control: Connection, wakeup: tuple[int, int], request: tuple)
         control.close()
         for fd in wakeup:
             os.close(fd)
+        # Python's `random` reseeds itself in a forked child; numpy's global generator, imported
+        # by the zygote, does not: without this every worker would draw the same numbers.
+        numpy_random = sys.modules.get("numpy.random")
+        if numpy_random is not None:
+            numpy_random.seed()
         sys.path[:] = sys_path
         os.environ.clear()
         os.environ.update(environ)
@@ -185,6 +190,7 @@ def _become_worker(control: Connection, wakeup: tuple[int, int], request: tuple)
 
 
 def _reap(control: Connection, children: set[int]) -> None:
+    """Reaps exited workers and reports each exit (OSError: the engine closed the socket)."""
     while children:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -222,24 +228,24 @@ def zygote(control_fd: int) -> int:
                         pass
                 except BlockingIOError:
                     pass
-            _reap(control, children)
             if 0 in readable and not os.read(0, 4096):
                 return 0  # the engine died or stopped us
-            if control_fd not in readable:
-                continue
             try:
+                _reap(control, children)
+                if control_fd not in readable:
+                    continue
                 request = control.recv()
+                if request[0] == "fork":
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    pid = os.fork()
+                    if pid == 0:
+                        _become_worker(control, wakeup, request)
+                    children.add(pid)
+                    control.send(("forked", pid))
             except (EOFError, OSError):
-                return 0
-            if request[0] == "fork":
-                sys.stdout.flush()
-                sys.stderr.flush()
-                pid = os.fork()
-                if pid == 0:
-                    _become_worker(control, wakeup, request)
-                children.add(pid)
-                control.send(("forked", pid))
-            elif request[0] == "kill" and request[1] in children:
+                return 0  # the engine closed its end
+            if request[0] == "kill" and request[1] in children:
                 try:
                     os.kill(request[1], signal.SIGKILL)
                 except ProcessLookupError:
