@@ -211,6 +211,11 @@ def release_pool_and_count() -> dict:
     during = {"processes": len(_descendants(os.getpid())), "segments": len(_segments(os.getpid()))}
     del expr, model
     gc.collect()
+    # The engine's UDF threads may drop their last reference to the plan a moment after the query
+    # returns: wait (with a deadline) for the pool's shutdown rather than race it.
+    deadline = time.monotonic() + RENDEZVOUS_TIMEOUT_S
+    while (_descendants(os.getpid()) or _segments(os.getpid())) and time.monotonic() < deadline:
+        time.sleep(0.02)
     after = {"processes": len(_descendants(os.getpid())), "segments": len(_segments(os.getpid()))}
     return {"during": during, "after": after}
 
@@ -239,3 +244,26 @@ def test_forked_workers_draw_different_random_numbers(tmp_path):
     udf = ketch.cls(return_dtype=int, batch_size=1, concurrency=2, use_process=True)(DrawsRandom)
     out = ketch.from_pydict({"x": [1, 2]}).with_column("r", udf(str(tmp_path))(col("x"))).to_pydict()
     assert out["r"][0] != out["r"][1]
+
+
+class Pid:
+    def __call__(self, x):
+        return [os.getpid()] * len(x)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+def test_a_worker_killed_while_idle_is_replaced_for_the_next_query():
+    expr = ketch.cls(return_dtype=int, concurrency=1, use_process=True)(Pid)()(col("x"))
+    first = ketch.from_pydict({"x": [1]}).with_column("pid", expr).to_pydict()["pid"][0]
+    os.kill(first, signal.SIGKILL)  # the OOM killer, say, between two queries
+    _wait_until(lambda: _gone(first), "the worker's death")
+    _wait_until(lambda: _gone(first) and first not in _descendants(os.getpid()), "its reaping")
+    second = ketch.from_pydict({"x": [2]}).with_column("pid", expr).to_pydict()["pid"][0]
+    assert second != first

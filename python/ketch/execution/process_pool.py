@@ -59,6 +59,10 @@ class WorkerDied(RuntimeError):
     """The worker process ended while it held a batch (or before it was ready)."""
 
 
+class _WorkerGone(WorkerDied):
+    """The worker was already dead when it was sent a batch: the batch never ran there."""
+
+
 def _drain(fd_in: Any, fd_out: int) -> None:
     """Copies a child's pipe into this process's stdout/stderr until it closes."""
     try:
@@ -295,21 +299,20 @@ class WorkerProcess:
 
         acceptor = threading.Thread(target=accept, name="ketch-worker-accept", daemon=True)
         acceptor.start()
-        pid = self.pid
+        pid: int = self.pid  # type: ignore[assignment]
+
+        def connected_or_gone(step: float) -> bool:  # a worker may die before it connects
+            acceptor.join(step)
+            return not acceptor.is_alive() or self.zygote.exit_code(pid) is not None
+
         try:
-            # Done when connected, or when the worker died before connecting.
-            wait_for(
-                lambda step: (acceptor.join(step), not acceptor.is_alive())[1]
-                or self.zygote.exit_code(pid) is not None,  # type: ignore[arg-type]
-                cancelled,
-                time.monotonic() + _START_TIMEOUT_S,
-            )
+            wait_for(connected_or_gone, cancelled, time.monotonic() + _START_TIMEOUT_S)
         except CallTimedOut:
             pass
         if not accepted or isinstance(accepted[0], Exception):
             raise WorkerDied(
                 f"the worker process for UDF '{self.udf_name}' did not start "
-                f"({_describe_exit(self.zygote.exit_code(pid))})"  # type: ignore[arg-type]
+                f"({_describe_exit(self.zygote.exit_code(pid))})"
             )
         return accepted[0]
 
@@ -340,6 +343,9 @@ class WorkerProcess:
         name, size = self.outbox.put_arrays(args)
         try:
             self.conn.send(("batch", name, size, num_rows, max_items))
+        except OSError as exc:  # EPIPE: the worker's end is closed, it never got the batch
+            raise _WorkerGone(str(self._died())) from exc
+        try:
             wait_for(self.conn.poll, cancelled, None)
             reply = self.conn.recv()
         except (EOFError, OSError) as exc:
@@ -480,34 +486,36 @@ class ProcessPool:
         cancelled: Callable[[], bool] | None = None,
         max_items: int = -1,
     ) -> pa.Array:
-        try:
-            worker = self._acquire(cancelled)
-        except CallCancelled:
-            self._cancel(None)
-            raise
-        try:
-            result = worker.call(args, num_rows, cancelled, max_items)
-        except CallCancelled:
-            self._cancel(worker)
-            raise
-        except WorkerDied:
-            self._drop(worker)
-            raise
-        except BaseException:
+        while True:
+            try:
+                worker = self._acquire(cancelled)
+            except CallCancelled:
+                self._cancel(None)
+                raise
+            if not worker.alive():
+                self._drop(worker)  # it died while idle (the OOM killer, say): start another
+                continue
+            try:
+                result = worker.call(args, num_rows, cancelled, max_items)
+            except CallCancelled:
+                self._cancel(worker)
+                raise
+            except _WorkerGone:
+                self._drop(worker)  # died while idle, not yet reported: the batch goes elsewhere
+                continue
+            except WorkerDied:
+                self._drop(worker)
+                raise
+            except BaseException:
+                self._release(worker)
+                raise
             self._release(worker)
-            raise
-        self._release(worker)
-        return result
+            return result
 
     def num_workers(self, starting: bool = False) -> int:
         """Workers ready (and, with ``starting``, those still starting)."""
         with self._cond:
             return len(self._workers) + (self._starting if starting else 0)
-
-    def workers(self) -> list[tuple[int, float, float]]:
-        """(pid, monotonic time the process started, time it was ready) of each ready worker."""
-        with self._cond:
-            return [(w.pid, w.started_at, w.ready_at) for w in self._workers]  # type: ignore[misc]
 
     def _cancel(self, worker: WorkerProcess | None) -> None:
         """A call was cancelled (Ctrl-C, or the query failed): kills its worker, the idle ones and
