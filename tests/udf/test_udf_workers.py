@@ -252,6 +252,8 @@ class Pid:
 
 
 def _gone(pid: int) -> bool:
+    """Dead: a zombie, or reaped. (A zombie group leader may still have a thread exiting, holding
+    the worker's socket open: the batch sent then is never read, and goes to another worker.)"""
     try:
         with open(f"/proc/{pid}/stat") as f:
             return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
@@ -264,6 +266,5 @@ def test_a_worker_killed_while_idle_is_replaced_for_the_next_query():
     first = ketch.from_pydict({"x": [1]}).with_column("pid", expr).to_pydict()["pid"][0]
     os.kill(first, signal.SIGKILL)  # the OOM killer, say, between two queries
     _wait_until(lambda: _gone(first), "the worker's death")
-    _wait_until(lambda: _gone(first) and first not in _descendants(os.getpid()), "its reaping")
     second = ketch.from_pydict({"x": [2]}).with_column("pid", expr).to_pydict()["pid"][0]
     assert second != first

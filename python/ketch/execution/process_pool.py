@@ -322,6 +322,10 @@ class WorkerProcess:
         try:
             wait_for(self.conn.poll, cancelled, None)
             reply = self.conn.recv()
+        except ConnectionResetError as exc:
+            # A Unix socket reports a reset only when the peer closed with our message unread:
+            # the worker died (its last thread exiting) before it read the batch.
+            raise _WorkerGone(str(self._died())) from exc
         except (EOFError, OSError) as exc:
             raise self._died() from exc
         _, _, self.started_at, _ = reply
@@ -348,6 +352,10 @@ class WorkerProcess:
         try:
             wait_for(self.conn.poll, cancelled, None)
             reply = self.conn.recv()
+        except ConnectionResetError as exc:
+            # A Unix socket reports a reset only when the peer closed with our message unread:
+            # the worker died (its last thread exiting) before it read the batch.
+            raise _WorkerGone(str(self._died())) from exc
         except (EOFError, OSError) as exc:
             raise self._died() from exc
         if reply[0] == "ok":
