@@ -39,6 +39,16 @@ _UDFS = {
                 return x
         expr = Blocked()(col("x"))
     """,
+    "process_cls_init": """
+        @ketch.cls(return_dtype=int, use_process=True, concurrency=3)
+        class SlowInit:
+            def __init__(self):
+                started()  # workers start (and run __init__) together, before any batch
+                time.sleep(600)
+            def __call__(self, x):
+                return x
+        expr = SlowInit()(col("x"))
+    """,
     "process_func": """
         @ketch.func(use_process=True)
         def blocked(x: int) -> int:

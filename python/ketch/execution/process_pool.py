@@ -52,6 +52,7 @@ from ketch.execution.ipc import Inbox, Outbox, deserialize, reclaim_segments
 
 _START_TIMEOUT_S = 120.0
 _SHUTDOWN_TIMEOUT_S = 5.0
+_CANCEL_WAIT_S = 2.0  # a cancel waits this long at most for the worker starts it discarded
 _log = logging.getLogger("ketch.udf")
 
 
@@ -211,11 +212,16 @@ class _Zygote:
             self._exits.pop(pid, None)
 
     def stop(self) -> None:
-        """Closes the zygote's stdin: it kills any worker it still has and exits."""
+        """Closes the zygote's stdin: it kills any worker it still has and exits. One still
+        importing (no worker yet: forks are only asked of a ready zygote) is killed at once."""
         try:
             self.proc.stdin.close()
         except Exception:  # noqa: BLE001
             pass
+        with self._cond:
+            ready = self._ready
+        if not ready:
+            self.proc.kill()
         try:
             self.proc.wait(timeout=_SHUTDOWN_TIMEOUT_S)
         except subprocess.TimeoutExpired:
@@ -250,12 +256,12 @@ def _stop_zygote_if_unused() -> None:
     pool planned but not run yet; not one whose query was cancelled: it starts the zygote again
     if it runs again)."""
     global _zygote
-    with _zygote_lock:
+    with _zygote_lock:  # held while it stops: a caller returns once the zygote is gone
         pools = list(_POOLS)
         if _zygote is None or any(p.wants_zygote or p.num_workers(starting=True) for p in pools):
             return
         zygote, _zygote = _zygote, None
-    zygote.stop()
+        zygote.stop()
 
 
 class WorkerProcess:
@@ -417,6 +423,7 @@ class ProcessPool:
         self._workers: list[WorkerProcess] = []  # ready (idle or busy)
         self._idle: list[WorkerProcess] = []
         self._starting = 0
+        self._discarded = 0  # starts of older generations still running (they kill their worker)
         self._generation = 0  # bumped by cancels and shutdown: older starts are discarded
         self._start_errors: list[BaseException] = []
         self.wants_zygote = True  # until cancelled or shut down; again from its next start
@@ -444,7 +451,7 @@ class ProcessPool:
         """A start finished: True when the worker joins the pool (else the caller kills it)."""
         with self._cond:
             if generation != self._generation:
-                return False  # cancelled or shut down meanwhile (its count was reset then)
+                return False  # cancelled or shut down meanwhile (counted in _discarded then)
             self._starting -= 1
             if error is None:
                 self._workers.append(worker)  # type: ignore[arg-type]
@@ -465,11 +472,11 @@ class ProcessPool:
                     error = self._start_errors[0]
                     self._start_errors.clear()  # the next batch tries again
                     raise error
+                if cancelled is not None and cancelled():
+                    raise CallCancelled()  # (before starting any: the query is over)
                 if not self._start_errors and len(self._workers) + self._starting < self.concurrency:
                     self.start()
                     continue
-                if cancelled is not None and cancelled():
-                    raise CallCancelled()
                 self._cond.wait(POLL_S)
 
     def _release(self, worker: WorkerProcess) -> None:
@@ -531,6 +538,7 @@ class ProcessPool:
         (the cancelled query's own calls each kill theirs)."""
         with self._cond:
             self._generation += 1  # starts in flight are discarded
+            self._discarded += self._starting
             self._starting = 0
             self._start_errors = []
             victims, self._idle = self._idle, []
@@ -542,13 +550,25 @@ class ProcessPool:
             self._cond.notify_all()
         for victim in victims:
             victim.kill()
+        # Starts in flight notice the new generation within a poll interval and kill their worker:
+        # wait for them (bounded), so no process of the cancelled query outlives the cancel.
+        deadline = time.monotonic() + _CANCEL_WAIT_S
+        with self._cond:
+            while self._discarded and time.monotonic() < deadline:
+                self._cond.wait(POLL_S)
         _stop_zygote_if_unused()
+
+    def _discarded_start_done(self) -> None:
+        with self._cond:
+            self._discarded = max(0, self._discarded - 1)
+            self._cond.notify_all()
 
     def shutdown(self) -> None:
         with self._cond:
             self._generation += 1
             self.wants_zygote = False
             workers, self._workers, self._idle = self._workers, [], []
+            self._discarded += self._starting
             self._starting = 0
         for worker in workers:
             worker.shutdown()
@@ -579,9 +599,11 @@ def _start_worker(pool_ref: weakref.ref[ProcessPool], generation: int, payload: 
     pool = pool_ref()
     if pool is not None and pool._started(generation, worker, error):
         return
-    del pool
     if worker is not None:
         worker.kill()
+    if pool is not None and stale():
+        pool._discarded_start_done()
+    del pool
     _stop_zygote_if_unused()
 
 

@@ -260,7 +260,10 @@ def zygote(control_fd: int) -> int:
 
 def main() -> int:
     if len(sys.argv) == 3 and sys.argv[1] == "--zygote":
-        return zygote(int(sys.argv[2]))
+        code = zygote(int(sys.argv[2]))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)  # at once: no interpreter teardown of numpy, pyarrow, pandas...
     print("usage: python -m ketch.execution.udf_worker --zygote FD", file=sys.stderr)
     return 2
 
