@@ -23,8 +23,14 @@ Each worker serves one batch at a time over an authenticated Unix domain socket,
 shared memory (ketch.execution.ipc). Output of the zygote and its workers (one pair of pipes) is
 drained into the engine's own stdout and stderr, so a chatty UDF never blocks on a full pipe. A
 worker that dies (a segfault, os._exit) fails its batch with the signal or exit code, its shared
-memory segments are unlinked, and the next batch starts a fresh worker. Workers and the zygote
-exit when the engine process dies (their stdin is a pipe only the engine writes to)."""
+memory segments are unlinked, and the next batch starts a fresh worker; one found dead before it
+read its batch (killed while idle) is replaced and the batch goes to another worker. Workers and
+the zygote exit when the engine process dies (their stdin is a pipe only the engine writes to).
+
+A forked worker takes the engine's sys.path, environment and working directory of the moment it
+starts, and reseeds numpy's global generator; libraries the zygote imported (numpy, pyarrow,
+pandas) were initialised with the environment of the zygote's start (thread-count variables such
+as OMP_NUM_THREADS set later do not reach them)."""
 
 from __future__ import annotations
 
