@@ -207,6 +207,7 @@ def _reap(control: Connection, children: set[int]) -> None:
 def zygote(control_fd: int) -> int:
     """The zygote's loop (single-threaded: forks happen with no other Python thread running)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the engine decides when it stops
+    engine = os.getppid()
     _preload()
     control = Connection(control_fd)
     wakeup = os.pipe()
@@ -256,6 +257,17 @@ def zygote(control_fd: int) -> int:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        for pid in children:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        if os.getppid() != engine:
+            # The engine died (we were reparented): nobody else will unlink the shared-memory
+            # segments it and its workers left (all named ketch-<engine pid>-...).
+            from ketch.execution.ipc import reclaim_segments
+
+            reclaim_segments(f"ketch-{engine}-")
 
 
 def main() -> int:
