@@ -6,7 +6,8 @@ batch (``batch_size`` rows, or the morsel) as :class:`ketch.Series` arguments.
 
 - ``@ketch.cls(return_dtype=..., batch_size=..., concurrency=...)`` on a class: ``Model(args)``
   binds constructor arguments without running ``__init__``; ``__init__`` runs once per instance, at
-  most ``concurrency`` instances, created lazily on the UDF's threads; ``model(col(...))`` calls
+  most ``concurrency`` instances, created lazily on the UDF's threads (in process mode: all of
+  them, in their worker processes, when the first batch arrives); ``model(col(...))`` calls
   ``__call__`` on batches.
 - ``@ketch.udf(return_dtype=..., batch_size=..., concurrency=...)``: the legacy decorator, on a
   batch function or a class with ``__call__``.
@@ -327,9 +328,9 @@ def _instance_call_factory(
     extra: dict,
     batch_size: int,
 ) -> Callable[[list[pa.Array], int], pa.Array]:
-    return _sliced(
-        _InstancePoolRunner(name, dtype, cls, init_args, init_kwargs, method, 1, **extra), batch_size
-    )
+    runner = _InstancePoolRunner(name, dtype, cls, init_args, init_kwargs, method, 1, **extra)
+    runner.prepare()  # __init__ now, as the worker starts: not on its first batch
+    return _sliced(runner, batch_size)
 
 
 class _BatchFunctionRunner(_Runner):
@@ -534,6 +535,22 @@ class _InstancePoolRunner(_Runner):
                 self._created -= 1
             raise
 
+    def prepare(self) -> None:
+        """Makes the first instance now (``__init__``'s exceptions propagate) unless one exists."""
+        with self._lock:
+            create = self._created == 0
+            if create:
+                self._created += 1
+        if not create:
+            return
+        try:
+            instance = self.cls(*self.init_args, **self.init_kwargs)
+        except BaseException:
+            with self._lock:
+                self._created -= 1
+            raise
+        self._idle.put(instance)
+
     def invoke(self, args: list[pa.Array], num_rows: int) -> Any:
         instance = self._acquire()
         restart_call_clock()  # timeout_s bounds the call, not __init__
@@ -717,6 +734,14 @@ def row_wise_expression(func: Callable[..., Any], args: list[Expression], dtype:
     return _udf_expression(_RowFunctionRunner(name, dtype, func), tuple(args), _Options(dtype), False)
 
 
+def _prestart_workers() -> None:
+    """A process-mode UDF was declared: the zygote its worker processes fork from starts now, in
+    the background, so a query's workers start in milliseconds (it runs no user code)."""
+    from ketch.execution.process_pool import prestart
+
+    prestart()
+
+
 def _check_positive(name: str, value: int | None) -> None:
     if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
         raise ValueError(f"{name} must be a positive int, got {value!r}")
@@ -788,8 +813,11 @@ def cls(
     timeout_s: float | None = None,
 ) -> Any:
     """Decorates a class as a stateful batch UDF: ``Model(args)`` binds ``__init__``'s arguments;
-    ``__init__`` runs once per instance, lazily, on the instance's worker (a thread, or with
-    ``use_process=True`` a worker process); ``model(col(...))`` / ``model.method(col(...))`` call
+    ``__init__`` runs once per instance on the instance's worker: in thread mode lazily, on the
+    first batch that finds no idle instance; in process mode all ``concurrency`` worker processes
+    start together (forked from a pre-imported zygote) when the UDF's first batch arrives and run
+    ``__init__`` at once, in parallel, each batch going to the first ready worker (see
+    ``ketch.execution.process_pool``); ``model(col(...))`` / ``model.method(col(...))`` call
     the method on batches of ``batch_size`` rows (Series arguments).
 
     ``concurrency`` (alias ``max_concurrency``): most instances at once; by default one per GPU
@@ -823,6 +851,8 @@ def cls(
             use_process=use_process,
             timeout_s=timeout_s,
         )
+        if use_process is not False and _arrow_representable(dtype):
+            _prestart_workers()
         return _ClassUdf(c, options)
 
     return wrap(class_) if class_ is not None else wrap
@@ -927,7 +957,7 @@ def func(
     thread of its own (rows are spread over them; they share the GIL, so it helps functions that
     wait on I/O or release the GIL; use ``use_process=True`` for CPU-bound Python). Without
     ``batch_size``, a call gets up to 512 rows (row-wise) or 131,072 (``batch=True``).
-    ``use_process=True`` runs the calls in worker processes (``python -m ketch.execution.udf_worker``);
+    ``use_process=True`` runs the calls in worker processes (``ketch.execution.process_pool``);
     Ctrl-C stops a query within about a second in every mode (worker processes are killed,
     thread-mode calls abandoned)."""
 
@@ -952,6 +982,8 @@ def func(
             use_process=use_process,
             timeout_s=timeout_s,
         )
+        if use_process:
+            _prestart_workers()
         return _FunctionUdf(f, options, kind)
 
     return wrap(fn) if fn is not None else wrap
@@ -985,6 +1017,8 @@ def udf(
             use_process=use_process,
             timeout_s=timeout_s,
         )
+        if use_process or (use_process is None and isinstance(target, type)):
+            _prestart_workers()
         if isinstance(target, type):
             return _ClassUdf(target, options)()
         return _FunctionUdf(target, options, "batch")

@@ -39,6 +39,16 @@ _UDFS = {
                 return x
         expr = Blocked()(col("x"))
     """,
+    "process_cls_init": """
+        @ketch.cls(return_dtype=int, use_process=True, concurrency=3)
+        class SlowInit:
+            def __init__(self):
+                started()  # workers start (and run __init__) together, before any batch
+                time.sleep(600)
+            def __call__(self, x):
+                return x
+        expr = SlowInit()(col("x"))
+    """,
     "process_func": """
         @ketch.func(use_process=True)
         def blocked(x: int) -> int:
@@ -86,7 +96,14 @@ def test_ctrl_c_interrupts_a_blocked_udf(tmp_path, mode):
                     return int(f.read().rsplit(")", 1)[1].split()[1])
             except OSError:
                 return None
-        children = [p for p in os.listdir("/proc") if p.isdigit() and ppid(p) == os.getpid()]
+        # Every descendant: workers are forked by the zygote, so they are grandchildren.
+        parents = {int(p): ppid(p) for p in os.listdir("/proc") if p.isdigit()}
+        children, frontier = [], [os.getpid()]
+        while frontier:
+            parent = frontier.pop()
+            found = [p for p, pp in parents.items() if pp == parent]
+            children += found
+            frontier += found
         segments = [n for n in os.listdir("/dev/shm") if n.startswith(f"ketch-{os.getpid()}-")]
         print(f"CHILDREN {len(children)} SEGMENTS {len(segments)}", flush=True)
     """)

@@ -1,25 +1,54 @@
-"""Worker processes for ``use_process=True`` UDFs: started lazily (up to the UDF's concurrency),
-each serving one batch at a time over an authenticated Unix domain socket, batches in shared memory
-(ketch.execution.ipc). Their stdout and stderr are drained into the engine's own (so a chatty UDF
-never blocks on a full pipe); at teardown they get a shutdown message and are killed if they do not
-exit within 5 s. A worker that dies (a segfault, os._exit) fails its batch with the signal or exit
-code; the next batch starts a fresh worker."""
+"""Worker processes for process-mode UDFs (``use_process=True``, and class UDFs by default).
+
+Start-up. Workers are forked from a zygote (``ketch.execution.udf_worker --zygote``): one Python
+process per engine with Ketch, pyarrow, cloudpickle and numpy already imported and no user code,
+started in the background as soon as a process-mode UDF is declared or planned. A fork from it
+costs milliseconds where a fresh interpreter with those imports costs about a second. The first
+batch a pool receives starts all ``concurrency`` workers at once, in parallel; each loads the UDF
+and runs its ``__init__`` right away (not on its first batch), and a batch goes to whichever
+worker is ready first.
+
+Lifetime. A pool belongs to one UDF expression (``model(col("x"))``): it keeps its workers (and
+their instances: ``__init__`` once) across the queries that use that expression, until the pool is
+garbage collected (the expression and every plan holding it are gone: a collected DataFrame drops
+its plan) or the interpreter exits; then each worker gets a shutdown message and is killed if it
+does not exit within 5 s. Pools are not shared between expressions, even of the same bound class
+(two stages of one model keep ``concurrency`` instances each, as in Daft). A cancelled call
+(Ctrl-C, or another operator failed) kills its worker, the pool's idle workers and those still
+starting (workers busy with another query's calls are left to them); the next query starts them
+afresh. The zygote stops once no pool has a worker or is about to start one (a pool planned but
+not run yet, not one whose query was cancelled), and at exit.
+
+Each worker serves one batch at a time over an authenticated Unix domain socket, batches in
+shared memory (ketch.execution.ipc). Output of the zygote and its workers (one pair of pipes) is
+drained into the engine's own stdout and stderr, so a chatty UDF never blocks on a full pipe. A
+worker that dies (a segfault, os._exit) fails its batch with the signal or exit code, its shared
+memory segments are unlinked, and the next batch starts a fresh worker; one found dead before it
+read its batch (killed while idle) is replaced and the batch goes to another worker. Workers and
+the zygote exit when the engine process dies (their stdin is a pipe only the engine writes to).
+
+A forked worker takes the engine's sys.path, environment and working directory of the moment it
+starts, and reseeds numpy's global generator; libraries the zygote imported (numpy, pyarrow,
+pandas) were initialised with the environment of the zygote's start (thread-count variables such
+as OMP_NUM_THREADS set later do not reach them)."""
 
 from __future__ import annotations
 
 import atexit
+import collections
+import logging
 import os
 import pickle
-import queue
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
 import weakref
 from collections.abc import Callable
-from multiprocessing.connection import Listener
+from multiprocessing.connection import Connection, Listener
 from typing import Any
 
 import pyarrow as pa
@@ -29,14 +58,20 @@ from ketch.execution.ipc import Inbox, Outbox, deserialize, reclaim_segments
 
 _START_TIMEOUT_S = 120.0
 _SHUTDOWN_TIMEOUT_S = 5.0
+_CANCEL_WAIT_S = 2.0  # a cancel waits this long at most for the worker starts it discarded
+_log = logging.getLogger("ketch.udf")
 
 
 class WorkerDied(RuntimeError):
-    """The worker process ended while it held a batch."""
+    """The worker process ended while it held a batch (or before it was ready)."""
+
+
+class _WorkerGone(WorkerDied):
+    """The worker was already dead when it was sent a batch: the batch never ran there."""
 
 
 def _drain(fd_in: Any, fd_out: int) -> None:
-    """Copies a worker's pipe into this process's stdout/stderr until it closes."""
+    """Copies a child's pipe into this process's stdout/stderr until it closes."""
     try:
         while True:
             chunk = os.read(fd_in.fileno(), 65536)
@@ -61,30 +96,211 @@ def _describe_exit(code: int | None) -> str:
     return f"exited with code {code}"
 
 
+class _Zygote:
+    """The engine's handle on the zygote process: fork requests, kills and exit codes of its
+    workers (their parent is the zygote, which reports each exit)."""
+
+    def __init__(self) -> None:
+        self.owner = os.getpid()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # Ketch imports there too
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "ketch.execution.udf_worker", "--zygote", str(theirs.fileno())],
+                stdin=subprocess.PIPE,  # never written: its end of file tells the engine is gone
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                pass_fds=(theirs.fileno(),),
+            )
+        finally:
+            theirs.close()
+        self._conn = Connection(ours.detach())
+        for stream, fd in ((self.proc.stdout, 1), (self.proc.stderr, 2)):
+            threading.Thread(target=_drain, args=(stream, fd), name="ketch-zygote-drain", daemon=True).start()
+        self._send_lock = threading.RLock()  # RLock: a pool's __del__ may run inside a send
+        self._cond = threading.Condition(threading.RLock())
+        self._ready = False
+        self.dead = False
+        self._forks: collections.deque[list[int]] = collections.deque()  # replies come in order
+        self._children: set[int] = set()
+        self._exits: dict[int, int] = {}
+        self._reader = threading.Thread(target=self._read, name="ketch-zygote", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        try:
+            while True:
+                message = self._conn.recv()
+                with self._cond:
+                    if message[0] == "ready":
+                        self._ready = True
+                    elif message[0] == "forked":
+                        self._children.add(message[1])
+                        self._forks.popleft().append(message[1])
+                    elif message[0] == "exit":
+                        self._children.discard(message[1])
+                        self._exits[message[1]] = message[2]
+                    self._cond.notify_all()
+        except (EOFError, OSError):
+            pass
+        with self._cond:
+            self.dead = True
+            self._cond.notify_all()
+
+    def _wait(self, ready: Callable[[], bool], cancelled: Callable[[], bool] | None, deadline: float) -> None:
+        with self._cond:
+            while not ready():
+                if self.dead:
+                    code = self.proc.poll()
+                    raise WorkerDied(f"the UDF worker zygote process {_describe_exit(code)}")
+                if cancelled is not None and cancelled():
+                    raise CallCancelled()
+                if time.monotonic() > deadline:
+                    raise WorkerDied(f"the UDF worker zygote did not answer within {_START_TIMEOUT_S:g} s")
+                self._cond.wait(POLL_S)
+
+    def fork(self, request: tuple, cancelled: Callable[[], bool] | None) -> int:
+        """A new worker (``request``: the udf_worker "fork" message); returns its pid."""
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        self._wait(lambda: self._ready, cancelled, deadline)
+        slot: list[int] = []
+        with self._send_lock:
+            with self._cond:
+                self._forks.append(slot)
+            try:
+                self._conn.send(request)
+            except OSError as exc:
+                raise WorkerDied(f"the UDF worker zygote process {_describe_exit(self.proc.poll())}") from exc
+        self._wait(lambda: bool(slot), None, deadline)  # a fork answers at once: no cancel needed
+        return slot[0]
+
+    def exit_code(self, pid: int) -> int | None:
+        with self._cond:
+            return self._exits.get(pid)
+
+    def wait(self, pid: int, timeout: float) -> int | None:
+        """The worker's exit code once the zygote reaped it (None: still running after ``timeout``
+        seconds, or unknown because the zygote is gone)."""
+        if threading.current_thread() is self._reader:
+            return self.exit_code(pid)  # the reader delivers exits: it cannot wait for one
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while pid not in self._exits and not self.dead:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(min(left, POLL_S))
+            return self._exits.get(pid)
+
+    def kill(self, pid: int) -> None:
+        with self._cond:
+            if pid in self._exits:
+                return
+            dead = self.dead
+        if dead:
+            # Orphaned (the zygote was killed): no one reaps it but init, so its pid is ours
+            # until it exits.
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            return
+        with self._send_lock:
+            try:
+                self._conn.send(("kill", pid))
+            except OSError:
+                pass
+
+    def forget(self, pid: int) -> None:
+        with self._cond:
+            self._exits.pop(pid, None)
+
+    def stop(self) -> None:
+        """Closes the zygote's stdin: it kills any worker it still has and exits. One still
+        importing (no worker yet: forks are only asked of a ready zygote) is killed at once."""
+        try:
+            self.proc.stdin.close()
+        except Exception:  # noqa: BLE001
+            pass
+        with self._cond:
+            ready = self._ready
+        if not ready:
+            self.proc.kill()
+        try:
+            self.proc.wait(timeout=_SHUTDOWN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._conn.close()
+
+
+_zygote: _Zygote | None = None
+_zygote_lock = threading.RLock()
+
+
+def _get_zygote() -> _Zygote:
+    global _zygote
+    with _zygote_lock:
+        if _zygote is None or _zygote.dead or _zygote.owner != os.getpid():
+            _zygote = _Zygote()  # (a forked copy of the engine starts its own)
+        return _zygote
+
+
+def prestart() -> None:
+    """Starts the zygote in the background (it holds no user code) so that the first worker of a
+    process-mode UDF forks from an interpreter that has its imports done. Never raises."""
+    try:
+        _get_zygote()
+    except Exception as exc:  # noqa: BLE001 - the first worker start reports it
+        _log.debug("could not prestart the UDF worker zygote: %s", exc)
+
+
+def _stop_zygote_if_unused() -> None:
+    """Stops the zygote when no pool has a worker (started or starting) or may start one soon (a
+    pool planned but not run yet; not one whose query was cancelled: it starts the zygote again
+    if it runs again)."""
+    global _zygote
+    with _zygote_lock:  # held while it stops: a caller returns once the zygote is gone
+        pools = list(_POOLS)
+        if _zygote is None or any(p.wants_zygote or p.num_workers(starting=True) for p in pools):
+            return
+        zygote, _zygote = _zygote, None
+        zygote.stop()
+
+
 class WorkerProcess:
+    """One worker process forked from the zygote, connected and sent its UDF; ``wait_ready``
+    waits until it has run ``__init__``."""
+
     def __init__(self, payload: bytes, udf_name: str, cancelled: Callable[[], bool] | None = None) -> None:
         self.udf_name = udf_name
+        self.pid: int | None = None
+        self.started_at: float | None = None  # time.monotonic() when the worker process started
+        self.ready_at: float | None = None  # ... and when it had its UDF built
         authkey = secrets.token_bytes(32)
         # A Unix domain socket (a path in a private temp dir): a round trip costs tens of
         # microseconds, where loopback TCP with Nagle's algorithm costs about a millisecond.
         listener = Listener(family="AF_UNIX", authkey=authkey)
-        address = listener.address
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # the UDF's modules import there too
         # The worker names its shared-memory segments with this prefix: when it dies or is killed
         # mid-batch, the engine unlinks what it left (reclaim_segments).
         self.segment_prefix = f"ketch-{os.getpid()}-{secrets.token_hex(4)}"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "ketch.execution.udf_worker", address, self.segment_prefix],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-        )
-        self.proc.stdin.write(authkey.hex().encode() + b"\n")
-        self.proc.stdin.flush()  # stdin stays open: the worker exits when it reads end of file
-        for stream, fd in ((self.proc.stdout, 1), (self.proc.stderr, 2)):
-            threading.Thread(target=_drain, args=(stream, fd), daemon=True).start()
+        try:
+            self.zygote = _get_zygote()
+            request = ("fork", listener.address, authkey, self.segment_prefix, list(sys.path))
+            request += (dict(os.environ), os.getcwd())
+            self.pid = self.zygote.fork(request, cancelled)
+            self.conn = self._accept(listener, cancelled)
+        except BaseException:
+            listener.close()
+            self.kill()
+            raise
+        listener.close()
+        self.conn.send(("init", payload))
+        self.outbox, self.inbox = Outbox(f"{self.segment_prefix}-e"), Inbox()
+
+    def _accept(self, listener: Listener, cancelled: Callable[[], bool] | None) -> Connection:
         accepted: list[Any] = []
 
         def accept() -> None:
@@ -93,28 +309,43 @@ class WorkerProcess:
             except Exception as exc:  # noqa: BLE001
                 accepted.append(exc)
 
-        acceptor = threading.Thread(target=accept, daemon=True)
+        acceptor = threading.Thread(target=accept, name="ketch-worker-accept", daemon=True)
         acceptor.start()
+        pid: int = self.pid  # type: ignore[assignment]
+
+        def connected_or_gone(step: float) -> bool:  # a worker may die before it connects
+            acceptor.join(step)
+            return not acceptor.is_alive() or self.zygote.exit_code(pid) is not None
+
         try:
-            wait_for(
-                lambda step: (acceptor.join(step), not acceptor.is_alive())[1],
-                cancelled,
-                time.monotonic() + _START_TIMEOUT_S,
-            )
-        except (CallCancelled, CallTimedOut) as exc:
-            listener.close()
-            self.kill()
-            if isinstance(exc, CallCancelled):
-                raise
-        listener.close()
+            wait_for(connected_or_gone, cancelled, time.monotonic() + _START_TIMEOUT_S)
+        except CallTimedOut:
+            pass
         if not accepted or isinstance(accepted[0], Exception):
-            self.kill()
             raise WorkerDied(
-                f"the worker process for UDF '{udf_name}' did not start ({_describe_exit(self.proc.poll())})"
+                f"the worker process for UDF '{self.udf_name}' did not start "
+                f"({_describe_exit(self.zygote.exit_code(pid))})"
             )
-        self.conn = accepted[0]
-        self.conn.send(("init", payload))
-        self.outbox, self.inbox = Outbox(f"{self.segment_prefix}-e"), Inbox()
+        return accepted[0]
+
+    def wait_ready(self, cancelled: Callable[[], bool] | None = None) -> None:
+        """Waits for the worker's "ready" (UDF loaded, ``__init__`` run or failed: a failure is
+        raised by the next batch)."""
+        try:
+            wait_for(self.conn.poll, cancelled, None)
+            reply = self.conn.recv()
+        except ConnectionResetError as exc:
+            # A Unix socket reports a reset only when the peer closed with our message unread:
+            # the worker died (its last thread exiting) before it read the batch.
+            raise _WorkerGone(str(self._died())) from exc
+        except (EOFError, OSError) as exc:
+            raise self._died() from exc
+        _, _, self.started_at, _ = reply
+        self.ready_at = time.monotonic()
+
+    def _died(self) -> WorkerDied:
+        code = self.zygote.wait(self.pid, _SHUTDOWN_TIMEOUT_S)  # type: ignore[arg-type]
+        return WorkerDied(f"the worker process for UDF '{self.udf_name}' {_describe_exit(code)}")
 
     def call(
         self,
@@ -123,23 +354,22 @@ class WorkerProcess:
         cancelled: Callable[[], bool] | None = None,
         max_items: int = -1,
     ) -> pa.Array:
-        """One batch through the worker. Raises CallCancelled (after killing the worker) when
-        ``cancelled()`` turns true while it works, WorkerDied when it dies, or the UDF's error."""
+        """One batch through the worker. Raises CallCancelled when ``cancelled()`` turns true
+        while it works, WorkerDied when it dies, or the UDF's error."""
         name, size = self.outbox.put_arrays(args)
         try:
             self.conn.send(("batch", name, size, num_rows, max_items))
-            try:
-                wait_for(self.conn.poll, cancelled, None)
-            except CallCancelled:
-                self.kill()
-                raise
+        except OSError as exc:  # EPIPE: the worker's end is closed, it never got the batch
+            raise _WorkerGone(str(self._died())) from exc
+        try:
+            wait_for(self.conn.poll, cancelled, None)
             reply = self.conn.recv()
+        except ConnectionResetError as exc:
+            # A Unix socket reports a reset only when the peer closed with our message unread:
+            # the worker died (its last thread exiting) before it read the batch.
+            raise _WorkerGone(str(self._died())) from exc
         except (EOFError, OSError) as exc:
-            try:
-                code = self.proc.wait(timeout=_SHUTDOWN_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                code = None
-            raise WorkerDied(f"the worker process for UDF '{self.udf_name}' {_describe_exit(code)}") from exc
+            raise self._died() from exc
         if reply[0] == "ok":
             return deserialize(self.inbox.take(reply[1], reply[2]))[0]
         _, type_name, message, trace, pickled = reply
@@ -151,11 +381,11 @@ class WorkerProcess:
                 error = None
         if error is None:
             error = RuntimeError(f"{type_name}: {message}")
-        error.add_note(f"Raised in the UDF worker process (pid {self.proc.pid}):\n{trace}")
+        error.add_note(f"Raised in the UDF worker process (pid {self.pid}):\n{trace}")
         raise error
 
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        return self.pid is not None and self.zygote.exit_code(self.pid) is None and not self.zygote.dead
 
     def shutdown(self) -> None:
         try:
@@ -163,72 +393,113 @@ class WorkerProcess:
             self.conn.close()
         except Exception:  # noqa: BLE001
             pass
-        try:
-            self.proc.wait(timeout=_SHUTDOWN_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
+        if self.pid is not None and self.zygote.wait(self.pid, _SHUTDOWN_TIMEOUT_S) is None:
             self.kill()
         self._release()
 
     def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        if self.pid is not None:
+            self.zygote.kill(self.pid)
+            self.zygote.wait(self.pid, _SHUTDOWN_TIMEOUT_S)
         self._release()
 
     def _release(self) -> None:
-        try:
-            self.proc.stdin.close()
-        except Exception:  # noqa: BLE001
-            pass
+        if hasattr(self, "conn"):
+            try:
+                self.conn.close()
+            except Exception:  # noqa: BLE001
+                pass
         for box in ("outbox", "inbox"):
             if hasattr(self, box):
                 getattr(self, box).close()
         reclaim_segments(self.segment_prefix)
+        if self.pid is not None:
+            self.zygote.forget(self.pid)
 
 
 class ProcessPool:
-    """At most ``concurrency`` worker processes for one UDF, created by the first batches that
-    find none idle."""
+    """``concurrency`` worker processes for one UDF: the first batch starts them all, in parallel;
+    each batch goes to an idle worker (the first ready one while they start)."""
 
     def __init__(self, payload: bytes, udf_name: str, concurrency: int) -> None:
         self.payload = payload
         self.udf_name = udf_name
         self.concurrency = concurrency
-        self._idle: queue.SimpleQueue[WorkerProcess] = queue.SimpleQueue()
-        self._workers: list[WorkerProcess] = []
-        self._lock = threading.Lock()
+        self._cond = threading.Condition(threading.RLock())  # RLock: GC may run __del__ inside
+        self._workers: list[WorkerProcess] = []  # ready (idle or busy)
+        self._idle: list[WorkerProcess] = []
+        self._starting = 0
+        self._discarded = 0  # starts of older generations still running (they kill their worker)
+        self._generation = 0  # bumped by cancels and shutdown: older starts are discarded
+        self._start_errors: list[BaseException] = []
+        self.wants_zygote = True  # until cancelled or shut down; again from its next start
         _POOLS.add(self)
+        prestart()
 
-    def _acquire(self, cancelled: Callable[[], bool] | None = None) -> WorkerProcess:
-        """An idle worker, or a new one while fewer than ``concurrency`` exist; waits (polling
-        ``cancelled``) while all are busy."""
-        while True:
-            try:
-                return self._idle.get_nowait()
-            except queue.Empty:
-                pass
-            with self._lock:
-                create = len(self._workers) < self.concurrency
-                if create:
-                    self._workers.append(None)  # type: ignore[arg-type]  # reserve the slot
-            if create:
-                break
-            try:
-                return self._idle.get(timeout=POLL_S)
-            except queue.Empty:
-                pass
-            if cancelled is not None and cancelled():
-                raise CallCancelled()
-        try:
-            worker = WorkerProcess(self.payload, self.udf_name, cancelled)
-        except BaseException:
-            with self._lock:
-                self._workers.remove(None)  # type: ignore[arg-type]
-            raise
-        with self._lock:
-            self._workers[self._workers.index(None)] = worker  # type: ignore[arg-type]
-        return worker
+    # -- starting ---------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Starts the missing workers (up to ``concurrency``), each on a thread of its own. The
+        threads hold the pool weakly: a pool released while its workers start is still freed."""
+        with self._cond:
+            self.wants_zygote = True
+            missing = self.concurrency - len(self._workers) - self._starting
+            self._starting += max(0, missing)
+            generation = self._generation
+        for _ in range(missing):
+            threading.Thread(
+                target=_start_worker,
+                args=(weakref.ref(self), generation, self.payload, self.udf_name),
+                name=f"ketch-start-{self.udf_name}",
+                daemon=True,
+            ).start()
 
+    def _started(self, generation: int, worker: WorkerProcess | None, error: BaseException | None) -> bool:
+        """A start finished: True when the worker joins the pool (else the caller kills it)."""
+        with self._cond:
+            if generation != self._generation:
+                return False  # cancelled or shut down meanwhile (counted in _discarded then)
+            self._starting -= 1
+            if error is None:
+                self._workers.append(worker)  # type: ignore[arg-type]
+                self._idle.append(worker)  # type: ignore[arg-type]
+            elif not isinstance(error, CallCancelled):
+                self._start_errors.append(error)
+            self._cond.notify_all()
+            return error is None
+
+    def _acquire(self, cancelled: Callable[[], bool] | None) -> WorkerProcess:
+        """An idle worker; starts the missing ones first. Waits (polling ``cancelled``) while all
+        are busy or starting; raises a start failure when no worker is left to wait for."""
+        with self._cond:
+            while True:
+                if self._idle:
+                    return self._idle.pop()
+                if self._start_errors and not self._starting and not self._workers:
+                    error = self._start_errors[0]
+                    self._start_errors.clear()  # the next batch tries again
+                    raise error
+                if cancelled is not None and cancelled():
+                    raise CallCancelled()  # (before starting any: the query is over)
+                if not self._start_errors and len(self._workers) + self._starting < self.concurrency:
+                    self.start()
+                    continue
+                self._cond.wait(POLL_S)
+
+    def _release(self, worker: WorkerProcess) -> None:
+        with self._cond:
+            if worker in self._workers:
+                self._idle.append(worker)
+                self._cond.notify_all()
+
+    def _drop(self, worker: WorkerProcess) -> None:
+        with self._cond:
+            if worker in self._workers:
+                self._workers.remove(worker)
+            if worker in self._idle:
+                self._idle.remove(worker)
+        worker.kill()
+
+    # -- calls ------------------------------------------------------------------------------------
     def call(
         self,
         args: list[pa.Array],
@@ -236,36 +507,110 @@ class ProcessPool:
         cancelled: Callable[[], bool] | None = None,
         max_items: int = -1,
     ) -> pa.Array:
-        worker = self._acquire(cancelled)
-        try:
-            result = worker.call(args, num_rows, cancelled, max_items)
-        except (WorkerDied, CallCancelled):
-            with self._lock:
-                self._workers.remove(worker)
-            worker.kill()
-            raise
-        except BaseException:
-            self._idle.put(worker)
-            raise
-        self._idle.put(worker)
-        return result
+        while True:
+            try:
+                worker = self._acquire(cancelled)
+            except CallCancelled:
+                self._cancel(None)
+                raise
+            if not worker.alive():
+                self._drop(worker)  # it died while idle (the OOM killer, say): start another
+                continue
+            try:
+                result = worker.call(args, num_rows, cancelled, max_items)
+            except CallCancelled:
+                self._cancel(worker)
+                raise
+            except _WorkerGone:
+                self._drop(worker)  # died while idle, not yet reported: the batch goes elsewhere
+                continue
+            except WorkerDied:
+                self._drop(worker)
+                raise
+            except BaseException:
+                self._release(worker)
+                raise
+            self._release(worker)
+            return result
 
-    def num_workers(self) -> int:
-        with self._lock:
-            return sum(1 for w in self._workers if w is not None)
+    def num_workers(self, starting: bool = False) -> int:
+        """Workers ready (and, with ``starting``, those still starting)."""
+        with self._cond:
+            return len(self._workers) + (self._starting if starting else 0)
+
+    def _cancel(self, worker: WorkerProcess | None) -> None:
+        """A call was cancelled (Ctrl-C, or the query failed): kills its worker, the idle ones and
+        those still starting; workers busy with other calls (another query sharing the UDF) stay
+        (the cancelled query's own calls each kill theirs)."""
+        with self._cond:
+            self._generation += 1  # starts in flight are discarded
+            self._discarded += self._starting
+            self._starting = 0
+            self._start_errors = []
+            victims, self._idle = self._idle, []
+            if worker is not None:
+                victims.append(worker)
+            self._workers = [w for w in self._workers if w not in victims]
+            if not self._workers:
+                self.wants_zygote = False  # until it runs again
+            self._cond.notify_all()
+        for victim in victims:
+            victim.kill()
+        # Starts in flight notice the new generation within a poll interval and kill their worker:
+        # wait for them (bounded), so no process of the cancelled query outlives the cancel.
+        deadline = time.monotonic() + _CANCEL_WAIT_S
+        with self._cond:
+            while self._discarded and time.monotonic() < deadline:
+                self._cond.wait(POLL_S)
+        _stop_zygote_if_unused()
+
+    def _discarded_start_done(self) -> None:
+        with self._cond:
+            self._discarded = max(0, self._discarded - 1)
+            self._cond.notify_all()
 
     def shutdown(self) -> None:
-        with self._lock:
-            workers = [w for w in self._workers if w is not None]
-            self._workers = []
+        with self._cond:
+            self._generation += 1
+            self.wants_zygote = False
+            workers, self._workers, self._idle = self._workers, [], []
+            self._discarded += self._starting
+            self._starting = 0
         for worker in workers:
             worker.shutdown()
+        _stop_zygote_if_unused()
 
     def __del__(self) -> None:
         try:
             self.shutdown()
         except Exception:  # noqa: BLE001
             pass
+
+
+def _start_worker(pool_ref: weakref.ref[ProcessPool], generation: int, payload: bytes, udf_name: str) -> None:
+    """A starter thread: one worker for the pool, unless the pool is released or its generation
+    ends (a cancelled query) meanwhile."""
+
+    def stale() -> bool:
+        pool = pool_ref()
+        return pool is None or pool._generation != generation
+
+    worker: WorkerProcess | None = None
+    error: BaseException | None = None
+    try:
+        worker = WorkerProcess(payload, udf_name, stale)
+        worker.wait_ready(stale)
+    except BaseException as exc:  # noqa: BLE001 - handed to a waiting batch
+        error = exc
+    pool = pool_ref()
+    if pool is not None and pool._started(generation, worker, error):
+        return
+    if worker is not None:
+        worker.kill()
+    if pool is not None and stale():
+        pool._discarded_start_done()
+    del pool
+    _stop_zygote_if_unused()
 
 
 _POOLS: weakref.WeakSet[ProcessPool] = weakref.WeakSet()
@@ -275,3 +620,8 @@ _POOLS: weakref.WeakSet[ProcessPool] = weakref.WeakSet()
 def _shutdown_all() -> None:
     for pool in list(_POOLS):
         pool.shutdown()
+    global _zygote
+    with _zygote_lock:
+        zygote, _zygote = _zygote, None
+    if zygote is not None:
+        zygote.stop()

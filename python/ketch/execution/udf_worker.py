@@ -1,30 +1,56 @@
-"""A UDF worker process: ``python -m ketch.execution.udf_worker SOCKET_PATH SEGMENT_PREFIX``, with
-the 32-byte authentication key on stdin (never on the command line); its shared-memory segments
-are named ``SEGMENT_PREFIX-<n>`` so the engine can unlink them if the worker is killed.
+"""UDF worker processes, forked from a zygote: ``python -m ketch.execution.udf_worker --zygote FD``.
 
-It connects back to the engine (multiprocessing.connection, HMAC-authenticated), then serves
-requests one at a time:
-- ("init", payload): cloudpickled factory; the UDF is built from it on the first batch.
-- ("batch", segment, size, num_rows, max_items): arguments as Arrow IPC in the engine's shared-memory segment;
-  replies ("ok", segment, size) with the result in this worker's own segment, or ("error", type
-  name, message, traceback text, pickled exception or None).
+The zygote is a Python process with Ketch, pyarrow, cloudpickle, numpy (and pandas, when
+installed) already imported and no user code. A worker forked from it starts in milliseconds
+instead of paying an interpreter start and those imports (about a second) each. The zygote talks
+to the engine over the Unix socket FD (inherited; multiprocessing.connection framing, private to
+the two processes):
+
+- ("fork", address, authkey, segment_prefix, sys_path, environ, cwd) → ("forked", pid): a worker
+  that takes the engine's current sys.path, environment and working directory, then serves the
+  engine (below);
+- ("kill", pid): SIGKILL to that worker if it has not been reaped yet (so the pid is never reused
+  under the engine's feet);
+- ("exit", pid, code) is sent by the zygote whenever it reaps a worker (code < 0: the signal, as
+  ``subprocess.Popen.returncode``).
+
+Its stdin is a pipe whose write end only the engine holds; the workers inherit it. End of file
+there means the engine died (or stopped the zygote): the zygote kills its workers and exits, and
+each worker exits on its own too, even in the middle of a UDF call.
+
+A worker connects back to the engine (multiprocessing.connection, HMAC-authenticated with the
+32-byte key the zygote was given, never on a command line) and serves requests one at a time; its
+shared-memory segments are named ``SEGMENT_PREFIX-<n>`` so the engine can unlink them if the
+worker is killed:
+- ("init", payload): cloudpickled factory; the UDF is built from it (a class UDF's ``__init__``)
+  at once, then the worker replies ("ready", pid, monotonic start time, init error text or None).
+  A failed ``__init__`` is raised (with its type and traceback) by the next batch, which retries it.
+- ("batch", segment, size, num_rows, max_items): arguments as Arrow IPC in the engine's
+  shared-memory segment; replies ("ok", segment, size) with the result in this worker's own
+  segment, or ("error", type name, message, traceback text, pickled exception or None).
 - ("shutdown",): unlinks its segment and exits.
 """
 
 from __future__ import annotations
 
+import os
 import pickle
+import select
+import signal
 import sys
+import time
 import traceback
-from multiprocessing.connection import Client
+from multiprocessing.connection import Client, Connection
+from typing import Any
+
+_PRELOAD = ("cloudpickle", "numpy", "pyarrow", "pyarrow.compute", "ketch", "ketch.pytype", "ketch.udf")
 
 
 def _exit_with_parent() -> None:
-    """The engine keeps this worker's stdin open for as long as its process lives: end of file
+    """The engine keeps the write end of fd 0 open for as long as its process lives: end of file
     means the engine died, so the worker exits at once (even in the middle of a UDF call) and no
     orphan stays behind. (PR_SET_PDEATHSIG would fire when the engine *thread* that started the
     worker exits, killing healthy workers of a live engine.)"""
-    import os
     import threading
 
     def watch() -> None:
@@ -38,9 +64,17 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, name="ketch-parent-watch", daemon=True).start()
 
 
-def main() -> int:
-    address = sys.argv[1]
-    authkey = bytes.fromhex(sys.stdin.readline().strip())
+def _error_reply(exc: BaseException) -> tuple:
+    try:
+        pickled = pickle.dumps(exc)
+    except Exception:  # noqa: BLE001
+        pickled = None
+    return ("error", type(exc).__name__, str(exc), traceback.format_exc(), pickled)
+
+
+def serve(address: str, authkey: bytes, segment_prefix: str) -> int:
+    """A worker's life: connect to the engine and serve its requests until shutdown or EOF."""
+    started = time.monotonic()
     _exit_with_parent()
     conn = Client(address, family="AF_UNIX", authkey=authkey)
 
@@ -50,11 +84,13 @@ def main() -> int:
     import ketch  # noqa: F401  (registers Ketch's Arrow extension types: images, files, ...)
     import ketch.pytype  # noqa: F401  (Python-object columns arrive as objects, not pickles)
     from ketch.execution.ipc import HANDOFF_BYTES, Inbox, Outbox, deserialize
+    from ketch.udf import _MAX_ITEMS
 
-    inbox, outbox = Inbox(), Outbox(sys.argv[2] if len(sys.argv) > 2 else None)
-    factory = None
+    inbox, outbox = Inbox(), Outbox(segment_prefix)
+    factory: Any = None
+    load_error: BaseException | None = None
     init_error: BaseException | None = None
-    call = None
+    call: Any = None
     try:
         while True:
             try:
@@ -65,12 +101,17 @@ def main() -> int:
             if kind == "shutdown":
                 return 0
             if kind == "init":
+                factory, load_error, init_error, call = None, None, None, None
                 try:
                     factory = cloudpickle.loads(message[1])
-                    init_error = None
-                except BaseException as exc:  # noqa: BLE001 - reported with the first batch
-                    factory, init_error = None, exc
-                call = None
+                    call = factory()  # __init__ of a class UDF runs here, before any batch arrives
+                except BaseException as exc:  # noqa: BLE001 - reported with the next batch
+                    if factory is None:
+                        load_error = exc
+                    else:
+                        init_error = exc
+                failed = load_error or init_error
+                conn.send(("ready", os.getpid(), started, None if failed is None else repr(failed)))
                 continue
             if kind != "batch":
                 continue
@@ -80,12 +121,13 @@ def main() -> int:
                 if factory is None:
                     raise RuntimeError(
                         "the UDF could not be loaded in its worker process: "
-                        f"{type(init_error).__name__}: {init_error}"
-                    ) from init_error
+                        f"{type(load_error).__name__}: {load_error}"
+                    ) from load_error
                 if call is None:
-                    call = factory()  # __init__ of a class UDF runs here, on the first batch
-                from ketch.udf import _MAX_ITEMS
-
+                    if init_error is not None:
+                        error, init_error = init_error, None
+                        raise error  # the user's own exception from __init__ (retried next batch)
+                    call = factory()
                 _MAX_ITEMS.set(max_items)  # generators: items per row a limit above still needs
                 result = call(args, num_rows)
                 del args
@@ -97,15 +139,145 @@ def main() -> int:
                 del result  # a handed-off result lives on in the engine's mapping only
                 conn.send(("ok", out_name, out_size))
             except BaseException as exc:  # noqa: BLE001 - reported to the engine
-                try:
-                    pickled = pickle.dumps(exc)
-                except Exception:  # noqa: BLE001
-                    pickled = None
-                conn.send(("error", type(exc).__name__, str(exc), traceback.format_exc(), pickled))
+                conn.send(_error_reply(exc))
     finally:
         outbox.close()
         inbox.close()
         conn.close()
+
+
+def _preload() -> None:
+    import importlib
+
+    for module in _PRELOAD:
+        importlib.import_module(module)
+    try:  # pyarrow imports pandas on first use of many conversions (about 0.3 s) when installed
+        import pandas  # noqa: F401
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _become_worker(control: Connection, wakeup: tuple[int, int], request: tuple) -> None:
+    """In the forked child: drop the zygote's state, take the engine's context, serve."""
+    _, address, authkey, segment_prefix, sys_path, environ, cwd = request
+    code = 1
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the engine; it kills workers
+        control.close()
+        for fd in wakeup:
+            os.close(fd)
+        # Python's `random` reseeds itself in a forked child; numpy's global generator, imported
+        # by the zygote, does not: without this every worker would draw the same numbers.
+        numpy_random = sys.modules.get("numpy.random")
+        if numpy_random is not None:
+            numpy_random.seed()
+        sys.path[:] = sys_path
+        os.environ.clear()
+        os.environ.update(environ)
+        try:
+            os.chdir(cwd)
+        except OSError:
+            pass
+        code = serve(address, authkey, segment_prefix)
+    except BaseException:  # noqa: BLE001
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _reap(control: Connection, children: set[int]) -> None:
+    """Reaps exited workers and reports each exit (OSError: the engine closed the socket)."""
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            children.clear()
+            return
+        if pid == 0:
+            return
+        children.discard(pid)
+        code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        control.send(("exit", pid, code))
+
+
+def zygote(control_fd: int) -> int:
+    """The zygote's loop (single-threaded: forks happen with no other Python thread running)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the engine decides when it stops
+    engine = os.getppid()
+    _preload()
+    control = Connection(control_fd)
+    wakeup = os.pipe()
+    for fd in wakeup:
+        os.set_blocking(fd, False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.set_wakeup_fd(wakeup[1])
+    children: set[int] = set()
+    control.send(("ready", os.getpid()))
+    try:
+        while True:
+            try:
+                readable, _, _ = select.select([control_fd, 0, wakeup[0]], [], [])
+            except InterruptedError:
+                continue
+            if wakeup[0] in readable:
+                try:
+                    while os.read(wakeup[0], 4096):
+                        pass
+                except BlockingIOError:
+                    pass
+            if 0 in readable and not os.read(0, 4096):
+                return 0  # the engine died or stopped us
+            try:
+                _reap(control, children)
+                if control_fd not in readable:
+                    continue
+                request = control.recv()
+                if request[0] == "fork":
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    pid = os.fork()
+                    if pid == 0:
+                        _become_worker(control, wakeup, request)
+                    children.add(pid)
+                    control.send(("forked", pid))
+            except (EOFError, OSError):
+                return 0  # the engine closed its end
+            if request[0] == "kill" and request[1] in children:
+                try:
+                    os.kill(request[1], signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+    finally:
+        for pid in children:  # workers stuck in C code (GIL held) cannot run their own watch
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for pid in children:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        if os.getppid() != engine:
+            # The engine died (we were reparented): nobody else will unlink the shared-memory
+            # segments it and its workers left (all named ketch-<engine pid>-...).
+            from ketch.execution.ipc import reclaim_segments
+
+            reclaim_segments(f"ketch-{engine}-")
+
+
+def main() -> int:
+    if len(sys.argv) == 3 and sys.argv[1] == "--zygote":
+        code = zygote(int(sys.argv[2]))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)  # at once: no interpreter teardown of numpy, pyarrow, pandas...
+    print("usage: python -m ketch.execution.udf_worker --zygote FD", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":
