@@ -24,6 +24,7 @@ class PyBatchUdf : public BatchUdf {
     }
   }
   std::string name() const override { return name_; }
+  const nb::object& runner() const { return runner_; }
 
   // The runner gets a `cancelled()` callable: it waits for user code (on a thread or a worker
   // process of its own) while polling it, so Ctrl-C or a failed query never waits for a call.
@@ -91,6 +92,38 @@ std::shared_ptr<arrow::Scalar> ScalarFromPy(nb::handle value) {
 }
 
 }  // namespace
+
+serde::UdfPayloadWriter PyUdfPayloadWriter() {
+  return [](const Expr& expr) -> arrow::Result<std::string> {
+    const auto* udf = dynamic_cast<const PyBatchUdf*>(expr.udf().get());
+    if (udf == nullptr) {
+      return arrow::Status::TypeError("UDF '", expr.udf() ? expr.udf()->name() : expr.name(),
+                                      "' is not a Python UDF");
+    }
+    nb::gil_scoped_acquire gil;
+    try {
+      nb::object dumped = nb::module_::import_("cloudpickle").attr("dumps")(udf->runner());
+      nb::bytes bytes = nb::cast<nb::bytes>(dumped);
+      return std::string(bytes.c_str(), bytes.size());
+    } catch (const std::exception& e) {
+      return arrow::Status::TypeError("it cannot be pickled with cloudpickle: ", e.what());
+    }
+  };
+}
+
+serde::UdfPayloadReader PyUdfPayloadReader() {
+  return [](const std::string& name, const std::string& payload,
+            const UdfProperties&) -> arrow::Result<std::shared_ptr<BatchUdf>> {
+    nb::gil_scoped_acquire gil;
+    try {
+      nb::object runner =
+          nb::module_::import_("cloudpickle").attr("loads")(nb::bytes(payload.data(), payload.size()));
+      return std::make_shared<PyBatchUdf>(name, std::move(runner));
+    } catch (const std::exception& e) {
+      return arrow::Status::Invalid("unpickling its runner failed: ", e.what());
+    }
+  };
+}
 
 void BindExpressions(nb::module_& m) {
   nb::class_<PyExpr>(m, "PyExpr")

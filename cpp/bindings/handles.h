@@ -1,5 +1,6 @@
 #pragma once
 
+#include "ketch/distributed/serde/plan_serde.h"
 #include "ketch/expr/expr.h"
 
 namespace ketch::bindings {
@@ -8,5 +9,10 @@ namespace ketch::bindings {
 struct PyExpr {
   ExprPtr expr;
 };
+
+/// Plan serialization of Python UDFs: the runner object as cloudpickle bytes (GIL taken inside).
+serde::UdfPayloadWriter PyUdfPayloadWriter();
+/// Rebuilds a Python UDF from its cloudpickle bytes (GIL taken inside).
+serde::UdfPayloadReader PyUdfPayloadReader();
 
 }  // namespace ketch::bindings

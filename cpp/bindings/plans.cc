@@ -204,6 +204,29 @@ std::pair<std::vector<std::shared_ptr<arrow::RecordBatch>>, std::vector<int64_t>
   return {std::move(out), std::move(partitions)};
 }
 
+// The plan as bytes (serde format; UDF runners cloudpickled inside). The bytes hold the scans' S3
+// credentials: send them only to trusted workers.
+nb::bytes PlanToBytes(const LogicalPlanPtr& plan) {
+  arrow::Result<std::shared_ptr<arrow::Buffer>> bytes;
+  {
+    nb::gil_scoped_release release;  // UDF payloads take the GIL themselves
+    bytes = serde::SerializePlan(plan, PyUdfPayloadWriter());
+  }
+  auto buffer = Unwrap(std::move(bytes));
+  return nb::bytes(buffer->data(), static_cast<size_t>(buffer->size()));
+}
+
+LogicalPlanPtr PlanFromBytes(nb::bytes data) {
+  // A view of the immutable bytes object: DeserializePlan copies what the plan keeps.
+  arrow::Buffer view(static_cast<const uint8_t*>(data.data()), static_cast<int64_t>(data.size()));
+  arrow::Result<LogicalPlanPtr> plan;
+  {
+    nb::gil_scoped_release release;
+    plan = serde::DeserializePlan(view, PyUdfPayloadReader());
+  }
+  return Unwrap(std::move(plan));
+}
+
 }  // namespace
 
 void BindPlans(nb::module_& m) {
@@ -425,6 +448,13 @@ void BindPlans(nb::module_& m) {
           },
           nb::arg("disabled_rules") = std::vector<std::string>{}, nb::arg("config") = nb::none())
       .def("__repr__", [](const PyPlan& p) { return p.plan->ToString(); })
+      // The plan as bytes (ketch.distributed serde format; UDF runners cloudpickled inside). The
+      // bytes hold the scans' S3 credentials: send them only to trusted workers.
+      .def("to_bytes", [](const PyPlan& p) { return PlanToBytes(p.plan); })
+      .def_static("from_bytes", [](nb::bytes data) { return PyPlan{PlanFromBytes(data)}; })
+      // pickle (Ray sends plans by pickling them): the state is the serialized plan.
+      .def("__getstate__", [](const PyPlan& p) { return PlanToBytes(p.plan); })
+      .def("__setstate__", [](PyPlan& p, nb::bytes data) { new (&p) PyPlan{PlanFromBytes(data)}; })
       // The plan with a Stats line under each node (EstimateStats): for optimized plans.
       .def("repr_with_stats", [](const PyPlan& p) { return PlanToStringWithStats(*p.plan); })
       .def(

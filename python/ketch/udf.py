@@ -181,7 +181,31 @@ class _Runner:
         self.timeout_s = timeout_s
         self.process: Any = None
         self.batch_size = 0  # rows per user-function call (set with the plan node)
-        self._threads = CallThreads(name)  # where thread-mode calls run (so waits can be abandoned)
+        self._init_runtime()
+
+    # Plan serialization (ketch.distributed serde) sends a runner as cloudpickle bytes. What it
+    # holds at run time (call threads, worker processes, event loop, class instances) stays behind:
+    # the copy makes its own on first use (a process-mode UDF gets a fresh pool of workers).
+    _RUNTIME_STATE: tuple[str, ...] = ("_threads", "process")
+
+    def _init_runtime(self) -> None:
+        self._threads = CallThreads(self.name)  # where thread-mode calls run (so waits can be abandoned)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in self._RUNTIME_STATE}
+        if self.process is not None:
+            state["_process_spec"] = (self.process.payload, self.process.udf_name, self.process.concurrency)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        spec = state.pop("_process_spec", None)
+        self.__dict__.update(state)
+        self._init_runtime()
+        self.process = None
+        if spec is not None:
+            from ketch.execution.process_pool import ProcessPool
+
+            self.process = ProcessPool(*spec)
 
     def _timed(self, fn: Callable[[], Any]) -> Any:
         """``fn()`` under ``timeout_s`` (on a call thread of its own), or just ``fn()``."""
@@ -441,6 +465,11 @@ class _AsyncRowRunner(_RowFunctionRunner):
     ) -> None:
         super().__init__(name, dtype, func, **options)
         self.max_concurrency = max_concurrency
+
+    _RUNTIME_STATE = (*_RowFunctionRunner._RUNTIME_STATE, "_loop", "_gate", "_loop_lock")
+
+    def _init_runtime(self) -> None:
+        super()._init_runtime()
         self._loop: Any = None
         self._gate: Any = None
         self._loop_lock = threading.Lock()
@@ -513,6 +542,11 @@ class _InstancePoolRunner(_Runner):
         self.cls, self.init_args, self.init_kwargs = cls, init_args, init_kwargs
         self.method = method
         self.concurrency = concurrency
+
+    _RUNTIME_STATE = (*_Runner._RUNTIME_STATE, "_idle", "_created", "_lock")
+
+    def _init_runtime(self) -> None:
+        super()._init_runtime()
         self._idle: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._created = 0
         self._lock = threading.Lock()

@@ -220,6 +220,10 @@ arrow::Result<ScanSource::Piece> ScanSource::Process(const ScanTask& task,
   return piece;
 }
 
+namespace {
+const std::vector<std::shared_ptr<parquet::FileMetaData>> kNoMetadata;
+}  // namespace
+
 std::vector<ScanSource::Read> ScanSource::MakeReads(const std::vector<ScanTask>& tasks,
                                                     bool per_row_group) const {
   std::vector<Read> reads;
@@ -239,8 +243,12 @@ std::vector<ScanSource::Read> ScanSource::MakeReads(const std::vector<ScanTask>&
       reads.push_back(Read{task, {segment}});
       continue;
     }
-    if (per_row_group && task.row_groups.size() > 1 && info_.tasks) {
-      const auto& metadata = info_.tasks->metadata[task.file];
+    // Split per row group only with the file's footer at hand (a deserialized plan fragment may
+    // come without it: the entry is then one read, its footer read when the file is opened).
+    const auto& all_metadata = info_.tasks ? info_.tasks->metadata : kNoMetadata;
+    if (per_row_group && task.row_groups.size() > 1 && static_cast<size_t>(task.file) < all_metadata.size() &&
+        all_metadata[task.file]) {
+      const auto& metadata = all_metadata[task.file];
       int64_t first_row = task.first_row;
       for (int rg : task.row_groups) {
         ScanTask unit = task;
