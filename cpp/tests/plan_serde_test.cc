@@ -134,6 +134,13 @@ TEST(PlanSerde, ExpressionsOfEveryKind) {
   EXPECT_TRUE(back_options.at("pattern")->Equals(*options.at("pattern")));
 }
 
+TEST(PlanSerde, DeeplyNestedExpressionsRoundTrip) {
+  ExprPtr sum = Col("k");
+  for (int i = 0; i < 1000; ++i) sum = Call("add", {sum, Lit(1)});
+  auto plan = LogicalPlan::Project(Source(), {Expr::Alias(sum, "deep")}).ValueOrDie();
+  RoundTrip(plan);
+}
+
 TEST(PlanSerde, EveryNodeKindOverInMemoryData) {
   auto source = Source();
   auto other = Source(100);
