@@ -4,12 +4,14 @@
 
 #include <arrow/io/file.h>
 #include <parquet/arrow/writer.h>
+#include <parquet/metadata.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <random>
 
 #include "ketch/exec/executor.h"
+#include "ketch/plan/logical/plan_stats.h"
 #include "ketch/plan/logical/scan_builder.h"
 #include "ketch/plan/optimizer/optimizer.h"
 #include "ketch/plan/physical/physical_plan.h"
@@ -59,7 +61,7 @@ ExprPtr Call(const std::string& f, std::vector<ExprPtr> args, FunctionOptions op
   return Expr::Call(f, std::move(args), std::move(options));
 }
 
-std::shared_ptr<arrow::Table> Run(const LogicalPlanPtr& plan) {
+std::shared_ptr<arrow::Table> RunPlan(const LogicalPlanPtr& plan) {
   auto physical = TranslateToPhysical(plan, ExecutionConfig{}.Resolved());
   EXPECT_TRUE(physical.ok()) << physical.status().ToString();
   auto out = ExecutePlan(*physical, ExecutionConfig{});
@@ -82,15 +84,18 @@ LogicalPlanPtr RoundTrip(const LogicalPlanPtr& plan, bool run = true,
   EXPECT_EQ(copy->ToString(), plan->ToString());
   EXPECT_TRUE(copy->schema()->Equals(*plan->schema(), /*check_metadata=*/true));
   const auto config = ExecutionConfig{}.Resolved();
-  EXPECT_EQ(TranslateToPhysical(copy, config).ValueOrDie()->ToString(),
-            TranslateToPhysical(plan, config).ValueOrDie()->ToString());
+  EXPECT_EQ(PlanToStringWithStats(*copy), PlanToStringWithStats(*plan));
+  for (bool with_stats : {false, true}) {
+    EXPECT_EQ(TranslateToPhysical(copy, config).ValueOrDie()->ToString(with_stats),
+              TranslateToPhysical(plan, config).ValueOrDie()->ToString(with_stats));
+  }
   // Serializing the copy gives the same bytes: nothing was lost or reordered.
   auto again = SerializePlan(copy, writer);
   EXPECT_TRUE(again.ok());
   if (again.ok() && !writer) EXPECT_TRUE((*again)->Equals(**bytes));
   if (run) {
-    auto expected = Run(plan);
-    auto actual = Run(copy);
+    auto expected = RunPlan(plan);
+    auto actual = RunPlan(copy);
     EXPECT_TRUE(actual->Equals(*expected)) << "expected\n"
                                            << expected->ToString() << "\ngot\n"
                                            << actual->ToString();
@@ -240,15 +245,39 @@ TEST(PlanSerde, WriteParquetAndParquetScanWithPushdownsAndTasks) {
     const LogicalPlan* node = copy.get();
     while (node->kind() != LogicalKind::kScan) node = node->inputs()[0].get();
     EXPECT_EQ(node->scan().s3.access_key, "SECRETACCESSKEY");  // the worker needs the credentials
-    EXPECT_TRUE(node->scan().tasks->metadata.empty());         // footers are re-read lazily
+    // The footers the optimizer read travel along: the worker reads none again.
+    const LogicalPlan* original = optimized.get();
+    while (original->kind() != LogicalKind::kScan) original = original->inputs()[0].get();
+    const auto& sent = original->scan().tasks->metadata;
+    const auto& received = node->scan().tasks->metadata;
+    ASSERT_EQ(received.size(), sent.size());
+    for (size_t f = 0; f < sent.size(); ++f) {
+      ASSERT_EQ(received[f] != nullptr, sent[f] != nullptr);
+      if (sent[f]) EXPECT_TRUE(received[f]->Equals(*sent[f]));
+    }
   }
+  // Scan tasks without footers (a plan whose footers were not sent): the scan reads them when it
+  // opens each file, decoding whole tasks side by side, and gives the same rows in the same order.
+  auto optimized = optimizer.Optimize(scan).ValueOrDie();
+  ScanInfo stripped = optimized->scan();
+  auto tasks = std::make_shared<ScanTasks>(*stripped.tasks);
+  tasks->metadata.clear();
+  stripped.tasks = tasks;
+  stripped.footers = nullptr;
+  auto without_footers = LogicalPlan::Scan(stripped).ValueOrDie();
+  auto expected = RunPlan(optimized);
+  EXPECT_TRUE(RunPlan(without_footers)->Equals(*expected));
+  auto copy_without = RoundTrip(without_footers);
+  ASSERT_NE(copy_without, nullptr);
+  EXPECT_TRUE(copy_without->scan().tasks->metadata.empty());
+  EXPECT_TRUE(RunPlan(copy_without)->Equals(*expected));
   // Writes: same files written by the original and the copy (to two directories).
   auto write_a =
       LogicalPlan::WriteParquet(Source(), WriteParquetInfo{(dir / "out_a").string(), "zstd"}).ValueOrDie();
-  auto copy = RoundTrip(write_a, /*run=*/false);
-  ASSERT_NE(copy, nullptr);
-  EXPECT_EQ(copy->write().compression, "zstd");
-  EXPECT_EQ(copy->write().root_dir, (dir / "out_a").string());
+  auto write_copy = RoundTrip(write_a, /*run=*/false);
+  ASSERT_NE(write_copy, nullptr);
+  EXPECT_EQ(write_copy->write().compression, "zstd");
+  EXPECT_EQ(write_copy->write().root_dir, (dir / "out_a").string());
   std::filesystem::remove_all(dir);
 }
 

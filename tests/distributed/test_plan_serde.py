@@ -59,6 +59,9 @@ def _check_round_trip(df: ketch.DataFrame, run: bool = True, ordered: bool = Tru
     copy = _core.PyPlan.from_bytes(data)
     assert repr(copy) == repr(optimized)
     assert copy.physical_repr(config) == optimized.physical_repr(config)
+    # explain's Stats lines too: the footers travel with the scan tasks.
+    assert copy.repr_with_stats() == optimized.repr_with_stats()
+    assert copy.physical_repr(config, True) == optimized.physical_repr(config, True)
     assert copy.schema() == optimized.schema()
     # The unoptimized plan round-trips too, and optimizes to the same plan on the other side.
     raw = _core.PyPlan.from_bytes(df._plan.to_bytes())
@@ -423,9 +426,9 @@ def test_scan_plans_round_trip(name: str, files: dict[str, Path]) -> None:
     _check_round_trip(_scans(files)[name]())
 
 
-def test_parquet_scan_tasks_without_footers_read_in_parallel(files: dict[str, Path]) -> None:
-    """Small scan tasks (several per file): the deserialized scan has no footers and reads them
-    lazily, decoding tasks side by side, with the original's rows in the original's order."""
+def test_parquet_scan_with_small_tasks_round_trips_with_its_footers(files: dict[str, Path]) -> None:
+    """Several scan tasks per file: the footers the optimizer read travel with the tasks, so the
+    copy's explain (row groups, stats) and its parallel decoding match the original's."""
     df = ketch.read_parquet(str(files["parquet"]), hive_partitioning=True)
     with ketch.execution_config_ctx(
         scan_tasks_min_size_bytes=1, scan_tasks_max_size_bytes=64, num_compute_threads=4

@@ -3,6 +3,7 @@
 #include <arrow/io/memory.h>
 #include <arrow/ipc/api.h>
 #include <flatbuffers/flatbuffers.h>
+#include <parquet/metadata.h>
 
 #include <cstring>
 #include <unordered_map>
@@ -65,6 +66,17 @@ arrow::Result<std::shared_ptr<arrow::Buffer>> Owned(const Vector<uint8_t>* bytes
   ARROW_ASSIGN_OR_RAISE(std::shared_ptr<arrow::Buffer> out, arrow::AllocateBuffer(bytes->size()));
   if (bytes->size() > 0) std::memcpy(out->mutable_data(), bytes->data(), bytes->size());
   return out;
+}
+
+// A Parquet footer as the thrift bytes a file stores.
+arrow::Result<std::shared_ptr<arrow::Buffer>> FooterBytes(const parquet::FileMetaData& metadata) {
+  ARROW_ASSIGN_OR_RAISE(auto sink, arrow::io::BufferOutputStream::Create());
+  try {
+    metadata.WriteTo(sink.get());
+  } catch (const std::exception& e) {
+    return arrow::Status::IOError("plan serialization: cannot write a Parquet footer: ", e.what());
+  }
+  return sink->Finish();
 }
 
 arrow::Status Corrupt(const std::string& what) {
@@ -349,9 +361,22 @@ class PlanWriter {
       }
       auto list_offset = fbb_.CreateVector(list);
       auto reason = fbb_.CreateString(scan.tasks->reason);
+      // The footers of the files the tasks read, once each.
+      const auto& metadata = scan.tasks->metadata;
+      std::vector<bool> sent(metadata.size(), false);
+      std::vector<Offset<fb::Footer>> footers;
+      for (const auto& task : scan.tasks->tasks) {
+        const auto f = static_cast<size_t>(task.file);
+        if (task.file < 0 || f >= metadata.size() || !metadata[f] || sent[f]) continue;
+        sent[f] = true;
+        ARROW_ASSIGN_OR_RAISE(auto thrift, FooterBytes(*metadata[f]));
+        ARROW_ASSIGN_OR_RAISE(auto thrift_offset, Bytes(*thrift));
+        footers.push_back(fb::CreateFooter(fbb_, task.file, thrift_offset));
+      }
+      auto footers_offset = fbb_.CreateVector(footers);
       tasks = fb::CreateScanTasks(fbb_, list_offset, reason, scan.tasks->files_pruned,
                                   scan.tasks->row_groups_total, scan.tasks->row_groups_pruned,
-                                  scan.tasks->limit_skipped_row_groups);
+                                  scan.tasks->limit_skipped_row_groups, footers_offset);
     }
     fb::FileFormat format = fb::FileFormat::Parquet;
     switch (scan.format) {
@@ -732,7 +757,23 @@ class PlanReader {
           tasks->tasks.push_back(std::move(out));
         }
       }
-      // No footers: the scan reads them when it opens each file (tasks->metadata stays empty).
+      if (t->footers() && t->footers()->size() > 0) {
+        tasks->metadata.resize(info.files.size());
+        for (const auto* footer : *t->footers()) {
+          const int32_t f = footer->file();
+          if (f < 0 || static_cast<size_t>(f) >= info.files.size() || footer->thrift() == nullptr) {
+            return Corrupt("a Parquet footer names file " + std::to_string(f) + " of " +
+                           std::to_string(info.files.size()));
+          }
+          try {
+            tasks->metadata[f] = parquet::FileMetaData::Make(footer->thrift()->data(),
+                                                             static_cast<int64_t>(footer->thrift()->size()));
+          } catch (const std::exception& e) {
+            return Corrupt("the Parquet footer of file " + std::to_string(f) + ": " + e.what());
+          }
+        }
+      }
+      // A file without a footer here has it read when the scan opens the file.
       tasks->reason = Str(t->reason());
       tasks->files_pruned = t->files_pruned();
       tasks->row_groups_total = t->row_groups_total();

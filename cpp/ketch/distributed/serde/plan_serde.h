@@ -8,8 +8,10 @@
 // Format: an 8-byte header, the ASCII magic "KTPL" then the format version as a little-endian
 // uint32 (kPlanFormatVersion), followed by a FlatBuffer (schema: plan.fbs, root PlanFragment).
 // Arrow types, schemas, literals and in-memory batches are embedded as Arrow IPC bytes. A plan node
-// reached twice (a self-join) is sent once. Parquet footers are not sent: a deserialized scan
-// re-reads them lazily (once per file, through the scan's footer cache).
+// reached twice (a self-join) is sent once. A scan's scan tasks travel with the Parquet footers
+// the optimizer read for them (thrift bytes, as in the files): the receiver reads no footer again
+// and explain's stats (row counts, column sizes) stay the same; a scan whose tasks lack a footer
+// reads it when it opens the file (once per file, through the scan's footer cache).
 //
 // S3 credentials of scans travel inside the bytes (the workers need them): treat the bytes as
 // secret. Errors never quote them.
