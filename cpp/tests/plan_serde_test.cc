@@ -267,6 +267,19 @@ TEST(PlanSerde, WriteParquetAndParquetScanWithPushdownsAndTasks) {
   auto without_footers = LogicalPlan::Scan(stripped).ValueOrDie();
   auto expected = RunPlan(optimized);
   EXPECT_TRUE(RunPlan(without_footers)->Equals(*expected));
+  // One scan task alone (how a task runs on another worker): only its file's footer travels.
+  ScanInfo only = optimized->scan();
+  ASSERT_GE(only.tasks->num_tasks(), 2);
+  const int64_t last = only.tasks->num_tasks() - 1;
+  only.tasks = std::make_shared<ScanTasks>(optimized->scan().tasks->OnlyTask(last));
+  auto single = LogicalPlan::Scan(only).ValueOrDie();
+  auto single_copy = RoundTrip(single);
+  ASSERT_NE(single_copy, nullptr);
+  const int32_t last_file = only.tasks->tasks.back().file;
+  const auto& single_metadata = single_copy->scan().tasks->metadata;
+  for (size_t f = 0; f < single_metadata.size(); ++f) {
+    EXPECT_EQ(single_metadata[f] != nullptr, static_cast<int32_t>(f) == last_file) << f;
+  }
   auto copy_without = RoundTrip(without_footers);
   ASSERT_NE(copy_without, nullptr);
   EXPECT_TRUE(copy_without->scan().tasks->metadata.empty());

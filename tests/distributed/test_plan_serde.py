@@ -13,6 +13,7 @@ import io
 import json
 import pickle
 import random
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -228,6 +229,22 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                     rows = [dict(zip(data, r, strict=True)) for r in zip(*data.values(), strict=True)]
                     (directory / "p.json").write_text("".join(json.dumps(r) + "\n" for r in rows))
         out[fmt] = base
+    # Small files merged into scan tasks (entries sharing a group), and one large row group that
+    # a UDF above splits into row ranges.
+    tiny = root / "tiny"
+    tiny.mkdir()
+    for k in range(12):
+        pq.write_table(
+            pa.table({"a": list(range(k * 10, k * 10 + 10)), "s": [f"f{k}"] * 10}), tiny / f"{k:02d}.parquet"
+        )
+    out["tiny"] = tiny
+    n = 60_000
+    pq.write_table(
+        pa.table({"i": list(range(n)), "u": [f"u{i}" for i in range(n)]}),
+        root / "one_rg.parquet",
+        row_group_size=n,
+    )
+    out["one_rg"] = root / "one_rg.parquet"
     blobs = root / "blobs"
     blobs.mkdir()
     for i in range(4):
@@ -260,6 +277,10 @@ def _scans(files: dict[str, Path]) -> dict[str, Callable[[], ketch.DataFrame]]:
             ketch.read_json(jsonl, hive_partitioning=True, schema_hints={"v": ketch.DataType.float32()})
             .where(col("id") > 20235)
             .sort("id")
+        ),
+        "merged_small_files": lambda: ketch.read_parquet(str(files["tiny"])).where(col("a") > 25),
+        "split_row_group_udf": lambda: ketch.read_parquet(str(files["one_rg"])).with_column(
+            "n", add_one(col("i"))
         ),
         "url_download": lambda: ketch.from_pydict(
             {"path": [str(files["blobs"] / f"img{i}.png") for i in range(4)]}
@@ -418,12 +439,21 @@ SCAN_NAMES = [
     "json_hive",
     "url_download",
     "file_kernels",
+    "merged_small_files",
+    "split_row_group_udf",
 ]
 
 
 @pytest.mark.parametrize("name", SCAN_NAMES)
 def test_scan_plans_round_trip(name: str, files: dict[str, Path]) -> None:
     _check_round_trip(_scans(files)[name]())
+
+
+def test_scan_task_groups_and_row_ranges_travel(files: dict[str, Path]) -> None:
+    merged = _check_round_trip(_scans(files)["merged_small_files"]())
+    assert re.search(r"Scan tasks = \d+ \(", repr(merged))
+    split = _check_round_trip(_scans(files)["split_row_group_udf"]())
+    assert "row group split into" in repr(split)
 
 
 def test_parquet_scan_with_small_tasks_round_trips_with_its_footers(files: dict[str, Path]) -> None:

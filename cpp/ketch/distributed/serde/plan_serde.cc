@@ -356,8 +356,8 @@ class PlanWriter {
       std::vector<Offset<fb::ScanTask>> list;
       for (const auto& task : scan.tasks->tasks) {
         auto row_groups = fbb_.CreateVector(task.row_groups);
-        list.push_back(
-            fb::CreateScanTask(fbb_, task.file, row_groups, task.first_row, task.num_rows, task.size_bytes));
+        list.push_back(fb::CreateScanTask(fbb_, task.file, row_groups, task.first_row, task.num_rows,
+                                          task.size_bytes, task.group, task.row_offset, task.row_count));
       }
       auto list_offset = fbb_.CreateVector(list);
       auto reason = fbb_.CreateString(scan.tasks->reason);
@@ -754,6 +754,17 @@ class PlanReader {
           out.first_row = task->first_row();
           out.num_rows = task->num_rows();
           out.size_bytes = task->size_bytes();
+          out.group = task->group();
+          out.row_offset = task->row_offset();
+          out.row_count = task->row_count();
+          if (out.group < 0 || (!tasks->tasks.empty() && out.group < tasks->tasks.back().group) ||
+              (tasks->tasks.empty() ? out.group != 0 : out.group > tasks->tasks.back().group + 1)) {
+            return Corrupt("scan task groups are not numbered 0, 1, ... in order");
+          }
+          if (out.row_offset < 0 || out.row_count < -1 ||
+              (out.row_count >= 0 && out.row_groups.size() != 1)) {
+            return Corrupt("a scan task's row range is invalid");
+          }
           tasks->tasks.push_back(std::move(out));
         }
       }
