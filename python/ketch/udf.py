@@ -60,7 +60,7 @@ _errors_lock = threading.Lock()
 _TOKEN = "[ketch-udf-error:"
 
 
-def _stash(exc: BaseException) -> int:
+def _stash(exc: BaseException) -> str:
     # The frames of the traceback keep their locals (the UDF's runner, its process pool and
     # workers) alive for as long as the exception is stashed, and a failed query may stash errors
     # that are never re-raised: their locals are cleared (file and line of every entry survive).
@@ -69,7 +69,9 @@ def _stash(exc: BaseException) -> int:
     with _errors_lock:
         token = next(_error_ids)
         _errors[token] = exc
-        return token
+        # The process id tells a token stashed here from one that came with an error from another
+        # process (an engine worker of the Ray runner): only this process's can be looked up.
+        return f"{os.getpid()}:{token}"
 
 
 def reraise_udf_error(error: BaseException) -> None:
@@ -79,9 +81,9 @@ def reraise_udf_error(error: BaseException) -> None:
     if start < 0:
         return
     end = message.find("]", start)
-    token = int(message[start + len(_TOKEN) : end])
+    pid, _, number = message[start + len(_TOKEN) : end].partition(":")
     with _errors_lock:
-        original = _errors.pop(token, None)
+        original = _errors.pop(int(number), None) if pid == str(os.getpid()) and number.isdigit() else None
         # Other batches of a failed query may have stashed errors too (never reported): keep the
         # stash bounded without dropping errors other queries are about to re-raise.
         while len(_errors) > 1024:

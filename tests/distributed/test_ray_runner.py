@@ -1,0 +1,133 @@
+"""The Ray runner on a real 3-node local cluster: the same results as the native runner (order
+kept where the native runner keeps it), the map stage spread over every node, errors naming the
+stage and partition, an engine worker killed mid-query, an unreachable address."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import ketch
+from ketch import col
+
+
+def _both(build) -> tuple[dict, dict]:
+    """The query's result on the native runner, then on the Ray runner (already set)."""
+    from ketch.runners import get_runner
+
+    ray_runner = get_runner()
+    ketch.set_runner_native()
+    native = build().to_pydict()
+    ketch.runners._runner = ray_runner
+    return native, build().to_pydict()
+
+
+def _files(tmp_path, n_files=6, rows=50) -> str:
+    for f in range(n_files):
+        start = f * rows
+        pq.write_table(
+            pa.table(
+                {"id": list(range(start, start + rows)), "g": [i % 5 for i in range(start, start + rows)]}
+            ),
+            tmp_path / f"part-{f:02d}.parquet",
+        )
+    return str(tmp_path / "*.parquet")
+
+
+def test_map_stages_and_driver_tails_give_the_native_runners_results(on_ray, tmp_path):
+    glob = _files(tmp_path)
+
+    @ketch.func
+    def triple(x: int) -> int:
+        return 3 * x
+
+    queries = {
+        "map only, order kept": lambda: (
+            ketch.read_parquet(glob).where(col("g") != 2).with_column("t", triple(col("id")))
+        ),
+        "groupby": lambda: ketch.read_parquet(glob).groupby("g").agg(col("id").sum()).sort("g"),
+        "sort desc": lambda: ketch.read_parquet(glob).sort("id", desc=True).limit(7),
+        "join": lambda: (
+            ketch.read_parquet(glob)
+            .join(ketch.from_pydict({"g": [0, 1, 2], "name": ["a", "b", "c"]}), on="g")
+            .sort("id")
+        ),
+        "in-memory partitions": lambda: (
+            ketch.from_pydict({"x": list(range(40))}).into_partitions(5).with_column("y", triple(col("x")))
+        ),
+        "explode": lambda: ketch.from_pydict({"l": [[1, 2], [], [3]]}).explode("l"),
+    }
+    for name, build in queries.items():
+        native, on_cluster = _both(build)
+        assert on_cluster == native, name
+
+
+def test_partitions_survive_and_stream_in_order(on_ray):
+    df = ketch.from_pydict({"x": list(range(30))}).into_partitions(4).with_column("y", col("x") + 1)
+    parts = [p.to_pydict()["x"] for p in df.iter_partitions()]
+    assert [len(p) for p in parts] == [8, 8, 7, 7]
+    assert [x for p in parts for x in p] == list(range(30))
+    assert df.collect().num_partitions() == 4
+
+
+def test_one_small_file_under_an_expensive_udf_spreads_over_every_node(on_ray, tmp_path):
+    pq.write_table(
+        pa.table({"url": [f"http://example.invalid/{i}" for i in range(4000)]}), tmp_path / "urls.parquet"
+    )
+
+    @ketch.func
+    def expensive(url: str) -> int:
+        return len(url)
+
+    df = ketch.read_parquet(str(tmp_path / "urls.parquet")).with_column("n", expensive(col("url")))
+    out = df.to_pydict()
+    assert out["n"] == [len(f"http://example.invalid/{i}") for i in range(4000)]
+    assert len(on_ray.last_tasks_per_node) == 3, on_ray.last_tasks_per_node
+
+
+def test_a_failing_task_raises_the_original_error_naming_stage_and_partition(on_ray):
+    @ketch.func
+    def boom(x: int) -> int:
+        if x == 17:
+            raise ValueError("bad row 17")
+        return x
+
+    # Materialized partitions: the UDF runs in the map stage, one task per partition, on the workers.
+    df = (
+        ketch.from_pydict({"x": list(range(30))})
+        .into_partitions(3)
+        .collect()
+        .with_column("y", boom(col("x")))
+    )
+    with pytest.raises(ketch.errors.KetchError, match=r"(?s)bad row 17.*stage 1 .*partition 1 of 3"):
+        df.collect()
+
+
+def test_an_engine_worker_killed_mid_query_is_replaced_and_nothing_is_lost_or_doubled(on_ray, tmp_path):
+    marker = tmp_path / "killed-once"
+
+    @ketch.func
+    def die_once(x: int) -> int:
+        if x == 25 and not os.path.exists(marker):
+            marker.write_text(str(os.getpid()))
+            os.kill(os.getpid(), signal.SIGKILL)  # the engine worker process itself
+        return x * 2
+
+    df = (
+        ketch.from_pydict({"x": list(range(60))})
+        .into_partitions(6)
+        .collect()
+        .with_column("y", die_once(col("x")))
+    )
+    out = df.to_pydict()
+    assert marker.exists()
+    assert out == {"x": list(range(60)), "y": [2 * x for x in range(60)]}
+
+
+def test_an_unreachable_address_fails_fast_naming_it(ray_cluster):
+    with pytest.raises(ConnectionError, match=r"127\.0\.0\.1:1"):
+        ketch.set_runner_ray(address="127.0.0.1:1")
