@@ -111,6 +111,11 @@ serde::UdfPayloadWriter PyUdfPayloadWriter() {
   };
 }
 
+nb::object UdfRunnerOf(const Expr& expr) {
+  const auto* udf = dynamic_cast<const PyBatchUdf*>(expr.udf().get());
+  return udf == nullptr ? nb::none() : udf->runner();
+}
+
 serde::UdfPayloadReader PyUdfPayloadReader() {
   return [](const std::string& name, const std::string& payload,
             const UdfProperties&) -> arrow::Result<std::shared_ptr<BatchUdf>> {

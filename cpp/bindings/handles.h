@@ -15,4 +15,7 @@ serde::UdfPayloadWriter PyUdfPayloadWriter();
 /// Rebuilds a Python UDF from its cloudpickle bytes (GIL taken inside).
 serde::UdfPayloadReader PyUdfPayloadReader();
 
+/// The Python runner object of a UDF expression's BatchUdf (None for a non-Python UDF). GIL held.
+nanobind::object UdfRunnerOf(const Expr& udf_expr);
+
 }  // namespace ketch::bindings

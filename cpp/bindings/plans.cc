@@ -9,8 +9,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <future>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "handles.h"
@@ -406,6 +408,30 @@ void BindPlans(nb::module_& m) {
       .def("into_batches",
            [](const PyPlan& p, int64_t batch_size) {
              return PyPlan{Unwrap(LogicalPlan::IntoBatches(p.plan, batch_size))};
+           })
+      // The Python runners of every UDF in the plan (each once), so a query can start their
+      // process pools before data flows.
+      .def("udf_runners",
+           [](const PyPlan& p) {
+             std::vector<const Expr*> udfs;
+             std::function<void(const Expr&)> visit_expr = [&](const Expr& e) {
+               if (e.kind() == ExprKind::kUdf) udfs.push_back(&e);
+               for (const auto& child : e.children()) visit_expr(*child);
+             };
+             std::function<void(const LogicalPlan&)> visit = [&](const LogicalPlan& node) {
+               for (const auto& e : node.exprs()) visit_expr(*e);
+               if (node.predicate()) visit_expr(*node.predicate());
+               for (const auto& input : node.inputs()) visit(*input);
+             };
+             visit(*p.plan);
+             nb::list out;
+             std::set<const BatchUdf*> seen;
+             for (const Expr* e : udfs) {
+               if (!seen.insert(e->udf().get()).second) continue;
+               nb::object runner = UdfRunnerOf(*e);
+               if (!runner.is_none()) out.append(runner);
+             }
+             return out;
            })
       // The distributed runner's map stage: (fragment, number of tasks), or None.
       .def("split_map_stage",

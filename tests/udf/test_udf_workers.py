@@ -268,3 +268,34 @@ def test_a_worker_killed_while_idle_is_replaced_for_the_next_query():
     _wait_until(lambda: _gone(first), "the worker's death")
     second = ketch.from_pydict({"x": [2]}).with_column("pid", expr).to_pydict()["pid"][0]
     assert second != first
+
+
+class StageA:
+    """Its first call waits until stage B's worker has run ``__init__``."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+
+    def __call__(self, x):
+        _wait_until(lambda: Path(self.directory, "b-ready").exists(), "stage B's worker starting")
+        return x
+
+
+class StageB:
+    def __init__(self, directory: str) -> None:
+        Path(directory, "b-ready").write_text(str(os.getpid()))
+
+    def __call__(self, x):
+        return x
+
+
+def test_chained_process_udfs_start_their_workers_when_the_query_starts(tmp_path):
+    # With one row, stage B gets its first batch only after stage A's call returns: a B pool
+    # started on its first batch would leave A waiting until the rendezvous times out.
+    a = ketch.cls(return_dtype=int, concurrency=1, use_process=True)(StageA)(str(tmp_path))
+    b = ketch.cls(return_dtype=int, concurrency=1, use_process=True)(StageB)(str(tmp_path))
+    out = (
+        ketch.from_pydict({"x": [7]}).with_column("y", a(col("x"))).with_column("z", b(col("y"))).to_pydict()
+    )
+    assert out == {"x": [7], "y": [7], "z": [7]}
+    assert int(Path(tmp_path, "b-ready").read_text()) != os.getpid()

@@ -23,6 +23,16 @@ def read_partitioned(partitions: list[int], reader: pa.RecordBatchReader) -> tup
     return table, rows or [0]
 
 
+def start_udf_workers(plan: _core.PyPlan) -> None:
+    """Starts the worker processes of every process-mode UDF in the plan now, all at once, so
+    that chained UDF stages do not start theirs one after the other when their first batch
+    arrives (their ``__init__`` runs while upstream stages work)."""
+    for runner in plan.udf_runners():
+        pool = getattr(runner, "process", None)
+        if pool is not None:
+            pool.start()
+
+
 class NativeRunner:
     name = "native"
 
@@ -31,6 +41,7 @@ class NativeRunner:
     ) -> tuple[pa.Table, list[int]]:
         """Runs an optimized plan (``config``: the Python ExecutionConfig); returns the result and
         its rows per partition."""
+        start_udf_workers(optimized)
         partitions, reader = optimized.execute(config.to_native(), stats)
         return read_partitioned(partitions, reader)
 
@@ -39,6 +50,7 @@ class NativeRunner:
     ) -> Iterator[tuple[list[int], pa.RecordBatchReader]]:
         """The output while the query runs: (partition of each batch, batches). Closing the
         iterator early cancels the query."""
+        start_udf_workers(optimized)
         stream = optimized.execute_stream(config.to_native(), stats)
         try:
             while True:

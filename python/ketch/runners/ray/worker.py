@@ -28,9 +28,10 @@ class EngineWorker:
         """Runs one task: the fragment's bytes, the driver's ExecutionConfig. Returns its output
         (one partition). Raises the engine's error (KetchError and subclasses) unchanged."""
         from ketch import _core
-        from ketch.runners.native import read_partitioned
+        from ketch.runners.native import read_partitioned, start_udf_workers
 
         plan = _core.PyPlan.from_bytes(fragment)
+        start_udf_workers(plan)
         partitions, reader = plan.execute(config.to_native(), _core.ExecutionStats())
         table, _rows = read_partitioned(partitions, reader)
         self.tasks_run += 1
