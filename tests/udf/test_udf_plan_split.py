@@ -92,3 +92,28 @@ def test_download_nested_in_image_kernels_is_its_own_io_stage(tmp_path):
     assert [img.shape for img in out["img"]] == [(2, 3, 3)] * 3
     assert [int(img[0, 0, 0]) for img in out["img"]] == [0, 40, 80]
     assert list(out) == ["url", "img"]  # the I/O stage's temporary column is gone
+
+
+def test_image_decode_nested_in_other_kernels_is_a_stage_of_its_own():
+    # A decoded image is ~100x its file: as a stage's output the executor sizes morsels by it
+    # (inside resize(decode(b)) it was an unseen intermediate of 64 images per call).
+    import numpy as np
+    from PIL import Image
+
+    blobs = []
+    for i in range(3):
+        buffer = io.BytesIO()
+        Image.fromarray(np.full((4, 6, 3), i * 40, dtype=np.uint8)).save(buffer, format="PNG")
+        blobs.append(buffer.getvalue())
+    df = ketch.from_pydict({"b": blobs}).select(
+        col("b").image.decode(mode="RGB").image.resize(3, 2).alias("img")
+    )
+    plan = _physical(df)
+    nodes = plan.split("* ")
+    decode = [n for n in nodes if "image_decode" in n]
+    assert len(decode) == 1 and "image_resize" not in decode[0], plan
+    resize = [n for n in nodes if "image_resize" in n]
+    assert len(resize) == 1 and "__ketch_split_" in resize[0], plan
+    assert [int(img[0, 0, 0]) for img in df.to_pydict()["img"]] == [0, 40, 80]
+    alone = ketch.from_pydict({"b": blobs}).select(col("b").image.decode(mode="RGB").alias("img"))
+    assert "__ketch_split_" not in _physical(alone)  # a decode at the root needs no stage of its own

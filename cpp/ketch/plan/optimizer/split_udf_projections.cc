@@ -29,7 +29,25 @@ bool IsIoCall(const Expr& expr) {
   return expr.kind() == ExprKind::kCall && expr.name().rfind("url_", 0) == 0;
 }
 
-bool IsSpecial(const Expr& expr) { return expr.kind() == ExprKind::kUdf || IsIoCall(expr); }
+// Kernels whose output dwarfs their input (a decoded image is ~100x its file): nested inside
+// another expression their output would be an intermediate the executor never sees, so their
+// morsels could not be sized by it (64 decoded 1024x1024 images in flight inside one
+// `image_resize(image_decode(b))` call). A stage of their own makes it a morsel's output.
+bool IsGrowingCall(const Expr& expr) {
+  return expr.kind() == ExprKind::kCall && expr.name() == "image_decode";
+}
+
+bool HasGrowingCall(const Expr& expr) {
+  if (IsGrowingCall(expr)) return true;
+  for (const auto& child : expr.children()) {
+    if (HasGrowingCall(*child)) return true;
+  }
+  return false;
+}
+
+bool IsSpecial(const Expr& expr) {
+  return expr.kind() == ExprKind::kUdf || IsIoCall(expr) || IsGrowingCall(expr);
+}
 
 ExprPtr WithChildren(const ExprPtr& expr, std::vector<ExprPtr> children) {
   switch (expr->kind()) {
@@ -44,11 +62,11 @@ ExprPtr WithChildren(const ExprPtr& expr, std::vector<ExprPtr> children) {
   }
 }
 
-// The stages of one projection's special calls (UDFs and I/O functions): each call nested inside
-// another expression (`image_decode(url_download(u))`, `double(add_one(x))`) is replaced by a
-// column `__ketch_split_<n>` computed by a stage of its own, innermost first, so a download runs
-// on the I/O pool and the kernels above it on the compute pool, and chained UDFs run on their own
-// workers and overlap (Daft's SplitGranularProjection / SplitUDFs).
+// The stages of one projection's special calls (UDFs, I/O functions and image decodes): each call nested
+// inside another expression (`image_decode(url_download(u))`, `double(add_one(x))`) is replaced by a column
+// `__ketch_split_<n>` computed by a stage of its own, innermost first, so a download runs on the I/O pool and
+// the kernels above it on the compute pool, and chained UDFs run on their own workers and overlap (Daft's
+// SplitGranularProjection / SplitUDFs).
 class StageBuilder {
  public:
   explicit StageBuilder(const std::set<std::string>& input_names) : input_names_(input_names) {}
@@ -122,7 +140,7 @@ arrow::Result<Transformed> SplitOne(const LogicalPlanPtr& plan) {
   StageBuilder builder(input_names);
   int computed_plain = 0;
   for (const auto& expr : exprs) {
-    if (expr->HasUdf() || HasIoCall(*expr)) {
+    if (expr->HasUdf() || HasIoCall(*expr) || HasGrowingCall(*expr)) {
       builder.Add(expr);
     } else {
       plain.push_back(expr);
