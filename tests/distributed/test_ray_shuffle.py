@@ -223,3 +223,11 @@ def test_an_engine_worker_killed_in_the_reduce_stage_still_gives_exact_results(o
     assert out == native.to_pydict()
     reduces = _stage(on_ray, "reduce")
     assert reduces and reduces[0].tasks == 6
+
+
+def test_a_join_on_keys_of_different_types_stays_on_the_driver_with_the_same_result(on_ray):
+    left, _ = _sides()
+    right = ketch.from_arrow(pa.table({"k": pa.array([1, 2, 3, None], pa.int32()), "b": list("wxyz")}))
+    native, on_cluster = _native_then_ray(lambda: left.join(right, on="k", how="left"))
+    assert _rows(on_cluster) == _rows(native)
+    assert not _stage(on_ray, "shuffle map")  # int64 vs int32 keys may hash apart: no shuffle
