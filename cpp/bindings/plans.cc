@@ -465,6 +465,11 @@ void BindPlans(nb::module_& m) {
            })
       .def("is_partition_local",
            [](const PyPlan& p) { return distributed::IsPartitionLocal(p.plan->kind()); })
+      .def("join_type",
+           [](const PyPlan& p) -> nb::object {
+             if (p.plan->kind() != LogicalKind::kJoin) return nb::none();
+             return nb::cast(JoinTypeName(p.plan->join().how));
+           })
       // (hash keys per input, fixed bucket count or -1) of a hash exchange, or None (PlanHashExchange).
       .def("hash_exchange",
            [](const PyPlan& p) -> nb::object {

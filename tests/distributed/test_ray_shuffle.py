@@ -155,19 +155,21 @@ def _sides() -> tuple[Any, Any]:
 
 @pytest.mark.parametrize("how", ["inner", "left", "right", "outer", "semi", "anti"])
 def test_joins_of_every_kind_shuffle_both_sides_into_the_same_buckets(on_ray, how):
+    on_ray.broadcast_join_size_bytes_threshold = -1  # never broadcast
     left, right = _sides()
     native, on_cluster = _native_then_ray(
         lambda: left.join(right, on="k", how=how).with_column("one", col("a") + 1)
     )
     assert _rows(on_cluster) == _rows(native), how
     maps, reduces = _stage(on_ray, "shuffle map"), _stage(on_ray, "reduce")
-    assert [(m.tasks, m.buckets) for m in maps] == [(5, 5), (3, 5)]
-    assert maps[0].rows_out == 67 and maps[1].rows_out == 28
+    # (the right side runs first where it could have been broadcast)
+    assert sorted((m.tasks, m.buckets, m.rows_out) for m in maps) == [(3, 5, 28), (5, 5, 67)]
     assert reduces[0].tasks == 5 and "Join" in reduces[0].name
     assert reduces[0].rows_out == len(native.to_pydict()["k"])
 
 
 def test_join_on_differently_named_keys_then_groupby(on_ray):
+    on_ray.broadcast_join_size_bytes_threshold = -1
     left, right = _sides()
     right = (
         right.with_column_renamed("k", "rk")
@@ -180,8 +182,29 @@ def test_join_on_differently_named_keys_then_groupby(on_ray):
     assert _rows(on_cluster) == _rows(native)
     # The join's reduce tasks are the groupby's shuffle map tasks (join, then hash by "k").
     maps = _stage(on_ray, "shuffle map")
-    assert [m.tasks for m in maps] == [5, 3, 5] and "Join" in maps[2].name
+    assert [m.tasks for m in maps] == [3, 5, 5] and "Join" in maps[2].name
     assert [r.tasks for r in _stage(on_ray, "reduce")] == [5]
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "semi", "anti", "right", "outer"])
+def test_a_small_right_side_is_broadcast_to_the_left_sides_tasks(on_ray, tmp_path, how):
+    left, right = _sides()
+    glob = _files(tmp_path)  # a split scan under the broadcast join, then a groupby above it
+    scan_right = right.select(col("k").alias("g"), "b")
+
+    def build():
+        return ketch.read_parquet(glob).join(scan_right, on="g", how=how).groupby("s").agg(col("id").count())
+
+    native, on_cluster = _native_then_ray(lambda: left.join(right, on="k", how=how))
+    assert _rows(on_cluster) == _rows(native)
+    kinds = [(s.kind, s.tasks) for s in on_ray.last_stages]
+    if how in ("right", "outer"):  # unmatched right rows must be found once: shuffled
+        assert kinds == [("shuffle map", 5), ("shuffle map", 3), ("reduce", 5)]
+    else:
+        assert kinds == [("broadcast", 3), ("map", 5)], kinds
+        assert "broadcast Join" in on_ray.last_stages[1].name
+    native, on_cluster = _native_then_ray(build)
+    assert _rows(on_cluster) == _rows(native)
 
 
 def test_repartition_by_key_puts_every_key_in_one_partition_like_the_native_runner(on_ray, tmp_path):

@@ -5,7 +5,8 @@ kernels, filters, explodes, samples) is a stage of one task per input partition 
 in-memory partition) on the engine workers, one actor per node, each running its fragment on the
 native executor. Hash exchanges (groupby/agg, distinct, joins, repartition(n, keys)) are shuffles:
 map tasks hash-partition their output into buckets in Ray's object store, reduce tasks run the
-operator bucket by bucket on the workers (stages.py). Sorts, limits, writes, global aggregates,
+operator bucket by bucket on the workers (stages.py); a small right side of a join is broadcast
+to the left side's tasks instead. Sorts, limits, writes, global aggregates,
 concat and into_partitions/into_batches still run on the driver's native executor over their
 inputs' partitions. ``last_stages`` keeps the last query's stages (tasks, rows, bytes shuffled)."""
 
@@ -19,7 +20,7 @@ import pyarrow as pa
 
 from ketch import _core
 from ketch.runners.ray.coordinator import Coordinator, WorkerSlot
-from ketch.runners.ray.stages import QueryStages, StageStats
+from ketch.runners.ray.stages import DEFAULT_BROADCAST_THRESHOLD, QueryStages, StageStats
 
 DEFAULT_TASK_BACKLOG = 2
 
@@ -48,6 +49,7 @@ class RayRunner:
         address: str | None = None,
         max_task_backlog: int | None = None,
         max_shuffle_partitions: int | None = None,
+        broadcast_join_size_bytes_threshold: int = DEFAULT_BROADCAST_THRESHOLD,
     ) -> None:
         import ray
 
@@ -66,6 +68,8 @@ class RayRunner:
         self._actor_class: Any = None
         self._workers: list[WorkerSlot] | None = None
         self.max_shuffle_partitions = max_shuffle_partitions
+        # Joins broadcast a right side of at most this many bytes instead of shuffling both sides.
+        self.broadcast_join_size_bytes_threshold = broadcast_join_size_bytes_threshold
         self.last_tasks_per_node: dict[str, int] = {}
         # The last query's stages, in the order they ran (name, tasks, rows, bytes shuffled, ...).
         self.last_stages: list[StageStats] = []
@@ -110,7 +114,7 @@ class RayRunner:
         limit = self.max_shuffle_partitions
         if limit is None:
             limit = max(8, 2 * int(ray.cluster_resources().get("CPU", 1)))
-        query = QueryStages(coordinator, config, stats, limit)
+        query = QueryStages(coordinator, config, stats, limit, self.broadcast_join_size_bytes_threshold)
         self.last_stages = query.stages
         return query
 

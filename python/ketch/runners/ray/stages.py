@@ -16,6 +16,11 @@
 Buckets: ``repartition(n, keys)`` uses n. Otherwise N = the widest input's task count, at most
 ``max_shuffle_partitions`` (the runner's; default max(8, 2 x the cluster's CPUs)) and at least 1:
 a shuffle never makes more partitions than its input had, so small inputs stay few tasks.
+Joins (inner, left, semi, anti) broadcast the right side when its bytes, measured by its shuffle
+map stage, are at most ``broadcast_join_size_bytes_threshold`` (the runner's; 10 MiB as in
+Daft): every task of the left side then joins its partition with the whole right side, and the
+left side is not shuffled. Right and outer joins always shuffle both sides.
+
 No partial (pre-shuffle) aggregation yet: map tasks shuffle their rows as they are."""
 
 from __future__ import annotations
@@ -31,13 +36,17 @@ from ketch.runners.native import NativeRunner
 from ketch.runners.ray.coordinator import Coordinator, StageTasks
 
 SOURCES = ("Scan", "InMemorySource")
+# Joins that keep no unmatched right rows: the right side can be sent whole to every left task.
+BROADCAST_RIGHT = ("inner", "left", "semi", "anti")
+DEFAULT_BROADCAST_THRESHOLD = 10 << 20  # bytes, Daft's broadcast_join_size_bytes_threshold
 
 
 @dataclass
 class Pending:
-    """Tasks not run yet: ``plan`` over either its own source (``split_source``: task i runs
-    ``plan.partition_fragment(i)``) or placeholder leaves (task i reads ``inputs[i][k]``, a list
-    of table refs, at leaf k)."""
+    """Tasks not run yet: ``plan`` over its own source (``split_source``: task i runs
+    ``plan.partition_fragment(i)``) and/or placeholder leaves: when ``inputs`` is not empty, task
+    i reads ``inputs[i][k]`` (a list of table refs) at leaf k, or the leaf itself where that is
+    None (the split source under a broadcast join)."""
 
     plan: Any
     num_tasks: int
@@ -75,11 +84,13 @@ class QueryStages:
         config: Any,
         stats: _core.ExecutionStats,
         max_shuffle_partitions: int,
+        broadcast_threshold: int = DEFAULT_BROADCAST_THRESHOLD,
     ) -> None:
         self.coordinator = coordinator
         self.config = config
         self.stats = stats
         self.max_shuffle_partitions = max(1, max_shuffle_partitions)
+        self.broadcast_threshold = broadcast_threshold
         self.stages: list[StageStats] = []
 
     # -- the plan walk ----------------------------------------------------------------------------
@@ -115,9 +126,20 @@ class QueryStages:
             children = [self._lower(child) for child in node.inputs()]
             n = fixed if fixed > 0 else min(max(c.num_tasks for c in children), self.max_shuffle_partitions)
             n = max(1, n)
-            maps = [
-                self._shuffle(child, child_keys, n) for child, child_keys in zip(children, keys, strict=True)
-            ]
+            if kind == "Join" and node.join_type() in BROADCAST_RIGHT:
+                # The right side first: when its shuffled bytes are under the threshold, every task
+                # of the left side gets all of it instead (no shuffle of the left side).
+                right = self._shuffle(children[1], keys[1], n)
+                if self.stages[-1].bytes_shuffled <= self.broadcast_threshold:
+                    self.stages[-1].kind = "broadcast"
+                    self.stages[-1].name = self.stages[-1].name.replace("shuffle map", "broadcast", 1)
+                    return self._broadcast_join(node, children[0], [r for refs in right for r in refs])
+                maps = [self._shuffle(children[0], keys[0], n), right]
+            else:
+                maps = [
+                    self._shuffle(child, child_keys, n)
+                    for child, child_keys in zip(children, keys, strict=True)
+                ]
             if kind == "Repartition":
                 template = _placeholder(node)  # the buckets are the partitions
             else:
@@ -132,6 +154,18 @@ class QueryStages:
             offset += r
         return Pending(
             _placeholder(node), len(refs), False, [[[ref]] for ref in refs], label=f"driver {kind}"
+        )
+
+    def _broadcast_join(self, node: Any, left: Pending, right_refs: list[Any]) -> Pending:
+        """The join as partition-local over ``left``: each of its tasks joins its partition with
+        the whole right side (``right_refs``: every right table)."""
+        plan = node.with_inputs([left.plan, _placeholder(node.inputs()[1])])
+        if left.inputs:
+            inputs = [[*task, right_refs] for task in left.inputs]
+        else:  # a split source: one leaf, kept
+            inputs = [[None, right_refs] for _ in range(left.num_tasks)]
+        return Pending(
+            plan, left.num_tasks, left.split_source, inputs, label=f"{left.label} -> broadcast Join"
         )
 
     def _on_driver(self, node: Any) -> tuple[pa.Table, list[int]]:
@@ -156,9 +190,10 @@ class QueryStages:
 
         def submit(handle: Any, index: int) -> tuple[Any, Any]:
             if pending.split_source:
-                payload, inputs = pending.plan.partition_fragment(index).to_bytes(), None
+                payload = pending.plan.partition_fragment(index).to_bytes()
             else:
-                payload, inputs = shared, pending.inputs[index]
+                payload = shared
+            inputs = pending.inputs[index] if pending.inputs else None
             refs = handle.run_task.options(num_returns=max(1, buckets) + 1).remote(
                 payload, config, inputs, buckets, keys
             )

@@ -16,9 +16,9 @@ from typing import Any
 import pyarrow as pa
 
 
-def _fill_leaves(plan: Any, inputs: list[list[pa.Table]]) -> Any:
+def _fill_leaves(plan: Any, inputs: list[list[pa.Table] | None]) -> Any:
     """``plan`` with its leaves (in depth-first, left-to-right order) replaced by in-memory
-    sources over ``inputs[k]`` (tables concatenated, one partition)."""
+    sources over ``inputs[k]`` (tables concatenated, one partition); a None keeps leaf k."""
     from ketch import _core
 
     remaining = iter(inputs)
@@ -27,6 +27,8 @@ def _fill_leaves(plan: Any, inputs: list[list[pa.Table]]) -> Any:
         children = node.inputs()
         if not children:
             tables = next(remaining)
+            if tables is None:
+                return node
             schema = node.schema()
             table = pa.concat_tables(tables) if tables else schema.empty_table()
             return _core.PyPlan.in_memory(table)
@@ -59,11 +61,11 @@ class EngineWorker:
     ) -> tuple[Any, ...]:
         """Runs one task. ``fragment``: the plan's bytes; ``config``: the driver's ExecutionConfig;
         ``inputs``: None (the fragment reads its own source) or, per leaf of the fragment, the refs
-        of the tables to read there. ``buckets`` = 0: returns (output table, metadata);
-        ``buckets`` = N > 0: the output hash-partitioned by ``keys`` into N buckets, returned as
-        (table of bucket 0, ..., table of bucket N-1, metadata). Metadata: {"rows": [...],
-        "bytes": [...]} per returned table, "node_id". Raises the engine's error (KetchError and
-        subclasses) unchanged."""
+        of the tables to read there (None: the leaf reads its own source). ``buckets`` = 0:
+        returns (output table, metadata); ``buckets`` = N > 0: the output hash-partitioned by
+        ``keys`` into N buckets, returned as (table of bucket 0, ..., table of bucket N-1,
+        metadata). Metadata: {"rows": [...], "bytes": [...]} per returned table, "node_id".
+        Raises the engine's error (KetchError and subclasses) unchanged."""
         import ray
 
         from ketch import _core
@@ -71,7 +73,9 @@ class EngineWorker:
 
         plan = _core.PyPlan.from_bytes(fragment)
         if inputs is not None:
-            plan = _fill_leaves(plan, [list(ray.get(list(refs))) for refs in inputs])
+            plan = _fill_leaves(
+                plan, [None if refs is None else list(ray.get(list(refs))) for refs in inputs]
+            )
         if buckets > 0:
             plan = plan.repartition(buckets, list(keys or []))
         start_udf_workers(plan)
