@@ -4,6 +4,7 @@ the native runner's results; the stage stats show where the work ran."""
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 from collections.abc import Callable
@@ -101,6 +102,11 @@ def test_groupby_aggregations_run_as_shuffle_map_and_reduce_tasks_on_the_workers
     assert len(reduces[0].tasks_per_node) >= 2, reduces[0].tasks_per_node
     assert "Aggregate" in reduces[0].name and "Project" in reduces[0].name
     assert on_cluster.num_partitions() == 6
+    report = io.StringIO()
+    build().explain_analyze(file=report)
+    text = report.getvalue().split("== Stages ==")[1]
+    assert "shuffle map: InMemorySource -> Filter -> hash shuffle by ['g', 's'] into 6): 6 tasks" in text
+    assert "reduce: Aggregate -> Project): 6 tasks" in text and "MB shuffled" in text
 
 
 def test_distinct_and_a_driver_sort_above_a_shuffle(on_ray, tmp_path):

@@ -137,5 +137,18 @@ class RayRunner:
             batches = table.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
             yield [partition] * len(batches), pa.RecordBatchReader.from_batches(table.schema, batches)
 
+    def stage_report(self) -> str:
+        """The last query's stages, one line each: tasks, rows out, MB out, MB shuffled, tasks
+        per node (explain_analyze prints it)."""
+        lines = []
+        for stage in self.last_stages:
+            nodes = ", ".join(f"{node[:8]}: {n}" for node, n in sorted(stage.tasks_per_node.items()))
+            lines.append(
+                f"{stage.name}: {stage.tasks} tasks, {stage.rows_out} rows out, "
+                f"{stage.bytes_out / 1e6:.2f} MB out, {stage.bytes_shuffled / 1e6:.2f} MB shuffled, "
+                f"tasks per node {{{nodes}}}"
+            )
+        return "\n".join(lines) or "(no stages: the query ran on the driver)"
+
     def __repr__(self) -> str:
         return f"RayRunner(address={self.address!r})"
