@@ -449,6 +449,34 @@ void BindPlans(nb::module_& m) {
            [](const PyPlan& p, const PyPlan& target, const PyPlan& replacement) {
              return PyPlan{Unwrap(distributed::ReplaceSubplan(p.plan, target.plan.get(), replacement.plan))};
            })
+      // Walking and rebuilding plans (the Ray runner's stage building).
+      .def("kind", [](const PyPlan& p) { return distributed::LogicalKindName(p.plan->kind()); })
+      .def("inputs",
+           [](const PyPlan& p) {
+             std::vector<PyPlan> out;
+             for (const auto& input : p.plan->inputs()) out.push_back(PyPlan{input});
+             return out;
+           })
+      .def("with_inputs",
+           [](const PyPlan& p, const std::vector<PyPlan>& inputs) {
+             std::vector<LogicalPlanPtr> plans;
+             for (const auto& input : inputs) plans.push_back(input.plan);
+             return PyPlan{Unwrap(p.plan->WithInputs(std::move(plans)))};
+           })
+      .def("is_partition_local",
+           [](const PyPlan& p) { return distributed::IsPartitionLocal(p.plan->kind()); })
+      .def("join_type",
+           [](const PyPlan& p) -> nb::object {
+             if (p.plan->kind() != LogicalKind::kJoin) return nb::none();
+             return nb::cast(JoinTypeName(p.plan->join().how));
+           })
+      // (hash keys per input, fixed bucket count or -1) of a hash exchange, or None (PlanHashExchange).
+      .def("hash_exchange",
+           [](const PyPlan& p) -> nb::object {
+             auto exchange = distributed::PlanHashExchange(*p.plan);
+             if (!exchange) return nb::none();
+             return nb::make_tuple(nb::cast(exchange->keys), exchange->num_partitions);
+           })
       // (count, exact) of an optimized plan (NumPartitions).
       .def("num_partitions",
            [](const PyPlan& p) {

@@ -448,6 +448,12 @@ class DataFrame:
                 f"{scan['rows_read']} rows decoded",
                 file=out,
             )
+        from ketch.runners import get_runner
+
+        report = getattr(get_runner(), "stage_report", None)  # the Ray runner's stages
+        if report is not None:
+            print("\n== Stages ==\n", file=out)
+            print(report(), file=out)
         return stats
 
     def collect(self) -> DataFrame:

@@ -70,3 +70,42 @@ def test_a_partition_out_of_range_is_refused():
         assert "partition 3" in str(error)
     else:
         raise AssertionError("partition 3 of 1 was accepted")
+
+
+def test_hash_exchanges_name_the_keys_each_input_is_shuffled_by():
+    left = ketch.from_pydict({"k": [1, 2, None], "a": [1, 2, 3]})
+    right = ketch.from_pydict({"rk": [1, 1, 2], "b": ["x", "y", "z"]})
+    agg = _optimized(left.groupby("k").agg(col("a").sum()))
+    assert agg.kind() == "Aggregate" and agg.hash_exchange() == ([["k"]], -1)
+    assert [i.kind() for i in agg.inputs()] == ["InMemorySource"]
+    join = _optimized(left.join(right, left_on="k", right_on="rk", how="outer"))
+    assert join.kind() == "Join" and join.hash_exchange() == ([["k"], ["rk"]], -1)
+    assert _optimized(left.repartition(3, "k")).hash_exchange() == ([["k"]], 3)
+    # No hash exchange: a global aggregate, a random repartition, a sort, keys of different types.
+    assert _optimized(left.agg(col("a").sum())).hash_exchange() is None
+    assert _optimized(left.repartition(3)).hash_exchange() is None
+    assert _optimized(left.sort("k")).hash_exchange() is None
+    wide = ketch.from_arrow(pa.table({"rk": pa.array([1], pa.int32()), "b": ["x"]}))
+    assert _optimized(left.join(wide, left_on="k", right_on="rk")).hash_exchange() is None
+    assert _optimized(left.where(col("a") > 1).with_column("c", col("a") + 1)).is_partition_local()
+
+
+def test_an_aggregate_run_bucket_by_bucket_over_hashed_inputs_gives_the_whole_result():
+    rows = 200
+    df = ketch.from_pydict({"g": [i % 7 if i % 9 else None for i in range(rows)], "v": list(range(rows))})
+    plan = _optimized(
+        df.into_partitions(4).collect().groupby("g").agg(col("v").sum(), col("v").count().alias("n"))
+    )
+    whole, _ = _run(plan)
+    (source,) = plan.inputs()
+    buckets: list[list[pa.Table]] = [[] for _ in range(3)]
+    for i in range(4):  # map tasks: each input partition hashed into 3 buckets
+        table, counts = _run(source.partition_fragment(i).repartition(3, ["g"]))
+        offset = 0
+        for b, n in enumerate(counts + [0] * (3 - len(counts))):
+            buckets[b].append(table.slice(offset, n))
+            offset += n
+    outputs = [_run(plan.with_inputs([_core.PyPlan.in_memory(pa.concat_tables(b))]))[0] for b in buckets]
+    groups = [set(t.column("g").to_pylist()) for t in outputs]
+    assert sum(len(g) for g in groups) == len(set().union(*groups))  # every key in one bucket
+    assert pa.concat_tables(outputs).sort_by("g").to_pylist() == whole.sort_by("g").to_pylist()

@@ -1,13 +1,13 @@
 #include "ketch/distributed/stage_planner.h"
 
 namespace ketch::distributed {
-namespace {
 
-// Operators that map each input partition to one output partition on their own.
 bool IsPartitionLocal(LogicalKind kind) {
   return kind == LogicalKind::kProject || kind == LogicalKind::kFilter || kind == LogicalKind::kExplode ||
          kind == LogicalKind::kSample;
 }
+
+namespace {
 
 bool IsSource(LogicalKind kind) { return kind == LogicalKind::kScan || kind == LogicalKind::kInMemorySource; }
 
@@ -23,6 +23,71 @@ LogicalPlanPtr Find(const LogicalPlanPtr& plan) {
 }
 
 }  // namespace
+
+std::optional<HashExchange> PlanHashExchange(const LogicalPlan& node) {
+  switch (node.kind()) {
+    case LogicalKind::kAggregate: {
+      if (node.aggregate().group_by.empty()) return std::nullopt;  // one global group
+      return HashExchange{{node.aggregate().group_by}, -1};
+    }
+    case LogicalKind::kJoin: {
+      const JoinSpec& spec = node.join();
+      if (spec.left_on.empty() || spec.left_on.size() != spec.right_on.size()) return std::nullopt;
+      const auto& left = *node.inputs()[0]->schema();
+      const auto& right = *node.inputs()[1]->schema();
+      for (size_t i = 0; i < spec.left_on.size(); ++i) {
+        auto l = left.GetFieldByName(spec.left_on[i]);
+        auto r = right.GetFieldByName(spec.right_on[i]);
+        // Keys of different types are cast before they are compared: their hashes may differ.
+        if (!l || !r || !l->type()->Equals(*r->type())) return std::nullopt;
+      }
+      return HashExchange{{spec.left_on, spec.right_on}, -1};
+    }
+    case LogicalKind::kRepartition: {
+      const PartitionSpec& spec = node.partitioning();
+      if (spec.by.empty()) return std::nullopt;  // random partitioning: not a hash exchange
+      return HashExchange{{spec.by}, spec.num_partitions};
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string LogicalKindName(LogicalKind kind) {
+  switch (kind) {
+    case LogicalKind::kInMemorySource:
+      return "InMemorySource";
+    case LogicalKind::kScan:
+      return "Scan";
+    case LogicalKind::kProject:
+      return "Project";
+    case LogicalKind::kFilter:
+      return "Filter";
+    case LogicalKind::kLimit:
+      return "Limit";
+    case LogicalKind::kWriteParquet:
+      return "WriteParquet";
+    case LogicalKind::kSort:
+      return "Sort";
+    case LogicalKind::kAggregate:
+      return "Aggregate";
+    case LogicalKind::kJoin:
+      return "Join";
+    case LogicalKind::kExplode:
+      return "Explode";
+    case LogicalKind::kConcat:
+      return "Concat";
+    case LogicalKind::kSample:
+      return "Sample";
+    case LogicalKind::kRepartition:
+      return "Repartition";
+    case LogicalKind::kIntoPartitions:
+      return "IntoPartitions";
+    case LogicalKind::kIntoBatches:
+      return "IntoBatches";
+  }
+  return "Unknown";
+}
 
 std::shared_ptr<MapStage> PlanMapStage(const LogicalPlanPtr& plan) {
   LogicalPlanPtr fragment = Find(plan);

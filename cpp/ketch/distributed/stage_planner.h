@@ -3,6 +3,8 @@
 #include <arrow/api.h>
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "ketch/plan/logical/logical_plan.h"
@@ -38,5 +40,28 @@ arrow::Result<LogicalPlanPtr> PartitionFragment(const LogicalPlanPtr& fragment, 
 /// every node above it rebuilt. Invalid when `target` is not in `plan`.
 arrow::Result<LogicalPlanPtr> ReplaceSubplan(const LogicalPlanPtr& plan, const LogicalPlan* target,
                                              const LogicalPlanPtr& replacement);
+
+/// A node that runs bucket by bucket after a hash shuffle of its inputs (a hash exchange): input i
+/// is hash-partitioned by the columns `keys[i]` (C++ RowHashes, the same in every process) into
+/// the same N buckets, and the node then runs once per bucket over bucket j of every input.
+/// Aggregations with group keys (groupby/agg, distinct) and joins whose key pairs have equal
+/// types (so equal keys hash alike) qualify; so does a hash repartition, whose N is its own.
+struct HashExchange {
+  std::vector<std::vector<std::string>> keys;  ///< one list per input of the node
+  /// Buckets fixed by the node (repartition(n, keys)); -1: the runner chooses.
+  int64_t num_partitions = -1;
+};
+
+/// The hash exchange `node` can run under, or nullopt when it must see all its input at once
+/// (sort, limit, writes, global aggregations, concat, into_partitions, ...: they stay on the
+/// driver) or is partition-local (see IsPartitionLocal).
+std::optional<HashExchange> PlanHashExchange(const LogicalPlan& node);
+
+/// True for operators that map each input partition to one output partition on their own
+/// (project, filter, explode, sample): they run inside the task of the stage below them.
+bool IsPartitionLocal(LogicalKind kind);
+
+/// The node kind's name as the Python runner matches it ("Aggregate", "Join", "Scan", ...).
+std::string LogicalKindName(LogicalKind kind);
 
 }  // namespace ketch::distributed

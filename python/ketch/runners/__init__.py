@@ -70,6 +70,7 @@ def set_runner_ray(
     noop_if_initialized: bool = False,
     max_task_backlog: int | None = None,
     force_client_mode: bool = False,
+    max_shuffle_partitions: int | None = None,
 ) -> None:
     """Runs the next queries on Ray (Daft's signature). ``address=None`` joins the Ray instance
     this process is connected to, or starts a local one (``ray.init``); an address
@@ -77,11 +78,16 @@ def set_runner_ray(
     alive node runs the tasks; ``max_task_backlog`` bounds the tasks queued per worker (default 2).
     ``noop_if_initialized``: keep the Ray runner already set. Raises ConnectionError naming the
     address when nothing answers there (checked before ``ray.init``, so it fails fast).
-    ``force_client_mode`` is accepted for Daft compatibility (``ray://`` addresses use Ray Client)."""
+    ``force_client_mode`` is accepted for Daft compatibility (``ray://`` addresses use Ray Client).
+    ``max_shuffle_partitions``: the most buckets a hash shuffle (groupby, distinct, join) makes;
+    default max(8, 2 x the cluster's CPUs); each shuffle uses min(its widest input's partitions,
+    this). ``repartition(n, keys)`` always makes n."""
     global _runner
     from ketch.runners.ray.runner import RayRunner
 
     with _lock:
         if noop_if_initialized and isinstance(_runner, RayRunner):
             return
-        _runner = RayRunner(address=address, max_task_backlog=max_task_backlog)
+        _runner = RayRunner(
+            address=address, max_task_backlog=max_task_backlog, max_shuffle_partitions=max_shuffle_partitions
+        )

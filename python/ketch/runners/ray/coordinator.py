@@ -26,9 +26,13 @@ class WorkerSlot:
 
 @dataclass
 class StageTasks:
-    name: str  # e.g. "stage 1 (map: ScanParquet -> UDFProject)"
-    payloads: list[bytes]
-    config: Any
+    """One stage's tasks. ``submit(worker_handle, index)`` starts task ``index`` on that engine
+    worker and returns (ref of its small metadata, what the task yields: e.g. the refs of its
+    output tables, which stay in the object store); the task is done when the metadata is."""
+
+    name: str  # e.g. "stage 1 (map: Scan -> Project)"
+    num_tasks: int
+    submit: Callable[[Any, int], tuple[Any, Any]]
     attempts: list[int] = field(default_factory=list)
 
 
@@ -59,15 +63,16 @@ class Coordinator:
         self.max_attempts = max_attempts
         self.tasks_per_node: dict[str, int] = {}
 
-    def run(self, stage: StageTasks) -> Iterator[Any]:
-        """Yields each task's result in task order as soon as it and all before it are done."""
+    def run(self, stage: StageTasks) -> Iterator[tuple[Any, Any]]:
+        """Yields each task's (output, metadata) in task order as soon as it and all before it are
+        done."""
         import ray
         from ray.exceptions import RayActorError, RayTaskError
 
-        n = len(stage.payloads)
+        n = stage.num_tasks
         stage.attempts = [0] * n
         pending: deque[int] = deque(range(n))
-        in_flight: dict[Any, tuple[int, WorkerSlot]] = {}
+        in_flight: dict[Any, tuple[int, WorkerSlot, Any]] = {}
         done: dict[int, Any] = {}
         next_out = 0
         try:
@@ -77,10 +82,10 @@ class Coordinator:
                     raise StageFailed(f"{stage.name}: no engine worker is alive to run the remaining tasks")
                 ready, _ = ray.wait(list(in_flight), num_returns=1)
                 ref = ready[0]
-                index, slot = in_flight.pop(ref)
+                index, slot, output = in_flight.pop(ref)
                 slot.in_flight -= 1
                 try:
-                    done[index] = ray.get(ref)
+                    done[index] = (output, ray.get(ref))
                     self.tasks_per_node[slot.node_id] = self.tasks_per_node.get(slot.node_id, 0) + 1
                 except RayTaskError as error:
                     cause = error.cause if error.cause is not None else error
@@ -103,7 +108,7 @@ class Coordinator:
                 ray.cancel(ref, force=False)
 
     def _submit(
-        self, stage: StageTasks, pending: deque[int], in_flight: dict[Any, tuple[int, WorkerSlot]]
+        self, stage: StageTasks, pending: deque[int], in_flight: dict[Any, tuple[int, WorkerSlot, Any]]
     ) -> None:
         while pending:
             alive = [w for w in self.workers if w.alive and w.in_flight < self.max_task_backlog]
@@ -111,9 +116,9 @@ class Coordinator:
                 return
             slot = min(alive, key=lambda w: w.in_flight)
             index = pending.popleft()
-            ref = slot.handle.run.remote(stage.payloads[index], stage.config)
+            ref, output = stage.submit(slot.handle, index)
             slot.in_flight += 1
-            in_flight[ref] = (index, slot)
+            in_flight[ref] = (index, slot, output)
 
     def _lost(self, slot: WorkerSlot) -> None:
         if not slot.alive:

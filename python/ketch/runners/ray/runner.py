@@ -1,13 +1,14 @@
 """The Ray runner: the same optimized plan as the native runner, cut into stages.
 
-Stage 1 (the map stage) is the partition-local part of the plan above its first source: the
-source and the streaming operators over it (projections with UDFs and multimodal kernels,
-filters, explodes, samples). It runs as one task per input partition (scan task, in-memory
-partition) on the engine workers, one actor per node, each running the fragment on the native
-executor. What lies above (aggregations, sorts, joins, repartitions, limits, writes) then runs on
-the driver's native executor over the tasks' outputs, partitions in order. Shuffle stages
-(partial aggregate -> hash shuffle -> final aggregate, distributed joins and sorts) are not built
-yet: those operators run on the driver."""
+Each source with the partition-local operators over it (projections with UDFs and multimodal
+kernels, filters, explodes, samples) is a stage of one task per input partition (scan task,
+in-memory partition) on the engine workers, one actor per node, each running its fragment on the
+native executor. Hash exchanges (groupby/agg, distinct, joins, repartition(n, keys)) are shuffles:
+map tasks hash-partition their output into buckets in Ray's object store, reduce tasks run the
+operator bucket by bucket on the workers (stages.py); a small right side of a join is broadcast
+to the left side's tasks instead. Sorts, limits, writes, global aggregates,
+concat and into_partitions/into_batches still run on the driver's native executor over their
+inputs' partitions. ``last_stages`` keeps the last query's stages (tasks, rows, bytes shuffled)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ from typing import Any
 import pyarrow as pa
 
 from ketch import _core
-from ketch.runners.native import NativeRunner
-from ketch.runners.ray.coordinator import Coordinator, StageTasks, WorkerSlot
+from ketch.runners.ray.coordinator import Coordinator, WorkerSlot
+from ketch.runners.ray.stages import DEFAULT_BROADCAST_THRESHOLD, QueryStages, StageStats
 
 DEFAULT_TASK_BACKLOG = 2
 
@@ -43,9 +44,19 @@ def _check_reachable(address: str) -> None:
 class RayRunner:
     name = "ray"
 
-    def __init__(self, address: str | None = None, max_task_backlog: int | None = None) -> None:
+    def __init__(
+        self,
+        address: str | None = None,
+        max_task_backlog: int | None = None,
+        max_shuffle_partitions: int | None = None,
+        broadcast_join_size_bytes_threshold: int = DEFAULT_BROADCAST_THRESHOLD,
+    ) -> None:
         import ray
 
+        if max_shuffle_partitions is not None and (
+            not isinstance(max_shuffle_partitions, int) or max_shuffle_partitions < 1
+        ):
+            raise ValueError(f"max_shuffle_partitions must be a positive int, got {max_shuffle_partitions!r}")
         if max_task_backlog is not None and (not isinstance(max_task_backlog, int) or max_task_backlog < 1):
             raise ValueError(f"max_task_backlog must be a positive int, got {max_task_backlog!r}")
         if address is not None and address != "auto":
@@ -56,7 +67,12 @@ class RayRunner:
         self.max_task_backlog = max_task_backlog or DEFAULT_TASK_BACKLOG
         self._actor_class: Any = None
         self._workers: list[WorkerSlot] | None = None
+        self.max_shuffle_partitions = max_shuffle_partitions
+        # Joins broadcast a right side of at most this many bytes instead of shuffling both sides.
+        self.broadcast_join_size_bytes_threshold = broadcast_join_size_bytes_threshold
         self.last_tasks_per_node: dict[str, int] = {}
+        # The last query's stages, in the order they ran (name, tasks, rows, bytes shuffled, ...).
+        self.last_stages: list[StageStats] = []
 
     # -- engine workers ----------------------------------------------------------------------------
     def _start_worker(self, node_id: str) -> Any | None:
@@ -90,62 +106,49 @@ class RayRunner:
         return self._workers
 
     # -- running -----------------------------------------------------------------------------------
-    def _map_stage(self, optimized: _core.PyPlan, config: Any) -> tuple[Any, Iterator[pa.Table], int] | None:
-        split = optimized.split_map_stage()
-        if split is None:
-            return None
-        fragment, num_tasks = split
-        payloads = [fragment.partition_fragment(i).to_bytes() for i in range(max(1, num_tasks))]
-        label = repr(fragment).splitlines()[0].lstrip("* ").split(":")[0]
-        stage = StageTasks(f"stage 1 (map: {label})", payloads, config)
+    def _query(self, config: Any, stats: _core.ExecutionStats) -> QueryStages:
+        import ray
+
         coordinator = Coordinator(self.workers(), self.max_task_backlog, self._start_worker)
         self.last_tasks_per_node = coordinator.tasks_per_node
-        return fragment, coordinator.run(stage), len(payloads)
+        limit = self.max_shuffle_partitions
+        if limit is None:
+            limit = max(8, 2 * int(ray.cluster_resources().get("CPU", 1)))
+        query = QueryStages(coordinator, config, stats, limit, self.broadcast_join_size_bytes_threshold)
+        self.last_stages = query.stages
+        return query
 
     def execute(
         self, optimized: _core.PyPlan, config: Any, stats: _core.ExecutionStats
     ) -> tuple[pa.Table, list[int]]:
-        """Runs an optimized plan on Ray. ``config``: the Python ExecutionConfig."""
-        staged = self._map_stage(optimized, config)
-        if staged is None:
-            return NativeRunner().execute(optimized, config, stats)
-        return self._finish(optimized, staged, config, stats)
+        """Runs an optimized plan on Ray (``config``: the Python ExecutionConfig); returns the
+        result and its rows per partition."""
+        tables = list(self._query(config, stats).run(optimized))
+        if not tables:
+            return optimized.schema().empty_table(), [0]
+        return pa.concat_tables(tables), [t.num_rows for t in tables]
 
     def stream(
         self, optimized: _core.PyPlan, config: Any, stats: _core.ExecutionStats
     ) -> Iterator[tuple[list[int], pa.RecordBatchReader]]:
-        """The output partition by partition, as ``DataFrame._stream`` reads it: a plan that is all
-        map stage streams each task's output as soon as it and the ones before it are done."""
-        staged = self._map_stage(optimized, config)
-        if staged is not None and optimized.same_plan(staged[0]):
-            for partition, table in enumerate(staged[1]):
-                batches = table.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
-                yield [partition] * len(batches), pa.RecordBatchReader.from_batches(table.schema, batches)
-            return
-        if staged is None:
-            table, rows = NativeRunner().execute(optimized, config, stats)
-        else:
-            table, rows = self._finish(optimized, staged, config, stats)
-        offset = 0
-        for partition, n in enumerate(rows):
-            part = table.slice(offset, n)
-            offset += n
-            batches = part.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
+        """The output partition by partition, as ``DataFrame._stream`` reads it: each partition as
+        soon as the task that makes it and the ones before it are done."""
+        for partition, table in enumerate(self._query(config, stats).run(optimized)):
+            batches = table.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
             yield [partition] * len(batches), pa.RecordBatchReader.from_batches(table.schema, batches)
 
-    def _finish(
-        self, optimized: _core.PyPlan, staged: Any, config: Any, stats: _core.ExecutionStats
-    ) -> tuple[pa.Table, list[int]]:
-        """Gathers the map stage's outputs (one partition per task) and runs the rest of the plan
-        over them on the driver."""
-        fragment, outputs, _n = staged
-        tables = list(outputs)
-        table = pa.concat_tables(tables)
-        rows = [t.num_rows for t in tables]
-        if optimized.same_plan(fragment):
-            return table, rows
-        tail = optimized.replace_subplan(fragment, _core.PyPlan.in_memory(table, rows))
-        return NativeRunner().execute(tail, config, stats)
+    def stage_report(self) -> str:
+        """The last query's stages, one line each: tasks, rows out, MB out, MB shuffled, tasks
+        per node (explain_analyze prints it)."""
+        lines = []
+        for stage in self.last_stages:
+            nodes = ", ".join(f"{node[:8]}: {n}" for node, n in sorted(stage.tasks_per_node.items()))
+            lines.append(
+                f"{stage.name}: {stage.tasks} tasks, {stage.rows_out} rows out, "
+                f"{stage.bytes_out / 1e6:.2f} MB out, {stage.bytes_shuffled / 1e6:.2f} MB shuffled, "
+                f"tasks per node {{{nodes}}}"
+            )
+        return "\n".join(lines) or "(no stages: the query ran on the driver)"
 
     def __repr__(self) -> str:
         return f"RayRunner(address={self.address!r})"

@@ -1,6 +1,12 @@
 """The engine worker: one long-lived Ray actor per node that runs plan fragments (serialized
 optimized logical plans, ``PyPlan.to_bytes``) on Ketch's native executor and returns their output
-as Arrow tables through Ray's object store (pyarrow buffers travel without a copy on one node)."""
+as Arrow tables through Ray's object store (pyarrow buffers travel without a copy on one node).
+
+A task is a fragment plus, for the stages above the first, its input partitions: object refs of
+Arrow tables that other tasks left in the object store (the fragment's leaves are empty
+placeholders, filled here in leaf order). A shuffle map task also hash-partitions its output into
+N buckets and returns them as N separate objects, so a reduce task fetches only its bucket, from
+the node that made it, never through the driver."""
 
 from __future__ import annotations
 
@@ -8,6 +14,27 @@ import os
 from typing import Any
 
 import pyarrow as pa
+
+
+def _fill_leaves(plan: Any, inputs: list[list[pa.Table] | None]) -> Any:
+    """``plan`` with its leaves (in depth-first, left-to-right order) replaced by in-memory
+    sources over ``inputs[k]`` (tables concatenated, one partition); a None keeps leaf k."""
+    from ketch import _core
+
+    remaining = iter(inputs)
+
+    def fill(node: Any) -> Any:
+        children = node.inputs()
+        if not children:
+            tables = next(remaining)
+            if tables is None:
+                return node
+            schema = node.schema()
+            table = pa.concat_tables(tables) if tables else schema.empty_table()
+            return _core.PyPlan.in_memory(table)
+        return node.with_inputs([fill(child) for child in children])
+
+    return fill(plan)
 
 
 class EngineWorker:
@@ -24,18 +51,52 @@ class EngineWorker:
 
         return {"node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid()}
 
-    def run(self, fragment: bytes, config: Any) -> pa.Table:
-        """Runs one task: the fragment's bytes, the driver's ExecutionConfig. Returns its output
-        (one partition). Raises the engine's error (KetchError and subclasses) unchanged."""
+    def run_task(
+        self,
+        fragment: bytes,
+        config: Any,
+        inputs: list[list[Any]] | None,
+        buckets: int,
+        keys: list[str] | None,
+    ) -> tuple[Any, ...]:
+        """Runs one task. ``fragment``: the plan's bytes; ``config``: the driver's ExecutionConfig;
+        ``inputs``: None (the fragment reads its own source) or, per leaf of the fragment, the refs
+        of the tables to read there (None: the leaf reads its own source). ``buckets`` = 0:
+        returns (output table, metadata); ``buckets`` = N > 0: the output hash-partitioned by
+        ``keys`` into N buckets, returned as (table of bucket 0, ..., table of bucket N-1,
+        metadata). Metadata: {"rows": [...], "bytes": [...]} per returned table, "node_id".
+        Raises the engine's error (KetchError and subclasses) unchanged."""
+        import ray
+
         from ketch import _core
-        from ketch.runners.native import read_partitioned, start_udf_workers
+        from ketch.runners.native import start_udf_workers
 
         plan = _core.PyPlan.from_bytes(fragment)
+        if inputs is not None:
+            plan = _fill_leaves(
+                plan, [None if refs is None else list(ray.get(list(refs))) for refs in inputs]
+            )
+        if buckets > 0:
+            plan = plan.repartition(buckets, list(keys or []))
         start_udf_workers(plan)
         partitions, reader = plan.execute(config.to_native(), _core.ExecutionStats())
-        table, _rows = read_partitioned(partitions, reader)
+        batches = list(reader)
+        schema = reader.schema
+        if buckets > 0:
+            per_bucket: list[list[pa.RecordBatch]] = [[] for _ in range(buckets)]
+            for partition, batch in zip(partitions, batches, strict=True):
+                if batch.num_rows:
+                    per_bucket[partition].append(batch)
+            tables = [pa.Table.from_batches(b, schema=schema) for b in per_bucket]
+        else:
+            tables = [pa.Table.from_batches([b for b in batches if b.num_rows], schema=schema)]
         self.tasks_run += 1
-        return table
+        meta = {
+            "rows": [t.num_rows for t in tables],
+            "bytes": [t.nbytes for t in tables],
+            "node_id": ray.get_runtime_context().get_node_id(),
+        }
+        return (*tables, meta)
 
     def pid(self) -> int:
         return os.getpid()
