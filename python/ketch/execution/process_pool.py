@@ -331,17 +331,22 @@ class WorkerProcess:
     def wait_ready(self, cancelled: Callable[[], bool] | None = None) -> None:
         """Waits for the worker's "ready" (UDF loaded, ``__init__`` run or failed: a failure is
         raised by the next batch)."""
+        reply = self._receive(cancelled)
+        _, _, self.started_at, _ = reply
+        self.ready_at = time.monotonic()
+
+    def _receive(self, cancelled: Callable[[], bool] | None) -> Any:
+        """The worker's next message. Raises _WorkerGone when it died before reading ours,
+        WorkerDied when it died otherwise, CallCancelled when ``cancelled()`` turns true."""
         try:
             wait_for(self.conn.poll, cancelled, None)
-            reply = self.conn.recv()
+            return self.conn.recv()
         except ConnectionResetError as exc:
             # A Unix socket reports a reset only when the peer closed with our message unread:
             # the worker died (its last thread exiting) before it read the batch.
             raise _WorkerGone(str(self._died())) from exc
         except (EOFError, OSError) as exc:
             raise self._died() from exc
-        _, _, self.started_at, _ = reply
-        self.ready_at = time.monotonic()
 
     def _died(self) -> WorkerDied:
         code = self.zygote.wait(self.pid, _SHUTDOWN_TIMEOUT_S)  # type: ignore[arg-type]
@@ -361,15 +366,7 @@ class WorkerProcess:
             self.conn.send(("batch", name, size, num_rows, max_items))
         except OSError as exc:  # EPIPE: the worker's end is closed, it never got the batch
             raise _WorkerGone(str(self._died())) from exc
-        try:
-            wait_for(self.conn.poll, cancelled, None)
-            reply = self.conn.recv()
-        except ConnectionResetError as exc:
-            # A Unix socket reports a reset only when the peer closed with our message unread:
-            # the worker died (its last thread exiting) before it read the batch.
-            raise _WorkerGone(str(self._died())) from exc
-        except (EOFError, OSError) as exc:
-            raise self._died() from exc
+        reply = self._receive(cancelled)
         if reply[0] == "ok":
             return deserialize(self.inbox.take(reply[1], reply[2]))[0]
         _, type_name, message, trace, pickled = reply
