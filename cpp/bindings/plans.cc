@@ -433,21 +433,9 @@ void BindPlans(nb::module_& m) {
              }
              return out;
            })
-      // The distributed runner's map stage: (fragment, number of tasks), or None.
-      .def("split_map_stage",
-           [](const PyPlan& p) -> nb::object {
-             auto stage = distributed::PlanMapStage(p.plan);
-             if (!stage) return nb::none();
-             return nb::make_tuple(PyPlan{stage->fragment}, stage->num_tasks);
-           })
       .def("partition_fragment",
            [](const PyPlan& p, int64_t partition) {
              return PyPlan{Unwrap(distributed::PartitionFragment(p.plan, partition))};
-           })
-      .def("same_plan", [](const PyPlan& p, const PyPlan& other) { return p.plan.get() == other.plan.get(); })
-      .def("replace_subplan",
-           [](const PyPlan& p, const PyPlan& target, const PyPlan& replacement) {
-             return PyPlan{Unwrap(distributed::ReplaceSubplan(p.plan, target.plan.get(), replacement.plan))};
            })
       // Walking and rebuilding plans (the Ray runner's stage building).
       .def("kind", [](const PyPlan& p) { return distributed::LogicalKindName(p.plan->kind()); })

@@ -1,6 +1,6 @@
-"""The distributed stage planner without Ray: the map stage of an optimized plan, its fragment
-restricted to each input partition, and the plan with the map stage's output put back in place.
-Running every partition's fragment and then the rest must give the whole plan's result."""
+"""The distributed stage planner without Ray: a fragment (source + partition-local operators)
+restricted to each input partition, and hash exchanges. Running every partition's fragment and
+then the rest over the gathered outputs must give the whole plan's result."""
 
 from __future__ import annotations
 
@@ -28,42 +28,33 @@ def _files(tmp_path, n=5, rows=40):
     return str(tmp_path / "*.parquet")
 
 
-def test_map_stage_then_tail_equals_the_whole_plan(tmp_path):
+def test_fragment_per_partition_then_the_rest_equals_the_whole_plan(tmp_path):
     glob = _files(tmp_path)
     with ketch.execution_config_ctx(scan_tasks_min_size_bytes=1, max_sources_per_scan_task=1):
-        df = (
-            ketch.read_parquet(glob)
-            .where(col("g") != 1)
-            .with_column("x", col("id") * 2)
-            .groupby("g")
-            .agg(col("x").sum())
-        )
-        optimized = _optimized(df)
-        fragment, num_tasks = optimized.split_map_stage()
-        assert num_tasks == 5
-        assert "ScanParquet" in repr(fragment) and "Aggregate" not in repr(fragment)
-        outputs = [_run(fragment.partition_fragment(i))[0] for i in range(num_tasks)]
+        mapped = ketch.read_parquet(glob).where(col("g") != 1).with_column("x", col("id") * 2)
+        optimized = _optimized(mapped.groupby("g").agg(col("x").sum()))
+        assert optimized.kind() == "Aggregate"
+        fragment = optimized.inputs()[0]
+        assert fragment.is_partition_local() and "ScanParquet" in repr(fragment)
+        assert fragment.num_partitions() == (5, True)
+        outputs = [_run(fragment.partition_fragment(i))[0] for i in range(5)]
         expected = [sum(1 for i in range(f * 40, (f + 1) * 40) if i % 3 != 1) for f in range(5)]
         assert [t.num_rows for t in outputs] == expected  # each file's g != 1 rows
-        gathered = pa.concat_tables(outputs)
-        tail = optimized.replace_subplan(
-            fragment, _core.PyPlan.in_memory(gathered, [t.num_rows for t in outputs])
-        )
-        got = _run(tail)[0].sort_by("g").to_pydict()
+        gathered = _core.PyPlan.in_memory(pa.concat_tables(outputs), [t.num_rows for t in outputs])
+        got = _run(optimized.with_inputs([gathered]))[0].sort_by("g").to_pydict()
         assert got == _run(optimized)[0].sort_by("g").to_pydict()
 
 
-def test_in_memory_partitions_are_the_tasks_and_a_plan_that_is_all_map_is_its_own_fragment():
+def test_in_memory_partitions_are_the_tasks():
     df = ketch.from_pydict({"x": list(range(10))}).into_partitions(3).collect().with_column("y", col("x") + 1)
-    optimized = _optimized(df)
-    fragment, num_tasks = optimized.split_map_stage()
-    assert num_tasks == 3 and optimized.same_plan(fragment)
+    fragment = _optimized(df)
+    assert fragment.num_partitions() == (3, True)
     parts = [_run(fragment.partition_fragment(i))[0].to_pydict()["y"] for i in range(3)]
     assert parts == [[1, 2, 3, 4], [5, 6, 7], [8, 9, 10]]
 
 
 def test_a_partition_out_of_range_is_refused():
-    fragment, _ = _optimized(ketch.from_pydict({"x": [1]})).split_map_stage()
+    fragment = _optimized(ketch.from_pydict({"x": [1]}))
     try:
         fragment.partition_fragment(3)
     except ketch.errors.KetchError as error:

@@ -11,17 +11,6 @@ namespace {
 
 bool IsSource(LogicalKind kind) { return kind == LogicalKind::kScan || kind == LogicalKind::kInMemorySource; }
 
-// The highest partition-local node above the leftmost source, on the path from `plan` down.
-LogicalPlanPtr Find(const LogicalPlanPtr& plan) {
-  if (IsSource(plan->kind())) return plan;
-  if (plan->inputs().empty()) return nullptr;
-  LogicalPlanPtr below = Find(plan->inputs()[0]);
-  if (!below) return nullptr;
-  // This node extends the fragment when it is partition-local and its only input is the fragment.
-  if (IsPartitionLocal(plan->kind()) && below == plan->inputs()[0]) return plan;
-  return below;
-}
-
 }  // namespace
 
 std::optional<HashExchange> PlanHashExchange(const LogicalPlan& node) {
@@ -89,15 +78,6 @@ std::string LogicalKindName(LogicalKind kind) {
   return "Unknown";
 }
 
-std::shared_ptr<MapStage> PlanMapStage(const LogicalPlanPtr& plan) {
-  LogicalPlanPtr fragment = Find(plan);
-  if (!fragment) return nullptr;
-  auto stage = std::make_shared<MapStage>();
-  stage->fragment = fragment;
-  stage->num_tasks = NumPartitions(*fragment).count;
-  return stage;
-}
-
 arrow::Result<LogicalPlanPtr> PartitionFragment(const LogicalPlanPtr& fragment, int64_t partition) {
   if (IsSource(fragment->kind())) {
     if (fragment->kind() == LogicalKind::kInMemorySource) {
@@ -119,38 +99,13 @@ arrow::Result<LogicalPlanPtr> PartitionFragment(const LogicalPlanPtr& fragment, 
     if (partition < 0 || partition >= count) {
       return arrow::Status::Invalid("partition ", partition, " of a scan with ", count, " scan tasks");
     }
-    auto tasks = std::make_shared<ScanTasks>(*info.tasks);
-    tasks->tasks.clear();
-    for (const auto& task : info.tasks->tasks) {
-      if (task.group != partition) continue;
-      ScanTask copy = task;
-      copy.group = 0;
-      tasks->tasks.push_back(std::move(copy));
-    }
-    info.tasks = std::move(tasks);
+    info.tasks = std::make_shared<ScanTasks>(info.tasks->OnlyTask(partition));
     return LogicalPlan::Scan(std::move(info));
   }
   ARROW_ASSIGN_OR_RAISE(auto input, PartitionFragment(fragment->inputs()[0], partition));
   std::vector<LogicalPlanPtr> inputs = fragment->inputs();
   inputs[0] = std::move(input);
   return fragment->WithInputs(std::move(inputs));
-}
-
-arrow::Result<LogicalPlanPtr> ReplaceSubplan(const LogicalPlanPtr& plan, const LogicalPlan* target,
-                                             const LogicalPlanPtr& replacement) {
-  if (plan.get() == target) return replacement;
-  std::vector<LogicalPlanPtr> inputs = plan->inputs();
-  bool found = false;
-  for (auto& input : inputs) {
-    auto replaced = ReplaceSubplan(input, target, replacement);
-    if (replaced.ok()) {
-      input = *replaced;
-      found = true;
-      break;
-    }
-  }
-  if (!found) return arrow::Status::Invalid("the subplan to replace is not in the plan");
-  return plan->WithInputs(std::move(inputs));
 }
 
 }  // namespace ketch::distributed

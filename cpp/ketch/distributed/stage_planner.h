@@ -11,35 +11,14 @@
 
 namespace ketch::distributed {
 
-/// The first stage of a distributed query: the part of the optimized logical plan that runs
-/// partition by partition, with no exchange (a source and the streaming operators above it:
-/// project (UDFs and multimodal kernels included), filter, explode, sample). One task per input
-/// partition (a scan task, an in-memory partition) runs `fragment` restricted to that partition
-/// (PartitionFragment) on an engine worker; what is above `fragment` (the blocking operators and
-/// exchanges: aggregate, sort, join, repartition, limit, writes, ...) then reads the tasks'
-/// outputs as its input partitions.
-struct MapStage {
-  /// The partition-local subplan (a subtree of the plan, shared, not copied).
-  LogicalPlanPtr fragment;
-  /// Tasks: the fragment's input partitions.
-  int64_t num_tasks = 0;
-};
-
-/// The map stage of `plan` (optimized, scan tasks made): the largest partition-local subtree
-/// holding the plan's first source (its leftmost leaf). Null when the plan has no such subtree
-/// worth distributing (a bare source with nothing to compute is still returned: reading is
-/// work too).
-std::shared_ptr<MapStage> PlanMapStage(const LogicalPlanPtr& plan);
-
+/// A stage's task runs a fragment of the optimized plan restricted to one input partition: a
+/// source (a scan task, an in-memory partition) and the partition-local operators above it
+/// (IsPartitionLocal). The Ray runner builds its stages from the plan with PlanHashExchange and
+/// these functions (python/ketch/runners/ray/stages.py).
 /// `fragment` restricted to its input partition `partition`: the scan keeps only that scan task
 /// (renumbered as group 0, its source row numbers kept, so errors name the rows of the whole
 /// scan), an in-memory source only that partition's batches. Invalid for a partition out of range.
 arrow::Result<LogicalPlanPtr> PartitionFragment(const LogicalPlanPtr& fragment, int64_t partition);
-
-/// `plan` with the subtree `target` (compared by identity) replaced by `replacement` (same schema),
-/// every node above it rebuilt. Invalid when `target` is not in `plan`.
-arrow::Result<LogicalPlanPtr> ReplaceSubplan(const LogicalPlanPtr& plan, const LogicalPlan* target,
-                                             const LogicalPlanPtr& replacement);
 
 /// A node that runs bucket by bucket after a hash shuffle of its inputs (a hash exchange): input i
 /// is hash-partitioned by the columns `keys[i]` (C++ RowHashes, the same in every process) into
