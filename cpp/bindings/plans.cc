@@ -453,6 +453,36 @@ void BindPlans(nb::module_& m) {
            })
       .def("is_partition_local",
            [](const PyPlan& p) { return distributed::IsPartitionLocal(p.plan->kind()); })
+      // The parameters the Ray runner's stage planner needs of a node, as a dict: Limit
+      // {"limit"}, WriteParquet {"root_dir", "compression"}, IntoPartitions {"num_partitions"},
+      // IntoBatches {"batch_size"}, Repartition {"num_partitions", "by"}; {} for other kinds.
+      .def("params",
+           [](const PyPlan& p) {
+             nb::dict out;
+             const auto& node = *p.plan;
+             switch (node.kind()) {
+               case LogicalKind::kLimit:
+                 out["limit"] = node.limit();
+                 break;
+               case LogicalKind::kWriteParquet:
+                 out["root_dir"] = node.write().root_dir;
+                 out["compression"] = node.write().compression;
+                 break;
+               case LogicalKind::kIntoPartitions:
+                 out["num_partitions"] = node.partitioning().num_partitions;
+                 break;
+               case LogicalKind::kIntoBatches:
+                 out["batch_size"] = node.partitioning().batch_size;
+                 break;
+               case LogicalKind::kRepartition:
+                 out["num_partitions"] = node.partitioning().num_partitions;
+                 out["by"] = node.partitioning().by;
+                 break;
+               default:
+                 break;
+             }
+             return out;
+           })
       .def("join_type",
            [](const PyPlan& p) -> nb::object {
              if (p.plan->kind() != LogicalKind::kJoin) return nb::none();

@@ -25,7 +25,7 @@ No partial (pre-shuffle) aggregation yet: map tasks shuffle their rows as they a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,12 +33,16 @@ import pyarrow as pa
 
 from ketch import _core
 from ketch.runners.native import NativeRunner
+from ketch.runners.ray import slicing
 from ketch.runners.ray.coordinator import Coordinator, StageTasks
+from ketch.runners.ray.write_commit import Staging
 
 SOURCES = ("Scan", "InMemorySource")
 # Joins that keep no unmatched right rows: the right side can be sent whole to every left task.
 BROADCAST_RIGHT = ("inner", "left", "semi", "anti")
 DEFAULT_BROADCAST_THRESHOLD = 10 << 20  # bytes, Daft's broadcast_join_size_bytes_threshold
+# Order-keeping operators run over their input's tasks without a shuffle (``_lower_ordered``).
+ORDERED = ("Limit", "IntoPartitions", "IntoBatches", "WriteParquet")
 
 
 @dataclass
@@ -53,6 +57,9 @@ class Pending:
     split_source: bool
     inputs: list[list[list[Any]]] = field(default_factory=list)
     label: str = ""
+    # True while ``plan`` is only the placeholder: each task would just concatenate its input
+    # slices, so a consumer may read them directly instead of running tasks.
+    slices_only: bool = False
 
 
 @dataclass
@@ -95,7 +102,7 @@ class QueryStages:
 
     # -- the plan walk ----------------------------------------------------------------------------
     def run(self, root: Any) -> Iterator[pa.Table]:
-        if self._distributable(root):
+        if self._distributable(root) or (root.kind() in ORDERED and self._distributable(root.inputs()[0])):
             yield from self._final(self._lower(root))
             return
         table, rows = self._on_driver(root)
@@ -119,6 +126,7 @@ class QueryStages:
             below = self._lower(node.inputs()[0])
             below.plan = node.with_inputs([below.plan])
             below.label = f"{below.label} -> {kind}"
+            below.slices_only = False
             return below
         exchange = node.hash_exchange()
         if exchange is not None:
@@ -146,6 +154,9 @@ class QueryStages:
                 template = node.with_inputs([_placeholder(child) for child in node.inputs()])
             inputs = [[[outputs[j] for outputs in side] for side in maps] for j in range(n)]
             return Pending(template, n, False, inputs, label=kind)
+        ordered = self._lower_ordered(node)
+        if ordered is not None:
+            return ordered
         # Stays on the driver; its partitions go to the object store for the stages above it.
         table, rows = self._on_driver(node)
         refs, offset = [], 0
@@ -154,6 +165,101 @@ class QueryStages:
             offset += r
         return Pending(
             _placeholder(node), len(refs), False, [[[ref]] for ref in refs], label=f"driver {kind}"
+        )
+
+    # -- order-keeping operators without a shuffle: limit, into_partitions, into_batches, writes ---
+    def _lower_ordered(self, node: Any) -> Pending | None:
+        """Limit (per task, then the first rows in task order), into_partitions and into_batches
+        (row-range cuts of the ordered task outputs, slicing.py) and write_parquet (staged files,
+        committed at the end, write_commit.py) over a distributable input; None otherwise."""
+        kind = node.kind()
+        if kind not in ORDERED:
+            return None
+        child = node.inputs()[0]
+        if not self._distributable(child):
+            return None
+        below = self._lower(child)
+        params = node.params()
+        if kind == "WriteParquet":
+            return self._write(node, below, params)
+        if kind == "Limit":
+            below.plan = node.with_inputs([below.plan])  # phase 1: each task stops at n rows
+            below.label = f"{below.label} -> Limit"
+            outputs = self._gather(below, stop_after_rows=params["limit"])
+            cuts = [slicing.first_rows([rows for _, rows in outputs], params["limit"])]
+        else:
+            outputs = self._gather(below)
+            rows = [r for _, r in outputs]
+            if kind == "IntoPartitions":
+                cuts = slicing.into_partitions(rows, params["num_partitions"])
+            else:
+                cuts = slicing.into_batches(rows, params["batch_size"])
+        refs = [ref for ref, _ in outputs]
+        inputs = [[[(refs[i], offset, length) for i, offset, length in cut]] for cut in cuts]
+        if not inputs:  # into_batches over no rows: no partitions; keep one empty one
+            inputs = [[[]]]
+        # A task over an into_batches cut re-chunks it into its one exact batch (a UDF above sees
+        # the whole batch, as on the native runner); a consumer on the driver just reads the cuts.
+        template = node.with_inputs([_placeholder(child)]) if kind == "IntoBatches" else _placeholder(node)
+        return Pending(template, len(inputs), False, inputs, label=kind, slices_only=True)
+
+    def _gather(self, pending: Pending, stop_after_rows: int | None = None) -> list[tuple[Any, int]]:
+        """Runs ``pending``'s tasks; (ref of its output, its rows) per task in order. With
+        ``stop_after_rows`` the stage stops (tasks still running are cancelled) once the tasks
+        done in order hold that many rows."""
+        if pending.slices_only:
+            return self._materialized(pending)
+        outputs: list[tuple[Any, int]] = []
+        total = 0
+        tasks = self._stage_with_meta(pending, 0, None, self._kind(pending))
+        try:
+            for refs, meta in tasks:
+                outputs.append((refs[0], meta["rows"][0]))
+                total += meta["rows"][0]
+                if stop_after_rows is not None and total >= stop_after_rows:
+                    break
+        finally:
+            tasks.close()
+        return outputs
+
+    def _materialized(self, pending: Pending) -> list[tuple[Any, int]]:
+        """A slices-only pending resolved without tasks: one table per task, put in the object
+        store by the driver (limits: small cuts; stacked cuts: into_batches over a limit)."""
+        import ray
+
+        return [(ray.put(table), table.num_rows) for table in self._read_slices(pending)]
+
+    @staticmethod
+    def _read_slices(pending: Pending) -> Iterator[pa.Table]:
+        """The tables of a slices-only pending, one per task, read on the driver."""
+        import ray
+
+        for task in pending.inputs:
+            items = task[0]
+            tables = ray.get([item[0] if isinstance(item, tuple) else item for item in items])
+            tables = [
+                table.slice(item[1], item[2]) if isinstance(item, tuple) else table
+                for item, table in zip(items, tables, strict=True)
+            ]
+            yield pa.concat_tables(tables) if tables else pending.plan.schema().empty_table()
+
+    def _write(self, node: Any, below: Pending, params: dict[str, Any]) -> Pending:
+        """write_parquet: each task writes its files into a staging directory; when every task
+        succeeded they are committed under the destination (write_commit.py). The result (one
+        row per file, column "path") is one partition."""
+        import ray
+
+        staging = Staging(params["root_dir"])
+        try:
+            below.plan = below.plan.write_parquet(staging.dir, params["compression"])
+            below.label = f"{below.label} -> WriteParquet (staged)"
+            paths = [ray.get(ref).column("path").to_pylist() for ref, _ in self._gather(below)]
+            committed = staging.commit(paths)
+        finally:
+            staging.close()
+        table = pa.table({"path": pa.array(committed, pa.string())})
+        return Pending(
+            _placeholder(node), 1, False, [[[ray.put(table)]]], label="WriteParquet", slices_only=True
         )
 
     def _broadcast_join(self, node: Any, left: Pending, right_refs: list[Any]) -> Pending:
@@ -180,6 +286,17 @@ class QueryStages:
 
     # -- running stages ---------------------------------------------------------------------------
     def _stage(self, pending: Pending, buckets: int, keys: list[str] | None, kind: str) -> Iterator[Any]:
+        """Runs ``pending``'s tasks; yields each task's output refs in task order."""
+        for outputs, _meta in self._stage_with_meta(pending, buckets, keys, kind):
+            yield outputs
+
+    @staticmethod
+    def _kind(pending: Pending) -> str:
+        return "map" if pending.split_source or pending.label.startswith("driver") else "reduce"
+
+    def _stage_with_meta(
+        self, pending: Pending, buckets: int, keys: list[str] | None, kind: str
+    ) -> Generator[tuple[Any, dict[str, Any]], None, None]:
         """Runs ``pending``'s tasks; yields each task's (output refs, metadata) in task order."""
         number = len(self.stages) + 1
         what = f"{pending.label} -> hash shuffle by {keys} into {buckets}" if buckets else pending.label
@@ -206,7 +323,7 @@ class QueryStages:
             if buckets:
                 stat.bytes_shuffled += sum(meta["bytes"])
             stat.tasks_per_node[meta["node_id"]] = stat.tasks_per_node.get(meta["node_id"], 0) + 1
-            yield outputs
+            yield outputs, meta
 
     def _shuffle(self, pending: Pending, keys: list[str], buckets: int) -> list[list[Any]]:
         """The map side: per task of ``pending``, the refs of its ``buckets`` bucket tables."""
@@ -215,6 +332,8 @@ class QueryStages:
     def _final(self, pending: Pending) -> Iterator[pa.Table]:
         import ray
 
-        kind = "map" if pending.split_source or pending.label.startswith("driver") else "reduce"
-        for outputs in self._stage(pending, 0, None, kind):
+        if pending.slices_only:  # cuts of outputs already in the object store: read them here
+            yield from self._read_slices(pending)
+            return
+        for outputs in self._stage(pending, 0, None, self._kind(pending)):
             yield ray.get(outputs[0])

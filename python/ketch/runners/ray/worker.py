@@ -37,6 +37,19 @@ def _fill_leaves(plan: Any, inputs: list[list[pa.Table] | None]) -> Any:
     return fill(plan)
 
 
+def _fetch(items: list[Any]) -> list[pa.Table]:
+    """The tables of one leaf: each item is an object ref of a table, or a slice of one as
+    (ref, offset, length) in rows (into_partitions / into_batches / limit cut tables so)."""
+    import ray
+
+    refs = [item[0] if isinstance(item, tuple) else item for item in items]
+    tables = ray.get(refs)
+    return [
+        table.slice(item[1], item[2]) if isinstance(item, tuple) else table
+        for item, table in zip(items, tables, strict=True)
+    ]
+
+
 class EngineWorker:
     """Wrapped by ``ray.remote`` in the runner (so this module imports without Ray). Reserves no
     CPU of its own in Ray's accounting: the native executor sizes its thread pools to the node."""
@@ -61,7 +74,8 @@ class EngineWorker:
     ) -> tuple[Any, ...]:
         """Runs one task. ``fragment``: the plan's bytes; ``config``: the driver's ExecutionConfig;
         ``inputs``: None (the fragment reads its own source) or, per leaf of the fragment, the refs
-        of the tables to read there (None: the leaf reads its own source). ``buckets`` = 0:
+        of the tables to read there, or slices of them as (ref, offset, length) (None: the leaf
+        reads its own source). ``buckets`` = 0:
         returns (output table, metadata); ``buckets`` = N > 0: the output hash-partitioned by
         ``keys`` into N buckets, returned as (table of bucket 0, ..., table of bucket N-1,
         metadata). Metadata: {"rows": [...], "bytes": [...]} per returned table, "node_id".
@@ -73,9 +87,7 @@ class EngineWorker:
 
         plan = _core.PyPlan.from_bytes(fragment)
         if inputs is not None:
-            plan = _fill_leaves(
-                plan, [None if refs is None else list(ray.get(list(refs))) for refs in inputs]
-            )
+            plan = _fill_leaves(plan, [None if refs is None else _fetch(refs) for refs in inputs])
         if buckets > 0:
             plan = plan.repartition(buckets, list(keys or []))
         start_udf_workers(plan)

@@ -1,0 +1,169 @@
+"""Order-keeping operators on Ray without a shuffle: a two-phase limit, into_partitions and
+into_batches as row-range cuts of the ordered task outputs, and write_parquet with staged files
+committed only when every task succeeded. Results equal the native runner's, partition by
+partition. The cuts themselves (slicing.py) are checked without Ray first."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import ketch
+from ketch import _core, col
+from ketch.dataframe import DataFrame
+from ketch.runners import get_runner
+from ketch.runners.ray import slicing
+
+# -- the cuts, against the native executor (no Ray) -----------------------------------------------
+
+
+@pytest.mark.parametrize("rows", [[5], [3, 0, 7], [0, 0], [1, 2, 3, 4, 5, 6, 7, 8], [10, 1]])
+@pytest.mark.parametrize("num", [1, 2, 3, 5, 9])
+def test_into_partitions_cuts_are_the_native_executors(rows: list[int], num: int) -> None:
+    start = [0]
+    for r in rows:
+        start.append(start[-1] + r)
+    table = pa.table({"x": list(range(start[-1]))})
+    source = DataFrame(_core.PyPlan.in_memory(table, rows))  # partitions of exactly these sizes
+    expected = [p.to_pydict()["x"] for p in source.into_partitions(num).collect().iter_partitions()]
+    cuts = slicing.into_partitions(rows, num)
+    got = [[start[i] + o + k for i, o, n in cut for k in range(n)] for cut in cuts]
+    assert len(cuts) == num
+    assert got == expected
+
+
+def test_into_batches_and_first_rows_cuts() -> None:
+    assert slicing.into_batches([3, 0, 4, 1], 3) == [[(0, 0, 3)], [(2, 0, 3)], [(2, 3, 1), (3, 0, 1)]]
+    assert slicing.into_batches([0, 0], 2) == []
+    assert slicing.first_rows([3, 0, 4], 5) == [(0, 0, 3), (2, 0, 2)]
+    assert slicing.first_rows([3, 4], 0) == []
+    with pytest.raises(ValueError, match="batch_size"):
+        slicing.into_batches([1], 0)
+    with pytest.raises(ValueError, match="num >= 1"):
+        slicing.into_partitions([1], 0)
+
+
+# -- on the cluster ---------------------------------------------------------------------------------
+
+
+def _both(build: Callable[[], Any]) -> tuple[Any, Any]:
+    """``build()``'s DataFrame collected on the native runner, then on the Ray runner (already set)."""
+    ray_runner = get_runner()
+    ketch.set_runner_native()
+    try:
+        native = build().collect()
+    finally:
+        ketch.runners._runner = ray_runner
+    return native, build().collect()
+
+
+def _partitions(df: Any) -> list[dict[str, list[Any]]]:
+    return [p.to_pydict() for p in df.iter_partitions()]
+
+
+@pytest.fixture
+def parquet_parts(tmp_path: Any) -> Iterator[str]:
+    """Five Parquet files of 0..999 in order, 200 rows each, read as 5 scan tasks (no merging of
+    small files while the test runs)."""
+    root = tmp_path / "in"
+    root.mkdir()
+    for i in range(5):
+        ids = list(range(i * 200, (i + 1) * 200))
+        pq.write_table(pa.table({"id": ids, "s": [f"r{j}" for j in ids]}), root / f"part-{i}.parquet")
+    with ketch.execution_config_ctx(scan_tasks_min_size_bytes=1, max_sources_per_scan_task=1):
+        yield str(root / "*.parquet")
+
+
+def test_limit_runs_per_task_then_keeps_the_first_rows_in_order(on_ray: Any, parquet_parts: str) -> None:
+    def build() -> Any:
+        return ketch.read_parquet(parquet_parts).where((col("id") < 100) | (col("id") >= 300)).limit(250)
+
+    native, on = _both(build)
+    assert on.to_pydict() == native.to_pydict()
+    assert on.to_pydict()["id"] == list(range(100)) + list(range(300, 450))
+    stages = on_ray.last_stages
+    assert stages and "Limit" in stages[0].name and stages[0].tasks >= 2
+    # Each task stopped at 250 rows: never more than 250 per task came out.
+    assert stages[0].rows_out <= 250 * stages[0].tasks
+
+
+def test_limit_larger_than_the_input_and_limit_zero(on_ray: Any, parquet_parts: str) -> None:
+    assert ketch.read_parquet(parquet_parts).limit(5000).to_pydict()["id"] == list(range(1000))
+    empty = ketch.read_parquet(parquet_parts).limit(0).to_pydict()
+    assert empty == {"id": [], "s": []}
+
+
+@pytest.mark.parametrize("num", [1, 3, 5, 7, 12])
+def test_into_partitions_splits_and_coalesces_like_the_native_runner(
+    on_ray: Any, parquet_parts: str, num: int
+) -> None:
+    native, on = _both(lambda: ketch.read_parquet(parquet_parts).into_partitions(num))
+    assert on.num_partitions() == num
+    assert _partitions(on) == _partitions(native)
+    assert not any(s.name.startswith("stage") and "driver" in s.name for s in on_ray.last_stages)
+
+
+def test_into_batches_feeds_a_udf_on_the_workers_exact_batches(on_ray: Any, parquet_parts: str) -> None:
+    @ketch.func.batch(return_dtype=pa.int64())
+    def batch_len(x: Any) -> Any:
+        return pa.array([len(x)] * len(x), pa.int64())
+
+    def build() -> Any:
+        return ketch.read_parquet(parquet_parts).into_batches(300).with_column("n", batch_len(col("id")))
+
+    native, on = _both(build)
+    assert _partitions(on) == _partitions(native)
+    assert [len(p) for p in on.iter_partitions()] == [300, 300, 300, 100]
+    assert set(on.to_pydict()["n"]) == {300, 100}
+    # The UDF ran in a stage on the engine workers (one task per batch), not on the driver.
+    udf_stage = on_ray.last_stages[-1]
+    assert udf_stage.tasks == 4 and udf_stage.kind == "reduce"
+
+
+def test_write_parquet_stages_files_and_commits_them_in_order(
+    on_ray: Any, parquet_parts: str, tmp_path: Any
+) -> None:
+    out = tmp_path / "out"
+    written = ketch.read_parquet(parquet_parts).where(col("id") < 700).write_parquet(str(out))
+    paths = written.to_pydict()["path"]
+    assert len(paths) == 4  # the fifth task had no rows: no empty file
+    assert sorted(os.listdir(out)) == sorted(os.path.basename(p) for p in paths)  # no staging left
+    ids = [i for p in paths for i in pq.read_table(p).column("id").to_pylist()]
+    assert ids == list(range(700))
+    assert "WriteParquet (staged)" in on_ray.last_stages[0].name
+
+
+def test_write_parquet_of_an_empty_result_keeps_one_file_with_the_schema(
+    on_ray: Any, parquet_parts: str, tmp_path: Any
+) -> None:
+    out = tmp_path / "empty"
+    paths = ketch.read_parquet(parquet_parts).where(col("id") < 0).write_parquet(str(out)).to_pydict()["path"]
+    assert len(paths) == 1
+    table = pq.read_table(paths[0])
+    assert table.num_rows == 0 and table.schema.names == ["id", "s"]
+
+
+def test_a_failing_write_task_leaves_no_file(on_ray: Any, parquet_parts: str, tmp_path: Any) -> None:
+    @ketch.func(return_dtype=pa.int64())
+    def fail_late(x: int) -> int:
+        if x == 950:
+            raise ValueError("row 950 is bad")
+        return x
+
+    out = tmp_path / "failed"
+    with pytest.raises(ketch.errors.UDFError, match="row 950 is bad"):
+        ketch.read_parquet(parquet_parts).with_column("y", fail_late(col("id"))).write_parquet(str(out))
+    assert os.listdir(out) == []  # the other tasks' files were staged, never committed
+
+
+def test_overwrite_on_ray_replaces_the_old_files(on_ray: Any, parquet_parts: str, tmp_path: Any) -> None:
+    out = tmp_path / "over"
+    ketch.read_parquet(parquet_parts).write_parquet(str(out))
+    paths = ketch.read_parquet(parquet_parts).limit(10).write_parquet(str(out), write_mode="overwrite")
+    assert sorted(os.listdir(out)) == sorted(os.path.basename(p) for p in paths.to_pydict()["path"])
+    assert ketch.read_parquet(str(out)).to_pydict()["id"] == list(range(10))
