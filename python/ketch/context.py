@@ -36,6 +36,17 @@ class ExecutionConfig:
       (an int >= 1; Daft's default 10).
     - ``enable_progress_bar``: tqdm progress bars (one per operator) on stderr for queries running
       longer than ``progress_bar_delay_seconds``; never shown when stderr is not a terminal.
+
+    Fields of the Ray runner's shuffles (Daft's names and defaults):
+
+    - ``shuffle_algorithm``: "map_reduce" (each of M map tasks partitions its output into N
+      buckets in Ray's object store: M x N objects), "pre_shuffle_merge" (map outputs are first
+      merged per node, up to ``pre_shuffle_merge_threshold`` bytes, by a task on that node, and
+      only the merged outputs are partitioned: far fewer, larger objects) or "auto" (default):
+      pre_shuffle_merge when sqrt(M x N) > ``pre_shuffle_merge_partition_threshold`` (200),
+      else map_reduce. "flight_shuffle" is not available yet (KetchNotImplementedError).
+    - ``pre_shuffle_merge_threshold``: bytes of map output merged into one partitioning task
+      (default 1 GiB).
     """
 
     morsel_size_rows: int = 128 * 1024
@@ -49,6 +60,9 @@ class ExecutionConfig:
     max_sources_per_scan_task: int = 10
     enable_progress_bar: bool = True
     progress_bar_delay_seconds: float = 1.0
+    shuffle_algorithm: str = "auto"
+    pre_shuffle_merge_threshold: int = 1 << 30
+    pre_shuffle_merge_partition_threshold: int = 200
 
     def to_native(self) -> _core.ExecutionConfig:
         native = _core.ExecutionConfig()
@@ -78,6 +92,22 @@ class ExecutionConfig:
             )
         if self.progress_bar_delay_seconds < 0:
             raise ValueError("progress_bar_delay_seconds must be >= 0")
+        if self.shuffle_algorithm == "flight_shuffle":
+            from ketch.errors import KetchNotImplementedError
+
+            raise KetchNotImplementedError(
+                "shuffle_algorithm='flight_shuffle' is not available yet; use 'auto', 'map_reduce' "
+                "or 'pre_shuffle_merge'"
+            )
+        if self.shuffle_algorithm not in ("auto", "map_reduce", "pre_shuffle_merge"):
+            raise ValueError(
+                "shuffle_algorithm must be 'auto', 'map_reduce' or 'pre_shuffle_merge', "
+                f"got {self.shuffle_algorithm!r}"
+            )
+        for name in ("pre_shuffle_merge_threshold", "pre_shuffle_merge_partition_threshold"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"execution config field {name} must be an int >= 1, got {value!r}")
         return native
 
 
@@ -91,7 +121,7 @@ def get_execution_config() -> ExecutionConfig:
 
 
 def set_execution_config(
-    config: ExecutionConfig | None = None, **fields: int | float | bool
+    config: ExecutionConfig | None = None, **fields: int | float | bool | str
 ) -> ExecutionConfig:
     """Sets the global execution config from ``config`` and/or keyword fields; returns the old one.
 
@@ -107,7 +137,7 @@ def set_execution_config(
 
 
 @contextlib.contextmanager
-def execution_config_ctx(**fields: int | float | bool) -> Iterator[ExecutionConfig]:
+def execution_config_ctx(**fields: int | float | bool | str) -> Iterator[ExecutionConfig]:
     """Runs the block with some execution-config fields changed, then restores the previous config."""
     old = set_execution_config(**fields)
     try:

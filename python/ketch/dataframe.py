@@ -538,7 +538,9 @@ class DataFrame:
         filters and columns pushed into scans) and the physical plan, each node of those two with
         a ``Stats = { ... }`` line: its estimated output rows ("Num rows" when exact: in-memory
         data, unfiltered Parquet footers), size in bytes (Arrow buffers; Parquet: uncompressed
-        column chunks read), a filter's selectivity and its number of partitions."""
+        column chunks read), a filter's selectivity and its number of partitions. On the Ray
+        runner it then prints the distributed plan: the stages the query would run as, with their
+        exchanges (shuffle algorithm, broadcast) and task counts, without running it."""
         out = file or sys.stdout
         if not show_all:
             print("== Unoptimized Logical Plan ==\n", file=out)
@@ -552,6 +554,12 @@ class DataFrame:
         print(optimized.repr_with_stats(), file=out)
         print("== Physical Plan ==\n", file=out)
         print(optimized.physical_repr(config, with_stats=True), file=out)
+        from ketch.runners import get_runner
+
+        describe = getattr(get_runner(), "describe_plan", None)  # the Ray runner's stages
+        if describe is not None:
+            print("\n== Distributed Plan ==\n", file=out)
+            print(describe(optimized, get_execution_config()), file=out)
 
     def write_parquet(
         self,

@@ -5,6 +5,7 @@ partition. The cuts themselves (slicing.py) are checked without Ray first."""
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -167,3 +168,54 @@ def test_overwrite_on_ray_replaces_the_old_files(on_ray: Any, parquet_parts: str
     paths = ketch.read_parquet(parquet_parts).limit(10).write_parquet(str(out), write_mode="overwrite")
     assert sorted(os.listdir(out)) == sorted(os.path.basename(p) for p in paths.to_pydict()["path"])
     assert ketch.read_parquet(str(out)).to_pydict()["id"] == list(range(10))
+
+
+def test_concat_and_stacked_order_keeping_operators_stay_on_the_workers(
+    on_ray: Any, parquet_parts: str
+) -> None:
+    def build() -> Any:
+        left = ketch.read_parquet(parquet_parts).where(col("id") < 300)
+        right = ketch.read_parquet(parquet_parts).where(col("id") >= 900)
+        return left.concat(right).into_partitions(3).limit(350)
+
+    native, on = _both(build)
+    assert on.to_pydict() == native.to_pydict()
+    assert on.to_pydict()["id"] == list(range(300)) + list(range(900, 950))
+    assert all("driver" not in s.name for s in on_ray.last_stages)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_each_stage_draws_a_progress_bar_of_its_tasks(on_ray: Any, parquet_parts: str) -> None:
+    from ketch.runners.ray.progress import StageProgress
+
+    stream = _Terminal()
+    StageProgress.stream = stream
+    try:
+        with ketch.execution_config_ctx(progress_bar_delay_seconds=0.0):
+            ketch.read_parquet(parquet_parts).groupby("s").agg(col("id").sum()).collect()
+    finally:
+        StageProgress.stream = None
+    text = stream.getvalue()
+    assert "stage 1 (shuffle map: Scan" in text and "5/5" in text
+    assert "stage 2 (reduce: Aggregate" in text
+    assert "rows" in text
+
+
+def test_explain_shows_the_distributed_plan_without_running_it(on_ray: Any, parquet_parts: str) -> None:
+    left = ketch.read_parquet(parquet_parts).where(col("id") < 900)
+    right = ketch.read_parquet(parquet_parts).select(col("id"), col("s").alias("t"))
+    df = left.join(right, on="id").groupby("s").agg(col("id").count()).limit(3)
+    on_ray.last_stages.clear()
+    out = io.StringIO()
+    df.explain(show_all=True, file=out)
+    text = out.getvalue()
+    plan = text.split("== Distributed Plan ==", 1)[1]
+    assert "hash shuffle by ['id'] into 5 (map_reduce); 5 tasks" in plan
+    assert "broadcast to the left side's tasks instead" in plan
+    assert "hash shuffle by ['s']" in plan
+    assert "Limit (per task; stops once 3 rows are done)" in plan
+    assert on_ray.last_stages == []  # nothing ran

@@ -1,6 +1,7 @@
 """The coordinator: runs one stage's tasks over the engine workers, on the driver.
 
-Each worker gets at most ``max_task_backlog`` tasks at a time, the least loaded first, so tasks
+Each worker gets at most ``max_task_backlog`` tasks at a time, the least loaded first (or the
+worker of the node a task's inputs live on, when the stage names one and it has room), so tasks
 spread over the nodes and a slow node never queues more than its backlog. Results come back in
 task order (a task that finishes early waits in a buffer), so partitions keep their order. A
 worker that dies (its process killed, its node lost) has its tasks run again on the others, up to
@@ -34,6 +35,9 @@ class StageTasks:
     num_tasks: int
     submit: Callable[[Any, int], tuple[Any, Any]]
     attempts: list[int] = field(default_factory=list)
+    # Per task, the node whose worker should run it (its inputs live there), or None. Soft: when
+    # that worker is full or gone, the least loaded one runs it.
+    preferred_nodes: list[str | None] | None = None
 
 
 class StageFailed(RuntimeError):
@@ -62,6 +66,7 @@ class Coordinator:
         self.restart_worker = restart_worker
         self.max_attempts = max_attempts
         self.tasks_per_node: dict[str, int] = {}
+        self.abandoned: list[Any] = []  # tasks still running when the last stage stopped
 
     def run(self, stage: StageTasks) -> Iterator[tuple[Any, Any]]:
         """Yields each task's (output, metadata) in task order as soon as it and all before it are
@@ -106,6 +111,23 @@ class Coordinator:
         finally:
             for ref in in_flight:
                 ray.cancel(ref, force=False)
+            self.abandoned = list(in_flight)
+
+    def drain_abandoned(self, timeout_s: float = 300.0) -> None:
+        """Waits (up to ``timeout_s``) for the tasks the last stopped stage left running (a
+        running actor task cannot be cancelled) and drops their results or errors, so nothing
+        still writes when the caller cleans up (a failed write's staging directory)."""
+        import ray
+
+        abandoned, self.abandoned = self.abandoned, []
+        if not abandoned:
+            return
+        ready, _ = ray.wait(abandoned, num_returns=len(abandoned), timeout=timeout_s)
+        for ref in ready:
+            try:
+                ray.get(ref)
+            except Exception:  # noqa: BLE001 - the query already failed with the first error
+                pass
 
     def _submit(
         self, stage: StageTasks, pending: deque[int], in_flight: dict[Any, tuple[int, WorkerSlot, Any]]
@@ -114,8 +136,10 @@ class Coordinator:
             alive = [w for w in self.workers if w.alive and w.in_flight < self.max_task_backlog]
             if not alive:
                 return
-            slot = min(alive, key=lambda w: w.in_flight)
             index = pending.popleft()
+            preferred = stage.preferred_nodes[index] if stage.preferred_nodes else None
+            local = [w for w in alive if w.node_id == preferred]
+            slot = min(local or alive, key=lambda w: w.in_flight)
             ref, output = stage.submit(slot.handle, index)
             slot.in_flight += 1
             in_flight[ref] = (index, slot, output)

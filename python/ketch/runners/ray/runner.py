@@ -6,8 +6,9 @@ in-memory partition) on the engine workers, one actor per node, each running its
 native executor. Hash exchanges (groupby/agg, distinct, joins, repartition(n, keys)) are shuffles:
 map tasks hash-partition their output into buckets in Ray's object store, reduce tasks run the
 operator bucket by bucket on the workers (stages.py); a small right side of a join is broadcast
-to the left side's tasks instead. Sorts, limits, writes, global aggregates,
-concat and into_partitions/into_batches still run on the driver's native executor over their
+to the left side's tasks instead. Limits run in two phases, into_partitions/into_batches
+and concat cut or chain the ordered task outputs, writes are staged per task and committed when
+all succeeded. Sorts and global aggregates still run on the driver's native executor over their
 inputs' partitions. ``last_stages`` keeps the last query's stages (tasks, rows, bytes shuffled)."""
 
 from __future__ import annotations
@@ -106,14 +107,18 @@ class RayRunner:
         return self._workers
 
     # -- running -----------------------------------------------------------------------------------
-    def _query(self, config: Any, stats: _core.ExecutionStats) -> QueryStages:
+    def _shuffle_partitions_limit(self) -> int:
         import ray
 
-        coordinator = Coordinator(self.workers(), self.max_task_backlog, self._start_worker)
-        self.last_tasks_per_node = coordinator.tasks_per_node
         limit = self.max_shuffle_partitions
         if limit is None:
             limit = max(8, 2 * int(ray.cluster_resources().get("CPU", 1)))
+        return limit
+
+    def _query(self, config: Any, stats: _core.ExecutionStats) -> QueryStages:
+        coordinator = Coordinator(self.workers(), self.max_task_backlog, self._start_worker)
+        self.last_tasks_per_node = coordinator.tasks_per_node
+        limit = self._shuffle_partitions_limit()
         query = QueryStages(coordinator, config, stats, limit, self.broadcast_join_size_bytes_threshold)
         self.last_stages = query.stages
         return query
@@ -136,6 +141,14 @@ class RayRunner:
         for partition, table in enumerate(self._query(config, stats).run(optimized)):
             batches = table.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
             yield [partition] * len(batches), pa.RecordBatchReader.from_batches(table.schema, batches)
+
+    def describe_plan(self, optimized: _core.PyPlan, config: Any) -> str:
+        """The stages ``optimized`` would run as, without running it (explain.py)."""
+        from ketch.runners.ray.explain import describe
+
+        return describe(
+            optimized, config, self._shuffle_partitions_limit(), self.broadcast_join_size_bytes_threshold
+        )
 
     def stage_report(self) -> str:
         """The last query's stages, one line each: tasks, rows out, MB out, MB shuffled, tasks

@@ -9,9 +9,17 @@
   partition-local operators above it, up to the next exchange) over bucket j of every map task of
   every input, on an engine worker. Only metadata (rows, bytes) comes back to the driver.
   A repartition's reduce is the bucket itself (its partitions are the buckets, in order).
-- Anything else (sort, limit, writes, global aggregates, concat, into_partitions, into_batches,
-  random repartition) runs on the driver's native executor over its inputs' partitions, as before;
-  when a distributed stage sits above it, its output partitions are put in the object store.
+- Order-keeping operators need no shuffle (``_lower_ordered``): a limit runs in each task of the
+  stage below, then the coordinator keeps the first rows in task order and stops the tasks it no
+  longer needs; into_partitions and into_batches are row-range cuts of the stage's ordered outputs
+  (slicing.py), read by the tasks above as slices of the objects, never through the driver; concat
+  is the left side's partitions then the right side's; write_parquet writes each task's files into
+  a staging directory and commits them only when every task succeeded (write_commit.py).
+- Anything else (sort, global aggregates, random repartition) runs on the driver's native
+  executor over its inputs' partitions, as before; when a distributed stage sits above it, its
+  output partitions are put in the object store.
+
+Each stage draws a tqdm bar of its tasks on a terminal (progress.py).
 
 Buckets: ``repartition(n, keys)`` uses n. Otherwise N = the widest input's task count, at most
 ``max_shuffle_partitions`` (the runner's; default max(8, 2 x the cluster's CPUs)) and at least 1:
@@ -25,6 +33,7 @@ No partial (pre-shuffle) aggregation yet: map tasks shuffle their rows as they a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +44,7 @@ from ketch import _core
 from ketch.runners.native import NativeRunner
 from ketch.runners.ray import slicing
 from ketch.runners.ray.coordinator import Coordinator, StageTasks
+from ketch.runners.ray.progress import StageProgress
 from ketch.runners.ray.write_commit import Staging
 
 SOURCES = ("Scan", "InMemorySource")
@@ -42,7 +52,7 @@ SOURCES = ("Scan", "InMemorySource")
 BROADCAST_RIGHT = ("inner", "left", "semi", "anti")
 DEFAULT_BROADCAST_THRESHOLD = 10 << 20  # bytes, Daft's broadcast_join_size_bytes_threshold
 # Order-keeping operators run over their input's tasks without a shuffle (``_lower_ordered``).
-ORDERED = ("Limit", "IntoPartitions", "IntoBatches", "WriteParquet")
+ORDERED = ("Limit", "IntoPartitions", "IntoBatches", "WriteParquet", "Concat")
 
 
 @dataclass
@@ -102,7 +112,7 @@ class QueryStages:
 
     # -- the plan walk ----------------------------------------------------------------------------
     def run(self, root: Any) -> Iterator[pa.Table]:
-        if self._distributable(root) or (root.kind() in ORDERED and self._distributable(root.inputs()[0])):
+        if self._distributable(root):
             yield from self._final(self._lower(root))
             return
         table, rows = self._on_driver(root)
@@ -112,7 +122,11 @@ class QueryStages:
             offset += n
 
     def _distributable(self, node: Any) -> bool:
+        """Whether ``node`` runs as stages on the workers: sources, partition-local operators,
+        hash exchanges, and the order-keeping operators over distributable inputs."""
         kind = node.kind()
+        if kind in ORDERED:
+            return all(self._distributable(child) for child in node.inputs())
         return kind in SOURCES or node.is_partition_local() or node.hash_exchange() is not None
 
     def _lower(self, node: Any) -> Pending:
@@ -175,9 +189,13 @@ class QueryStages:
         kind = node.kind()
         if kind not in ORDERED:
             return None
-        child = node.inputs()[0]
-        if not self._distributable(child):
+        if not all(self._distributable(child) for child in node.inputs()):
             return None
+        if kind == "Concat":  # the left side's partitions, then the right side's
+            outputs = [out for child in node.inputs() for out in self._gather(self._lower(child))]
+            inputs = [[[ref]] for ref, _ in outputs] or [[[]]]
+            return Pending(_placeholder(node), len(inputs), False, inputs, label=kind, slices_only=True)
+        child = node.inputs()[0]
         below = self._lower(child)
         params = node.params()
         if kind == "WriteParquet":
@@ -185,6 +203,7 @@ class QueryStages:
         if kind == "Limit":
             below.plan = node.with_inputs([below.plan])  # phase 1: each task stops at n rows
             below.label = f"{below.label} -> Limit"
+            below.slices_only = False
             outputs = self._gather(below, stop_after_rows=params["limit"])
             cuts = [slicing.first_rows([rows for _, rows in outputs], params["limit"])]
         else:
@@ -253,9 +272,11 @@ class QueryStages:
         try:
             below.plan = below.plan.write_parquet(staging.dir, params["compression"])
             below.label = f"{below.label} -> WriteParquet (staged)"
+            below.slices_only = False
             paths = [ray.get(ref).column("path").to_pylist() for ref, _ in self._gather(below)]
             committed = staging.commit(paths)
         finally:
+            self.coordinator.drain_abandoned()  # no task still writing into the staging directory
             staging.close()
         table = pa.table({"path": pa.array(committed, pa.string())})
         return Pending(
@@ -285,9 +306,16 @@ class QueryStages:
         return NativeRunner().execute(plan, self.config, self.stats)
 
     # -- running stages ---------------------------------------------------------------------------
-    def _stage(self, pending: Pending, buckets: int, keys: list[str] | None, kind: str) -> Iterator[Any]:
+    def _stage(
+        self,
+        pending: Pending,
+        buckets: int,
+        keys: list[str] | None,
+        kind: str,
+        preferred_nodes: list[str | None] | None = None,
+    ) -> Iterator[Any]:
         """Runs ``pending``'s tasks; yields each task's output refs in task order."""
-        for outputs, _meta in self._stage_with_meta(pending, buckets, keys, kind):
+        for outputs, _meta in self._stage_with_meta(pending, buckets, keys, kind, preferred_nodes):
             yield outputs
 
     @staticmethod
@@ -295,7 +323,12 @@ class QueryStages:
         return "map" if pending.split_source or pending.label.startswith("driver") else "reduce"
 
     def _stage_with_meta(
-        self, pending: Pending, buckets: int, keys: list[str] | None, kind: str
+        self,
+        pending: Pending,
+        buckets: int,
+        keys: list[str] | None,
+        kind: str,
+        preferred_nodes: list[str | None] | None = None,
     ) -> Generator[tuple[Any, dict[str, Any]], None, None]:
         """Runs ``pending``'s tasks; yields each task's (output refs, metadata) in task order."""
         number = len(self.stages) + 1
@@ -316,18 +349,53 @@ class QueryStages:
             )
             return refs[-1], refs[:-1]
 
-        for outputs, meta in self.coordinator.run(StageTasks(stat.name, pending.num_tasks, submit)):
-            stat.tasks += 1
-            stat.rows_out += sum(meta["rows"])
-            stat.bytes_out += sum(meta["bytes"])
-            if buckets:
-                stat.bytes_shuffled += sum(meta["bytes"])
-            stat.tasks_per_node[meta["node_id"]] = stat.tasks_per_node.get(meta["node_id"], 0) + 1
-            yield outputs, meta
+        with StageProgress(self.config, stat.name, pending.num_tasks, position=number - 1) as bar:
+            for outputs, meta in self.coordinator.run(
+                StageTasks(stat.name, pending.num_tasks, submit, preferred_nodes=preferred_nodes)
+            ):
+                stat.tasks += 1
+                stat.rows_out += sum(meta["rows"])
+                stat.bytes_out += sum(meta["bytes"])
+                if buckets:
+                    stat.bytes_shuffled += sum(meta["bytes"])
+                stat.tasks_per_node[meta["node_id"]] = stat.tasks_per_node.get(meta["node_id"], 0) + 1
+                bar.task_done(sum(meta["rows"]))
+                yield outputs, meta
 
     def _shuffle(self, pending: Pending, keys: list[str], buckets: int) -> list[list[Any]]:
-        """The map side: per task of ``pending``, the refs of its ``buckets`` bucket tables."""
+        """The map side: per map output, the refs of its ``buckets`` bucket tables (one output per
+        task of ``pending`` with map_reduce, one per merge group with pre_shuffle_merge)."""
+        if self._shuffle_algorithm(pending.num_tasks, buckets) == "pre_shuffle_merge":
+            return self._pre_shuffle_merge(pending, keys, buckets)
         return list(self._stage(pending, buckets, keys, "shuffle map"))
+
+    def _shuffle_algorithm(self, map_tasks: int, buckets: int) -> str:
+        """The config's ``shuffle_algorithm``; "auto" picks pre_shuffle_merge when
+        sqrt(M x N) > ``pre_shuffle_merge_partition_threshold``, as Daft does."""
+        algorithm = getattr(self.config, "shuffle_algorithm", "auto")
+        if algorithm != "auto":
+            return str(algorithm)
+        threshold = getattr(self.config, "pre_shuffle_merge_partition_threshold", 200)
+        return "pre_shuffle_merge" if math.sqrt(map_tasks * buckets) > threshold else "map_reduce"
+
+    def _pre_shuffle_merge(self, pending: Pending, keys: list[str], buckets: int) -> list[list[Any]]:
+        """Map tasks keep their whole output on their node; the outputs of each node are then
+        grouped in task order up to ``pre_shuffle_merge_threshold`` bytes, and one task per group,
+        on that node's worker, concatenates and hash-partitions the group into ``buckets``."""
+        threshold = getattr(self.config, "pre_shuffle_merge_threshold", 1 << 30)
+        groups: dict[str, list[tuple[list[Any], int]]] = {}  # node -> [(refs, bytes)]
+        for refs, meta in self._stage_with_meta(pending, 0, None, "pre-shuffle map"):
+            node_groups = groups.setdefault(meta["node_id"], [([], 0)])
+            group_refs, size = node_groups[-1]
+            if group_refs and size + meta["bytes"][0] > threshold:
+                node_groups.append(([], 0))
+                group_refs, size = node_groups[-1]
+            group_refs.append(refs[0])
+            node_groups[-1] = (group_refs, size + meta["bytes"][0])
+        nodes = [node for node, node_groups in groups.items() for _ in node_groups]
+        inputs = [[group_refs] for node_groups in groups.values() for group_refs, _ in node_groups]
+        merge = Pending(_placeholder(pending.plan), len(inputs), False, inputs, label="pre-shuffle merge")
+        return list(self._stage(merge, buckets, keys, "shuffle map", preferred_nodes=nodes))
 
     def _final(self, pending: Pending) -> Iterator[pa.Table]:
         import ray

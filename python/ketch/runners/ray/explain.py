@@ -1,0 +1,124 @@
+"""The distributed plan of a query on Ray, described without running it (``explain(show_all=True)``
+prints it under "== Distributed Plan =="): the stages in the order they would run, each with its
+operators, its exchange (hash shuffle and its algorithm, broadcast, range shuffle, row-range
+cuts) and its task count. It mirrors the stage cutting of stages.py; figures that are only known
+at run time are named as such (a join's broadcast depends on the right side's measured bytes, a
+sort's boundaries on the sample, a limit may stop tasks early)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ketch.runners.ray.stages import BROADCAST_RIGHT, ORDERED, SOURCES
+
+
+@dataclass
+class _Walk:
+    config: Any
+    max_shuffle_partitions: int
+    broadcast_threshold: int
+    lines: list[str] = field(default_factory=list)
+    stages: int = 0
+
+    def stage(self, kind: str, what: str, tasks: int) -> None:
+        """One stage line; ``tasks`` < 0: known only at run time."""
+        self.stages += 1
+        count = "tasks known at run time" if tasks < 0 else f"{tasks} task{'s' * (tasks != 1)}"
+        self.lines.append(f"stage {self.stages} ({kind}): {what}; {count}")
+
+    def algorithm(self, maps: int, buckets: int) -> str:
+        algorithm = getattr(self.config, "shuffle_algorithm", "auto")
+        if algorithm == "auto":
+            threshold = getattr(self.config, "pre_shuffle_merge_partition_threshold", 200)
+            algorithm = "pre_shuffle_merge" if math.sqrt(maps * buckets) > threshold else "map_reduce"
+        return str(algorithm)
+
+    def distributable(self, node: Any) -> bool:
+        kind = node.kind()
+        if kind in ORDERED:
+            return all(self.distributable(child) for child in node.inputs())
+        return kind in SOURCES or node.is_partition_local() or node.hash_exchange() is not None
+
+    def walk(self, node: Any) -> tuple[str, int, str]:
+        """(operators of the stage being built, its tasks, its kind) for ``node``; finished
+        stages below it are appended to ``lines``."""
+        kind = node.kind()
+        if kind in SOURCES:
+            count, _exact = node.num_partitions()
+            return kind, max(1, count), "map"
+        if node.is_partition_local():
+            label, tasks, stage_kind = self.walk(node.inputs()[0])
+            return f"{label} -> {kind}", tasks, stage_kind
+        exchange = node.hash_exchange()
+        if exchange is not None:
+            keys, fixed = exchange
+            sides = [self.walk(child) for child in node.inputs()]
+            widest = max(t for _, t, _ in sides)
+            n = fixed if fixed > 0 else min(widest if widest > 0 else 1, self.max_shuffle_partitions)
+            n = max(1, n)
+            for (label, tasks, _), side_keys in zip(sides, keys, strict=True):
+                self.stage(
+                    "shuffle map",
+                    f"{label} -> hash shuffle by {side_keys} into {n} ({self.algorithm(tasks, n)})",
+                    tasks,
+                )
+            if kind == "Join" and node.join_type() in BROADCAST_RIGHT:
+                self.lines.append(
+                    f"    (when the right side's shuffled bytes are at most {self.broadcast_threshold} "
+                    "the right side is broadcast to the left side's tasks instead)"
+                )
+            return kind, n, "reduce"
+        if kind in ORDERED and self.distributable(node):
+            if kind == "Concat":
+                tasks = 0
+                for child in node.inputs():
+                    label, t, stage_kind = self.walk(child)
+                    self.stage(stage_kind, label, t)
+                    tasks += t
+                return "Concat (the inputs' partitions in order)", tasks, "reduce"
+            label, tasks, stage_kind = self.walk(node.inputs()[0])
+            params = node.params()
+            if kind == "Limit":
+                self.stage(
+                    stage_kind,
+                    f"{label} -> Limit (per task; stops once {params['limit']} rows are done)",
+                    tasks,
+                )
+                return f"first {params['limit']} rows", 1, "reduce"
+            if kind == "WriteParquet":
+                self.stage(
+                    stage_kind,
+                    f"{label} -> WriteParquet (staged, committed when every task succeeded)",
+                    tasks,
+                )
+                return "paths", 1, "reduce"
+            self.stage(stage_kind, label, tasks)
+            if kind == "IntoPartitions":
+                return (
+                    f"IntoPartitions (row-range cuts into {params['num_partitions']})",
+                    params["num_partitions"],
+                    "reduce",
+                )
+            return f"IntoBatches (row-range cuts of {params['batch_size']} rows)", -1, "reduce"
+        for child in node.inputs():
+            if self.distributable(child):
+                label, tasks, stage_kind = self.walk(child)
+                self.stage(stage_kind, label, tasks)
+            else:
+                self.walk(child)
+        count, _exact = node.num_partitions()
+        self.lines.append(f"driver: {kind} on the native executor over its inputs' partitions")
+        return f"driver {kind} output", max(1, count), "map"
+
+
+def describe(root: Any, config: Any, max_shuffle_partitions: int, broadcast_threshold: int) -> str:
+    """The stages of ``root`` (an optimized PyPlan) on Ray, one line each, without running it."""
+    walk = _Walk(config, max(1, max_shuffle_partitions), broadcast_threshold)
+    if walk.distributable(root):
+        label, tasks, stage_kind = walk.walk(root)
+        walk.stage(stage_kind, label, tasks)
+    else:
+        walk.walk(root)
+    return "\n".join(walk.lines)
