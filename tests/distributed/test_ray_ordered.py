@@ -219,3 +219,42 @@ def test_explain_shows_the_distributed_plan_without_running_it(on_ray: Any, parq
     assert "hash shuffle by ['s']" in plan
     assert "Limit (per task; stops once 3 rows are done)" in plan
     assert on_ray.last_stages == []  # nothing ran
+
+
+def test_a_stage_over_into_batches_starts_before_the_stage_feeding_it_ends(
+    on_ray: Any, parquet_parts: str, tmp_path: Any
+) -> None:
+    """Pipelining: the UDF stage over into_batches is fed batch by batch. The source stage's
+    last task blocks until a UDF task has run (a file the UDF writes), which can only happen
+    when the UDF stage does not wait for the whole source stage."""
+    marker = tmp_path / "udf-ran"
+
+    @ketch.func(return_dtype=pa.int64())
+    def wait_for_udf(x: int) -> int:
+        if x == 999:  # the last row of the last source task
+            import time
+
+            deadline = time.monotonic() + 120
+            while not marker.exists():
+                if time.monotonic() > deadline:
+                    raise TimeoutError("the UDF stage never started while the source stage ran")
+                time.sleep(0.05)
+        return x
+
+    @ketch.func(return_dtype=pa.int64())
+    def mark(x: int) -> int:
+        marker.touch()
+        return x
+
+    df = (
+        ketch.read_parquet(parquet_parts)
+        .with_column("w", wait_for_udf(col("id")))
+        .into_batches(150)
+        .with_column("m", mark(col("id")))
+    )
+    with ketch.execution_config_ctx(morsel_size_rows=50):
+        out = df.to_pydict()
+    assert out["m"] == list(range(1000))
+    names = [s.name for s in on_ray.last_stages]
+    assert len(names) == 2 and "IntoBatches" in names[1]
+    assert on_ray.last_stages[1].tasks == 7  # 6 x 150 + 100

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -34,7 +34,6 @@ class StageTasks:
     name: str  # e.g. "stage 1 (map: Scan -> Project)"
     num_tasks: int
     submit: Callable[[Any, int], tuple[Any, Any]]
-    attempts: list[int] = field(default_factory=list)
     # Per task, the node whose worker should run it (its inputs live there), or None. Soft: when
     # that worker is full or gone, the least loaded one runs it.
     preferred_nodes: list[str | None] | None = None
@@ -42,6 +41,30 @@ class StageTasks:
 
 class StageFailed(RuntimeError):
     pass
+
+
+@dataclass
+class Upstream:
+    """A stage that feeds a pipelined one (``Coordinator.run(stage, upstream)``). ``release(i,
+    output, metadata)`` is called for each of its tasks in task order and returns how many tasks
+    of the fed stage can start now (a running count); ``release(None, None, None)`` after the
+    last returns the fed stage's final task count."""
+
+    stage: StageTasks
+    release: Callable[[int | None, Any, Any], int]
+
+
+class _Lane:
+    """One stage's task bookkeeping inside ``Coordinator.run``: ``total`` None while unknown."""
+
+    def __init__(self, stage: StageTasks, total: int | None) -> None:
+        self.stage = stage
+        self.total = total
+        self.released = total or 0
+        self.pending: deque[int] = deque(range(total or 0))
+        self.done: dict[int, Any] = {}
+        self.next_out = 0
+        self.attempts: dict[int, int] = {}
 
 
 def _with_context(error: BaseException, where: str) -> BaseException:
@@ -68,50 +91,74 @@ class Coordinator:
         self.tasks_per_node: dict[str, int] = {}
         self.abandoned: list[Any] = []  # tasks still running when the last stage stopped
 
-    def run(self, stage: StageTasks) -> Iterator[tuple[Any, Any]]:
+    def run(self, stage: StageTasks, upstream: Upstream | None = None) -> Iterator[tuple[Any, Any]]:
         """Yields each task's (output, metadata) in task order as soon as it and all before it are
-        done."""
+        done. With ``upstream``, the stage is pipelined behind another one: the upstream stage's
+        tasks run at the same time, and as each of its tasks completes (in order) ``release``
+        says how many of this stage's tasks can now start; ``stage.num_tasks`` is then only known
+        when the upstream stage is done. This stage's tasks go first when both wait for a worker,
+        so finished upstream outputs do not pile up."""
         import ray
         from ray.exceptions import RayActorError, RayTaskError
 
-        n = stage.num_tasks
-        stage.attempts = [0] * n
-        pending: deque[int] = deque(range(n))
-        in_flight: dict[Any, tuple[int, WorkerSlot, Any]] = {}
-        done: dict[int, Any] = {}
-        next_out = 0
+        down = _Lane(stage, stage.num_tasks if upstream is None else None)
+        lanes = [down]
+        up: _Lane | None = None
+        if upstream is not None:
+            up = _Lane(upstream.stage, upstream.stage.num_tasks)
+            lanes.append(up)
+        in_flight: dict[Any, tuple[_Lane, int, WorkerSlot, Any]] = {}
         try:
-            while next_out < n:
-                self._submit(stage, pending, in_flight)
+            while down.total is None or down.next_out < down.total:
+                for lane in lanes:  # this stage first, then the one feeding it
+                    self._submit(lane, in_flight)
                 if not in_flight:
                     raise StageFailed(f"{stage.name}: no engine worker is alive to run the remaining tasks")
                 ready, _ = ray.wait(list(in_flight), num_returns=1)
                 ref = ready[0]
-                index, slot, output = in_flight.pop(ref)
+                lane, index, slot, output = in_flight.pop(ref)
                 slot.in_flight -= 1
                 try:
-                    done[index] = (output, ray.get(ref))
+                    lane.done[index] = (output, ray.get(ref))
                     self.tasks_per_node[slot.node_id] = self.tasks_per_node.get(slot.node_id, 0) + 1
                 except RayTaskError as error:
                     cause = error.cause if error.cause is not None else error
-                    raise _with_context(cause, f"{stage.name}, partition {index} of {n}") from cause
+                    total = lane.total if lane.total is not None else "?"
+                    where = f"{lane.stage.name}, partition {index} of {total}"
+                    raise _with_context(cause, where) from cause
                 except RayActorError:
                     # The worker died with this task (and maybe others) in flight: run it again elsewhere.
                     self._lost(slot)
-                    stage.attempts[index] += 1
-                    if stage.attempts[index] >= self.max_attempts:
+                    lane.attempts[index] = lane.attempts.get(index, 0) + 1
+                    if lane.attempts[index] >= self.max_attempts:
                         raise StageFailed(
-                            f"{stage.name}, partition {index} of {n}: its engine worker died "
-                            f"{stage.attempts[index]} times"
+                            f"{lane.stage.name}, partition {index} of {lane.total or '?'}: "
+                            f"its engine worker died {lane.attempts[index]} times"
                         ) from None
-                    pending.appendleft(index)
-                while next_out in done:
-                    yield done.pop(next_out)
-                    next_out += 1
+                    lane.pending.appendleft(index)
+                if up is not None:
+                    while up.next_out in up.done:
+                        up_output, up_meta = up.done.pop(up.next_out)
+                        self._release(down, upstream.release(up.next_out, up_output, up_meta))  # type: ignore[union-attr]
+                        up.next_out += 1
+                    if up.next_out == up.total and down.total is None:
+                        down.total = upstream.release(None, None, None)  # type: ignore[union-attr]
+                        self._release(down, down.total)
+                        stage.num_tasks = down.total
+                while down.next_out in down.done:
+                    yield down.done.pop(down.next_out)
+                    down.next_out += 1
         finally:
             for ref in in_flight:
                 ray.cancel(ref, force=False)
             self.abandoned = list(in_flight)
+
+    @staticmethod
+    def _release(lane: _Lane, known: int) -> None:
+        """Tasks up to ``known`` of ``lane`` may start now."""
+        while lane.released < known:
+            lane.pending.append(lane.released)
+            lane.released += 1
 
     def drain_abandoned(self, timeout_s: float = 300.0) -> None:
         """Waits (up to ``timeout_s``) for the tasks the last stopped stage left running (a
@@ -129,20 +176,19 @@ class Coordinator:
             except Exception:  # noqa: BLE001 - the query already failed with the first error
                 pass
 
-    def _submit(
-        self, stage: StageTasks, pending: deque[int], in_flight: dict[Any, tuple[int, WorkerSlot, Any]]
-    ) -> None:
-        while pending:
+    def _submit(self, lane: _Lane, in_flight: dict[Any, tuple[_Lane, int, WorkerSlot, Any]]) -> None:
+        stage = lane.stage
+        while lane.pending:
             alive = [w for w in self.workers if w.alive and w.in_flight < self.max_task_backlog]
             if not alive:
                 return
-            index = pending.popleft()
+            index = lane.pending.popleft()
             preferred = stage.preferred_nodes[index] if stage.preferred_nodes else None
             local = [w for w in alive if w.node_id == preferred]
             slot = min(local or alive, key=lambda w: w.in_flight)
             ref, output = stage.submit(slot.handle, index)
             slot.in_flight += 1
-            in_flight[ref] = (index, slot, output)
+            in_flight[ref] = (lane, index, slot, output)
 
     def _lost(self, slot: WorkerSlot) -> None:
         if not slot.alive:

@@ -34,7 +34,7 @@ class StageProgress:
 
             self._bar = tqdm(
                 desc=redact(name),
-                total=tasks,
+                total=tasks if tasks >= 0 else None,  # < 0: known only when the stage ends
                 unit=" tasks",
                 file=stream,
                 leave=False,

@@ -43,7 +43,7 @@ import pyarrow as pa
 from ketch import _core
 from ketch.runners.native import NativeRunner
 from ketch.runners.ray import slicing
-from ketch.runners.ray.coordinator import Coordinator, StageTasks
+from ketch.runners.ray.coordinator import Coordinator, StageTasks, Upstream
 from ketch.runners.ray.progress import StageProgress
 from ketch.runners.ray.write_commit import Staging
 
@@ -70,6 +70,19 @@ class Pending:
     # True while ``plan`` is only the placeholder: each task would just concatenate its input
     # slices, so a consumer may read them directly instead of running tasks.
     slices_only: bool = False
+    # Set while ``inputs`` are cuts of a stage not run yet: the tasks then run pipelined behind
+    # that stage (each starts as soon as the outputs it cuts exist); ``num_tasks`` is only an
+    # estimate until then.
+    feed: Feed | None = None
+
+
+@dataclass
+class Feed:
+    """The stage whose ordered outputs a Pending's inputs are cut from, as they complete."""
+
+    upstream: Pending
+    cutter: slicing.Cutter
+    refs: list[Any] = field(default_factory=list)  # upstream outputs so far, in order
 
 
 @dataclass
@@ -207,26 +220,54 @@ class QueryStages:
             outputs = self._gather(below, stop_after_rows=params["limit"])
             cuts = [slicing.first_rows([rows for _, rows in outputs], params["limit"])]
         else:
-            outputs = self._gather(below)
-            rows = [r for _, r in outputs]
+            cutter: slicing.Cutter
             if kind == "IntoPartitions":
-                cuts = slicing.into_partitions(rows, params["num_partitions"])
+                cutter = slicing.PartitionCutter(params["num_partitions"], below.num_tasks)
             else:
-                cuts = slicing.into_batches(rows, params["batch_size"])
-        refs = [ref for ref, _ in outputs]
+                cutter = slicing.BatchCutter(params["batch_size"])
+            # A task over an into_batches cut re-chunks it into its one exact batch (a UDF above
+            # sees the whole batch, as on the native runner); a consumer on the driver just reads
+            # the cuts.
+            template = (
+                node.with_inputs([_placeholder(child)]) if kind == "IntoBatches" else _placeholder(node)
+            )
+            if below.slices_only:  # cuts of cuts: compose them on the driver
+                outputs = self._gather(below)
+                cuts = [cut for _, rows in outputs for cut in cutter.add(rows)] + cutter.finish()
+                return self._cut_pending(template, kind, [ref for ref, _ in outputs], cuts)
+            self._settle(below)
+            estimate = params.get("num_partitions", below.num_tasks)
+            return Pending(
+                template, estimate, False, [], label=kind, slices_only=True, feed=Feed(below, cutter)
+            )
+        return self._cut_pending(_placeholder(node), kind, [ref for ref, _ in outputs], cuts)
+
+    @staticmethod
+    def _cut_pending(template: Any, label: str, refs: list[Any], cuts: list[list[Any]]) -> Pending:
+        """A slices-only Pending whose task j reads cut j of the tables ``refs``."""
         inputs = [[[(refs[i], offset, length) for i, offset, length in cut]] for cut in cuts]
         if not inputs:  # into_batches over no rows: no partitions; keep one empty one
             inputs = [[[]]]
-        # A task over an into_batches cut re-chunks it into its one exact batch (a UDF above sees
-        # the whole batch, as on the native runner); a consumer on the driver just reads the cuts.
-        template = node.with_inputs([_placeholder(child)]) if kind == "IntoBatches" else _placeholder(node)
-        return Pending(template, len(inputs), False, inputs, label=kind, slices_only=True)
+        return Pending(template, len(inputs), False, inputs, label=label, slices_only=True)
+
+    def _settle(self, pending: Pending) -> None:
+        """Runs the stage feeding ``pending`` (if any) to its end and fixes ``pending``'s inputs:
+        for the places that need all of its tasks known (a broadcast join's left side, a stage
+        feeding another pipelined one, reading the cuts on the driver)."""
+        feed = pending.feed
+        if feed is None:
+            return
+        outputs = self._gather(feed.upstream)
+        cuts = [cut for _, rows in outputs for cut in feed.cutter.add(rows)] + feed.cutter.finish()
+        settled = self._cut_pending(pending.plan, pending.label, [ref for ref, _ in outputs], cuts)
+        pending.inputs, pending.num_tasks, pending.feed = settled.inputs, settled.num_tasks, None
 
     def _gather(self, pending: Pending, stop_after_rows: int | None = None) -> list[tuple[Any, int]]:
         """Runs ``pending``'s tasks; (ref of its output, its rows) per task in order. With
         ``stop_after_rows`` the stage stops (tasks still running are cancelled) once the tasks
         done in order hold that many rows."""
         if pending.slices_only:
+            self._settle(pending)
             return self._materialized(pending)
         outputs: list[tuple[Any, int]] = []
         total = 0
@@ -250,7 +291,7 @@ class QueryStages:
 
     @staticmethod
     def _read_slices(pending: Pending) -> Iterator[pa.Table]:
-        """The tables of a slices-only pending, one per task, read on the driver."""
+        """The tables of a slices-only pending (settled), one per task, read on the driver."""
         import ray
 
         for task in pending.inputs:
@@ -286,6 +327,7 @@ class QueryStages:
     def _broadcast_join(self, node: Any, left: Pending, right_refs: list[Any]) -> Pending:
         """The join as partition-local over ``left``: each of its tasks joins its partition with
         the whole right side (``right_refs``: every right table)."""
+        self._settle(left)
         plan = node.with_inputs([left.plan, _placeholder(node.inputs()[1])])
         if left.inputs:
             inputs = [[*task, right_refs] for task in left.inputs]
@@ -330,7 +372,70 @@ class QueryStages:
         kind: str,
         preferred_nodes: list[str | None] | None = None,
     ) -> Generator[tuple[Any, dict[str, Any]], None, None]:
-        """Runs ``pending``'s tasks; yields each task's (output refs, metadata) in task order."""
+        """Runs ``pending``'s tasks; yields each task's (output refs, metadata) in task order.
+        A fed pending runs pipelined behind the stage feeding it (``Coordinator.run``'s
+        upstream): its tasks start as the cuts they read become complete."""
+        feed = pending.feed
+        if feed is None:
+            yield from self._run_stage(pending, buckets, keys, kind, preferred_nodes)
+            return
+        up = feed.upstream
+        up_stat, up_tasks = self._stage_tasks(up, 0, None, self._kind(up), None)
+        stat, tasks = self._stage_tasks(pending, buckets, keys, kind, preferred_nodes)
+        pending.inputs = []
+
+        def release(index: int | None, outputs: Any, meta: Any) -> int:
+            if index is None:
+                cuts = feed.cutter.finish()
+            else:
+                self._record(up_stat, meta, 0)
+                feed.refs.append(outputs[0])
+                cuts = feed.cutter.add(meta["rows"][0])
+            pending.inputs.extend([[[(feed.refs[i], o, n) for i, o, n in cut]] for cut in cuts])
+            if index is None and not pending.inputs:
+                pending.inputs.append([[]])  # no rows at all: one empty partition
+            return len(pending.inputs)
+
+        with StageProgress(self.config, stat.name, -1, position=len(self.stages) - 1) as bar:
+            for outputs, meta in self.coordinator.run(tasks, Upstream(up_tasks, release)):
+                self._record(stat, meta, buckets)
+                bar.task_done(sum(meta["rows"]))
+                yield outputs, meta
+        pending.num_tasks, pending.feed = len(pending.inputs), None
+
+    @staticmethod
+    def _record(stat: StageStats, meta: dict[str, Any], buckets: int) -> None:
+        stat.tasks += 1
+        stat.rows_out += sum(meta["rows"])
+        stat.bytes_out += sum(meta["bytes"])
+        if buckets:
+            stat.bytes_shuffled += sum(meta["bytes"])
+        stat.tasks_per_node[meta["node_id"]] = stat.tasks_per_node.get(meta["node_id"], 0) + 1
+
+    def _run_stage(
+        self,
+        pending: Pending,
+        buckets: int,
+        keys: list[str] | None,
+        kind: str,
+        preferred_nodes: list[str | None] | None,
+    ) -> Generator[tuple[Any, dict[str, Any]], None, None]:
+        stat, tasks = self._stage_tasks(pending, buckets, keys, kind, preferred_nodes)
+        with StageProgress(self.config, stat.name, pending.num_tasks, position=len(self.stages) - 1) as bar:
+            for outputs, meta in self.coordinator.run(tasks):
+                self._record(stat, meta, buckets)
+                bar.task_done(sum(meta["rows"]))
+                yield outputs, meta
+
+    def _stage_tasks(
+        self,
+        pending: Pending,
+        buckets: int,
+        keys: list[str] | None,
+        kind: str,
+        preferred_nodes: list[str | None] | None,
+    ) -> tuple[StageStats, StageTasks]:
+        """The stage's stats entry (appended to ``stages``) and its tasks for the coordinator."""
         number = len(self.stages) + 1
         what = f"{pending.label} -> hash shuffle by {keys} into {buckets}" if buckets else pending.label
         stat = StageStats(f"stage {number} ({kind}: {what})", kind, buckets=buckets)
@@ -349,18 +454,7 @@ class QueryStages:
             )
             return refs[-1], refs[:-1]
 
-        with StageProgress(self.config, stat.name, pending.num_tasks, position=number - 1) as bar:
-            for outputs, meta in self.coordinator.run(
-                StageTasks(stat.name, pending.num_tasks, submit, preferred_nodes=preferred_nodes)
-            ):
-                stat.tasks += 1
-                stat.rows_out += sum(meta["rows"])
-                stat.bytes_out += sum(meta["bytes"])
-                if buckets:
-                    stat.bytes_shuffled += sum(meta["bytes"])
-                stat.tasks_per_node[meta["node_id"]] = stat.tasks_per_node.get(meta["node_id"], 0) + 1
-                bar.task_done(sum(meta["rows"]))
-                yield outputs, meta
+        return stat, StageTasks(stat.name, pending.num_tasks, submit, preferred_nodes=preferred_nodes)
 
     def _shuffle(self, pending: Pending, keys: list[str], buckets: int) -> list[list[Any]]:
         """The map side: per map output, the refs of its ``buckets`` bucket tables (one output per
@@ -401,6 +495,7 @@ class QueryStages:
         import ray
 
         if pending.slices_only:  # cuts of outputs already in the object store: read them here
+            self._settle(pending)
             yield from self._read_slices(pending)
             return
         for outputs in self._stage(pending, 0, None, self._kind(pending)):
