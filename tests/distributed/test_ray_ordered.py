@@ -203,6 +203,8 @@ def test_each_stage_draws_a_progress_bar_of_its_tasks(on_ray: Any, parquet_parts
     assert "stage 1 (shuffle map: Scan" in text and "5/5" in text
     assert "stage 2 (reduce: Aggregate" in text
     assert "rows" in text
+    assert all(s.seconds > 0 for s in on_ray.last_stages)
+    assert "tasks, " in on_ray.stage_report() and " s, " in on_ray.stage_report()
 
 
 def test_explain_shows_the_distributed_plan_without_running_it(on_ray: Any, parquet_parts: str) -> None:

@@ -151,13 +151,13 @@ class RayRunner:
         )
 
     def stage_report(self) -> str:
-        """The last query's stages, one line each: tasks, rows out, MB out, MB shuffled, tasks
-        per node (explain_analyze prints it)."""
+        """The last query's stages, one line each: tasks, seconds, rows out, MB out, MB shuffled,
+        tasks per node (explain_analyze prints it)."""
         lines = []
         for stage in self.last_stages:
             nodes = ", ".join(f"{node[:8]}: {n}" for node, n in sorted(stage.tasks_per_node.items()))
             lines.append(
-                f"{stage.name}: {stage.tasks} tasks, {stage.rows_out} rows out, "
+                f"{stage.name}: {stage.tasks} tasks, {stage.seconds:.2f} s, {stage.rows_out} rows out, "
                 f"{stage.bytes_out / 1e6:.2f} MB out, {stage.bytes_shuffled / 1e6:.2f} MB shuffled, "
                 f"tasks per node {{{nodes}}}"
             )

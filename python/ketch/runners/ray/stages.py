@@ -34,6 +34,7 @@ No partial (pre-shuffle) aggregation yet: map tasks shuffle their rows as they a
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,7 +90,8 @@ class Feed:
 class StageStats:
     """One stage of the last query: ``tasks`` run, ``rows_out`` and ``bytes_out`` of its outputs
     (for a shuffle map stage, ``bytes_shuffled`` = the bytes it left in the object store for the
-    reduce tasks), ``tasks_per_node`` (node id -> tasks), ``buckets`` (0 when not a shuffle map)."""
+    reduce tasks), ``tasks_per_node`` (node id -> tasks), ``buckets`` (0 when not a shuffle map),
+    ``seconds`` (wall clock)."""
 
     name: str
     kind: str  # "map", "shuffle map", "reduce"
@@ -99,6 +101,10 @@ class StageStats:
     bytes_shuffled: int = 0
     buckets: int = 0
     tasks_per_node: dict[str, int] = field(default_factory=dict)
+    # Wall-clock seconds from the stage's start to its last task's end (a pipelined stage starts
+    # with the stage feeding it).
+    seconds: float = 0.0
+    started: float = field(default_factory=time.monotonic)
 
 
 def _placeholder(plan: Any) -> Any:
@@ -411,6 +417,7 @@ class QueryStages:
         if buckets:
             stat.bytes_shuffled += sum(meta["bytes"])
         stat.tasks_per_node[meta["node_id"]] = stat.tasks_per_node.get(meta["node_id"], 0) + 1
+        stat.seconds = time.monotonic() - stat.started
 
     def _run_stage(
         self,
