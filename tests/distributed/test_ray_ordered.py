@@ -260,3 +260,14 @@ def test_a_stage_over_into_batches_starts_before_the_stage_feeding_it_ends(
     names = [s.name for s in on_ray.last_stages]
     assert len(names) == 2 and "IntoBatches" in names[1]
     assert on_ray.last_stages[1].tasks == 7  # 6 x 150 + 100
+
+
+def test_random_repartition_is_a_shuffle_on_the_workers(on_ray: Any, parquet_parts: str) -> None:
+    df = ketch.read_parquet(parquet_parts).repartition(4).collect()
+    sizes = [len(p) for p in df.iter_partitions()]
+    assert sizes == [250, 250, 250, 250]  # each task's 200 rows go round-robin over 4 buckets
+    assert sorted(df.to_pydict()["id"]) == list(range(1000))
+    assert "random shuffle into 4" in on_ray.last_stages[0].name
+    assert all("driver" not in s.name for s in on_ray.last_stages)
+    again = ketch.read_parquet(parquet_parts).repartition(None).collect()
+    assert again.num_partitions() == 5 and sorted(again.to_pydict()["id"]) == list(range(1000))

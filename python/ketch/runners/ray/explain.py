@@ -39,7 +39,8 @@ class _Walk:
         kind = node.kind()
         if kind in ORDERED:
             return all(self.distributable(child) for child in node.inputs())
-        return kind in SOURCES or node.is_partition_local() or node.hash_exchange() is not None
+        random = kind == "Repartition" and not node.params()["by"]
+        return kind in SOURCES or node.is_partition_local() or node.hash_exchange() is not None or random
 
     def walk(self, node: Any) -> tuple[str, int, str]:
         """(operators of the stage being built, its tasks, its kind) for ``node``; finished
@@ -51,6 +52,14 @@ class _Walk:
         if node.is_partition_local():
             label, tasks, stage_kind = self.walk(node.inputs()[0])
             return f"{label} -> {kind}", tasks, stage_kind
+        if kind == "Repartition" and not node.params()["by"]:
+            label, tasks, _ = self.walk(node.inputs()[0])
+            n = node.params()["num_partitions"]
+            n = n if n > 0 else max(1, tasks)
+            self.stage(
+                "shuffle map", f"{label} -> random shuffle into {n} ({self.algorithm(tasks, n)})", tasks
+            )
+            return "Repartition (random)", n, "reduce"
         exchange = node.hash_exchange()
         if exchange is not None:
             keys, fixed = exchange

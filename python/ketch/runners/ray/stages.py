@@ -15,7 +15,9 @@
   (slicing.py), read by the tasks above as slices of the objects, never through the driver; concat
   is the left side's partitions then the right side's; write_parquet writes each task's files into
   a staging directory and commits them only when every task succeeded (write_commit.py).
-- Anything else (sort, global aggregates, random repartition) runs on the driver's native
+- ``repartition(n)`` without keys is a shuffle too: map tasks spread their rows evenly over n
+  buckets (round-robin from a random start per morsel), and the buckets are the partitions.
+- Anything else (sort, global aggregates) runs on the driver's native
   executor over its inputs' partitions, as before; when a distributed stage sits above it, its
   output partitions are put in the object store.
 
@@ -107,6 +109,11 @@ class StageStats:
     started: float = field(default_factory=time.monotonic)
 
 
+def _random_repartition(node: Any) -> bool:
+    """``repartition(n)`` without keys: rows spread evenly, no hash (not a hash exchange)."""
+    return node.kind() == "Repartition" and not node.params()["by"]
+
+
 def _placeholder(plan: Any) -> Any:
     return _core.PyPlan.in_memory(plan.schema().empty_table())
 
@@ -146,7 +153,12 @@ class QueryStages:
         kind = node.kind()
         if kind in ORDERED:
             return all(self._distributable(child) for child in node.inputs())
-        return kind in SOURCES or node.is_partition_local() or node.hash_exchange() is not None
+        return (
+            kind in SOURCES
+            or node.is_partition_local()
+            or node.hash_exchange() is not None
+            or _random_repartition(node)
+        )
 
     def _lower(self, node: Any) -> Pending:
         import ray
@@ -161,6 +173,15 @@ class QueryStages:
             below.label = f"{below.label} -> {kind}"
             below.slices_only = False
             return below
+        if _random_repartition(node):
+            # Map tasks spread their rows evenly over n buckets (round-robin from a random start
+            # in each morsel, as the native repartition does); the buckets are the partitions.
+            below = self._lower(node.inputs()[0])
+            n = node.params()["num_partitions"]
+            n = n if n > 0 else max(1, below.num_tasks)
+            side = self._shuffle(below, [], n)
+            inputs = [[[outputs[j] for outputs in side]] for j in range(n)]
+            return Pending(_placeholder(node), n, False, inputs, label="Repartition (random)")
         exchange = node.hash_exchange()
         if exchange is not None:
             keys, fixed = exchange
@@ -444,7 +465,11 @@ class QueryStages:
     ) -> tuple[StageStats, StageTasks]:
         """The stage's stats entry (appended to ``stages``) and its tasks for the coordinator."""
         number = len(self.stages) + 1
-        what = f"{pending.label} -> hash shuffle by {keys} into {buckets}" if buckets else pending.label
+        if buckets:
+            how = f"hash shuffle by {keys}" if keys else "random shuffle"
+            what = f"{pending.label} -> {how} into {buckets}"
+        else:
+            what = pending.label
         stat = StageStats(f"stage {number} ({kind}: {what})", kind, buckets=buckets)
         self.stages.append(stat)
         config = self.config
