@@ -34,6 +34,7 @@ import pyarrow as pa
 from ketch import _core
 from ketch.runners.native import NativeRunner
 from ketch.runners.ray.coordinator import Coordinator, StageTasks
+from ketch.runners.ray.sort_stage import DistributedSort, is_distributed_sort
 
 SOURCES = ("Scan", "InMemorySource")
 # Joins that keep no unmatched right rows: the right side can be sent whole to every left task.
@@ -106,7 +107,12 @@ class QueryStages:
 
     def _distributable(self, node: Any) -> bool:
         kind = node.kind()
-        return kind in SOURCES or node.is_partition_local() or node.hash_exchange() is not None
+        return (
+            kind in SOURCES
+            or node.is_partition_local()
+            or node.hash_exchange() is not None
+            or is_distributed_sort(node)
+        )
 
     def _lower(self, node: Any) -> Pending:
         import ray
@@ -120,6 +126,8 @@ class QueryStages:
             below.plan = node.with_inputs([below.plan])
             below.label = f"{below.label} -> {kind}"
             return below
+        if is_distributed_sort(node):
+            return DistributedSort(self).lower(node)
         exchange = node.hash_exchange()
         if exchange is not None:
             keys, fixed = exchange
