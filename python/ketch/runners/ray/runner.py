@@ -6,7 +6,8 @@ in-memory partition) on the engine workers, one actor per node, each running its
 native executor. Hash exchanges (groupby/agg, distinct, joins, repartition(n, keys)) are shuffles:
 map tasks hash-partition their output into buckets in Ray's object store, reduce tasks run the
 operator bucket by bucket on the workers (stages.py); a small right side of a join is broadcast
-to the left side's tasks instead. Sorts, limits, writes, global aggregates,
+to the left side's tasks instead. Sorts are range-partitioned from a sample of their keys and
+sorted range by range on the workers (sort_stage.py). Limits, writes, global aggregates,
 concat and into_partitions/into_batches still run on the driver's native executor over their
 inputs' partitions. ``last_stages`` keeps the last query's stages (tasks, rows, bytes shuffled)."""
 

@@ -9,7 +9,9 @@
   partition-local operators above it, up to the next exchange) over bucket j of every map task of
   every input, on an engine worker. Only metadata (rows, bytes) comes back to the driver.
   A repartition's reduce is the bucket itself (its partitions are the buckets, in order).
-- Anything else (sort, limit, writes, global aggregates, concat, into_partitions, into_batches,
+- A sort is a sample stage, a range shuffle and a sort per range on the workers; a small limit
+  over a sort a top-k (sort_stage.py).
+- Anything else (limit, writes, global aggregates, concat, into_partitions, into_batches,
   random repartition) runs on the driver's native executor over its inputs' partitions, as before;
   when a distributed stage sits above it, its output partitions are put in the object store.
 
