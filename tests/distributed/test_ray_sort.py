@@ -75,6 +75,8 @@ def test_multi_key_mixed_directions_and_null_placements_equal_the_native_sort(on
         (["a", "f", "s"], [True, False, False], [False, True, False]),
         (["s", "t"], [False, True], [True, True]),
         (["f"], [True], [False]),  # NaNs next to the nulls, as Arrow's sort places them
+        (["f"], [True], [True]),
+        (["f", "s"], [False, True], [True, False]),
         (["t", "a"], [False, False], [False, True]),
     ]
     for keys, desc, nulls in cases:
@@ -102,6 +104,11 @@ def test_ranges_are_balanced_and_partitions_stream_in_sort_order(on_ray, rng):
     assert len(parts) == 6
     assert all(1_000 <= len(p) <= 3_000 for p in parts), [len(p) for p in parts]  # sampled cuts: ~2000 each
     assert data.sort("x").collect().num_partitions() == 6
+    on_ray.max_shuffle_partitions = 4  # caps the ranges
+    parts = [p.to_pydict()["x"] for p in data.sort("x", desc=True).iter_partitions()]
+    assert [x for p in parts for x in p] == list(range(11_999, -1, -1))
+    assert len(parts) == 4 and _stage(on_ray, "range shuffle map").buckets == 4
+    assert _stage(on_ray, "sample").tasks == 6 and _stage(on_ray, "reduce").tasks == 4
 
 
 def test_a_project_above_the_sort_runs_in_the_sort_tasks_and_computed_keys_come_from_with_column(on_ray, rng):
@@ -173,6 +180,15 @@ def test_sort_of_parquet_files_and_of_a_shuffle_and_a_single_partition(on_ray, t
         # The aggregate's reduce tasks are the sample stage's tasks.
         assert _kinds(on_ray) == ["shuffle map", "sample", "range shuffle map", "reduce"]
         assert "(sample: Aggregate -> sample ['total'])" in on_ray.last_stages[1].name
+
+    # Above a driver operator (concat: its partitions come from the driver's object refs).
+    both = ketch.from_arrow(table.slice(0, 500)).into_partitions(2).concat(ketch.from_arrow(table.slice(500)))
+    native, on_cluster = _native_then_ray(lambda: both.sort(["t", "s"], desc=[True, False]))
+    assert on_cluster == native
+    # (the concat's inputs first: one partition, split in two on the driver, and one more)
+    assert _kinds(on_ray)[-3:] == ["sample", "range shuffle map", "reduce"]
+    assert "(sample: driver Concat -> sample ['t', 's'])" in on_ray.last_stages[-3].name
+    assert on_ray.last_stages[-3].tasks == 3
 
     one = ketch.from_arrow(table)  # one partition: sorted in its own task, no shuffle
     native, on_cluster = _native_then_ray(lambda: one.sort(["f", "id"], desc=[True, False]))
