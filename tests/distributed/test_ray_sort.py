@@ -190,6 +190,16 @@ def test_sort_of_parquet_files_and_of_a_shuffle_and_a_single_partition(on_ray, t
     assert "(sample: driver Concat -> sample ['t', 's'])" in on_ray.last_stages[-3].name
     assert on_ray.last_stages[-3].tasks == 3
 
+    # Over a broadcast join: the sample tasks are the join's (each scan task with the small side).
+    names = ketch.from_pydict({"s": [f"k{i}" for i in range(9)], "name": [f"n{i % 4}" for i in range(9)]})
+    with ketch.execution_config_ctx(scan_tasks_min_size_bytes=1, max_sources_per_scan_task=1):
+        native, on_cluster = _native_then_ray(
+            lambda: ketch.read_parquet(glob).join(names, on="s").sort(["name", "a"], desc=[False, True])
+        )
+    assert on_cluster == native and len(native["id"]) > 700
+    assert _kinds(on_ray) == ["broadcast", "sample", "range shuffle map", "reduce"]
+    assert "(sample: Scan -> broadcast Join -> sample ['name', 'a'])" in on_ray.last_stages[1].name
+
     one = ketch.from_arrow(table)  # one partition: sorted in its own task, no shuffle
     native, on_cluster = _native_then_ray(lambda: one.sort(["f", "id"], desc=[True, False]))
     assert on_cluster == native
