@@ -10,6 +10,7 @@
 namespace ketch::bindings {
 void BindExpressions(nb::module_& m);
 void BindPlans(nb::module_& m);
+void BindPartitioning(nb::module_& m);
 void BindTypes(nb::module_& m);
 }  // namespace ketch::bindings
 
@@ -28,6 +29,7 @@ NB_MODULE(_core, m) {
   kb::BindTypes(m);
   kb::BindExpressions(m);
   kb::BindPlans(m);
+  kb::BindPartitioning(m);
   // Registered with atexit by ketch/__init__.py: the AWS SDK must shut down before exit.
   m.def("finalize_s3", [] { ketch::io::FinalizeS3(); });
 }

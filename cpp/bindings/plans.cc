@@ -488,6 +488,21 @@ void BindPlans(nb::module_& m) {
              if (p.plan->kind() != LogicalKind::kJoin) return nb::none();
              return nb::cast(JoinTypeName(p.plan->join().how));
            })
+      // (key columns, descending, nulls_first) of a Sort node, or None (the distributed sort).
+      .def("sort_spec",
+           [](const PyPlan& p) -> nb::object {
+             if (p.plan->kind() != LogicalKind::kSort) return nb::none();
+             std::vector<std::string> columns;
+             for (const auto& key : p.plan->sort().keys) columns.push_back(key->name());
+             return nb::make_tuple(nb::cast(columns), nb::cast(p.plan->sort().descending),
+                                   nb::cast(p.plan->sort().nulls_first));
+           })
+      // The row count of a Limit node, or None.
+      .def("limit_count",
+           [](const PyPlan& p) -> nb::object {
+             if (p.plan->kind() != LogicalKind::kLimit) return nb::none();
+             return nb::cast(p.plan->limit());
+           })
       // (hash keys per input, fixed bucket count or -1) of a hash exchange, or None (PlanHashExchange).
       .def("hash_exchange",
            [](const PyPlan& p) -> nb::object {

@@ -1,7 +1,9 @@
 #include "ketch/exec/range_partition.h"
 
 #include <algorithm>
+#include <optional>
 #include <random>
+#include <string>
 
 #include "test_util.h"
 
@@ -60,6 +62,67 @@ TEST(RangePartition, MismatchedKeyTypesAreRefused) {
                                           {arrow::MakeEmptyArray(arrow::utf8()).ValueOrDie()});
   auto result = RangePartitionIds(*strings, keys, Keys({1}));
   EXPECT_TRUE(result.status().IsTypeError()) << result.status().ToString();
+}
+
+std::shared_ptr<arrow::Array> Strings(const std::vector<std::optional<std::string>>& values) {
+  arrow::StringBuilder builder;
+  for (const auto& v : values) EXPECT_TRUE((v ? builder.Append(*v) : builder.AppendNull()).ok());
+  return builder.Finish().ValueOrDie();
+}
+
+std::vector<int64_t> Payload(const arrow::Table& table) {
+  std::vector<int64_t> out;
+  for (const auto& chunk : table.GetColumnByName("row")->chunks()) {
+    const auto& values = static_cast<const arrow::Int64Array&>(*chunk);
+    for (int64_t i = 0; i < values.length(); ++i) out.push_back(values.Value(i));
+  }
+  return out;
+}
+
+TEST(RangePartition, TableSplitsIntoRangesKeepingRowOrderAcrossChunks) {
+  auto schema = arrow::schema({arrow::field("s", arrow::utf8()), arrow::field("row", arrow::int64())});
+  auto first = arrow::RecordBatch::Make(
+      schema, 4, {Strings({"b", std::nullopt, "a", "d"}), testing::Int64s({0, 1, 2, 3})});
+  auto second =
+      arrow::RecordBatch::Make(schema, 3, {Strings({"c", "b", std::nullopt}), testing::Int64s({4, 5, 6})});
+  ASSERT_OK_AND_ASSIGN(auto table, arrow::Table::FromRecordBatches(schema, {first, second}));
+  RangeKeys keys{{"s"}, {false}, {true}};  // nulls first, then "a" < "b" < ...
+  auto bounds_schema = arrow::schema({arrow::field("s", arrow::utf8())});
+  auto bounds = arrow::RecordBatch::Make(bounds_schema, 2, {Strings({"a", "c"})});
+  ASSERT_OK_AND_ASSIGN(auto parts, RangePartitionTable(table, keys, bounds, 3));
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(Payload(*parts[0]), (std::vector<int64_t>{1, 6}));     // the nulls, in input order
+  EXPECT_EQ(Payload(*parts[1]), (std::vector<int64_t>{0, 2, 5}));  // "a" .. before "c"
+  EXPECT_EQ(Payload(*parts[2]), (std::vector<int64_t>{3, 4}));     // "c" and after
+  for (const auto& part : parts) {
+    EXPECT_TRUE(part->schema()->Equals(*schema));
+    EXPECT_LE(part->column(0)->num_chunks(), 1);
+  }
+
+  // No boundaries (an empty sample): everything in range 0, the other ranges empty.
+  ASSERT_OK_AND_ASSIGN(auto none, RangeBoundaries(arrow::Table::Make(bounds_schema, {Strings({})}), keys, 3));
+  EXPECT_EQ(none->num_rows(), 0);
+  ASSERT_OK_AND_ASSIGN(parts, RangePartitionTable(table, keys, none, 3));
+  EXPECT_EQ(Payload(*parts[0]), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(parts[1]->num_rows(), 0);
+  EXPECT_EQ(parts[2]->num_rows(), 0);
+
+  // An empty table: empty ranges with the table's schema.
+  ASSERT_OK_AND_ASSIGN(auto empty, arrow::Table::MakeEmpty(schema));
+  ASSERT_OK_AND_ASSIGN(parts, RangePartitionTable(empty, keys, bounds, 3));
+  for (const auto& part : parts) {
+    EXPECT_EQ(part->num_rows(), 0);
+    EXPECT_TRUE(part->schema()->Equals(*schema));
+  }
+}
+
+TEST(RangePartition, TableSplitRefusesMissingKeysAndTooManyBoundaries) {
+  auto schema = arrow::schema({arrow::field("k", arrow::int64())});
+  auto table = arrow::Table::Make(schema, {testing::Int64s({1, 2, 3})});
+  RangeKeys missing{{"x"}, {false}, {false}};
+  EXPECT_TRUE(RangePartitionTable(table, missing, Keys({2}), 2).status().IsKeyError());
+  RangeKeys keys{{"k"}, {false}, {false}};
+  EXPECT_TRUE(RangePartitionTable(table, keys, Keys({1, 2}), 2).status().IsInvalid());
 }
 
 }  // namespace

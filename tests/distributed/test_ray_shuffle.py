@@ -128,6 +128,16 @@ def test_distinct_and_a_driver_sort_above_a_shuffle(on_ray, tmp_path):
 def test_a_shuffle_above_a_driver_operator(on_ray, tmp_path):
     glob = _files(tmp_path)
     native, on_cluster = _native_then_ray(
+        lambda: ketch.read_parquet(glob).limit(100).into_partitions(4).groupby("s").agg(col("id").sum())
+    )
+    assert _rows(on_cluster) == _rows(native)
+    # (the optimizer drops into_partitions under an aggregate: the limit's one partition is shuffled)
+    kinds = [s.kind for s in on_ray.last_stages]
+    assert kinds[-2:] == ["shuffle map", "reduce"] and "map" in kinds[:-2], kinds
+    assert "driver Limit" in on_ray.last_stages[-2].name
+
+    # A limit over a sort is a top-k on the workers (sort_stage.py): here in the one scan task.
+    native, on_cluster = _native_then_ray(
         lambda: (
             ketch.read_parquet(glob)
             .sort("id")
@@ -138,10 +148,8 @@ def test_a_shuffle_above_a_driver_operator(on_ray, tmp_path):
         )
     )
     assert _rows(on_cluster) == _rows(native)
-    # (the optimizer drops into_partitions under an aggregate: the limit's one partition is shuffled)
-    kinds = [s.kind for s in on_ray.last_stages]
-    assert kinds[-2:] == ["shuffle map", "reduce"] and "map" in kinds[:-2], kinds
-    assert "driver Limit" in on_ray.last_stages[-2].name
+    assert [s.kind for s in on_ray.last_stages] == ["shuffle map", "reduce"]
+    assert "Scan -> Sort -> Limit -> hash shuffle" in on_ray.last_stages[0].name
 
 
 def _sides() -> tuple[Any, Any]:

@@ -85,4 +85,36 @@ arrow::Result<std::shared_ptr<arrow::Int32Array>> RangePartitionIds(
   return result;
 }
 
+arrow::Result<std::vector<std::shared_ptr<arrow::Table>>> RangePartitionTable(
+    const std::shared_ptr<arrow::Table>& table, const RangeKeys& keys,
+    const std::shared_ptr<arrow::RecordBatch>& boundaries, int num_partitions) {
+  if (num_partitions < 1 || boundaries->num_rows() > num_partitions - 1) {
+    return arrow::Status::Invalid("range partitioning: ", boundaries->num_rows(),
+                                  " boundaries make more than ", num_partitions, " partitions");
+  }
+  std::vector<int> key_indices;
+  for (const auto& name : keys.columns) {
+    const int i = table->schema()->GetFieldIndex(name);
+    if (i < 0) return arrow::Status::KeyError("range partitioning: no key column '", name, "'");
+    key_indices.push_back(i);
+  }
+  ARROW_ASSIGN_OR_RAISE(auto key_table, table->SelectColumns(key_indices));
+  ARROW_ASSIGN_OR_RAISE(auto key_batch, key_table->CombineChunksToBatch());
+  ARROW_ASSIGN_OR_RAISE(auto ids, RangePartitionIds(*key_batch, keys, boundaries));
+  // Counting sort of the row numbers by range, row order kept within each range.
+  std::vector<std::vector<int64_t>> rows(static_cast<size_t>(num_partitions));
+  for (int64_t i = 0; i < ids->length(); ++i) rows[static_cast<size_t>(ids->Value(i))].push_back(i);
+  std::vector<std::shared_ptr<arrow::Table>> out;
+  out.reserve(rows.size());
+  for (const auto& range_rows : rows) {
+    arrow::Int64Builder indices;
+    ARROW_RETURN_NOT_OK(indices.AppendValues(range_rows));
+    ARROW_ASSIGN_OR_RAISE(auto index_array, indices.Finish());
+    ARROW_ASSIGN_OR_RAISE(auto taken, cp::Take(table, index_array));
+    ARROW_ASSIGN_OR_RAISE(auto combined, taken.table()->CombineChunks());
+    out.push_back(std::move(combined));
+  }
+  return out;
+}
+
 }  // namespace ketch

@@ -32,4 +32,13 @@ arrow::Result<std::shared_ptr<arrow::Int32Array>> RangePartitionIds(
     const arrow::RecordBatch& batch, const RangeKeys& keys,
     const std::shared_ptr<arrow::RecordBatch>& boundaries);
 
+/// `table` split into `num_partitions` tables by RangePartitionIds: table i holds the rows of
+/// range i in their input order (the map side of a distributed sort; each output owns its
+/// buffers, gathered with take). Only the key columns are combined to compute the ranges.
+/// KeyError for a missing key column, TypeError as RangePartitionIds, Invalid when the
+/// boundaries make more ranges than `num_partitions` (more than num_partitions - 1 rows).
+arrow::Result<std::vector<std::shared_ptr<arrow::Table>>> RangePartitionTable(
+    const std::shared_ptr<arrow::Table>& table, const RangeKeys& keys,
+    const std::shared_ptr<arrow::RecordBatch>& boundaries, int num_partitions);
+
 }  // namespace ketch

@@ -6,10 +6,12 @@ in-memory partition) on the engine workers, one actor per node, each running its
 native executor. Hash exchanges (groupby/agg, distinct, joins, repartition(n, keys)) are shuffles:
 map tasks hash-partition their output into buckets in Ray's object store, reduce tasks run the
 operator bucket by bucket on the workers (stages.py); a small right side of a join is broadcast
-to the left side's tasks instead. Limits run in two phases, into_partitions/into_batches
-and concat cut or chain the ordered task outputs, writes are staged per task and committed when
-all succeeded. Sorts and global aggregates still run on the driver's native executor over their
-inputs' partitions. ``last_stages`` keeps the last query's stages (tasks, rows, bytes shuffled)."""
+to the left side's tasks instead. Sorts are range-partitioned from a sample of their keys and
+sorted range by range on the workers (sort_stage.py). Limits run in two phases,
+into_partitions/into_batches and concat cut or chain the ordered task outputs, writes are staged
+per task and committed when all succeeded. Global aggregates still run on the driver's native
+executor over their inputs' partitions. ``last_stages`` keeps the last query's stages (tasks,
+rows, bytes shuffled)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,9 @@
   a staging directory and commits them only when every task succeeded (write_commit.py).
 - ``repartition(n)`` without keys is a shuffle too: map tasks spread their rows evenly over n
   buckets (round-robin from a random start per morsel), and the buckets are the partitions.
-- Anything else (sort, global aggregates) runs on the driver's native
+- A sort is a sample stage, a range shuffle and a sort per range on the workers; a small limit
+  over a sort a top-k (sort_stage.py).
+- Anything else (global aggregates) runs on the driver's native
   executor over its inputs' partitions, as before; when a distributed stage sits above it, its
   output partitions are put in the object store.
 
@@ -48,6 +50,7 @@ from ketch.runners.native import NativeRunner
 from ketch.runners.ray import slicing
 from ketch.runners.ray.coordinator import Coordinator, StageTasks, Upstream
 from ketch.runners.ray.progress import StageProgress
+from ketch.runners.ray.sort_stage import DistributedSort, is_distributed_sort
 from ketch.runners.ray.write_commit import Staging
 
 SOURCES = ("Scan", "InMemorySource")
@@ -158,6 +161,7 @@ class QueryStages:
             or node.is_partition_local()
             or node.hash_exchange() is not None
             or _random_repartition(node)
+            or is_distributed_sort(node)
         )
 
     def _lower(self, node: Any) -> Pending:
@@ -173,6 +177,8 @@ class QueryStages:
             below.label = f"{below.label} -> {kind}"
             below.slices_only = False
             return below
+        if is_distributed_sort(node):
+            return DistributedSort(self).lower(node)
         if _random_repartition(node):
             # Map tasks spread their rows evenly over n buckets (round-robin from a random start
             # in each morsel, as the native repartition does); the buckets are the partitions.

@@ -112,3 +112,29 @@ class EngineWorker:
 
     def pid(self) -> int:
         return os.getpid()
+
+    # -- the distributed sort (sort_stage.py) ------------------------------------------------------
+    def run_sample_task(
+        self, fragment: bytes, config: Any, inputs: list[list[Any]] | None, columns: list[str], rows: int
+    ) -> tuple[Any, ...]:
+        """``run_task`` without buckets; its metadata also holds "sample": at most ``rows``
+        random rows of the output's ``columns`` (a pyarrow Table)."""
+        from ketch.runners.ray.sort_stage import sample_task
+
+        return sample_task(self, fragment, config, inputs, columns, rows)
+
+    def run_range_partition_task(
+        self,
+        table: pa.Table,
+        columns: list[str],
+        descending: list[bool],
+        nulls_first: list[bool],
+        boundaries: pa.Table,
+        buckets: int,
+    ) -> tuple[Any, ...]:
+        """``table`` split into ``buckets`` sort ranges by ``boundaries``: (range 0, ..., range
+        N-1, metadata), as ``sort_stage.range_partition_task``."""
+        from ketch.runners.ray.sort_stage import range_partition_task
+
+        self.tasks_run += 1
+        return range_partition_task(table, columns, descending, nulls_first, boundaries, buckets)
