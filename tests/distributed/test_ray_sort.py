@@ -181,13 +181,13 @@ def test_sort_of_parquet_files_and_of_a_shuffle_and_a_single_partition(on_ray, t
         assert _kinds(on_ray) == ["shuffle map", "sample", "range shuffle map", "reduce"]
         assert "(sample: Aggregate -> sample ['total'])" in on_ray.last_stages[1].name
 
-    # Above a driver operator (concat: its partitions come from the driver's object refs).
+    # Above a concat (its partitions: the inputs' task outputs in order, as object refs).
     both = ketch.from_arrow(table.slice(0, 500)).into_partitions(2).concat(ketch.from_arrow(table.slice(500)))
     native, on_cluster = _native_then_ray(lambda: both.sort(["t", "s"], desc=[True, False]))
     assert on_cluster == native
-    # (the concat's inputs first: one partition, split in two on the driver, and one more)
+    # (the concat's inputs first: one partition cut in two, and one more)
     assert _kinds(on_ray)[-3:] == ["sample", "range shuffle map", "reduce"]
-    assert "(sample: driver Concat -> sample ['t', 's'])" in on_ray.last_stages[-3].name
+    assert "(sample: Concat -> sample ['t', 's'])" in on_ray.last_stages[-3].name
     assert on_ray.last_stages[-3].tasks == 3
 
     # Over a broadcast join: the sample tasks are the join's (each scan task with the small side).
