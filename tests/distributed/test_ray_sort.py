@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -227,9 +228,11 @@ def test_explain_analyze_names_the_sort_stages(on_ray, rng):
     report = io.StringIO()
     data.sort("a").explain_analyze(file=report)
     text = report.getvalue().split("== Stages ==")[1]
-    assert "(sample: InMemorySource -> sample ['a']): 3 tasks, 300 rows out" in text
-    assert "(range shuffle map: range partition by ['a'] into 3): 3 tasks, 300 rows out" in text
-    assert "(reduce: Sort): 3 tasks, 300 rows out" in text
+    assert re.search(r"\(sample: InMemorySource -> sample \['a'\]\): 3 tasks, [\d.]+ s, 300 rows out", text)
+    assert re.search(
+        r"\(range shuffle map: range partition by \['a'\] into 3\): 3 tasks, [\d.]+ s, 300 rows", text
+    )
+    assert re.search(r"\(reduce: Sort\): 3 tasks, [\d.]+ s, 300 rows out", text)
 
 
 def test_the_driver_weights_each_tasks_sample_by_its_rows():
