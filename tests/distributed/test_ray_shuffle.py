@@ -127,14 +127,24 @@ def test_distinct_and_a_driver_sort_above_a_shuffle(on_ray, tmp_path):
 
 def test_a_shuffle_above_a_driver_operator(on_ray, tmp_path):
     glob = _files(tmp_path)
+    # A join on keys of different types (int64 x int32) still runs on the driver.
+    other = ketch.from_pydict({"id": list(range(0, 360, 3)), "w": list(range(120))}).with_column(
+        "id", col("id").cast(ketch.DataType.int32())
+    )
+    native, on_cluster = _native_then_ray(
+        lambda: ketch.read_parquet(glob).join(other, on="id").groupby("s").agg(col("w").sum())
+    )
+    assert _rows(on_cluster) == _rows(native)
+    kinds = [s.kind for s in on_ray.last_stages]
+    assert kinds[-2:] == ["shuffle map", "reduce"] and "map" in kinds[:-2], kinds
+    assert "driver Join" in on_ray.last_stages[-2].name
+
+    # A limit is no longer a driver operator: it runs in every scan task, then in order.
     native, on_cluster = _native_then_ray(
         lambda: ketch.read_parquet(glob).limit(100).into_partitions(4).groupby("s").agg(col("id").sum())
     )
     assert _rows(on_cluster) == _rows(native)
-    # (the optimizer drops into_partitions under an aggregate: the limit's one partition is shuffled)
-    kinds = [s.kind for s in on_ray.last_stages]
-    assert kinds[-2:] == ["shuffle map", "reduce"] and "map" in kinds[:-2], kinds
-    assert "driver Limit" in on_ray.last_stages[-2].name
+    assert not any("driver" in s.name for s in on_ray.last_stages)
 
     # A limit over a sort is a top-k on the workers (sort_stage.py): here in the one scan task.
     native, on_cluster = _native_then_ray(
