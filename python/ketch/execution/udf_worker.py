@@ -1,8 +1,9 @@
 """UDF worker processes, forked from a zygote: ``python -m ketch.execution.udf_worker --zygote FD``.
 
-The zygote is a Python process with Ketch, pyarrow, cloudpickle, numpy (and pandas, when
-installed) already imported and no user code. A worker forked from it starts in milliseconds
-instead of paying an interpreter start and those imports (about a second) each. The zygote talks
+The zygote is a Python process with Ketch, pyarrow, cloudpickle and numpy already imported (and
+pandas, when installed, once the zygote has been idle for a second) and no user code. A worker
+forked from it starts in milliseconds instead of paying an interpreter start and those imports
+(about a second) each. The zygote talks
 to the engine over the Unix socket FD (inherited; multiprocessing.connection framing, private to
 the two processes):
 
@@ -44,6 +45,9 @@ from multiprocessing.connection import Client, Connection
 from typing import Any
 
 _PRELOAD = ("cloudpickle", "numpy", "pyarrow", "pyarrow.compute", "ketch", "ketch.pytype", "ketch.udf")
+# The zygote reports ready once _PRELOAD is imported; pandas (about 0.3 s more) waits until it has
+# had no fork request for this long: the workers a query asks for right away fork without waiting.
+_DEFERRED_IDLE_S = 1.0
 
 
 def _exit_with_parent() -> None:
@@ -151,6 +155,12 @@ def _preload() -> None:
 
     for module in _PRELOAD:
         importlib.import_module(module)
+
+
+def _preload_deferred() -> None:
+    """What a worker may need but not to start: imported once the zygote is idle (no fork request
+    for ``_DEFERRED_IDLE_S``), so the first workers of a query are not held back by it. A worker
+    forked earlier imports it itself when it needs it."""
     try:  # pyarrow imports pandas on first use of many conversions (about 0.3 s) when installed
         import pandas  # noqa: F401
     except Exception:  # noqa: BLE001
@@ -217,11 +227,17 @@ def zygote(control_fd: int) -> int:
     signal.set_wakeup_fd(wakeup[1])
     children: set[int] = set()
     control.send(("ready", os.getpid()))
+    deferred = True  # _preload_deferred() still to run
     try:
         while True:
             try:
-                readable, _, _ = select.select([control_fd, 0, wakeup[0]], [], [])
+                timeout = _DEFERRED_IDLE_S if deferred else None
+                readable, _, _ = select.select([control_fd, 0, wakeup[0]], [], [], timeout)
             except InterruptedError:
+                continue
+            if not readable:  # idle: nobody waits for a fork now
+                deferred = False
+                _preload_deferred()
                 continue
             if wakeup[0] in readable:
                 try:
