@@ -452,6 +452,14 @@ class _GeneratorRunner(_RowFunctionRunner):
 _ASYNC_MAX_CONCURRENCY = 1024  # default coroutines awaiting at once, over all batches of one UDF
 
 
+def _run_loop(loop: Any) -> None:
+    """An async UDF's event loop thread: runs until its runner is collected."""
+    try:
+        loop.run_forever()
+    finally:
+        loop.close()
+
+
 class _AsyncRowRunner(_RowFunctionRunner):
     """An ``async def`` row function: the rows of every batch in flight run on one event loop (a
     daemon thread of this UDF), at most ``max_concurrency`` awaiting at once across batches;
@@ -483,10 +491,18 @@ class _AsyncRowRunner(_RowFunctionRunner):
             if self._loop is None:
                 loop = asyncio.new_event_loop()
                 threading.Thread(
-                    target=loop.run_forever, name=f"ketch-async-{self.name}", daemon=True
+                    target=_run_loop, args=(loop,), name=f"ketch-async-{self.name}", daemon=True
                 ).start()
                 self._loop = loop
             return self._loop
+
+    def __del__(self) -> None:
+        loop = self.__dict__.get("_loop")
+        if loop is not None:  # the runner is gone: its loop's thread exits
+            try:
+                loop.call_soon_threadsafe(loop.stop)
+            except RuntimeError:  # already closed
+                pass
 
     async def _one(self, row: tuple) -> Any:
         import asyncio
