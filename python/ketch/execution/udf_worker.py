@@ -91,6 +91,7 @@ def serve(address: str, authkey: bytes, segment_prefix: str) -> int:
     from ketch.udf import _MAX_ITEMS
 
     inbox, outbox = Inbox(), Outbox(segment_prefix)
+    stream: Any = None  # a generator call pulled lazily ("stream", "next", "close")
     factory: Any = None
     load_error: BaseException | None = None
     init_error: BaseException | None = None
@@ -116,6 +117,9 @@ def serve(address: str, authkey: bytes, segment_prefix: str) -> int:
                         init_error = exc
                 failed = load_error or init_error
                 conn.send(("ready", os.getpid(), started, None if failed is None else repr(failed)))
+                continue
+            if kind in ("stream", "next", "close"):
+                stream = _serve_stream(conn, message, stream, (inbox, outbox), (factory, load_error, call))
                 continue
             if kind != "batch":
                 continue
@@ -148,6 +152,55 @@ def serve(address: str, authkey: bytes, segment_prefix: str) -> int:
         outbox.close()
         inbox.close()
         conn.close()
+
+
+def _serve_stream(conn: Connection, message: tuple, stream: Any, boxes: tuple, udf: tuple) -> Any:
+    """A generator call pulled lazily: ("stream", segment, size, num_rows, max_items) starts it
+    (reply ("streaming",)), ("next", max_items, max_bytes) replies ("chunk", first row, done,
+    segment, size) with one list array, ("close",) ends it (reply ("closed",)). An error replies
+    ("error", ...) and ends the call. Returns the call in progress (None: none)."""
+    from ketch.execution.ipc import deserialize
+
+    (inbox, outbox), (factory, load_error, call) = boxes, udf
+    kind = message[0]
+    if kind == "close":
+        if stream is not None:
+            stream.close()
+        conn.send(("closed",))
+        return None
+    try:
+        if kind == "stream":
+            if stream is not None:
+                stream.close()
+                stream = None
+            _, name, size, num_rows, max_items = message
+            args = deserialize(inbox.take(name, size))
+            if factory is None:
+                raise RuntimeError(
+                    "the UDF could not be loaded in its worker process: "
+                    f"{type(load_error).__name__}: {load_error}"
+                ) from load_error
+            runner = getattr(call, "runner", None)
+            if runner is None:
+                raise RuntimeError(
+                    "this UDF cannot stream its items (not a generator, or its __init__ failed)"
+                )
+            from ketch.udf import _GeneratorStream
+
+            stream = _GeneratorStream(runner, runner._rows(args), max_items)
+            conn.send(("streaming",))
+            return stream
+        if stream is None:
+            raise RuntimeError("no generator call in progress")
+        first, lists, done = stream.pull(message[1], message[2])
+        out_name, out_size = outbox.put_arrays([lists])
+        conn.send(("chunk", first, done, out_name, out_size))
+        return stream
+    except BaseException as exc:  # noqa: BLE001 - reported to the engine; the call is over
+        if stream is not None:
+            stream.close()
+        conn.send(_error_reply(exc))
+        return None
 
 
 def _preload() -> None:
