@@ -1,7 +1,7 @@
 """UDF worker processes, forked from a zygote: ``python -m ketch.execution.udf_worker --zygote FD``.
 
 The zygote is a Python process with Ketch, pyarrow, cloudpickle and numpy already imported (and
-pandas, when installed, once the zygote has been idle for a second) and no user code. A worker
+pandas, when installed, once the zygote has been idle for a moment) and no user code. A worker
 forked from it starts in milliseconds instead of paying an interpreter start and those imports
 (about a second) each. The zygote talks
 to the engine over the Unix socket FD (inherited; multiprocessing.connection framing, private to
@@ -46,8 +46,11 @@ from typing import Any
 
 _PRELOAD = ("cloudpickle", "numpy", "pyarrow", "pyarrow.compute", "ketch", "ketch.pytype", "ketch.udf")
 # The zygote reports ready once _PRELOAD is imported; pandas (about 0.3 s more) waits until it has
-# had no fork request for this long: the workers a query asks for right away fork without waiting.
-_DEFERRED_IDLE_S = 1.0
+# had no fork request for this long: the workers a query asks for right away fork without waiting
+# (a request that comes during the import waits for it, as it would have before the zygote was ready;
+# short, so that a request coming later finds it done). Workers forked before it import pandas
+# themselves if they need it (pyarrow does for most conversions of Python lists).
+_DEFERRED_IDLE_S = 0.25
 
 
 def _exit_with_parent() -> None:
