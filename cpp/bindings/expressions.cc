@@ -8,11 +8,57 @@
 #include "handles.h"
 #include "interop.h"
 #include "ketch/expr/expr.h"
+#include "ketch/expr/udf_stream.h"
 
 namespace ketch::bindings {
 namespace {
 
-class PyBatchUdf : public BatchUdf {
+// A generator UDF's lazy call: the runner's stream object (ketch/udf.py `_GeneratorStream`):
+// `next(max_items, max_bytes)` -> (first_row, pyarrow list array, done); `close()`.
+class PyUdfStream : public UdfStream {
+ public:
+  PyUdfStream(std::string name, nb::object stream, const std::atomic<bool>* cancelled)
+      : name_(std::move(name)), stream_(std::move(stream)), cancelled_(cancelled) {}
+  ~PyUdfStream() override {
+    if (!Py_IsInitialized()) {
+      stream_.release();
+      return;
+    }
+    nb::gil_scoped_acquire gil;
+    try {
+      stream_.attr("close")();
+    } catch (nb::python_error& e) {
+      e.discard_as_unraisable(stream_);
+    } catch (...) {
+    }
+    stream_.reset();
+  }
+
+  arrow::Result<UdfChunk> Next(int64_t max_items, int64_t max_bytes) override {
+    nb::gil_scoped_acquire gil;
+    try {
+      nb::tuple out = nb::cast<nb::tuple>(stream_.attr("next")(max_items, max_bytes));
+      UdfChunk chunk;
+      chunk.first_row = nb::cast<int64_t>(out[0]);
+      chunk.lists = ArrayFromPy(out[1]);
+      chunk.done = nb::cast<bool>(out[2]);
+      return chunk;
+    } catch (nb::python_error& e) {
+      std::string message = nb::str(e.value()).c_str();
+      if (cancelled_ != nullptr && cancelled_->load()) return arrow::Status::Cancelled(message);
+      return arrow::Status::ExecutionError(message);
+    } catch (const std::exception& e) {
+      return arrow::Status::ExecutionError("UDF '", name_, "': ", e.what());
+    }
+  }
+
+ private:
+  std::string name_;
+  nb::object stream_;
+  const std::atomic<bool>* cancelled_;
+};
+
+class PyBatchUdf : public BatchUdf, public StreamingUdf {
  public:
   PyBatchUdf(std::string name, nb::object runner) : name_(std::move(name)), runner_(std::move(runner)) {}
   ~PyBatchUdf() override {
@@ -44,6 +90,35 @@ class PyBatchUdf : public BatchUdf {
       // A call given up because the query stopped is a consequence, not the query's error.
       if (call.cancelled != nullptr && call.cancelled->load()) return arrow::Status::Cancelled(message);
       return arrow::Status::ExecutionError(message);
+    } catch (const std::exception& e) {
+      return arrow::Status::ExecutionError("UDF '", name_, "': ", e.what());
+    }
+  }
+
+  bool CanStream() const override {
+    nb::gil_scoped_acquire gil;
+    try {
+      return nb::hasattr(runner_, "can_stream") && nb::cast<bool>(runner_.attr("can_stream")());
+    } catch (...) {
+      return false;
+    }
+  }
+
+  arrow::Result<std::unique_ptr<UdfStream>> Start(const std::vector<std::shared_ptr<arrow::Array>>& args,
+                                                  int64_t num_rows, const UdfCall& call) override {
+    nb::gil_scoped_acquire gil;
+    try {
+      nb::list py_args;
+      for (const auto& arg : args) py_args.append(ArrayToPy(arg));
+      const std::atomic<bool>* cancelled = call.cancelled;
+      nb::object is_cancelled =
+          nb::cpp_function([cancelled]() { return cancelled != nullptr && cancelled->load(); });
+      nb::object stream =
+          runner_.attr("start_stream")(py_args, num_rows, is_cancelled, call.max_items_per_row);
+      if (stream.is_none()) return nullptr;
+      return std::make_unique<PyUdfStream>(name_, std::move(stream), cancelled);
+    } catch (nb::python_error& e) {
+      return arrow::Status::ExecutionError(nb::str(e.value()).c_str());
     } catch (const std::exception& e) {
       return arrow::Status::ExecutionError("UDF '", name_, "': ", e.what());
     }

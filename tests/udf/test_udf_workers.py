@@ -299,3 +299,37 @@ def test_chained_process_udfs_start_their_workers_when_the_query_starts(tmp_path
     )
     assert out == {"x": [7], "y": [7], "z": [7]}
     assert int(Path(tmp_path, "b-ready").read_text()) != os.getpid()
+
+
+class ParentPid:
+    def __call__(self, x):
+        return [os.getppid()] * len(x)
+
+
+def launcher_before_and_during_a_query() -> dict:
+    import sys
+
+    imported = {
+        "descendants": len(_descendants(os.getpid())),
+        "pool_module_loaded": "ketch.execution.process_pool" in sys.modules,
+    }
+    udf = ketch.cls(return_dtype=int, concurrency=1, use_process=True)(ParentPid)
+    from ketch.execution import process_pool
+
+    zygote = process_pool._zygote
+    assert zygote is not None
+    declared = {"descendants": _descendants(os.getpid()), "zygote": zygote.proc.pid}
+    # It gets ready on its own, before any query asks it for a worker.
+    _wait_until(lambda: zygote._ready, "the zygote's imports")
+    parents = ketch.from_pydict({"x": [1, 2]}).with_column("p", udf()(col("x"))).to_pydict()["p"]
+    return {"imported": imported, "declared": declared, "parents": parents}
+
+
+def test_the_launcher_starts_when_a_process_udf_is_declared_and_serves_its_first_query(run_isolated):
+    """``import ketch`` starts no process; declaring a process-mode UDF starts the zygote in the
+    background (ready before any query runs), and the first query's workers fork from that very
+    process rather than a launcher started by the query."""
+    out = run_isolated(launcher_before_and_during_a_query, timeout=120)
+    assert out["imported"] == {"descendants": 0, "pool_module_loaded": False}
+    assert out["declared"]["descendants"] == [out["declared"]["zygote"]]
+    assert out["parents"] == [out["declared"]["zygote"]] * 2

@@ -27,6 +27,7 @@
 #include "ketch/exec/sources/in_memory_source.h"
 #include "ketch/exec/sources/materialized_source.h"
 #include "ketch/exec/sources/scan_source.h"
+#include "ketch/exec/streaming_operator.h"
 #include "ketch/io/spill_file.h"
 
 namespace ketch {
@@ -68,6 +69,12 @@ struct Morsel {
   MemoryPermit memory;    // the morsel's bytes, charged to the query's budget while in flight
   int64_t permits = 1;    // in-flight permits it carries (0 for extra pieces of a split morsel)
   int64_t partition = 0;  // the partition its rows belong to (Source::Emit)
+  // A streaming operator (a lazy generator) turns one morsel into pieces: they share its `seq`,
+  // are numbered by `sub` and reach the segment's end in that order; the last has `last_sub`.
+  int64_t sub = 0;
+  bool last_sub = true;
+  // Pieces of the stream not yet through the segment's re-order buffer (the stream's own count).
+  std::shared_ptr<std::atomic<int64_t>> stream_pending;
 };
 
 /// The state of an ordered re-chunk step: morsels arrive in source order and leave cut to
@@ -93,10 +100,11 @@ struct Segment {
   std::vector<std::unique_ptr<IntermediateOperator>> ops;
   std::unique_ptr<StreamingSink> sink;
   std::unique_ptr<Rechunk> rechunk;
-  // Re-order buffer in front of the sink.
+  // Re-order buffer in front of the sink, by (seq, sub).
   std::mutex mutex;
-  std::map<int64_t, Morsel> pending;
+  std::map<std::pair<int64_t, int64_t>, Morsel> pending;
   int64_t next_seq = 0;
+  int64_t next_sub = 0;
   int64_t next_out_seq = 0;
   int64_t total_in = -1;  // morsels that will arrive, once the upstream finished
   bool finished = false;
@@ -380,7 +388,14 @@ class PipelineBuilder {
     const int64_t max = node.max_morsel_rows;
     if (max > 0 && pipeline->incoming_rows == 0) pipeline->morsel_rows = std::min(pipeline->morsel_rows, max);
     const int64_t arriving = pipeline->incoming_rows > 0 ? pipeline->incoming_rows : pipeline->morsel_rows;
-    if (min > 1 || (max > 0 && arriving > max)) {
+    // The pieces of a streaming operator share their morsel's seq: a second one in the same
+    // segment would split them again, so it starts a segment of its own.
+    bool second_stream = false;
+    if (AsStreaming(*op) && !pipeline->segments.empty() && !pipeline->segments.back()->closed()) {
+      for (const auto& other : pipeline->segments.back()->ops)
+        second_stream |= AsStreaming(*other) != nullptr;
+    }
+    if (min > 1 || (max > 0 && arriving > max) || second_stream) {
       auto& before = Current(pipeline);
       before.rechunk = std::make_unique<Rechunk>();
       before.rechunk->min_rows = std::max<int64_t>(min, 1);
@@ -633,8 +648,12 @@ class PipelineRun {
   void Schedule(size_t seg, size_t op, Morsel morsel) {
     auto& ops = pipeline_->segments[seg]->ops;
     arrow::internal::Executor* executor = op < ops.size() ? ops[op]->executor() : compute_;
-    const int64_t seq = morsel.seq;
-    const int64_t permits = morsel.permits;
+    Morsel header;  // what a dropped morsel needs to pass the re-order buffer
+    header.seq = morsel.seq;
+    header.sub = morsel.sub;
+    header.last_sub = morsel.last_sub;
+    header.permits = morsel.permits;
+    header.stream_pending = morsel.stream_pending;
     TaskStarted();
     auto st = executor->Spawn([this, seg, op, executor, m = std::move(morsel)]() mutable {
       Step(seg, op, executor, std::move(m));
@@ -643,25 +662,18 @@ class PipelineRun {
     if (!st.ok()) {
       TaskDone();
       Fail(st);
-      Drop(seg, seq, permits);
+      Deliver(seg, std::move(header));
     }
   }
 
   // A morsel that will not reach the sink still passes the re-order buffer (empty), so the morsels
-  // behind it are released too; otherwise a failed query would wait for them forever.
-  void Drop(size_t seg, int64_t seq, int64_t permits) {
-    Morsel dropped;
-    dropped.seq = seq;
-    dropped.permits = permits;
-    Deliver(seg, std::move(dropped));
-  }
-
-  // Frees the morsel's data and memory first: once the last permit returns, the run may end and
-  // its memory manager go away.
+  // behind it are released too; otherwise a failed query would wait for them forever. Frees the
+  // morsel's data and memory first: once the last permit returns, the run may end and its memory
+  // manager go away.
   void Drop(size_t seg, Morsel&& morsel) {
     morsel.memory.Release();
     morsel.batch.reset();
-    Drop(seg, morsel.seq, morsel.permits);
+    Deliver(seg, std::move(morsel));
   }
 
   void Step(size_t seg, size_t op, arrow::internal::Executor* executor, Morsel morsel) {
@@ -677,9 +689,14 @@ class PipelineRun {
       morsel.rows.memory_budget_bytes = memory_->budget();
       OperatorMetrics* metrics = stats_ ? op_metrics_[seg][op] : nullptr;
       arrow::Result<std::shared_ptr<arrow::RecordBatch>> result;
-      {
+      if (const auto* streaming = AsStreaming(*segment.ops[op])) {
+        result = ExecuteStream(seg, op, *streaming, executor, &morsel, metrics);
+      } else {
         CpuTimer timer(metrics);
         result = segment.ops[op]->Execute(morsel.batch, &morsel.rows);
+      }
+      if (!result.ok() && result.status().IsCancelled() && stop_.load() && error_ok()) {
+        return Drop(seg, std::move(morsel));  // a stream stopped: the query needs no more rows
       }
       if (result.ok()) Count(metrics, morsel.rows.num_rows, *result);
       if (!result.ok()) {
@@ -695,6 +712,60 @@ class PipelineRun {
       morsel.batch = std::move(*result);
     }
     Deliver(seg, std::move(morsel));
+  }
+
+  // Runs a streaming operator (a lazy generator UDF) on `morsel`: each piece but the last goes on
+  // through the rest of the segment as a morsel of its own (same seq, next sub); the last one is
+  // returned, `morsel` becoming the stream's last piece. A piece waits for an in-flight permit
+  // like a source morsel, except when its stream is the segment's oldest (the next to reach the
+  // segment's end) and none of its pieces is on the way: then it goes on without one, so the
+  // pieces of later morsels, waiting behind it with their permits, can never stall it.
+  arrow::Result<std::shared_ptr<arrow::RecordBatch>> ExecuteStream(size_t seg, size_t op,
+                                                                   const StreamingOperator& streaming,
+                                                                   arrow::internal::Executor* executor,
+                                                                   Morsel* morsel, OperatorMetrics* metrics) {
+    auto& segment = *pipeline_->segments[seg];
+    auto pending = std::make_shared<std::atomic<int64_t>>(0);
+    int64_t sub = 0;
+    const int64_t seq = morsel->seq;
+    const int64_t partition = morsel->partition;
+    auto emit = [&](std::shared_ptr<arrow::RecordBatch> piece, EvalContext rows) -> arrow::Status {
+      int64_t permits = 0;
+      while (true) {
+        if (stop_.load() || Cancelled()) return arrow::Status::Cancelled("query finished or failed");
+        if (permits_.try_acquire_for(std::chrono::milliseconds(20))) {
+          std::lock_guard<std::mutex> lock(mutex_);
+          ++in_flight_;
+          permits = 1;
+          break;
+        }
+        if (pending->load() == 0) {
+          std::lock_guard<std::mutex> lock(segment.mutex);
+          if (segment.next_seq == seq) break;  // the oldest: goes on without a permit
+        }
+      }
+      Morsel m;
+      m.seq = seq;
+      m.sub = sub++;
+      m.last_sub = false;
+      m.permits = permits;
+      m.partition = partition;
+      m.stream_pending = pending;
+      pending->fetch_add(1);
+      Count(metrics, 0, piece);
+      m.memory = memory_->Reserve(BatchBytes(*piece), metrics ? &metrics->memory : nullptr);
+      m.batch = std::move(piece);
+      m.rows = std::move(rows);
+      Step(seg, op + 1, executor, std::move(m));
+      return arrow::Status::OK();
+    };
+    const int64_t max_rows = pipeline_->morsel_rows;
+    const int64_t max_bytes = std::clamp<int64_t>(target_morsel_bytes_, kMinTargetMorselBytes, 64LL << 20);
+    auto result = streaming.ExecuteStream(morsel->batch, &morsel->rows, max_rows, max_bytes, emit);
+    morsel->sub = sub;
+    morsel->last_sub = true;
+    if (result.ok()) morsel->rows.num_rows = (*result)->num_rows();
+    return result;
   }
 
   // The first source row of a morsel (max when it has none).
@@ -735,11 +806,26 @@ class PipelineRun {
     std::optional<int64_t> finished_total;
     {
       std::lock_guard<std::mutex> lock(segment.mutex);
-      if (morsel) segment.pending.emplace(morsel->seq, std::move(*morsel));
-      while (!segment.pending.empty() && segment.pending.begin()->first == segment.next_seq) {
+      if (morsel) {
+        const std::pair<int64_t, int64_t> key{morsel->seq, morsel->sub};
+        segment.pending.emplace(key, std::move(*morsel));
+      }
+      while (!segment.pending.empty() &&
+             segment.pending.begin()->first == std::make_pair(segment.next_seq, segment.next_sub)) {
         Morsel next = std::move(segment.pending.begin()->second);
         segment.pending.erase(segment.pending.begin());
-        ++segment.next_seq;
+        if (next.stream_pending) {
+          next.stream_pending->fetch_sub(1);
+          next.stream_pending.reset();
+        }
+        if (next.last_sub) {
+          ++segment.next_seq;
+          segment.next_sub = 0;
+        } else {
+          ++segment.next_sub;
+        }
+        next.sub = 0;
+        next.last_sub = true;
         if (segment.rechunk) {
           RechunkPush(segment, std::move(next), &forward, &released);
           continue;

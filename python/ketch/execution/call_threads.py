@@ -3,7 +3,8 @@ and a cancel check: Ctrl-C, a failed query or ``timeout_s`` end the wait at once
 ``POLL_S``), and the call is abandoned — its thread finishes the user function in the background
 and then exits, and is never reused. Python cannot stop a thread blocked in ``time.sleep`` or a
 socket read; abandoning it (a daemon, so interpreter exit does not wait for it) is the only way
-to return within a poll interval. Worker processes are killed instead (``process_pool``)."""
+to return within a poll interval. Worker processes are killed instead (``process_pool``). Idle
+call threads exit after ``CallThreads.IDLE_EXIT_S`` seconds, or when their UDF is released."""
 
 from __future__ import annotations
 
@@ -76,12 +77,29 @@ class _Job:
         self.started = time.monotonic()
 
 
+class _Idle:
+    """The parked call threads of one CallThreads (their inboxes), shared with the threads (which
+    hold no reference to the CallThreads itself, so it can be collected while they park)."""
+
+    __slots__ = ("lock", "inboxes", "closed")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.inboxes: list[queue.SimpleQueue[_Job | None]] = []
+        self.closed = False
+
+
 class CallThreads:
-    """A growing set of idle daemon threads for one UDF (as many as calls run at once)."""
+    """A set of daemon threads for one UDF, grown to as many as its calls run at once. A thread
+    parked for ``IDLE_EXIT_S`` seconds exits, and all parked threads exit when the CallThreads is
+    collected (its UDF expression and every plan holding it are gone) or ``close()``d, so a
+    finished query leaves no thread of its UDFs behind for long."""
+
+    IDLE_EXIT_S = 10.0
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self._idle: queue.SimpleQueue[queue.SimpleQueue[_Job | None]] = queue.SimpleQueue()
+        self._idle = _Idle()
 
     def run(
         self, fn: Callable[[], Any], cancelled: Callable[[], bool] | None, timeout_s: float | None
@@ -89,12 +107,16 @@ class CallThreads:
         """``fn()`` on a call thread; its result, or its exception re-raised here.
 
         Raises CallCancelled / CallTimedOut (see :func:`wait_for`) and abandons the call then."""
-        try:
-            inbox = self._idle.get_nowait()
-        except queue.Empty:
+        idle = self._idle
+        with idle.lock:
+            inbox = idle.inboxes.pop() if idle.inboxes else None
+        if inbox is None:
             inbox = queue.SimpleQueue()
             threading.Thread(
-                target=self._serve, args=(inbox,), name=f"ketch-udf-{self.name}", daemon=True
+                target=_serve,
+                args=(inbox, idle, self.IDLE_EXIT_S),
+                name=f"ketch-udf-{self.name}",
+                daemon=True,
             ).start()
         job = _Job(functools.partial(contextvars.copy_context().run, fn))  # the caller's context goes along
         inbox.put(job)
@@ -106,28 +128,54 @@ class CallThreads:
             job.abandoned = True  # the thread exits once fn returns; its inbox is dropped
             inbox.put(None)  # (in case it already looked at `abandoned`)
             raise
-        self._idle.put(inbox)
+        with idle.lock:
+            if idle.closed:
+                inbox.put(None)
+            else:
+                idle.inboxes.append(inbox)
         if job.error is not None:
             error, job.error = job.error, None
             raise error
         return job.result
 
-    @staticmethod
-    def _serve(inbox: queue.SimpleQueue[_Job | None]) -> None:
-        while True:
-            job = inbox.get()
-            if job is None:
-                return
-            _current.job = job
-            try:
-                job.result = job.fn()
-            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
-                job.error = exc
-            job.fn = None  # type: ignore[assignment]
-            _current.job = None
-            job.event.set()
-            if job.abandoned:
-                return
-            # Parked until the next call: the job (its result, a UDF's output of maybe gigabytes)
-            # belongs to the waiting thread alone.
-            del job
+    def close(self) -> None:
+        """Parked threads exit now; threads still running a call exit when it returns."""
+        idle = self._idle
+        with idle.lock:
+            idle.closed = True
+            inboxes, idle.inboxes = idle.inboxes, []
+        for inbox in inboxes:
+            inbox.put(None)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _serve(inbox: queue.SimpleQueue[_Job | None], idle: _Idle, idle_exit_s: float) -> None:
+    while True:
+        try:
+            job = inbox.get(timeout=idle_exit_s)
+        except queue.Empty:
+            with idle.lock:
+                if inbox in idle.inboxes:  # still parked: nobody is about to hand it a job
+                    idle.inboxes.remove(inbox)
+                    return
+            continue  # taken by run() just now: its job is on the way
+        if job is None:
+            return
+        _current.job = job
+        try:
+            job.result = job.fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            job.error = exc
+        job.fn = None  # type: ignore[assignment]
+        _current.job = None
+        job.event.set()
+        if job.abandoned:
+            return
+        # Parked until the next call: the job (its result, a UDF's output of maybe gigabytes)
+        # belongs to the waiting thread alone.
+        del job

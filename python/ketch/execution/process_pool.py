@@ -369,6 +369,46 @@ class WorkerProcess:
         reply = self._receive(cancelled)
         if reply[0] == "ok":
             return deserialize(self.inbox.take(reply[1], reply[2]))[0]
+        raise self._error(reply)
+
+    def start_stream(
+        self, args: list[pa.Array], num_rows: int, cancelled: Callable[[], bool] | None, max_items: int
+    ) -> None:
+        """Starts a generator call over the batch in the worker (pulled with ``stream_next``)."""
+        name, size = self.outbox.put_arrays(args)
+        try:
+            self.conn.send(("stream", name, size, num_rows, max_items))
+        except OSError as exc:
+            raise _WorkerGone(str(self._died())) from exc
+        reply = self._receive(cancelled)
+        if reply[0] != "streaming":
+            raise self._error(reply)
+
+    def stream_next(
+        self, max_items: int, max_bytes: int, cancelled: Callable[[], bool] | None
+    ) -> tuple[int, pa.Array, bool]:
+        """The next chunk of the worker's generator call: (first row, lists, done). After an error
+        the worker has ended the call."""
+        try:
+            self.conn.send(("next", max_items, max_bytes))
+        except OSError as exc:
+            raise self._died() from exc
+        reply = self._receive(cancelled)
+        if reply[0] == "chunk":
+            _, first, done, name, size = reply
+            return first, deserialize(self.inbox.take(name, size))[0], done
+        raise self._error(reply)
+
+    def stream_close(self) -> None:
+        """Ends the worker's generator call (its generators are closed)."""
+        try:
+            self.conn.send(("close",))
+        except OSError as exc:
+            raise self._died() from exc
+        self._receive(None)
+
+    def _error(self, reply: tuple) -> BaseException:
+        """The UDF's exception from an "error" reply, noted with the worker's traceback."""
         _, type_name, message, trace, pickled = reply
         error: BaseException | None = None
         if pickled is not None:
@@ -379,7 +419,7 @@ class WorkerProcess:
         if error is None:
             error = RuntimeError(f"{type_name}: {message}")
         error.add_note(f"Raised in the UDF worker process (pid {self.pid}):\n{trace}")
-        raise error
+        return error
 
     def alive(self) -> bool:
         return self.pid is not None and self.zygote.exit_code(self.pid) is None and not self.zygote.dead
@@ -530,6 +570,36 @@ class ProcessPool:
             self._release(worker)
             return result
 
+    def start_stream(
+        self, args: list[pa.Array], num_rows: int, cancelled: Callable[[], bool] | None, max_items: int
+    ) -> _WorkerStream:
+        """A generator call pulled lazily from one worker, which serves nothing else until the
+        stream is done or closed."""
+        while True:
+            try:
+                worker = self._acquire(cancelled)
+            except CallCancelled:
+                self._cancel(None)
+                raise
+            if not worker.alive():
+                self._drop(worker)
+                continue
+            try:
+                worker.start_stream(args, num_rows, cancelled, max_items)
+            except CallCancelled:
+                self._cancel(worker)
+                raise
+            except _WorkerGone:
+                self._drop(worker)
+                continue
+            except WorkerDied:
+                self._drop(worker)
+                raise
+            except BaseException:
+                self._release(worker)
+                raise
+            return _WorkerStream(self, worker)
+
     def num_workers(self, starting: bool = False) -> int:
         """Workers ready (and, with ``starting``, those still starting)."""
         with self._cond:
@@ -582,6 +652,50 @@ class ProcessPool:
             self.shutdown()
         except Exception:  # noqa: BLE001
             pass
+
+
+class _WorkerStream:
+    """A generator call in one worker: ``next`` pulls a chunk; the worker goes back to its pool
+    when the call is done, fails or is closed (killed when cancelled, dropped when it died)."""
+
+    def __init__(self, pool: ProcessPool, worker: WorkerProcess) -> None:
+        self.pool = pool
+        self.worker: WorkerProcess | None = worker
+
+    def next(
+        self, max_items: int, max_bytes: int, cancelled: Callable[[], bool] | None
+    ) -> tuple[int, pa.Array, bool]:
+        worker = self.worker
+        if worker is None:
+            raise RuntimeError("the generator call is over")
+        try:
+            first, lists, done = worker.stream_next(max_items, max_bytes, cancelled)
+        except CallCancelled:
+            self.worker = None
+            self.pool._cancel(worker)
+            raise
+        except WorkerDied:
+            self.worker = None
+            self.pool._drop(worker)
+            raise
+        except BaseException:
+            self.worker = None  # the UDF's own error: the worker ended the call
+            self.pool._release(worker)
+            raise
+        if done:
+            self.close()
+        return first, lists, done
+
+    def close(self) -> None:
+        worker, self.worker = self.worker, None
+        if worker is None:
+            return
+        try:
+            worker.stream_close()
+        except BaseException:  # noqa: BLE001 - it died meanwhile
+            self.pool._drop(worker)
+            return
+        self.pool._release(worker)
 
 
 def _start_worker(pool_ref: weakref.ref[ProcessPool], generation: int, payload: bytes, udf_name: str) -> None:

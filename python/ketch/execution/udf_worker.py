@@ -1,8 +1,9 @@
 """UDF worker processes, forked from a zygote: ``python -m ketch.execution.udf_worker --zygote FD``.
 
-The zygote is a Python process with Ketch, pyarrow, cloudpickle, numpy (and pandas, when
-installed) already imported and no user code. A worker forked from it starts in milliseconds
-instead of paying an interpreter start and those imports (about a second) each. The zygote talks
+The zygote is a Python process with Ketch, pyarrow, cloudpickle and numpy already imported (and
+pandas, when installed, once the zygote has been idle for a moment) and no user code. A worker
+forked from it starts in milliseconds instead of paying an interpreter start and those imports
+(about a second) each. The zygote talks
 to the engine over the Unix socket FD (inherited; multiprocessing.connection framing, private to
 the two processes):
 
@@ -44,6 +45,12 @@ from multiprocessing.connection import Client, Connection
 from typing import Any
 
 _PRELOAD = ("cloudpickle", "numpy", "pyarrow", "pyarrow.compute", "ketch", "ketch.pytype", "ketch.udf")
+# The zygote reports ready once _PRELOAD is imported; pandas (about 0.3 s more) waits until it has
+# had no fork request for this long: the workers a query asks for right away fork without waiting
+# (a request that comes during the import waits for it, as it would have before the zygote was ready;
+# short, so that a request coming later finds it done). Workers forked before it import pandas
+# themselves if they need it (pyarrow does for most conversions of Python lists).
+_DEFERRED_IDLE_S = 0.25
 
 
 def _exit_with_parent() -> None:
@@ -87,6 +94,7 @@ def serve(address: str, authkey: bytes, segment_prefix: str) -> int:
     from ketch.udf import _MAX_ITEMS
 
     inbox, outbox = Inbox(), Outbox(segment_prefix)
+    stream: Any = None  # a generator call pulled lazily ("stream", "next", "close")
     factory: Any = None
     load_error: BaseException | None = None
     init_error: BaseException | None = None
@@ -112,6 +120,9 @@ def serve(address: str, authkey: bytes, segment_prefix: str) -> int:
                         init_error = exc
                 failed = load_error or init_error
                 conn.send(("ready", os.getpid(), started, None if failed is None else repr(failed)))
+                continue
+            if kind in ("stream", "next", "close"):
+                stream = _serve_stream(conn, message, stream, (inbox, outbox), (factory, load_error, call))
                 continue
             if kind != "batch":
                 continue
@@ -146,11 +157,66 @@ def serve(address: str, authkey: bytes, segment_prefix: str) -> int:
         conn.close()
 
 
+def _serve_stream(conn: Connection, message: tuple, stream: Any, boxes: tuple, udf: tuple) -> Any:
+    """A generator call pulled lazily: ("stream", segment, size, num_rows, max_items) starts it
+    (reply ("streaming",)), ("next", max_items, max_bytes) replies ("chunk", first row, done,
+    segment, size) with one list array, ("close",) ends it (reply ("closed",)). An error replies
+    ("error", ...) and ends the call. Returns the call in progress (None: none)."""
+    from ketch.execution.ipc import deserialize
+
+    (inbox, outbox), (factory, load_error, call) = boxes, udf
+    kind = message[0]
+    if kind == "close":
+        if stream is not None:
+            stream.close()
+        conn.send(("closed",))
+        return None
+    try:
+        if kind == "stream":
+            if stream is not None:
+                stream.close()
+                stream = None
+            _, name, size, num_rows, max_items = message
+            args = deserialize(inbox.take(name, size))
+            if factory is None:
+                raise RuntimeError(
+                    "the UDF could not be loaded in its worker process: "
+                    f"{type(load_error).__name__}: {load_error}"
+                ) from load_error
+            runner = getattr(call, "runner", None)
+            if runner is None:
+                raise RuntimeError(
+                    "this UDF cannot stream its items (not a generator, or its __init__ failed)"
+                )
+            from ketch.udf import _GeneratorStream
+
+            stream = _GeneratorStream(runner, runner._rows(args), max_items)
+            conn.send(("streaming",))
+            return stream
+        if stream is None:
+            raise RuntimeError("no generator call in progress")
+        first, lists, done = stream.pull(message[1], message[2])
+        out_name, out_size = outbox.put_arrays([lists])
+        conn.send(("chunk", first, done, out_name, out_size))
+        return stream
+    except BaseException as exc:  # noqa: BLE001 - reported to the engine; the call is over
+        if stream is not None:
+            stream.close()
+        conn.send(_error_reply(exc))
+        return None
+
+
 def _preload() -> None:
     import importlib
 
     for module in _PRELOAD:
         importlib.import_module(module)
+
+
+def _preload_deferred() -> None:
+    """What a worker may need but not to start: imported once the zygote is idle (no fork request
+    for ``_DEFERRED_IDLE_S``), so the first workers of a query are not held back by it. A worker
+    forked earlier imports it itself when it needs it."""
     try:  # pyarrow imports pandas on first use of many conversions (about 0.3 s) when installed
         import pandas  # noqa: F401
     except Exception:  # noqa: BLE001
@@ -217,11 +283,17 @@ def zygote(control_fd: int) -> int:
     signal.set_wakeup_fd(wakeup[1])
     children: set[int] = set()
     control.send(("ready", os.getpid()))
+    deferred = True  # _preload_deferred() still to run
     try:
         while True:
             try:
-                readable, _, _ = select.select([control_fd, 0, wakeup[0]], [], [])
+                timeout = _DEFERRED_IDLE_S if deferred else None
+                readable, _, _ = select.select([control_fd, 0, wakeup[0]], [], [], timeout)
             except InterruptedError:
+                continue
+            if not readable:  # idle: nobody waits for a fork now
+                deferred = False
+                _preload_deferred()
                 continue
             if wakeup[0] in readable:
                 try:

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "ketch/exec/operator.h"
+#include "ketch/exec/streaming_operator.h"
 #include "ketch/expr/expr_analysis.h"
 
 namespace ketch {
@@ -8,7 +9,7 @@ namespace ketch {
 /// Evaluates a list of expressions over each morsel. Runs on the compute pool, or, for projects that
 /// call Python UDFs, on `concurrency` threads of its own (one UDF instance per thread at most), so
 /// the GIL never blocks the compute pool.
-class ProjectOperator : public IntermediateOperator {
+class ProjectOperator : public IntermediateOperator, public StreamingOperator {
  public:
   /// `own_threads` > 0 creates a dedicated pool of that many threads (UDF projects).
   static arrow::Result<std::unique_ptr<ProjectOperator>> Make(std::vector<ExprPtr> exprs,
@@ -22,9 +23,16 @@ class ProjectOperator : public IntermediateOperator {
   void set_grows_bytes(bool grows) { grows_bytes_ = grows; }
   arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(
       const std::shared_ptr<arrow::RecordBatch>& morsel, EvalContext* ctx) const override;
+  /// A projection with one generator UDF streams: its items are pulled lazily, piece by piece.
+  bool streams() const override { return generator_ >= 0; }
+  arrow::Result<std::shared_ptr<arrow::RecordBatch>> ExecuteStream(
+      const std::shared_ptr<arrow::RecordBatch>& morsel, EvalContext* ctx, int64_t max_rows,
+      int64_t max_bytes, const EmitPiece& emit) const override;
 
  private:
   int32_t own_threads_ = 0;
+  int generator_ = -1;  // index of the generator UDF expression (only when there is exactly one)
+  static const Expr* Unaliased(const Expr& expr);
   bool grows_bytes_ = false;
   std::vector<ExprPtr> exprs_;
   std::shared_ptr<arrow::Schema> output_schema_;
