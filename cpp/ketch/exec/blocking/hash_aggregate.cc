@@ -8,15 +8,17 @@
 #include <cmath>
 #include <cstdio>
 
+#include "ketch/plan/logical/aggregate_phases.h"
+
 namespace ketch {
 namespace {
 
 namespace ac = arrow::acero;
 namespace cp = arrow::compute;
 
-constexpr const char* kAllRowsKey = "__ketch_all";
+constexpr const char* kAllRowsKey = kAggregateAllRowsKey;
 
-std::string Col(size_t i, const char* part) { return "__a" + std::to_string(i) + "_" + part; }
+std::string Col(size_t i, const char* part) { return AggregateStateColumn(i, part); }
 
 arrow::Result<std::shared_ptr<arrow::Table>> GroupBy(std::shared_ptr<arrow::Table> table,
                                                      const std::vector<std::string>& keys,
@@ -29,42 +31,9 @@ arrow::Result<std::shared_ptr<arrow::Table>> GroupBy(std::shared_ptr<arrow::Tabl
   return ac::DeclarationToTable(std::move(plan), use_threads);
 }
 
-// hash_list cannot merge lists, so aggregations that collect values (list, concat, distinct
-// count) run in one phase: morsels pass their keys and values through unchanged.
-// agg_stddev too: merging partial moments loses precision (catastrophic cancellation for values
-// far from 0), while hash_stddev over the raw values is numerically stable.
-bool CollectsValues(const std::string& function) {
-  return function == "agg_list" || function == "agg_concat" || function == "agg_approx_count_distinct" ||
-         function == "agg_stddev";
-}
-
-// Types Arrow's hash aggregate kernels cannot take (nested and extension types, e.g. images):
-// any_value and list of these aggregate row positions instead, then gather the values with take.
-bool ByRowPosition(const AggregationInfo& info) {
-  if (info.function != "agg_any_value" && info.function != "agg_list") return false;
-  switch (info.input_type->id()) {
-    case arrow::Type::LIST:
-    case arrow::Type::LARGE_LIST:
-    case arrow::Type::FIXED_SIZE_LIST:
-    case arrow::Type::LIST_VIEW:
-    case arrow::Type::LARGE_LIST_VIEW:
-    case arrow::Type::STRUCT:
-    case arrow::Type::MAP:
-    case arrow::Type::SPARSE_UNION:
-    case arrow::Type::DENSE_UNION:
-    case arrow::Type::EXTENSION:
-      return true;
-    default:
-      return false;
-  }
-}
-
+bool ByRowPosition(const AggregationInfo& info) { return AggregationByRowPosition(info); }
 bool SinglePhase(const AggregateSpec& spec, const arrow::Schema& schema) {
-  for (const auto& agg : spec.aggregations) {
-    auto info = ResolveAggregation(agg, schema);
-    if (info.ok() && (CollectsValues(info->function) || ByRowPosition(*info))) return true;
-  }
-  return false;
+  return AggregateIsSinglePhase(spec, schema);
 }
 
 // any_value(ignore_nulls=True): the smallest non-null value of the group (hash_min skips nulls),
@@ -296,6 +265,7 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
     infos.push_back(std::move(info));
   }
   const bool global = spec_.group_by.empty();
+  if (!finish_ && partials.empty()) return arrow::Table::MakeEmpty(output_schema_);
   if (partials.empty()) {
     if (!global) return arrow::Table::MakeEmpty(output_schema_);
     // One row over no input: counts are 0, everything else null.
@@ -399,6 +369,19 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
     ordered = ordered || info.function == "agg_list" || info.function == "agg_concat";
   ARROW_ASSIGN_OR_RAISE(auto merged, GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/!ordered));
   ARROW_ASSIGN_OR_RAISE(auto batch, merged->CombineChunksToBatch());
+  if (!finish_) {
+    // Partial phase: the merged states themselves, in the order and types of the partial schema.
+    arrow::ArrayVector states;
+    for (const auto& field : output_schema_->fields()) {
+      ARROW_ASSIGN_OR_RAISE(auto state, GetColumn(*batch, field->name()));
+      if (!state->type()->Equals(*field->type())) {
+        ARROW_ASSIGN_OR_RAISE(auto cast, cp::Cast(state, field->type()));
+        state = cast.make_array();
+      }
+      states.push_back(std::move(state));
+    }
+    return arrow::Table::Make(output_schema_, states, batch->num_rows());
+  }
   auto column = [&](const std::string& name) -> arrow::Result<arrow::Datum> {
     ARROW_ASSIGN_OR_RAISE(auto array, GetColumn(*batch, name));
     return arrow::Datum(array);

@@ -39,6 +39,11 @@ class AggregatePartialOperator : public IntermediateOperator {
   arrow::internal::Executor* executor_;
 };
 
+/// `finish` = false (the partial phase of an aggregation split across partitions,
+/// AggregatePhase::kPartial): the merged partial states are the output, in the partial-state
+/// schema (`output_schema`, PartialAggregateSchema), not finished. For the final phase
+/// (AggregatePhase::kFinal) the sink takes partial states directly (no partial operator before
+/// it); `input_schema` is then the partial phase's input schema.
 /// Memory: partial states are charged to the query's MemoryManager; past half of the budget the
 /// sink switches to spilling (grace hash aggregation): each partial batch is split into
 /// kSpillPartitions by its keys' group id (Arrow's Grouper, so equal keys always land in the same
@@ -50,14 +55,15 @@ class AggregateFinalSink : public BlockingSink {
 
   AggregateFinalSink(AggregateSpec spec, std::shared_ptr<arrow::Schema> input_schema,
                      std::shared_ptr<arrow::Schema> output_schema, int64_t morsel_rows, MemoryManager* memory,
-                     std::string spill_dir)
+                     std::string spill_dir, bool finish = true)
       : spec_(std::move(spec)),
         input_schema_(std::move(input_schema)),
         output_schema_(std::move(output_schema)),
         morsel_rows_(morsel_rows),
         memory_(memory),
-        spill_dir_(std::move(spill_dir)) {}
-  std::string name() const override { return "AggregateFinal"; }
+        spill_dir_(std::move(spill_dir)),
+        finish_(finish) {}
+  std::string name() const override { return finish_ ? "AggregateFinal" : "AggregateMergePartial"; }
   arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> Push(
       std::shared_ptr<arrow::RecordBatch> morsel) override;
   arrow::Status ProduceOutput(const Source::Emit& emit) override;
@@ -76,6 +82,7 @@ class AggregateFinalSink : public BlockingSink {
   int64_t morsel_rows_;
   MemoryManager* memory_;
   std::string spill_dir_;
+  bool finish_ = true;
   std::vector<std::shared_ptr<arrow::RecordBatch>> partials_;
   int64_t held_bytes_ = 0;
   MemoryPermit held_;
