@@ -11,6 +11,7 @@ import math
 import random
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -264,3 +265,46 @@ def test_a_final_aggregate_over_rows_without_partial_states_is_an_error():
     _partial, final = plan.split_aggregate()
     with pytest.raises(KetchError, match="partial-state column '__a0_sum'"):
         final.with_inputs([_core.PyPlan.in_memory(table)])
+
+
+@pytest.mark.parametrize("keys", [["g"], ["g", "s"]])
+def test_high_cardinality_partial_skips_grouping_and_still_equals_the_full_aggregate(keys):
+    # 0.9 groups per row in a 131072-row morsel: after it (>= 100k probed rows) the partial phase
+    # stops grouping and does not merge its states (keys repeat within each 150k-row chunk).
+    rows = 300_000
+    rng = random.Random(9)
+    table = pa.table(
+        {
+            "g": pa.array([None if i % 1000 == 0 else i % 120_000 for i in range(rows)], pa.int64()),
+            "s": pa.array(["a" if i % 3 else "b" for i in range(rows)], pa.string()),
+            "i": pa.array(
+                [None if i % 7 == 0 else rng.randrange(-1000, 1000) for i in range(rows)], pa.int64()
+            ),
+            "u": pa.array([i % 50 for i in range(rows)], pa.uint8()),
+            "f": pa.array([None if i % 9 == 0 else (i % 400) / 4 for i in range(rows)], pa.float32()),
+            "t": pa.array([None if i % 5 == 0 else f"w{i % 30}" for i in range(rows)], pa.string()),
+        }
+    )
+    plan = _aggregate_plan(ketch.from_arrow(table).groupby(*keys).agg(*ALL_MERGEABLE))
+    expected = _execute(plan)
+    actual, states = _two_phase(plan, _chunks(table, 2))
+
+    # Merged, chunk 0 would have one row per group; unmerged it keeps the first morsel's groups
+    # plus the rest of the chunk's rows (grouped or not, depending on which morsel ran first).
+    def groups(t: pa.Table) -> int:
+        return len({tuple(r[k] for k in keys) for r in t.select(keys).to_pylist()})
+
+    probe_groups = groups(table.slice(0, 131_072))
+    assert groups(table.slice(0, 150_000)) < states[0].num_rows <= probe_groups + (150_000 - 131_072)
+    assert states[0].schema == plan.split_aggregate()[0].schema()
+    order = [(k, "ascending") for k in keys]
+    actual, expected = actual.sort_by(order), expected.sort_by(order)
+    for name in expected.column_names:
+        a, e = actual.column(name), expected.column(name)
+        if pa.types.is_floating(e.type):
+            assert a.is_null().equals(e.is_null()), name
+            np.testing.assert_allclose(
+                a.fill_null(0).to_numpy(), e.fill_null(0).to_numpy(), rtol=1e-12, err_msg=name
+            )
+        else:
+            assert a.equals(e), name
