@@ -20,6 +20,7 @@
 #include "ketch/distributed/stage_planner.h"
 #include "ketch/exec/executor.h"
 #include "ketch/functions/url/url_functions.h"
+#include "ketch/plan/logical/aggregate_phases.h"
 #include "ketch/plan/logical/logical_plan.h"
 #include "ketch/plan/logical/plan_stats.h"
 #include "ketch/plan/logical/scan_builder.h"
@@ -509,6 +510,28 @@ void BindPlans(nb::module_& m) {
              auto exchange = distributed::PlanHashExchange(*p.plan);
              if (!exchange) return nb::none();
              return nb::make_tuple(nb::cast(exchange->keys), exchange->num_partitions);
+           })
+      // (partial, final) phases of a full Aggregate (final over an empty placeholder of the
+      // partial-state schema), or None when it is not an aggregate or is single-phase.
+      .def("split_aggregate",
+           [](const PyPlan& p) -> nb::object {
+             auto split = Unwrap(SplitAggregate(p.plan));
+             if (!split) return nb::none();
+             return nb::make_tuple(PyPlan{split->partial}, PyPlan{split->final});
+           })
+      // "full", "partial" or "final" for an Aggregate node, else None.
+      .def("aggregate_phase",
+           [](const PyPlan& p) -> nb::object {
+             if (p.plan->kind() != LogicalKind::kAggregate) return nb::none();
+             switch (p.plan->aggregate().phase) {
+               case AggregatePhase::kPartial:
+                 return nb::cast("partial");
+               case AggregatePhase::kFinal:
+                 return nb::cast("final");
+               case AggregatePhase::kFull:
+                 break;
+             }
+             return nb::cast("full");
            })
       // (count, exact) of an optimized plan (NumPartitions).
       .def("num_partitions",

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "ketch/exec/executor.h"
+#include "ketch/plan/logical/aggregate_phases.h"
 #include "ketch/plan/logical/plan_stats.h"
 #include "ketch/plan/logical/scan_builder.h"
 #include "ketch/plan/optimizer/optimizer.h"
@@ -442,6 +443,38 @@ TEST(PlanSerde, CorruptOrForeignBytesFailCleanly) {
     }
   }
   EXPECT_GT(failed, 0);
+}
+
+TEST(PlanSerde, AggregatePhasesRoundTripWithTheirSourceSchema) {
+  auto source = Source();
+  auto full = LogicalPlan::Aggregate(source, AggregateSpec{{"k"},
+                                                           {Expr::Alias(Call("agg_sum", {Col("x")}), "sx"),
+                                                            Expr::Alias(Call("agg_mean", {Col("k")}), "mk"),
+                                                            Expr::Alias(Call("agg_max", {Col("s")}), "ms")}})
+                  .ValueOrDie();
+  auto split = SplitAggregate(full).ValueOrDie();
+  ASSERT_TRUE(split.has_value());
+  // Output order of a hash aggregate is not defined: sorted by the key.
+  auto partial_copy =
+      RoundTrip(LogicalPlan::Sort(split->partial, SortSpec{{Col("k")}, {false}, {false}}).ValueOrDie());
+  ASSERT_NE(partial_copy, nullptr);
+  EXPECT_EQ(partial_copy->inputs()[0]->aggregate().phase, AggregatePhase::kPartial);
+  // The final phase, over its empty placeholder (explain, stats and result compared) ...
+  auto final_copy =
+      RoundTrip(LogicalPlan::Sort(split->final, SortSpec{{Col("k")}, {false}, {false}}).ValueOrDie());
+  ASSERT_NE(final_copy, nullptr);
+  const auto& spec = final_copy->inputs()[0]->aggregate();
+  EXPECT_EQ(spec.phase, AggregatePhase::kFinal);
+  ASSERT_NE(spec.source_schema, nullptr);
+  EXPECT_TRUE(spec.source_schema->Equals(*TestSchema()));
+  // ... and the copy over real partial states gives the full aggregate's result.
+  auto states = RunPlan(split->partial);
+  auto states_source =
+      LogicalPlan::InMemory(states->schema(), {states->CombineChunksToBatch().ValueOrDie()}).ValueOrDie();
+  auto final = final_copy->inputs()[0]->WithInputs({states_source}).ValueOrDie();
+  EXPECT_TRUE(
+      RunPlan(LogicalPlan::Sort(final, SortSpec{{Col("k")}, {false}, {false}}).ValueOrDie())
+          ->Equals(*RunPlan(LogicalPlan::Sort(full, SortSpec{{Col("k")}, {false}, {false}}).ValueOrDie())));
 }
 
 }  // namespace

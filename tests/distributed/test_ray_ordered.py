@@ -201,7 +201,7 @@ def test_each_stage_draws_a_progress_bar_of_its_tasks(on_ray: Any, parquet_parts
         StageProgress.stream = None
     text = stream.getvalue()
     assert "stage 1 (shuffle map: Scan" in text and "5/5" in text
-    assert "stage 2 (reduce: Aggregate" in text
+    assert "stage 2 (reduce: final Aggregate" in text
     assert "rows" in text
     assert all(s.seconds > 0 for s in on_ray.last_stages)
     assert "tasks, " in on_ray.stage_report() and " s, " in on_ray.stage_report()

@@ -246,12 +246,23 @@ class PipelineBuilder {
         return arrow::Status::OK();
       }
       case PhysicalKind::kAggregate: {
-        const auto& input_schema = logical.inputs()[0]->schema();
-        auto partial =
-            std::make_unique<AggregatePartialOperator>(logical.aggregate(), input_schema, compute_);
-        auto final_sink =
-            std::make_unique<AggregateFinalSink>(logical.aggregate(), input_schema, logical.schema(),
-                                                 config_.morsel_size_rows, memory_, config_.spill_dir);
+        // Full: partial states per morsel, merged and finished by the sink. Partial phase: the
+        // same, the sink's output the merged states. Final phase: the input is partial states.
+        const AggregatePhase phase = logical.aggregate().phase;
+        const auto& input_schema = phase == AggregatePhase::kFinal ? logical.aggregate().source_schema
+                                                                   : logical.inputs()[0]->schema();
+        // Partial phase: the operator may find grouping does not pay and tell the sink to skip
+        // its merge (high-cardinality keys; see AggregatePartialOperator).
+        std::shared_ptr<std::atomic<bool>> skip;
+        if (phase == AggregatePhase::kPartial) skip = std::make_shared<std::atomic<bool>>(false);
+        std::unique_ptr<IntermediateOperator> partial;
+        if (phase != AggregatePhase::kFinal) {
+          partial =
+              std::make_unique<AggregatePartialOperator>(logical.aggregate(), input_schema, compute_, skip);
+        }
+        auto final_sink = std::make_unique<AggregateFinalSink>(
+            logical.aggregate(), input_schema, logical.schema(), config_.morsel_size_rows, memory_,
+            config_.spill_dir, /*finish=*/phase != AggregatePhase::kPartial, skip);
         ARROW_ASSIGN_OR_RAISE(auto* sink,
                               StreamInto(*node.inputs[0], std::move(final_sink), std::move(partial)));
         pipeline->source = std::make_unique<SinkOutputSource>(sink);

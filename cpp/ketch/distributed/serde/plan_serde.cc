@@ -404,7 +404,8 @@ class PlanWriter {
       inputs.push_back(i);
     }
     auto inputs_offset = fbb_.CreateVector(inputs);
-    Offset<Vector<uint8_t>> schema, batches;
+    Offset<Vector<uint8_t>> schema, batches, aggregate_source_schema;
+    fb::AggregatePhase aggregate_phase = fb::AggregatePhase::Full;
     Offset<Vector<int64_t>> batch_partitions;
     Offset<fb::Scan> scan;
     Offset<Vector<Offset<fb::Expr>>> exprs;
@@ -461,6 +462,21 @@ class PlanWriter {
         kind = fb::PlanKind::Aggregate;
         ARROW_ASSIGN_OR_RAISE(exprs, WriteExprs(plan->aggregate().aggregations));
         group_by = StringList(plan->aggregate().group_by);
+        switch (plan->aggregate().phase) {
+          case AggregatePhase::kFull:
+            aggregate_phase = fb::AggregatePhase::Full;
+            break;
+          case AggregatePhase::kPartial:
+            aggregate_phase = fb::AggregatePhase::Partial;
+            break;
+          case AggregatePhase::kFinal:
+            aggregate_phase = fb::AggregatePhase::Final;
+            break;
+        }
+        if (plan->aggregate().source_schema) {
+          ARROW_ASSIGN_OR_RAISE(auto source_bytes, SchemaBytes(*plan->aggregate().source_schema));
+          ARROW_ASSIGN_OR_RAISE(aggregate_source_schema, Bytes(*source_bytes));
+        }
         break;
       }
       case LogicalKind::kJoin: {
@@ -540,6 +556,8 @@ class PlanWriter {
     b.add_num_partitions(plan->partitioning().num_partitions);
     if (!partition_by.IsNull()) b.add_partition_by(partition_by);
     b.add_batch_size(plan->partitioning().batch_size);
+    b.add_aggregate_phase(aggregate_phase);
+    if (!aggregate_source_schema.IsNull()) b.add_aggregate_source_schema(aggregate_source_schema);
     nodes_.push_back(b.Finish());
     const auto index = static_cast<uint32_t>(nodes_.size() - 1);
     index_[plan.get()] = index;
@@ -862,6 +880,24 @@ class PlanReader {
         AggregateSpec spec;
         spec.group_by = Strings(n.group_by());
         ARROW_ASSIGN_OR_RAISE(spec.aggregations, ReadExprs(n.exprs()));
+        switch (n.aggregate_phase()) {
+          case fb::AggregatePhase::Full:
+            spec.phase = AggregatePhase::kFull;
+            break;
+          case fb::AggregatePhase::Partial:
+            spec.phase = AggregatePhase::kPartial;
+            break;
+          case fb::AggregatePhase::Final:
+            spec.phase = AggregatePhase::kFinal;
+            break;
+          default:
+            return arrow::Status::Invalid("plan bytes: unknown aggregate phase ",
+                                          static_cast<int>(n.aggregate_phase()));
+        }
+        if (n.aggregate_source_schema()) {
+          ARROW_ASSIGN_OR_RAISE(spec.source_schema, ReadSchemaBytes(n.aggregate_source_schema(),
+                                                                    "a final aggregate's source schema"));
+        }
         return LogicalPlan::Aggregate(inputs[0], std::move(spec));
       }
       case fb::PlanKind::Join: {

@@ -8,15 +8,17 @@
 #include <cmath>
 #include <cstdio>
 
+#include "ketch/plan/logical/aggregate_phases.h"
+
 namespace ketch {
 namespace {
 
 namespace ac = arrow::acero;
 namespace cp = arrow::compute;
 
-constexpr const char* kAllRowsKey = "__ketch_all";
+constexpr const char* kAllRowsKey = kAggregateAllRowsKey;
 
-std::string Col(size_t i, const char* part) { return "__a" + std::to_string(i) + "_" + part; }
+std::string Col(size_t i, const char* part) { return AggregateStateColumn(i, part); }
 
 arrow::Result<std::shared_ptr<arrow::Table>> GroupBy(std::shared_ptr<arrow::Table> table,
                                                      const std::vector<std::string>& keys,
@@ -29,42 +31,9 @@ arrow::Result<std::shared_ptr<arrow::Table>> GroupBy(std::shared_ptr<arrow::Tabl
   return ac::DeclarationToTable(std::move(plan), use_threads);
 }
 
-// hash_list cannot merge lists, so aggregations that collect values (list, concat, distinct
-// count) run in one phase: morsels pass their keys and values through unchanged.
-// agg_stddev too: merging partial moments loses precision (catastrophic cancellation for values
-// far from 0), while hash_stddev over the raw values is numerically stable.
-bool CollectsValues(const std::string& function) {
-  return function == "agg_list" || function == "agg_concat" || function == "agg_approx_count_distinct" ||
-         function == "agg_stddev";
-}
-
-// Types Arrow's hash aggregate kernels cannot take (nested and extension types, e.g. images):
-// any_value and list of these aggregate row positions instead, then gather the values with take.
-bool ByRowPosition(const AggregationInfo& info) {
-  if (info.function != "agg_any_value" && info.function != "agg_list") return false;
-  switch (info.input_type->id()) {
-    case arrow::Type::LIST:
-    case arrow::Type::LARGE_LIST:
-    case arrow::Type::FIXED_SIZE_LIST:
-    case arrow::Type::LIST_VIEW:
-    case arrow::Type::LARGE_LIST_VIEW:
-    case arrow::Type::STRUCT:
-    case arrow::Type::MAP:
-    case arrow::Type::SPARSE_UNION:
-    case arrow::Type::DENSE_UNION:
-    case arrow::Type::EXTENSION:
-      return true;
-    default:
-      return false;
-  }
-}
-
+bool ByRowPosition(const AggregationInfo& info) { return AggregationByRowPosition(info); }
 bool SinglePhase(const AggregateSpec& spec, const arrow::Schema& schema) {
-  for (const auto& agg : spec.aggregations) {
-    auto info = ResolveAggregation(agg, schema);
-    if (info.ok() && (CollectsValues(info->function) || ByRowPosition(*info))) return true;
-  }
-  return false;
+  return AggregateIsSinglePhase(spec, schema);
 }
 
 // any_value(ignore_nulls=True): the smallest non-null value of the group (hash_min skips nulls),
@@ -130,6 +99,28 @@ arrow::Result<std::shared_ptr<arrow::Array>> DistinctCountPerList(
   arrow::UInt64Builder out;
   ARROW_RETURN_NOT_OK(out.AppendValues(counts));
   return out.Finish();
+}
+
+// `batch`'s columns named by `schema`, in its order, cast to its types.
+arrow::Result<std::shared_ptr<arrow::RecordBatch>> Conform(const arrow::RecordBatch& batch,
+                                                           const std::shared_ptr<arrow::Schema>& schema) {
+  arrow::ArrayVector columns;
+  for (const auto& field : schema->fields()) {
+    ARROW_ASSIGN_OR_RAISE(auto column, GetColumn(batch, field->name()));
+    if (!column->type()->Equals(*field->type())) {
+      ARROW_ASSIGN_OR_RAISE(auto cast, cp::Cast(column, field->type()));
+      column = cast.make_array();
+    }
+    columns.push_back(std::move(column));
+  }
+  return arrow::RecordBatch::Make(schema, batch.num_rows(), std::move(columns));
+}
+
+arrow::Result<std::shared_ptr<arrow::Array>> ValidAsInt64(const std::shared_ptr<arrow::Array>& values,
+                                                          bool valid) {
+  ARROW_ASSIGN_OR_RAISE(auto flags, valid ? cp::IsValid(values) : cp::IsNull(values));
+  ARROW_ASSIGN_OR_RAISE(auto counts, cp::Cast(flags, arrow::int64()));
+  return counts.make_array();
 }
 
 }  // namespace
@@ -200,11 +191,71 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
   if (SinglePhase(spec_, *input_schema_)) {
     return arrow::RecordBatch::Make(arrow::schema(fields), morsel->num_rows(), columns);
   }
+  const bool partial_phase = spec_.phase == AggregatePhase::kPartial && skip_;
+  std::shared_ptr<arrow::Schema> states_schema;
+  if (partial_phase) {
+    ARROW_ASSIGN_OR_RAISE(states_schema, PartialAggregateSchema(spec_, *input_schema_));
+  }
+  if (partial_phase && skip_->load()) {
+    // One state row per input row: no hashing (see kSkipRatio).
+    auto rows = arrow::RecordBatch::Make(arrow::schema(fields), morsel->num_rows(), columns);
+    arrow::FieldVector state_fields;
+    arrow::ArrayVector states;
+    const auto state = [&](const std::string& name, std::shared_ptr<arrow::Array> array) {
+      state_fields.push_back(arrow::field(name, array->type()));
+      states.push_back(std::move(array));
+    };
+    for (const auto& key : Keys(spec_)) {
+      ARROW_ASSIGN_OR_RAISE(auto column, GetColumn(*rows, key));
+      state(key, column);
+    }
+    for (size_t i = 0; i < spec_.aggregations.size(); ++i) {
+      ARROW_ASSIGN_OR_RAISE(auto info, ResolveAggregation(spec_.aggregations[i], *input_schema_));
+      ARROW_ASSIGN_OR_RAISE(auto v, GetColumn(*rows, Col(i, "v")));
+      const auto& f = info.function;
+      if (f == "agg_sum") {
+        state(Col(i, "sum"), v);
+        if (ChecksOverflow(info)) {
+          ARROW_ASSIGN_OR_RAISE(auto fv, GetColumn(*rows, Col(i, "fv")));
+          state(Col(i, "fsum"), fv);
+        }
+      } else if (f == "agg_count") {
+        const std::string mode = CountMode(info)->mode == cp::CountOptions::ALL         ? "all"
+                                 : CountMode(info)->mode == cp::CountOptions::ONLY_NULL ? "null"
+                                                                                        : "valid";
+        if (mode == "all") {
+          ARROW_ASSIGN_OR_RAISE(auto ones, arrow::MakeArrayFromScalar(arrow::Int64Scalar(1), v->length()));
+          state(Col(i, "count"), ones);
+        } else {
+          ARROW_ASSIGN_OR_RAISE(auto counts, ValidAsInt64(v, mode == "valid"));
+          state(Col(i, "count"), counts);
+        }
+      } else if (f == "agg_mean") {
+        state(Col(i, "sum"), v);
+        ARROW_ASSIGN_OR_RAISE(auto counts, ValidAsInt64(v, true));
+        state(Col(i, "count"), counts);
+      } else if (f == "agg_min") {
+        state(Col(i, "min"), v);
+      } else if (f == "agg_max") {
+        state(Col(i, "max"), v);
+      } else if (f == "agg_any_value") {
+        state(Col(i, "one"), v);
+      }
+    }
+    return Conform(*arrow::RecordBatch::Make(arrow::schema(state_fields), morsel->num_rows(), states),
+                   states_schema);
+  }
   auto table = arrow::Table::Make(arrow::schema(fields), columns, morsel->num_rows());
   // Already one of many workers on the compute pool: single-threaded.
   ARROW_ASSIGN_OR_RAISE(auto partial, GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/false));
   ARROW_ASSIGN_OR_RAISE(auto combined, partial->CombineChunksToBatch());
-  return combined;
+  if (!partial_phase) return combined;
+  const int64_t rows = probe_rows_.fetch_add(morsel->num_rows()) + morsel->num_rows();
+  const int64_t groups = probe_groups_.fetch_add(combined->num_rows()) + combined->num_rows();
+  if (rows >= kProbeRows && static_cast<double>(groups) > kSkipRatio * static_cast<double>(rows)) {
+    skip_->store(true);
+  }
+  return Conform(*combined, states_schema);
 }
 
 arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> AggregateFinalSink::Push(
@@ -267,6 +318,17 @@ arrow::Status AggregateFinalSink::ProduceOutput(const Source::Emit& emit) {
   auto emit_table = [&](const std::shared_ptr<arrow::Table>& table) {
     return EmitTable(*table, morsel_rows_, &row, emit);
   };
+  if (!spilled() && !finish_ && skip_merge_ && skip_merge_->load()) {
+    // Partial phase over high-cardinality keys: the states as they are (the final phase merges).
+    for (const auto& partial : partials_) {
+      ARROW_ASSIGN_OR_RAISE(auto conformed, Conform(*partial, output_schema_));
+      ARROW_RETURN_NOT_OK(
+          emit_table(arrow::Table::Make(output_schema_, conformed->columns(), conformed->num_rows())));
+    }
+    partials_.clear();
+    held_.Release();
+    return arrow::Status::OK();
+  }
   if (!spilled()) {
     ARROW_ASSIGN_OR_RAISE(auto table, Merge(std::move(partials_)));
     partials_.clear();
@@ -296,6 +358,7 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
     infos.push_back(std::move(info));
   }
   const bool global = spec_.group_by.empty();
+  if (!finish_ && partials.empty()) return arrow::Table::MakeEmpty(output_schema_);
   if (partials.empty()) {
     if (!global) return arrow::Table::MakeEmpty(output_schema_);
     // One row over no input: counts are 0, everything else null.
@@ -399,6 +462,19 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
     ordered = ordered || info.function == "agg_list" || info.function == "agg_concat";
   ARROW_ASSIGN_OR_RAISE(auto merged, GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/!ordered));
   ARROW_ASSIGN_OR_RAISE(auto batch, merged->CombineChunksToBatch());
+  if (!finish_) {
+    // Partial phase: the merged states themselves, in the order and types of the partial schema.
+    arrow::ArrayVector states;
+    for (const auto& field : output_schema_->fields()) {
+      ARROW_ASSIGN_OR_RAISE(auto state, GetColumn(*batch, field->name()));
+      if (!state->type()->Equals(*field->type())) {
+        ARROW_ASSIGN_OR_RAISE(auto cast, cp::Cast(state, field->type()));
+        state = cast.make_array();
+      }
+      states.push_back(std::move(state));
+    }
+    return arrow::Table::Make(output_schema_, states, batch->num_rows());
+  }
   auto column = [&](const std::string& name) -> arrow::Result<arrow::Datum> {
     ARROW_ASSIGN_OR_RAISE(auto array, GetColumn(*batch, name));
     return arrow::Datum(array);

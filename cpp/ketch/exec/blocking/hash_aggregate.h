@@ -2,6 +2,8 @@
 
 #include <arrow/compute/row/grouper.h>
 
+#include <atomic>
+
 #include "ketch/common/memory_manager.h"
 #include "ketch/exec/morsel.h"
 #include "ketch/io/spill_file.h"
@@ -23,11 +25,25 @@ namespace ketch {
 /// (Arrow's hash_stddev), so a query that has one of these runs in a single phase (morsels pass
 /// through). Float keys group by IEEE equality (-0.0 == 0.0).
 /// With no group keys the result has exactly one row, also for empty input.
+///
+/// Partial phase of an aggregation split across partitions (AggregatePhase::kPartial): morsels'
+/// states come out in the partial-state schema. Once kProbeRows input rows were grouped and they
+/// made more than kSkipRatio groups per row, grouping does not pay (high-cardinality keys): later
+/// morsels become one state row per input row without hashing, `skip` is set and the sink then
+/// concatenates the states instead of merging them (the final phase merges rows of one group
+/// anyway); like DataFusion's skip_partial_aggregation probe.
 class AggregatePartialOperator : public IntermediateOperator {
  public:
+  static constexpr int64_t kProbeRows = 100'000;
+  static constexpr double kSkipRatio = 0.8;
+
   AggregatePartialOperator(AggregateSpec spec, std::shared_ptr<arrow::Schema> input_schema,
-                           arrow::internal::Executor* compute)
-      : spec_(std::move(spec)), input_schema_(std::move(input_schema)), executor_(compute) {}
+                           arrow::internal::Executor* compute,
+                           std::shared_ptr<std::atomic<bool>> skip = nullptr)
+      : spec_(std::move(spec)),
+        input_schema_(std::move(input_schema)),
+        executor_(compute),
+        skip_(std::move(skip)) {}
   std::string name() const override { return "AggregatePartial"; }
   arrow::internal::Executor* executor() const override { return executor_; }
   arrow::Result<std::shared_ptr<arrow::RecordBatch>> Execute(
@@ -37,8 +53,16 @@ class AggregatePartialOperator : public IntermediateOperator {
   AggregateSpec spec_;
   std::shared_ptr<arrow::Schema> input_schema_;
   arrow::internal::Executor* executor_;
+  std::shared_ptr<std::atomic<bool>> skip_;  // partial phase only: grouping skipped
+  mutable std::atomic<int64_t> probe_rows_{0};
+  mutable std::atomic<int64_t> probe_groups_{0};
 };
 
+/// `finish` = false (the partial phase of an aggregation split across partitions,
+/// AggregatePhase::kPartial): the merged partial states are the output, in the partial-state
+/// schema (`output_schema`, PartialAggregateSchema), not finished. For the final phase
+/// (AggregatePhase::kFinal) the sink takes partial states directly (no partial operator before
+/// it); `input_schema` is then the partial phase's input schema.
 /// Memory: partial states are charged to the query's MemoryManager; past half of the budget the
 /// sink switches to spilling (grace hash aggregation): each partial batch is split into
 /// kSpillPartitions by its keys' group id (Arrow's Grouper, so equal keys always land in the same
@@ -50,14 +74,17 @@ class AggregateFinalSink : public BlockingSink {
 
   AggregateFinalSink(AggregateSpec spec, std::shared_ptr<arrow::Schema> input_schema,
                      std::shared_ptr<arrow::Schema> output_schema, int64_t morsel_rows, MemoryManager* memory,
-                     std::string spill_dir)
+                     std::string spill_dir, bool finish = true,
+                     std::shared_ptr<std::atomic<bool>> skip_merge = nullptr)
       : spec_(std::move(spec)),
         input_schema_(std::move(input_schema)),
         output_schema_(std::move(output_schema)),
         morsel_rows_(morsel_rows),
         memory_(memory),
-        spill_dir_(std::move(spill_dir)) {}
-  std::string name() const override { return "AggregateFinal"; }
+        spill_dir_(std::move(spill_dir)),
+        finish_(finish),
+        skip_merge_(std::move(skip_merge)) {}
+  std::string name() const override { return finish_ ? "AggregateFinal" : "AggregateMergePartial"; }
   arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> Push(
       std::shared_ptr<arrow::RecordBatch> morsel) override;
   arrow::Status ProduceOutput(const Source::Emit& emit) override;
@@ -76,6 +103,8 @@ class AggregateFinalSink : public BlockingSink {
   int64_t morsel_rows_;
   MemoryManager* memory_;
   std::string spill_dir_;
+  bool finish_ = true;
+  std::shared_ptr<std::atomic<bool>> skip_merge_;  // set: concatenate partial states, no merge
   std::vector<std::shared_ptr<arrow::RecordBatch>> partials_;
   int64_t held_bytes_ = 0;
   MemoryPermit held_;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ketch/expr/row_hash.h"
+#include "ketch/plan/logical/aggregate_phases.h"
 
 namespace ketch {
 namespace {
@@ -270,10 +271,31 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Sort(LogicalPlanPtr input, SortSpec s
 }
 
 arrow::Result<LogicalPlanPtr> LogicalPlan::Aggregate(LogicalPlanPtr input, AggregateSpec spec) {
+  if (spec.phase != AggregatePhase::kFinal && spec.source_schema) {
+    return arrow::Status::Invalid("aggregate: only a final phase takes a source schema");
+  }
+  if (spec.phase == AggregatePhase::kFinal && !spec.source_schema) {
+    return arrow::Status::Invalid("aggregate: a final phase needs the source schema of its partial phase");
+  }
+  // The schema the aggregations resolve against: the partial phase's input for a final phase.
+  const std::shared_ptr<arrow::Schema> source =
+      spec.phase == AggregatePhase::kFinal ? spec.source_schema : input->schema();
+  if (spec.phase == AggregatePhase::kFinal) {
+    // The input must carry the partial states (by name; types are cast when merged).
+    ARROW_ASSIGN_OR_RAISE(auto states, PartialAggregateSchema(spec, *source));
+    for (const auto& field : states->fields()) {
+      if (!input->schema()->GetFieldByName(field->name())) {
+        return arrow::Status::Invalid("final aggregate: input has no partial-state column '", field->name(),
+                                      "'");
+      }
+    }
+  }
   // Aggregations of computed inputs ((col(a) * col(b)).sum()): the inputs become columns of a
-  // projection below the aggregate; each aggregation keeps its output name.
+  // projection below the aggregate; each aggregation keeps its output name. (Only for the full
+  // phase: the phases are split from a full aggregate whose inputs are columns already.)
   std::vector<ExprPtr> computed;
   for (auto& agg : spec.aggregations) {
+    if (spec.phase != AggregatePhase::kFull) break;
     const Expr* call = agg.get();
     if (call->kind() == ExprKind::kAlias) call = call->children()[0].get();
     if (call->kind() != ExprKind::kCall || call->name().rfind("agg_", 0) != 0 ||
@@ -293,15 +315,18 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Aggregate(LogicalPlanPtr input, Aggre
   arrow::FieldVector fields;
   std::set<std::string> seen;
   for (const auto& key : spec.group_by) {
-    ARROW_ASSIGN_OR_RAISE(auto field, ResolveField(*Expr::Column(key), *input->schema()));
+    ARROW_ASSIGN_OR_RAISE(
+        auto field,
+        ResolveField(*Expr::Column(key), spec.phase == AggregatePhase::kFinal ? *source : *input->schema()));
     if (field->type()->id() == arrow::Type::EXTENSION || arrow::is_nested(field->type()->id())) {
       return arrow::Status::TypeError("cannot group by column '", key, "' of type ", Pretty(*field->type()));
     }
     if (!seen.insert(key).second) return arrow::Status::Invalid("duplicate group-by key '", key, "'");
     fields.push_back(field);
   }
+  const arrow::Schema& resolve_in = spec.phase == AggregatePhase::kFinal ? *source : *input->schema();
   for (const auto& agg : spec.aggregations) {
-    ARROW_ASSIGN_OR_RAISE(auto info, ResolveAggregation(agg, *input->schema()));
+    ARROW_ASSIGN_OR_RAISE(auto info, ResolveAggregation(agg, resolve_in));
     if (!seen.insert(info.output).second) {
       return arrow::Status::Invalid("duplicate output column '", info.output,
                                     "' in agg(); rename with .alias()");
@@ -310,7 +335,11 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Aggregate(LogicalPlanPtr input, Aggre
   }
   auto node = std::make_shared<LogicalPlan>();
   node->kind_ = LogicalKind::kAggregate;
-  node->schema_ = arrow::schema(fields);
+  if (spec.phase == AggregatePhase::kPartial) {
+    ARROW_ASSIGN_OR_RAISE(node->schema_, PartialAggregateSchema(spec, *input->schema()));
+  } else {
+    node->schema_ = arrow::schema(fields);
+  }
   node->aggregate_ = std::move(spec);
   node->inputs_ = {std::move(input)};
   return node;
@@ -541,7 +570,10 @@ std::string LogicalPlan::Label() const {
     case LogicalKind::kAggregate: {
       std::vector<std::string> aggs;
       for (const auto& e : aggregate_.aggregations) aggs.push_back(e->ToString());
-      return "Aggregate: " + JoinNames(aggs) +
+      const char* phase = aggregate_.phase == AggregatePhase::kPartial ? " (partial)"
+                          : aggregate_.phase == AggregatePhase::kFinal ? " (final)"
+                                                                       : "";
+      return std::string("Aggregate") + phase + ": " + JoinNames(aggs) +
              (aggregate_.group_by.empty() ? "" : ", Group by = " + JoinNames(aggregate_.group_by));
     }
     case LogicalKind::kJoin:

@@ -41,9 +41,20 @@ struct SortSpec {
 /// (agg_sum, agg_mean, agg_min, agg_max, agg_count, agg_stddev, agg_any_value, agg_list,
 /// agg_concat, agg_approx_count_distinct), possibly aliased, over a column. No aggregations and
 /// every column as a key is `distinct`.
+/// Which part of a two-phase aggregation a node runs (see aggregate_phases.h).
+enum class AggregatePhase {
+  kFull,     ///< input rows -> aggregated rows (the only phase the API builds)
+  kPartial,  ///< input rows -> one row of merged partial states per group (PartialAggregateSchema)
+  kFinal,    ///< partial states (of any number of partial nodes) -> aggregated rows
+};
+
 struct AggregateSpec {
   std::vector<std::string> group_by;
   std::vector<ExprPtr> aggregations;
+  AggregatePhase phase = AggregatePhase::kFull;
+  /// kFinal only: the schema of the rows the partial phase read, which the aggregations resolve
+  /// against (their input columns and types); null for the other phases.
+  std::shared_ptr<arrow::Schema> source_schema;
 };
 
 enum class JoinType { kInner, kLeft, kRight, kOuter, kSemi, kAnti };

@@ -127,6 +127,10 @@ arrow::Result<Transformed> Prune(const LogicalPlanPtr& plan, const Required& req
       return RebuildWithChild(plan, WithColumns(required, keys), false);
     }
     case LogicalKind::kAggregate: {
+      if (plan->aggregate().phase == AggregatePhase::kFinal) {
+        // Reads partial-state columns, not the aggregations' own inputs: keep every column.
+        return RebuildWithChild(plan, std::nullopt, false);
+      }
       std::set<std::string> needed(plan->aggregate().group_by.begin(), plan->aggregate().group_by.end());
       for (const auto& agg : plan->aggregate().aggregations) agg->CollectColumns(&needed);
       return RebuildWithChild(plan, needed, false);

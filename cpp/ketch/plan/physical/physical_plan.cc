@@ -193,9 +193,19 @@ std::string PhysicalNode::Label() const {
       return "WriteParquet";
     case PhysicalKind::kSort:
       return "SortSink (blocking): " + logical->Label().substr(std::string("Sort: ").size());
-    case PhysicalKind::kAggregate:
-      return "HashAggregate (partial per morsel, final merge): " +
-             logical->Label().substr(std::string("Aggregate: ").size());
+    case PhysicalKind::kAggregate: {
+      const std::string label = logical->Label();
+      const std::string what = label.substr(label.find(": ") + 2);
+      switch (logical->aggregate().phase) {
+        case AggregatePhase::kPartial:
+          return "HashAggregate (partial phase: partial states per morsel, merged, not finished): " + what;
+        case AggregatePhase::kFinal:
+          return "HashAggregate (final phase: merge of partial states, finish): " + what;
+        case AggregatePhase::kFull:
+          break;
+      }
+      return "HashAggregate (partial per morsel, final merge): " + what;
+    }
     case PhysicalKind::kHashJoin:
       return std::string(build_left
                              ? "HashJoin (build: left input, estimated smaller; right input streams): "

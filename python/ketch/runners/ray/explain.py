@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ketch.runners.ray.sort_stage import is_distributed_sort
 from ketch.runners.ray.stages import BROADCAST_RIGHT, ORDERED, SOURCES
 
 
@@ -40,7 +41,15 @@ class _Walk:
         if kind in ORDERED:
             return all(self.distributable(child) for child in node.inputs())
         random = kind == "Repartition" and not node.params()["by"]
-        return kind in SOURCES or node.is_partition_local() or node.hash_exchange() is not None or random
+        split = kind == "Aggregate" and node.split_aggregate() is not None
+        return (
+            kind in SOURCES
+            or node.is_partition_local()
+            or node.hash_exchange() is not None
+            or random
+            or split
+            or is_distributed_sort(node)
+        )
 
     def walk(self, node: Any) -> tuple[str, int, str]:
         """(operators of the stage being built, its tasks, its kind) for ``node``; finished
@@ -52,6 +61,32 @@ class _Walk:
         if node.is_partition_local():
             label, tasks, stage_kind = self.walk(node.inputs()[0])
             return f"{label} -> {kind}", tasks, stage_kind
+        if is_distributed_sort(node):
+            if kind == "Limit":  # a top-k
+                label, tasks, stage_kind = self.walk(node.inputs()[0].inputs()[0])
+                k = node.params()["limit"]
+                if tasks <= 1:
+                    return f"{label} -> Sort -> Limit", tasks, stage_kind
+                self.stage("top-k map", f"{label} -> Sort -> Limit {k} (per task)", tasks)
+                return "top-k merge: Sort -> Limit", 1, "reduce"
+            label, tasks, stage_kind = self.walk(node.inputs()[0])
+            if tasks <= 1:
+                return f"{label} -> Sort", tasks, stage_kind
+            n = max(1, min(tasks, self.max_shuffle_partitions))
+            self.stage("sample", f"{label} -> sample of the sort keys", tasks)
+            self.stage("range shuffle map", f"range partition into {n} (boundaries from the sample)", tasks)
+            return "Sort", n, "reduce"
+        split = node.split_aggregate() if kind == "Aggregate" else None
+        if split is not None:
+            label, tasks, _ = self.walk(node.inputs()[0])
+            exchange = node.hash_exchange()
+            if exchange is None:
+                self.stage("map", f"{label} -> partial Aggregate", tasks)
+                return "final Aggregate", 1, "reduce"
+            n = max(1, min(tasks, self.max_shuffle_partitions))
+            how = f"hash shuffle by {exchange[0][0]} into {n} ({self.algorithm(tasks, n)})"
+            self.stage("shuffle map", f"{label} -> partial Aggregate -> {how}", tasks)
+            return "final Aggregate", n, "reduce"
         if kind == "Repartition" and not node.params()["by"]:
             label, tasks, _ = self.walk(node.inputs()[0])
             n = node.params()["num_partitions"]

@@ -19,9 +19,9 @@
   buckets (round-robin from a random start per morsel), and the buckets are the partitions.
 - A sort is a sample stage, a range shuffle and a sort per range on the workers; a small limit
   over a sort a top-k (sort_stage.py).
-- Anything else (global aggregates) runs on the driver's native
-  executor over its inputs' partitions, as before; when a distributed stage sits above it, its
-  output partitions are put in the object store.
+- Anything else (single-phase global aggregates, joins on keys of different types) runs on the
+  driver's native executor over its inputs' partitions, as before; when a distributed stage sits
+  above it, its output partitions are put in the object store.
 
 Each stage draws a tqdm bar of its tasks on a terminal (progress.py).
 
@@ -33,7 +33,12 @@ map stage, are at most ``broadcast_join_size_bytes_threshold`` (the runner's; 10
 Daft): every task of the left side then joins its partition with the whole right side, and the
 left side is not shuffled. Right and outer joins always shuffle both sides.
 
-No partial (pre-shuffle) aggregation yet: map tasks shuffle their rows as they are."""
+Aggregations with mergeable states (sum, count, mean, min, max, any_value) run in two phases:
+each map task aggregates its own partition into partial states (one row per group), those are
+hash-shuffled by the group keys, and reduce task j merges and finishes bucket j (Daft's and
+Spark's partial -> final aggregation): the shuffle moves one row per group per map task instead
+of every row. A global aggregate (no keys) is a partial aggregate per task and one final task.
+Aggregations that collect values (list, concat, approx_count_distinct, stddev) shuffle raw rows."""
 
 from __future__ import annotations
 
@@ -162,6 +167,7 @@ class QueryStages:
             or node.hash_exchange() is not None
             or _random_repartition(node)
             or is_distributed_sort(node)
+            or node.split_aggregate() is not None
         )
 
     def _lower(self, node: Any) -> Pending:
@@ -188,6 +194,9 @@ class QueryStages:
             side = self._shuffle(below, [], n)
             inputs = [[[outputs[j] for outputs in side]] for j in range(n)]
             return Pending(_placeholder(node), n, False, inputs, label="Repartition (random)")
+        two_phase = self._two_phase_aggregate(node)
+        if two_phase is not None:
+            return two_phase
         exchange = node.hash_exchange()
         if exchange is not None:
             keys, fixed = exchange
@@ -356,6 +365,34 @@ class QueryStages:
         return Pending(
             _placeholder(node), 1, False, [[[ray.put(table)]]], label="WriteParquet", slices_only=True
         )
+
+    def _two_phase_aggregate(self, node: Any) -> Pending | None:
+        """An aggregate whose aggregations have mergeable states (sum, count, mean, min, max,
+        any_value; ``PyPlan.split_aggregate``) in two phases, or None (single-phase aggregations:
+        list, concat, approx_count_distinct, stddev, nested any_value; they shuffle raw rows).
+
+        Each task of the stage below also runs the partial aggregate over its partition (one row
+        of partial states per group). With group keys the states are hash-shuffled by the keys
+        into N buckets (N as for any hash exchange) and reduce task j runs the final aggregate
+        (merge + finish) over bucket j; without keys, one reduce task merges every task's single
+        row."""
+        split = node.split_aggregate()
+        if split is None:
+            return None
+        partial, final = split
+        below = self._lower(node.inputs()[0])
+        below.plan = partial.with_inputs([below.plan])
+        below.label = f"{below.label} -> partial Aggregate"
+        below.slices_only = False
+        exchange = node.hash_exchange()
+        if exchange is None:  # a global aggregate: one final task over every partial row
+            refs = [outputs[0] for outputs in self._stage(below, 0, None, "map")]
+            return Pending(final, 1, False, [[refs]], label="final Aggregate")
+        keys = exchange[0][0]
+        n = max(1, min(below.num_tasks, self.max_shuffle_partitions))
+        maps = self._shuffle(below, keys, n)
+        inputs = [[[outputs[j] for outputs in maps]] for j in range(n)]
+        return Pending(final, n, False, inputs, label="final Aggregate")
 
     def _broadcast_join(self, node: Any, left: Pending, right_refs: list[Any]) -> Pending:
         """The join as partition-local over ``left``: each of its tasks joins its partition with
