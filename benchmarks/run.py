@@ -49,6 +49,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -117,12 +118,14 @@ def run_case(
     data_dir: Path,
     env: dict[str, str] | None = None,
     trees: dict[str, int] | None = None,
+    timeout_s: float | None = None,
 ) -> dict:
     """Runs one case in a fresh interpreter (``env``: variables added to its environment); its
     result dict plus seconds and the memory fields (``peak_rss_mb``, ``peak_rss_sum_mb``,
     ``baseline_rss_mb``, ``peak_above_start_mb``, ``peak_processes``, ``baseline_rss_sum_mb``,
     ``root_hwm_mb``, ``root_hwm_above_start_mb``; ``trees``: the same peak and baseline for each of
-    the session's process trees, by name), or ``{"error": [last line of its output]}``."""
+    the session's process trees, by name), or ``{"error": [last line of its output]}`` (also when
+    it ran longer than ``timeout_s``: then it is killed)."""
     python = KETCH_PY if engine.startswith("ketch") else PEERS_PY
     code = _CASE.format(path=str(ROOT / f"bench_{name}.py"), engine=engine, data_dir=str(data_dir))
     tree_samplers = {tree: TreeSampler(pid, TREE_SAMPLE_INTERVAL_S) for tree, pid in (trees or {}).items()}
@@ -137,6 +140,9 @@ def run_case(
             cwd=REPO,
             env={**os.environ, **(env or {})},
         )
+        timer = threading.Timer(timeout_s, proc.kill) if timeout_s else None
+        if timer is not None:
+            timer.start()
         sampler = TreeSampler(proc.pid, SAMPLE_INTERVAL_S)
         sampler.start()
         for tree_sampler in tree_samplers.values():
@@ -163,10 +169,14 @@ def run_case(
             else:
                 lines.append(line)
         proc.wait()
+        if timer is not None:
+            timer.cancel()
         peak = sampler.stop()
         tree_peaks = {tree: t.stop() for tree, t in tree_samplers.items()}
         stderr.seek(0)
         output = stderr.read() + "".join(lines)
+    if result is None and timeout_s and proc.returncode == -9:
+        return {"error": [f"killed after the --case-timeout of {timeout_s:.0f} s"]}
     if result is None or baseline is None:
         return {"error": output.strip().splitlines()[-1:] or [f"no output (exit code {proc.returncode})"]}
     result.update(
@@ -197,6 +207,12 @@ def main() -> int:
     parser.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
+        "--case-timeout",
+        type=float,
+        default=None,
+        help="seconds: kill a case (its result: an error) after this",
+    )
+    parser.add_argument(
         "--cases", default="", help="regex: run only the matching engines (e.g. ketch_q1$); writes no JSON"
     )
     args = parser.parse_args()
@@ -223,7 +239,9 @@ def main() -> int:
                 best: dict | None = None
                 for _ in range(args.repeat):
                     print(f"bench {name}: {engine} ...", end="", flush=True)
-                    out = run_case(name, engine, data_dir, context.get("env"), context.get("trees"))
+                    out = run_case(
+                        name, engine, data_dir, context.get("env"), context.get("trees"), args.case_timeout
+                    )
                     print(f" {out.get('seconds', float('nan')):.3f} s" if "error" not in out else " error")
                     if "error" in out:
                         best = out
