@@ -33,8 +33,11 @@ tree (``trees`` in the JSON; the object store's shared memory counted once per n
 
 Sizes: ``KETCH_BENCH_ROWS`` (fact rows, 10M), ``KETCH_BENCH_DIM_ROWS`` (1M),
 ``KETCH_BENCH_IMAGES`` (2,000); ``KETCH_BENCH_RAY_CPUS_PER_NODE`` (1). Shuffles use
-``SHUFFLE_PARTITIONS`` buckets in every engine. Run: ``.venv/bin/python benchmarks/run.py ray
---repeat 1`` (smoke: ``KETCH_BENCH_ROWS=200000 KETCH_BENCH_DIM_ROWS=20000 ... --cases ketch``).
+``SHUFFLE_PARTITIONS`` buckets in Daft's aggregations and Ray Data (Ketch: its default). Run:
+``PYTHONPATH=$PWD/python .venv/bin/python benchmarks/run.py ray --repeat 1 --case-timeout 300``
+(about 2 minutes of setup per case on a loaded 2-core box; smoke: ``KETCH_BENCH_ROWS=200000
+KETCH_BENCH_DIM_ROWS=20000 KETCH_BENCH_IMAGES=240 ... --cases ketch``; a subset that still writes
+its JSON: ``--cases REGEX --json benchmarks/results/ray.json``).
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ that query's ``ketch_q<N>``. ``--cases REGEX`` runs only the matching engines (a
 table is printed, the JSON is not written); ``KETCH_BENCH_*`` environment variables (e.g.
 ``KETCH_BENCH_ROWS`` of udf_pipeline's q5) are recorded in the JSON, with the load average
 (1, 5, 15 minutes) before the first case and after the last (``load_average_before/after``).
+``--json PATH`` writes the JSON to PATH after every case (with ``--cases`` too: ``complete`` is
+false until the last case ran); ``--case-timeout S`` kills a case running longer than S seconds
+(its result: an error).
 
 Memory (``memory_sampler.py``): the harness starts the case with ``subprocess.Popen`` and a thread
 samples, every 20 ms, the sum of Pss (``/proc/PID/smaps_rollup``: shared pages counted once) of the
@@ -202,10 +205,48 @@ def run_case(
     return result
 
 
+def write_json(
+    path: Path,
+    name: str,
+    results: dict[str, dict],
+    context: dict,
+    load_before: tuple[float, float, float],
+    load_after: tuple[float, float, float],
+    complete: bool,
+    cases: str = "",
+) -> None:
+    """The benchmark's JSON: machine, memory method, KETCH_BENCH_* variables, load averages, the
+    session's info and the results by case (``complete``: every selected case ran)."""
+    path.write_text(
+        json.dumps(
+            {
+                "benchmark": name,
+                "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                "machine": platform.platform(),
+                "cores": os.cpu_count(),
+                "memory_method": TreeSampler(0, SAMPLE_INTERVAL_S).method,
+                "env": {k: v for k, v in os.environ.items() if k.startswith("KETCH_BENCH_")},
+                "load_average_before": load_before,
+                "load_average_after": load_after,
+                "cases": cases or None,
+                "complete": complete,
+                "session": context.get("info"),
+                "results": results,
+            },
+            indent=2,
+        )
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--json",
+        default="",
+        help="write the JSON here after every case (with --cases too; 'complete': false until the last)",
+    )
     parser.add_argument(
         "--case-timeout",
         type=float,
@@ -249,6 +290,17 @@ def main() -> int:
                     if best is None or out["seconds"] < best["seconds"]:
                         best = out
                 results[engine] = best or {}
+                if args.json:
+                    write_json(
+                        Path(args.json),
+                        name,
+                        results,
+                        context,
+                        load_before,
+                        os.getloadavg(),
+                        False,
+                        args.cases,
+                    )
         load_after = os.getloadavg()
         print(f"\n== {name}: {module.__doc__.strip().splitlines()[0]}")
         print(
@@ -283,26 +335,12 @@ def main() -> int:
             " children excluded: above +start MB, the sampler missed a spike);"
             " procs: most processes in the tree"
         )
+        if args.json:
+            write_json(Path(args.json), name, results, context, load_before, load_after, True, args.cases)
         if args.cases:
             print(f"(--cases {args.cases}: a partial run, {RESULTS / (name + '.json')} left as it was)")
             continue
-        (RESULTS / f"{name}.json").write_text(
-            json.dumps(
-                {
-                    "benchmark": name,
-                    "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                    "machine": platform.platform(),
-                    "cores": os.cpu_count(),
-                    "memory_method": TreeSampler(0, SAMPLE_INTERVAL_S).method,
-                    "env": {k: v for k, v in os.environ.items() if k.startswith("KETCH_BENCH_")},
-                    "load_average_before": load_before,
-                    "load_average_after": load_after,
-                    "session": context.get("info"),
-                    "results": results,
-                },
-                indent=2,
-            )
-        )
+        write_json(RESULTS / f"{name}.json", name, results, context, load_before, load_after, True)
     return 0
 
 
