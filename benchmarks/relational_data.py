@@ -33,6 +33,51 @@ def prepare(data_dir: str) -> None:
     pq.write_table(dim, os.path.join(data_dir, "dim.parquet"))
 
 
+def write_fact_files(directory: str, n_rows: int, n_keys: int, files: int, seed: int = 0) -> None:
+    """The fact table's columns and distributions (key: zipf(1.3) % ``n_keys``, int64; value:
+    normal(100, 15), float64; qty: uniform 1..49, int64), ``n_rows`` rows split evenly over
+    ``files`` Parquet files ``part-NNN.parquet`` in ``directory`` (one generated at a time: memory
+    stays at one file's worth). For the distributed benchmarks, whose scans need several files."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    os.makedirs(directory, exist_ok=True)
+    for i in range(files):
+        n = n_rows // files + (1 if i < n_rows % files else 0)
+        rng = np.random.default_rng([seed, i])
+        table = pa.table(
+            {
+                "key": pa.array(rng.zipf(1.3, n) % n_keys, pa.int64()),
+                "value": pa.array(rng.normal(100.0, 15.0, n)),
+                "qty": pa.array(rng.integers(1, 50, n), pa.int64()),
+            }
+        )
+        pq.write_table(table, os.path.join(directory, f"part-{i:03d}.parquet"), row_group_size=250_000)
+
+
+def write_dim_files(directory: str, n_keys: int, files: int, seed: int = 1) -> None:
+    """The dimension table (key 0..``n_keys``-1, int64; name "name-NNNNNNN", large_string;
+    weight uniform [0, 1), float64) split evenly over ``files`` Parquet files in ``directory``."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    os.makedirs(directory, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    bounds = np.linspace(0, n_keys, files + 1).astype(np.int64)
+    for i in range(files):
+        keys = np.arange(bounds[i], bounds[i + 1])
+        table = pa.table(
+            {
+                "key": pa.array(keys, pa.int64()),
+                "name": pa.array([f"name-{k:07d}" for k in keys], pa.large_string()),
+                "weight": pa.array(rng.random(len(keys))),
+            }
+        )
+        pq.write_table(table, os.path.join(directory, f"part-{i:03d}.parquet"))
+
+
 def fact(data_dir: str) -> str:
     return os.path.join(data_dir, "fact.parquet")
 

@@ -10,7 +10,11 @@ Ketch and writes ``benchmarks/results/<name>.json``. A module with several queri
 ``<engine>_q<N>`` (``ketch_q1``, ``duckdb_q1``, ...): they are listed per query and compared with
 that query's ``ketch_q<N>``. ``--cases REGEX`` runs only the matching engines (a smoke run: the
 table is printed, the JSON is not written); ``KETCH_BENCH_*`` environment variables (e.g.
-``KETCH_BENCH_ROWS`` of udf_pipeline's q5) are recorded in the JSON.
+``KETCH_BENCH_ROWS`` of udf_pipeline's q5) are recorded in the JSON, with the load average
+(1, 5, 15 minutes) before the first case and after the last (``load_average_before/after``).
+``--json PATH`` writes the JSON to PATH after every case (with ``--cases`` too: ``complete`` is
+false until the last case ran); ``--case-timeout S`` kills a case running longer than S seconds
+(its result: an error).
 
 Memory (``memory_sampler.py``): the harness starts the case with ``subprocess.Popen`` and a thread
 samples, every 20 ms, the sum of Pss (``/proc/PID/smaps_rollup``: shared pages counted once) of the
@@ -25,11 +29,21 @@ baseline: where it exceeds ``peak_above_start_mb`` (a single-process case) the s
 spike. ``ru_maxrss`` is not used: on Linux it survives fork+exec (every case reported at least the
 harness's RSS) and it ignores child processes. The method is written into the JSON
 (``memory_method``).
+
+Sessions (distributed benchmarks): a module may define ``session(data_dir)``, a context manager
+entered once around all its cases (e.g. ``bench_ray.py`` starts one local Ray cluster every case
+joins, and stops it after the last case). It yields a dict with optional keys ``env`` (variables
+added to every case's environment, e.g. the cluster's address), ``trees`` (``{name: root pid}``:
+more process trees sampled while each case runs, every ``TREE_SAMPLE_INTERVAL_S``, with the same
+Pss sum and baseline as the case's own tree: e.g. each Ray node's raylet, whose descendants are
+that node's workers; reported per case under ``trees`` as ``{name: {"peak_mb", "baseline_mb",
+"peak_above_start_mb", "peak_processes"}}``) and ``info`` (written into the JSON as ``session``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
@@ -38,6 +52,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -80,6 +95,8 @@ def query_of(engine: str) -> str:
 
 
 SAMPLE_INTERVAL_S = 0.02
+# The session's extra trees (Ray nodes) are sampled less often: each sample walks all of /proc.
+TREE_SAMPLE_INTERVAL_S = 0.1
 
 # The case's side of the handshake: setup, "READY", wait for a line on stdin (the harness takes the
 # baseline meanwhile), the timed run, "RESULT {json}".
@@ -98,13 +115,24 @@ print("RESULT " + json.dumps(out), flush=True)
 """
 
 
-def run_case(name: str, engine: str, data_dir: Path) -> dict:
-    """Runs one case in a fresh interpreter; its result dict plus seconds and the memory fields
-    (``peak_rss_mb``, ``peak_rss_sum_mb``, ``baseline_rss_mb``, ``peak_above_start_mb``,
-    ``peak_processes``, ``baseline_rss_sum_mb``, ``root_hwm_mb``, ``root_hwm_above_start_mb``), or
-    ``{"error": [last line of its output]}``."""
+def run_case(
+    name: str,
+    engine: str,
+    data_dir: Path,
+    env: dict[str, str] | None = None,
+    trees: dict[str, int] | None = None,
+    timeout_s: float | None = None,
+) -> dict:
+    """Runs one case in a fresh interpreter (``env``: variables added to its environment); its
+    result dict plus seconds and the memory fields (``peak_rss_mb``, ``peak_rss_sum_mb``,
+    ``baseline_rss_mb``, ``peak_above_start_mb``, ``peak_processes``, ``baseline_rss_sum_mb``,
+    ``root_hwm_mb``, ``root_hwm_above_start_mb``; ``trees``: the same peak and baseline for each of
+    the session's process trees, by name), or ``{"error": [last line of its output]}`` (also when
+    it ran longer than ``timeout_s``: then it is killed)."""
     python = KETCH_PY if engine.startswith("ketch") else PEERS_PY
     code = _CASE.format(path=str(ROOT / f"bench_{name}.py"), engine=engine, data_dir=str(data_dir))
+    tree_samplers = {tree: TreeSampler(pid, TREE_SAMPLE_INTERVAL_S) for tree, pid in (trees or {}).items()}
+    tree_baselines = {}
     with tempfile.TemporaryFile("w+") as stderr:
         proc = subprocess.Popen(
             [str(python), "-c", code],
@@ -113,9 +141,15 @@ def run_case(name: str, engine: str, data_dir: Path) -> dict:
             stderr=stderr,
             text=True,
             cwd=REPO,
+            env={**os.environ, **(env or {})},
         )
+        timer = threading.Timer(timeout_s, proc.kill) if timeout_s else None
+        if timer is not None:
+            timer.start()
         sampler = TreeSampler(proc.pid, SAMPLE_INTERVAL_S)
         sampler.start()
+        for tree_sampler in tree_samplers.values():
+            tree_sampler.start()
         baseline = None
         result = None
         root_hwm = None
@@ -123,6 +157,7 @@ def run_case(name: str, engine: str, data_dir: Path) -> dict:
         for line in proc.stdout:  # keeps reading: a chatty case must not block on a full pipe
             if line.startswith("READY") and baseline is None:
                 baseline = sampler.reset_peak()
+                tree_baselines = {tree: t.reset_peak() for tree, t in tree_samplers.items()}
                 try:
                     proc.stdin.write("go\n")
                     proc.stdin.close()
@@ -132,12 +167,19 @@ def run_case(name: str, engine: str, data_dir: Path) -> dict:
                 result = json.loads(line[len("RESULT ") :])
                 root_hwm = sampler.root_hwm()  # before it exits
                 sampler.stop()  # the timed run is over: the peak stays as it is (teardown not measured)
+                for tree_sampler in tree_samplers.values():
+                    tree_sampler.stop()
             else:
                 lines.append(line)
         proc.wait()
+        if timer is not None:
+            timer.cancel()
         peak = sampler.stop()
+        tree_peaks = {tree: t.stop() for tree, t in tree_samplers.items()}
         stderr.seek(0)
         output = stderr.read() + "".join(lines)
+    if result is None and timeout_s and proc.returncode == -9:
+        return {"error": [f"killed after the --case-timeout of {timeout_s:.0f} s"]}
     if result is None or baseline is None:
         return {"error": output.strip().splitlines()[-1:] or [f"no output (exit code {proc.returncode})"]}
     result.update(
@@ -150,13 +192,67 @@ def run_case(name: str, engine: str, data_dir: Path) -> dict:
         root_hwm_mb=root_hwm / 2**20 if root_hwm is not None else None,
         root_hwm_above_start_mb=(root_hwm - baseline.rss) / 2**20 if root_hwm is not None else None,
     )
+    if tree_samplers:
+        result["trees"] = {
+            tree: {
+                "peak_mb": tree_peaks[tree].pss_mb,
+                "baseline_mb": tree_baselines[tree].pss_mb,
+                "peak_above_start_mb": tree_peaks[tree].pss_mb - tree_baselines[tree].pss_mb,
+                "peak_processes": tree_peaks[tree].processes,
+            }
+            for tree in tree_samplers
+        }
     return result
+
+
+def write_json(
+    path: Path,
+    name: str,
+    results: dict[str, dict],
+    context: dict,
+    load_before: tuple[float, float, float],
+    load_after: tuple[float, float, float],
+    complete: bool,
+    cases: str = "",
+) -> None:
+    """The benchmark's JSON: machine, memory method, KETCH_BENCH_* variables, load averages, the
+    session's info and the results by case (``complete``: every selected case ran)."""
+    path.write_text(
+        json.dumps(
+            {
+                "benchmark": name,
+                "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                "machine": platform.platform(),
+                "cores": os.cpu_count(),
+                "memory_method": TreeSampler(0, SAMPLE_INTERVAL_S).method,
+                "env": {k: v for k, v in os.environ.items() if k.startswith("KETCH_BENCH_")},
+                "load_average_before": load_before,
+                "load_average_after": load_after,
+                "cases": cases or None,
+                "complete": complete,
+                "session": context.get("info"),
+                "results": results,
+            },
+            indent=2,
+        )
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--json",
+        default="",
+        help="write the JSON here after every case (with --cases too; 'complete': false until the last)",
+    )
+    parser.add_argument(
+        "--case-timeout",
+        type=float,
+        default=None,
+        help="seconds: kill a case (its result: an error) after this",
+    )
     parser.add_argument(
         "--cases", default="", help="regex: run only the matching engines (e.g. ketch_q1$); writes no JSON"
     )
@@ -177,16 +273,35 @@ def main() -> int:
         if any(not e.startswith("ketch") for e in engines):
             ensure_peers()
         results: dict[str, dict] = {}
-        for engine in engines:
-            best: dict | None = None
-            for _ in range(args.repeat):
-                out = run_case(name, engine, data_dir)
-                if "error" in out:
-                    best = out
-                    break
-                if best is None or out["seconds"] < best["seconds"]:
-                    best = out
-            results[engine] = best or {}
+        load_before = os.getloadavg()
+        session = getattr(module, "session", None)
+        with session(str(data_dir)) if session and engines else contextlib.nullcontext({}) as context:
+            for engine in engines:
+                best: dict | None = None
+                for _ in range(args.repeat):
+                    print(f"bench {name}: {engine} ...", end="", flush=True)
+                    out = run_case(
+                        name, engine, data_dir, context.get("env"), context.get("trees"), args.case_timeout
+                    )
+                    print(f" {out.get('seconds', float('nan')):.3f} s" if "error" not in out else " error")
+                    if "error" in out:
+                        best = out
+                        break
+                    if best is None or out["seconds"] < best["seconds"]:
+                        best = out
+                results[engine] = best or {}
+                if args.json:
+                    write_json(
+                        Path(args.json),
+                        name,
+                        results,
+                        context,
+                        load_before,
+                        os.getloadavg(),
+                        False,
+                        args.cases,
+                    )
+        load_after = os.getloadavg()
         print(f"\n== {name}: {module.__doc__.strip().splitlines()[0]}")
         print(
             f"{'engine':<26}{'seconds':>10}{'x ketch':>10}{'rows':>10}{'peak MB':>10}{'+start MB':>10}"
@@ -208,29 +323,24 @@ def main() -> int:
                 f"{engine:<26}{out['seconds']:>10.3f}{ratio:>10.2f}{out['rows']:>10}{memory}"
                 f"  {out['check']:.4f}{bound}{metric}"
             )
+            if "trees" in out:
+                trees = ", ".join(
+                    f"{tree} {t['peak_mb']:.0f} (+{t['peak_above_start_mb']:.0f})"
+                    for tree, t in out["trees"].items()
+                )
+                print(f"{'':<26}peak MB per tree (+above start): {trees}")
         print(
             "peak MB: Pss of the case's process tree, peak during the run; +start MB: that peak less its"
             " value after setup(); hwm+ MB: the same for the case process's own exact peak Rss (VmHWM,"
             " children excluded: above +start MB, the sampler missed a spike);"
             " procs: most processes in the tree"
         )
+        if args.json:
+            write_json(Path(args.json), name, results, context, load_before, load_after, True, args.cases)
         if args.cases:
             print(f"(--cases {args.cases}: a partial run, {RESULTS / (name + '.json')} left as it was)")
             continue
-        (RESULTS / f"{name}.json").write_text(
-            json.dumps(
-                {
-                    "benchmark": name,
-                    "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                    "machine": platform.platform(),
-                    "cores": os.cpu_count(),
-                    "memory_method": TreeSampler(0, SAMPLE_INTERVAL_S).method,
-                    "env": {k: v for k, v in os.environ.items() if k.startswith("KETCH_BENCH_")},
-                    "results": results,
-                },
-                indent=2,
-            )
-        )
+        write_json(RESULTS / f"{name}.json", name, results, context, load_before, load_after, True)
     return 0
 
 
