@@ -19,7 +19,7 @@ import atexit
 import pyarrow  # noqa: F401
 import pyarrow.fs  # noqa: F401
 
-from ketch import _core, errors
+from ketch import _core, arrow_pickle, errors
 from ketch.context import execution_config_ctx, get_execution_config, set_execution_config
 from ketch.dataframe import DataFrame
 from ketch.datatype import DataType, ImageMode
@@ -40,6 +40,8 @@ from ketch.io import (
 from ketch.runners import set_runner_native, set_runner_ray
 from ketch.series import Series
 from ketch.udf import cls, func, udf
+
+arrow_pickle.register()  # tables of Ketch's extension types pickle (Ray moves partitions so)
 
 # The AWS SDK behind s3:// must shut down before the interpreter exits (idempotent; a no-op when
 # S3 was never used).
