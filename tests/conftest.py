@@ -145,3 +145,60 @@ def on_ray(ray_cluster: Any) -> Iterator[Any]:
         yield get_runner()
     finally:
         ketch.set_runner_native()
+
+
+# -- Suites that run on both runners -----------------------------------------------------------------
+# A module opts in with ``pytestmark = pytest.mark.usefixtures("runner")`` (or a test takes ``runner``):
+# each test then runs twice, ``test[...-native]`` and ``test[...-ray]`` (on the session's cluster,
+# marked ``ray_runner``), with the same assertions, so both runners must give what the test expects.
+# A test about this process itself (signals, RSS, pools, Ctrl-C) is marked ``native_only`` and runs
+# once, on the native runner. ``pytest.mark.ray_subset(seed=[0])`` keeps the Ray runs of a
+# parametrized test to those parameter values (the rest are deselected: CI time). ``pytest -m "not
+# ray_runner"`` leaves every Ray run out.
+RUNNERS = [pytest.param("native"), pytest.param("ray", marks=pytest.mark.ray_runner)]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "native_only: run on the native runner only (where `runner` is used)")
+    config.addinivalue_line("markers", "ray_runner: the Ray-runner run of a test that uses `runner`")
+    config.addinivalue_line("markers", "ray_subset(**values): the Ray runs keep only these parameter values")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    keep, drop = [], []
+    for item in items:
+        subset = item.get_closest_marker("ray_subset")
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if (
+            subset is not None
+            and params.get("runner") == "ray"
+            and any(name in params and params[name] not in allowed for name, allowed in subset.kwargs.items())
+        ):
+            drop.append(item)
+        else:
+            keep.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    definition = metafunc.definition
+    if "runner" in metafunc.fixturenames and definition.get_closest_marker("native_only") is not None:
+        # A parametrize mark takes precedence over the fixture's own params.
+        definition.add_marker(pytest.mark.parametrize("runner", ["native"], indirect=True))
+
+
+@pytest.fixture(params=RUNNERS)
+def runner(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The runner this test's queries run on: "native", or "ray" (the session's 3-node cluster);
+    native again after."""
+    if request.param == "ray":
+        ketch.set_runner_ray(address=request.getfixturevalue("ray_cluster").address)
+    else:
+        ketch.set_runner_native()
+    try:
+        yield request.param
+    finally:
+        ketch.set_runner_native()

@@ -13,6 +13,10 @@ import ketch
 from ketch import col
 from ketch.errors import KetchTypeError
 
+# Each test runs on the native runner and, for seed 0 (every shape, kind and morsel size), on the Ray
+# runner too (tests/conftest.py: runner, ray_subset).
+pytestmark = [pytest.mark.usefixtures("runner"), pytest.mark.ray_subset(seed=[0])]
+
 SHAPES = ["empty_left", "empty_right", "dup", "skewed", "distinct", "nullkeys"]
 HOWS = ["inner", "left", "right", "outer", "semi", "anti"]
 CASES = seed_shape_cases(SHAPES)
