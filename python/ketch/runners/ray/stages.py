@@ -34,6 +34,7 @@ import pyarrow as pa
 from ketch import _core
 from ketch.runners.native import NativeRunner
 from ketch.runners.ray.coordinator import Coordinator, StageTasks
+from ketch.runners.ray.tables import concat
 
 SOURCES = ("Scan", "InMemorySource")
 # Joins that keep no unmatched right rows: the right side can be sent whole to every left task.
@@ -173,7 +174,7 @@ class QueryStages:
         inputs = []
         for child in node.inputs():
             tables = list(self._final(self._lower(child)))
-            table = pa.concat_tables(tables) if tables else child.schema().empty_table()
+            table = concat(tables, child.schema())
             inputs.append(_core.PyPlan.in_memory(table, [t.num_rows for t in tables] or [0]))
         plan = node.with_inputs(inputs) if inputs else node
         return NativeRunner().execute(plan, self.config, self.stats)

@@ -20,6 +20,7 @@ def _fill_leaves(plan: Any, inputs: list[list[pa.Table] | None]) -> Any:
     """``plan`` with its leaves (in depth-first, left-to-right order) replaced by in-memory
     sources over ``inputs[k]`` (tables concatenated, one partition); a None keeps leaf k."""
     from ketch import _core
+    from ketch.runners.ray.tables import concat
 
     remaining = iter(inputs)
 
@@ -30,7 +31,7 @@ def _fill_leaves(plan: Any, inputs: list[list[pa.Table] | None]) -> Any:
             if tables is None:
                 return node
             schema = node.schema()
-            table = pa.concat_tables(tables) if tables else schema.empty_table()
+            table = concat(tables, schema)
             return _core.PyPlan.in_memory(table)
         return node.with_inputs([fill(child) for child in children])
 
@@ -43,6 +44,9 @@ class EngineWorker:
 
     def __init__(self) -> None:
         import ketch  # noqa: F401  (loads the native module once per worker)
+        from ketch.runners.ray.tables import register_serializer
+
+        register_serializer()  # tables without columns keep their rows
 
         self.tasks_run = 0
 
