@@ -190,12 +190,23 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         definition.add_marker(pytest.mark.parametrize("runner", ["native"], indirect=True))
 
 
+@pytest.fixture(scope="session")
+def session_ray_runner(ray_cluster: Any) -> Any:
+    """One Ray runner for the session's ``runner``-parametrized tests: its engine workers (one actor
+    per node) start once, not per test."""
+    from ketch.runners.ray.runner import RayRunner
+
+    return RayRunner(address=ray_cluster.address)
+
+
 @pytest.fixture(params=RUNNERS)
 def runner(request: pytest.FixtureRequest) -> Iterator[str]:
-    """The runner this test's queries run on: "native", or "ray" (the session's 3-node cluster);
-    native again after."""
+    """The runner this test's queries run on: "native", or "ray" (the session's 3-node cluster,
+    through ``session_ray_runner``); native again after."""
+    import ketch.runners
+
     if request.param == "ray":
-        ketch.set_runner_ray(address=request.getfixturevalue("ray_cluster").address)
+        ketch.runners._runner = request.getfixturevalue("session_ray_runner")
     else:
         ketch.set_runner_native()
     try:
