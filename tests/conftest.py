@@ -111,18 +111,30 @@ def moto_s3() -> Any:
 RAY_NUM_NODES = 3
 
 
+def _start_cluster(cluster_class: Any, attempts: int = 3) -> Any:
+    """The local cluster; started again (up to ``attempts`` times) when a node misses Ray's fixed
+    30 s startup deadline, which a machine shared with other Ray clusters can make it miss."""
+    for attempt in range(attempts):
+        cluster = cluster_class()
+        try:
+            cluster.add_node(num_cpus=1, include_dashboard=False, object_store_memory=256 << 20)  # the head
+            for _ in range(RAY_NUM_NODES - 1):
+                cluster.add_node(num_cpus=1, object_store_memory=256 << 20)
+            cluster.wait_for_nodes()
+            return cluster
+        except Exception as error:  # noqa: BLE001 - Ray raises a bare Exception on a late node
+            cluster.shutdown()
+            if attempt == attempts - 1 or "timed out during startup" not in str(error):
+                raise
+    raise AssertionError("unreachable")
+
+
 @pytest.fixture(scope="session")
 def ray_cluster() -> Iterator[Any]:
     ray = pytest.importorskip("ray")
     from ray.cluster_utils import Cluster
 
-    cluster = Cluster(
-        initialize_head=True,
-        head_node_args={"num_cpus": 1, "include_dashboard": False, "object_store_memory": 256 << 20},
-    )
-    for _ in range(RAY_NUM_NODES - 1):
-        cluster.add_node(num_cpus=1, object_store_memory=256 << 20)
-    cluster.wait_for_nodes()
+    cluster = _start_cluster(Cluster)
     ray.init(address=cluster.address, log_to_driver=False)
     try:
         yield cluster
@@ -152,7 +164,8 @@ def on_ray(ray_cluster: Any) -> Iterator[Any]:
 # each test then runs twice, ``test[...-native]`` and ``test[...-ray]`` (on the session's cluster,
 # marked ``ray_runner``), with the same assertions, so both runners must give what the test expects.
 # A test about this process itself (signals, RSS, pools, Ctrl-C) is marked ``native_only`` and runs
-# once, on the native runner. ``pytest.mark.ray_subset(seed=[0])`` keeps the Ray runs of a
+# once, on the native runner; one that shows a known Ray-runner gap is marked ``ray_xfail(reason=...)``
+# (its Ray run is xfail, strict). ``pytest.mark.ray_subset(seed=[0])`` keeps the Ray runs of a
 # parametrized test to those parameter values (the rest are deselected: CI time). ``pytest -m "not
 # ray_runner"`` leaves every Ray run out.
 RUNNERS = [pytest.param("native"), pytest.param("ray", marks=pytest.mark.ray_runner)]
@@ -162,6 +175,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "native_only: run on the native runner only (where `runner` is used)")
     config.addinivalue_line("markers", "ray_runner: the Ray-runner run of a test that uses `runner`")
     config.addinivalue_line("markers", "ray_subset(**values): the Ray runs keep only these parameter values")
+    config.addinivalue_line(
+        "markers", "ray_xfail(reason): a known Ray-runner gap: the Ray run is xfail(strict=True)"
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -169,6 +185,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         subset = item.get_closest_marker("ray_subset")
         params = getattr(getattr(item, "callspec", None), "params", {})
+        gap = item.get_closest_marker("ray_xfail")
+        if gap is not None and params.get("runner") == "ray":
+            item.add_marker(pytest.mark.xfail(strict=True, reason=gap.kwargs["reason"]))
         if (
             subset is not None
             and params.get("runner") == "ray"
@@ -206,6 +225,12 @@ def runner(request: pytest.FixtureRequest) -> Iterator[str]:
     import ketch.runners
 
     if request.param == "ray":
+        import cloudpickle
+
+        # The engine workers cannot import test modules (pytest puts their folders on sys.path
+        # here only): UDFs and classes defined in the test module travel by value.
+        if request.module.__name__ not in cloudpickle.list_registry_pickle_by_value():
+            cloudpickle.register_pickle_by_value(request.module)
         ketch.runners._runner = request.getfixturevalue("session_ray_runner")
     else:
         ketch.set_runner_native()

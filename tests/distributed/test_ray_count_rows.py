@@ -24,7 +24,7 @@ def test_count_rows_and_empty_selects_keep_their_rows(on_ray: Any, tmp_path: Pat
     parts = ketch.from_pydict({"x": list(range(30))}).into_partitions(3).collect()
 
     assert ketch.read_parquet(scan).count_rows() == 100
-    assert ketch.read_parquet(scan).where(col("id") % 2 == 0).count_rows() == 50
+    assert ketch.read_parquet(scan).where(col("id") >= 50).count_rows() == 50
     assert parts.with_column("y", col("x") + 1).count_rows() == 30
     assert ketch.read_parquet(scan).select("g").distinct().count_rows() == 3
     assert ketch.read_parquet(scan).sort("id").count_rows() == 100

@@ -13,6 +13,9 @@ import ketch
 from ketch import col
 from ketch.errors import UDFError
 
+# Each test runs on the native and on the Ray runner (tests/conftest.py: runner).
+pytestmark = pytest.mark.usefixtures("runner")
+
 N = 5000
 
 
