@@ -27,6 +27,10 @@ from ketch.errors import UDFError
 
 # Each test runs on the native and on the Ray runner (tests/conftest.py: runner).
 pytestmark = pytest.mark.usefixtures("runner")
+UDF_CAUSE_GAP = pytest.mark.ray_xfail(
+    reason="Ray runner gap: a UDF's original exception (UDFError.__cause__) stays in the engine worker; "
+    "the driver gets UDFError with the message only"
+)
 
 RENDEZVOUS_TIMEOUT_S = 60.0
 
@@ -113,6 +117,7 @@ def test_a_chained_stage_starts_on_the_first_finished_batch(tmp_path, use_proces
     assert out["b"] == list(range(100))
 
 
+@pytest.mark.native_only  # observes this process's UDF runtime (closure state, pids, logs, stdout)
 def test_sync_max_concurrency_runs_that_many_calls_at_once():
     barrier = threading.Barrier(4, timeout=RENDEZVOUS_TIMEOUT_S)
     threads: set[int] = set()
@@ -128,6 +133,7 @@ def test_sync_max_concurrency_runs_that_many_calls_at_once():
     assert len(threads) == 4
 
 
+@pytest.mark.native_only  # observes this process's UDF runtime (closure state, pids, logs, stdout)
 def test_async_default_keeps_far_more_than_64_rows_in_flight():
     state = {"active": 0, "max": 0, "all_in": None}
 
@@ -149,6 +155,7 @@ def test_async_default_keeps_far_more_than_64_rows_in_flight():
     assert state["max"] == 1000
 
 
+@pytest.mark.native_only  # observes this process's UDF runtime (closure state, pids, logs, stdout)
 def test_batch_udf_without_batch_size_gets_large_batches():
     sizes: list[int] = []
 
@@ -165,6 +172,7 @@ def test_batch_udf_without_batch_size_gets_large_batches():
     assert sorted(sizes, reverse=True) == [131072, 131072, n - 2 * 131072]  # whole morsels, not 512 rows
 
 
+@pytest.mark.native_only  # observes this process's UDF runtime (closure state, pids, logs, stdout)
 def test_row_udf_batches_spread_over_its_workers_for_small_inputs():
     batches: list[int] = []
     lock = threading.Lock()
@@ -193,6 +201,7 @@ def test_timeout_s_stops_one_row_and_on_error_applies():
     assert out["y"] == [2, 3, None, 5]
 
 
+@UDF_CAUSE_GAP
 def test_timeout_s_raise_names_the_udf_and_rows():
     @ketch.func(timeout_s=0.3)
     def hangs(x: int) -> int:

@@ -1,10 +1,13 @@
-"""Arrow tables between the driver and the engine workers, tables without columns included.
+"""Arrow tables between the driver and the engine workers: Ketch's extension types (images,
+embeddings, ...) and tables without columns included.
 
-pyarrow loses the row count of a table without columns (what ``count_rows()`` and ``select()``
-make) when the table is pickled, as Ray's object store does, and in ``pa.concat_tables``.
-``register_serializer()`` (called once per process: the driver, each engine worker) gives Ray a
-serializer for ``pa.Table`` that keeps it, and ``concat`` concatenates keeping it. Tables with
-columns travel as before: schema and record batches, their buffers out of band."""
+Pickling a table (what Ray's object store does by default) fails on Ketch's extension types
+(pyarrow pickles a type by its alias: "No type alias for image[mixed]") and loses the row count
+of a table without columns (what ``count_rows()`` and ``select()`` make); ``pa.concat_tables``
+loses that row count too. ``register_serializer()`` (called once per process: the driver, each
+engine worker) has Ray serialize ``pa.Table`` as an Arrow IPC stream (extension types travel by
+name, rebuilt from Arrow's registry where Ketch is imported; read back without a copy from the
+object store) plus its row count; ``concat`` concatenates keeping the row count."""
 
 from __future__ import annotations
 
@@ -24,15 +27,19 @@ def concat(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
     return pa.concat_tables(tables) if tables else schema.empty_table()
 
 
-def _serialize(table: pa.Table) -> tuple[pa.Schema, list[pa.RecordBatch], int]:
-    return table.schema, table.to_batches(), table.num_rows
+def _serialize(table: pa.Table) -> tuple[pa.Buffer, int]:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue(), table.num_rows
 
 
-def _deserialize(state: tuple[pa.Schema, list[pa.RecordBatch], int]) -> pa.Table:
-    schema, batches, num_rows = state
-    if len(schema) == 0:
+def _deserialize(state: tuple[pa.Buffer, int]) -> pa.Table:
+    stream, num_rows = state
+    table = pa.ipc.open_stream(stream).read_all()
+    if table.num_columns == 0:
         return without_columns(num_rows)
-    return pa.Table.from_batches(batches, schema=schema)
+    return table
 
 
 def register_serializer() -> None:
