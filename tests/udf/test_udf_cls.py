@@ -15,9 +15,9 @@ from ketch.errors import UDFError
 
 # Each test runs on the native and on the Ray runner (tests/conftest.py: runner).
 pytestmark = pytest.mark.usefixtures("runner")
-UDF_CAUSE_GAP = pytest.mark.ray_xfail(
-    reason="Ray runner gap: a UDF's original exception (UDFError.__cause__) stays in the engine worker; "
-    "the driver gets UDFError with the message only"
+UDF_TRACEBACK_GAP = pytest.mark.ray_xfail(
+    reason="Ray runner gap: the traceback of a UDF's original exception (UDFError.__cause__) stays in the "
+    "engine worker (exceptions are pickled without it); type, message and notes do reach the driver"
 )
 
 N = 5000
@@ -119,7 +119,7 @@ def test_udf_in_where_predicate():
     assert out["x"] == list(range(0, 100, 7))
 
 
-@UDF_CAUSE_GAP
+@UDF_TRACEBACK_GAP
 def test_udf_raising_surfaces_as_udf_error_with_cause():
     @ketch.udf(return_dtype=int, batch_size=50)
     def explode(x: ketch.Series) -> np.ndarray:
@@ -137,7 +137,6 @@ def test_udf_raising_surfaces_as_udf_error_with_cause():
     assert "explode" in str(info.value)
 
 
-@UDF_CAUSE_GAP
 def test_cls_raising_in_call_surfaces_as_udf_error():
     @ketch.cls(return_dtype=int, batch_size=100, concurrency=2)
     class Fails:
@@ -160,7 +159,6 @@ def test_udf_wrong_length_names_the_udf():
     assert "3 values for a batch of 4 rows" in str(info.value)
 
 
-@UDF_CAUSE_GAP
 def test_apply_raising_surfaces_as_udf_error():
     def reciprocal(v):
         return 1 / v

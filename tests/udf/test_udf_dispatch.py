@@ -27,10 +27,6 @@ from ketch.errors import UDFError
 
 # Each test runs on the native and on the Ray runner (tests/conftest.py: runner).
 pytestmark = pytest.mark.usefixtures("runner")
-UDF_CAUSE_GAP = pytest.mark.ray_xfail(
-    reason="Ray runner gap: a UDF's original exception (UDFError.__cause__) stays in the engine worker; "
-    "the driver gets UDFError with the message only"
-)
 
 RENDEZVOUS_TIMEOUT_S = 60.0
 
@@ -201,7 +197,6 @@ def test_timeout_s_stops_one_row_and_on_error_applies():
     assert out["y"] == [2, 3, None, 5]
 
 
-@UDF_CAUSE_GAP
 def test_timeout_s_raise_names_the_udf_and_rows():
     @ketch.func(timeout_s=0.3)
     def hangs(x: int) -> int:

@@ -21,9 +21,9 @@ from ketch.errors import UDFError
 
 # Each test runs on the native and on the Ray runner (tests/conftest.py: runner).
 pytestmark = pytest.mark.usefixtures("runner")
-UDF_CAUSE_GAP = pytest.mark.ray_xfail(
-    reason="Ray runner gap: a UDF's original exception (UDFError.__cause__) stays in the engine worker; "
-    "the driver gets UDFError with the message only"
+UDF_TRACEBACK_GAP = pytest.mark.ray_xfail(
+    reason="Ray runner gap: the traceback of a UDF's original exception (UDFError.__cause__) stays in the "
+    "engine worker (exceptions are pickled without it); type, message and notes do reach the driver"
 )
 
 # -- @ketch.func forms ---------------------------------------------------------------------------
@@ -150,7 +150,7 @@ def test_on_error_log_and_ignore_yield_nulls_for_failing_rows(on_error, caplog):
     assert (len(logged) == 2) == (on_error == "log")
 
 
-@UDF_CAUSE_GAP
+@UDF_TRACEBACK_GAP
 def test_on_error_raise_keeps_the_original_exception_and_traceback():
     udf = ketch.func(_failing_row, return_dtype=int)
     with pytest.raises(UDFError, match="_failing_row.*ValueError: bad 3") as info:
@@ -269,7 +269,6 @@ def test_chatty_worker_does_not_block(capfd):
     assert captured.out.count("x") >= 10 * 1024 * 1024 and "done" in captured.err
 
 
-@UDF_CAUSE_GAP
 def test_process_mode_exception_keeps_type_and_worker_traceback():
     @ketch.func(return_dtype=int, use_process=True)
     def boom(x):
@@ -384,7 +383,6 @@ def test_udfs_return_numpy_images_and_tensors(use_process):
     np.testing.assert_array_equal(ketch.Series(table.column("t")).to_numpy(), [[1, 2], [2, 3]])
 
 
-@UDF_CAUSE_GAP
 def test_base_exceptions_in_udfs_are_udf_errors():
     @ketch.func(return_dtype=int, use_process=False)
     def interrupts(x):

@@ -89,7 +89,10 @@ class Coordinator:
                     self.tasks_per_node[slot.node_id] = self.tasks_per_node.get(slot.node_id, 0) + 1
                 except RayTaskError as error:
                     cause = error.cause if error.cause is not None else error
-                    raise _with_context(cause, f"{stage.name}, partition {index} of {n}") from cause
+                    original = getattr(cause, "udf_cause", None)  # a UDF's own exception (worker.py)
+                    raise _with_context(cause, f"{stage.name}, partition {index} of {n}") from (
+                        original if original is not None else cause
+                    )
                 except RayActorError:
                     # The worker died with this task (and maybe others) in flight: run it again elsewhere.
                     self._lost(slot)

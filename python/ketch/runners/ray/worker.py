@@ -38,6 +38,27 @@ def _fill_leaves(plan: Any, inputs: list[list[pa.Table] | None]) -> Any:
     return fill(plan)
 
 
+def _raise_udf_error(error: BaseException) -> None:
+    """A UDF's failure (a native error carrying the UDF's token; the original exception is kept
+    in this process) as the UDFError the native runner raises, its original exception also kept
+    as ``udf_cause``: an attribute travels to the driver with the pickled error, ``__cause__``
+    (and the traceback) does not. Returns when ``error`` is not a UDF's."""
+    import cloudpickle
+
+    from ketch.errors import UDFError
+    from ketch.udf import reraise_udf_error
+
+    try:
+        reraise_udf_error(error)
+    except UDFError as udf_error:
+        try:
+            cloudpickle.dumps(udf_error.__cause__)
+            udf_error.udf_cause = udf_error.__cause__
+        except Exception:  # noqa: BLE001 - an unpicklable exception: the message says what it was
+            pass
+        raise
+
+
 class EngineWorker:
     """Wrapped by ``ray.remote`` in the runner (so this module imports without Ray). Reserves no
     CPU of its own in Ray's accounting: the native executor sizes its thread pools to the node."""
@@ -73,6 +94,7 @@ class EngineWorker:
         import ray
 
         from ketch import _core
+        from ketch.errors import KetchError
         from ketch.runners.native import start_udf_workers
 
         plan = _core.PyPlan.from_bytes(fragment)
@@ -83,8 +105,12 @@ class EngineWorker:
         if buckets > 0:
             plan = plan.repartition(buckets, list(keys or []))
         start_udf_workers(plan)
-        partitions, reader = plan.execute(config.to_native(), _core.ExecutionStats())
-        batches = list(reader)
+        try:
+            partitions, reader = plan.execute(config.to_native(), _core.ExecutionStats())
+            batches = list(reader)
+        except KetchError as error:
+            _raise_udf_error(error)
+            raise
         schema = reader.schema
         if buckets > 0:
             per_bucket: list[list[pa.RecordBatch]] = [[] for _ in range(buckets)]
