@@ -19,6 +19,13 @@ import ketch
 from ketch import col
 from ketch.errors import KetchError
 
+# Each test runs on the native and on the Ray runner (tests/conftest.py: runner).
+pytestmark = pytest.mark.usefixtures("runner")
+SCAN_STATS_GAP = pytest.mark.ray_xfail(
+    reason="Ray runner gap: the engine workers' scan stats (ExecutionStats.scan: scan tasks, files and row "
+    "groups read or pruned, bytes and rows read) do not reach the driver's stats (explain_analyze)"
+)
+
 
 def planned_tasks(df: ketch.DataFrame) -> int:
     """The number of scan tasks explain states ("Scan tasks = N (...)")."""
@@ -73,6 +80,7 @@ def url_length(u: str) -> int:
 # -- merging small files -----------------------------------------------------------------------------
 
 
+@SCAN_STATS_GAP
 @pytest.mark.parametrize("threads", [1, 2, 4, 8])
 def test_thirty_tiny_files_become_at_most_three_tasks(tiny_dir, threads):
     path, table = tiny_dir
@@ -88,6 +96,7 @@ def test_thirty_tiny_files_become_at_most_three_tasks(tiny_dir, threads):
         assert df.to_arrow().equals(table)
 
 
+@SCAN_STATS_GAP
 def test_max_sources_per_scan_task_caps_the_files_of_a_task(tiny_dir):
     path, table = tiny_dir
     for limit, tasks in [(5, 6), (7, 5), (1, 30), (30, 1), (100, 1)]:
@@ -116,6 +125,7 @@ def test_max_sources_per_scan_task_is_validated(bad):
     assert ketch.get_execution_config().max_sources_per_scan_task == 10
 
 
+@SCAN_STATS_GAP
 def test_pushdowns_over_merged_tasks(tiny_dir):
     path, table = tiny_dir
     with ketch.execution_config_ctx(num_compute_threads=3):
@@ -191,6 +201,7 @@ def test_error_in_a_merged_task_names_the_file_and_the_source_row(tiny_dir):
         ketch.read_parquet(path, schema_hints={"a": ketch.DataType.int64()}).to_arrow()
 
 
+@SCAN_STATS_GAP
 def test_csv_and_json_files_are_merged(tmp_path):
     csv_dir, json_dir = tmp_path / "csv", tmp_path / "json"
     csv_dir.mkdir()
@@ -229,6 +240,7 @@ def test_csv_error_in_a_merged_task_names_the_file_and_row(tmp_path):
 # -- splitting one large row group -------------------------------------------------------------------
 
 
+@SCAN_STATS_GAP
 @pytest.mark.parametrize("threads", [1, 3, 4])
 def test_single_row_group_under_a_udf_feeds_every_worker(one_row_group, threads):
     path, table = one_row_group
@@ -266,6 +278,7 @@ def test_cheap_pipeline_keeps_the_row_group_whole(one_row_group):
         assert "split into" not in optimized_plan(df)
 
 
+@SCAN_STATS_GAP
 def test_pushdowns_over_split_row_group(one_row_group):
     path, table = one_row_group
     with ketch.execution_config_ctx(num_compute_threads=3, morsel_size_rows=7_000):

@@ -25,6 +25,10 @@ import ketch
 from ketch import col
 from ketch.errors import KetchTypeError
 
+# Each test runs on the native runner and, for seed 0 (every shape, kind and morsel size), on the Ray
+# runner too (tests/conftest.py: runner, ray_subset).
+pytestmark = [pytest.mark.usefixtures("runner"), pytest.mark.ray_subset(seed=[0])]
+
 SHAPES = ["empty", "dup", "skewed", "distinct", "nullkeys"]
 # (seed, shape) pairs; the empty input is the same for every seed, so it runs once
 CASES = seed_shape_cases(SHAPES)

@@ -13,6 +13,10 @@ import ketch
 from ketch import col
 from ketch.errors import KetchTypeError
 
+# Each test runs on the native runner and, for seed 0 (every shape, kind and morsel size), on the Ray
+# runner too (tests/conftest.py: runner, ray_subset).
+pytestmark = [pytest.mark.usefixtures("runner"), pytest.mark.ray_subset(seed=[0])]
+
 SHAPES = ["empty_left", "empty_right", "dup", "skewed", "distinct", "nullkeys"]
 HOWS = ["inner", "left", "right", "outer", "semi", "anti"]
 CASES = seed_shape_cases(SHAPES)
@@ -368,6 +372,7 @@ def test_join_float_keys_negative_zero():
     assert sorted(zip(out["a"], out["b"], strict=True)) == exp == [(2, 20), (3, 10)]
 
 
+@pytest.mark.native_only  # the native executor's operator stats; the Ray runner reports stages instead
 def test_join_after_small_morsel_udf_streams_through_one_hash_table():
     # A row-wise UDF before the join makes small morsels; they stream through the probe of a hash
     # table built once over the build side (checked by the result and the operators reported).

@@ -13,6 +13,10 @@ from rel_data import SEEDS, morsels, norm
 import ketch
 from ketch import col
 
+# Each test runs on the native runner and, for seed 0 (every shape, kind and morsel size), on the Ray
+# runner too (tests/conftest.py: runner, ray_subset).
+pytestmark = [pytest.mark.usefixtures("runner"), pytest.mark.ray_subset(seed=[0])]
+
 
 def random_lists(rng, n, make_value, null_frac=0.15, empty_frac=0.15, max_len=5):
     out = []

@@ -13,6 +13,10 @@ from rel_data import SEEDS, morsels, norm
 import ketch
 from ketch import col
 
+# Each test runs on the native runner and, for seed 0 (every shape, kind and morsel size), on the Ray
+# runner too (tests/conftest.py: runner, ray_subset).
+pytestmark = [pytest.mark.usefixtures("runner"), pytest.mark.ray_subset(seed=[0])]
+
 
 def _data(seed: int, n: int = 300) -> dict:
     rng = np.random.default_rng(seed)

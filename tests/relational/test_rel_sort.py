@@ -13,6 +13,10 @@ from rel_data import KEY_TYPES, KINDS, SEEDS, N, key_values, morsels, norm, seed
 import ketch
 from ketch import col
 
+# Each test runs on the native runner and, for seed 0 (every shape, kind and morsel size), on the Ray
+# runner too (tests/conftest.py: runner, ray_subset).
+pytestmark = [pytest.mark.usefixtures("runner"), pytest.mark.ray_subset(seed=[0])]
+
 SHAPES = ["empty", "dup", "skewed", "distinct", "nullkeys"]
 CASES = seed_shape_cases(SHAPES)
 # (desc, nulls_first); None = the default (nulls first iff descending)

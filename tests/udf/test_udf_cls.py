@@ -13,9 +13,17 @@ import ketch
 from ketch import col
 from ketch.errors import UDFError
 
+# Each test runs on the native and on the Ray runner (tests/conftest.py: runner).
+pytestmark = pytest.mark.usefixtures("runner")
+UDF_TRACEBACK_GAP = pytest.mark.ray_xfail(
+    reason="Ray runner gap: the traceback of a UDF's original exception (UDFError.__cause__) stays in the "
+    "engine worker (exceptions are pickled without it); type, message and notes do reach the driver"
+)
+
 N = 5000
 
 
+@pytest.mark.native_only  # observes this process's UDF runtime (closure state, pids, logs, stdout)
 def test_cls_init_count_batch_sizes_and_order(tmp_path, rng):
     log = tmp_path / "init.log"
     calls: list[tuple[int, int]] = []  # (batch length, first value) per __call__
@@ -75,6 +83,7 @@ def test_cls_bound_constructor_args_and_lazy_init(tmp_path):
     assert set(inits) == {"init"} and 1 <= len(inits) <= (os.cpu_count() or 1)
 
 
+@pytest.mark.native_only  # observes this process's UDF runtime (closure state, pids, logs, stdout)
 def test_udf_function_batches_and_return_dtype(rng):
     seen: list[int] = []
 
@@ -110,6 +119,7 @@ def test_udf_in_where_predicate():
     assert out["x"] == list(range(0, 100, 7))
 
 
+@UDF_TRACEBACK_GAP
 def test_udf_raising_surfaces_as_udf_error_with_cause():
     @ketch.udf(return_dtype=int, batch_size=50)
     def explode(x: ketch.Series) -> np.ndarray:

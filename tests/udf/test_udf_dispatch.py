@@ -25,6 +25,9 @@ import ketch
 from ketch import col
 from ketch.errors import UDFError
 
+# Each test runs on the native and on the Ray runner (tests/conftest.py: runner).
+pytestmark = pytest.mark.usefixtures("runner")
+
 RENDEZVOUS_TIMEOUT_S = 60.0
 
 
@@ -110,6 +113,7 @@ def test_a_chained_stage_starts_on_the_first_finished_batch(tmp_path, use_proces
     assert out["b"] == list(range(100))
 
 
+@pytest.mark.native_only  # observes this process's UDF runtime (closure state, pids, logs, stdout)
 def test_sync_max_concurrency_runs_that_many_calls_at_once():
     barrier = threading.Barrier(4, timeout=RENDEZVOUS_TIMEOUT_S)
     threads: set[int] = set()
@@ -125,6 +129,7 @@ def test_sync_max_concurrency_runs_that_many_calls_at_once():
     assert len(threads) == 4
 
 
+@pytest.mark.native_only  # observes this process's UDF runtime (closure state, pids, logs, stdout)
 def test_async_default_keeps_far_more_than_64_rows_in_flight():
     state = {"active": 0, "max": 0, "all_in": None}
 
@@ -146,6 +151,7 @@ def test_async_default_keeps_far_more_than_64_rows_in_flight():
     assert state["max"] == 1000
 
 
+@pytest.mark.native_only  # observes this process's UDF runtime (closure state, pids, logs, stdout)
 def test_batch_udf_without_batch_size_gets_large_batches():
     sizes: list[int] = []
 
@@ -162,6 +168,7 @@ def test_batch_udf_without_batch_size_gets_large_batches():
     assert sorted(sizes, reverse=True) == [131072, 131072, n - 2 * 131072]  # whole morsels, not 512 rows
 
 
+@pytest.mark.native_only  # observes this process's UDF runtime (closure state, pids, logs, stdout)
 def test_row_udf_batches_spread_over_its_workers_for_small_inputs():
     batches: list[int] = []
     lock = threading.Lock()

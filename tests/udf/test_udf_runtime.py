@@ -19,6 +19,13 @@ import ketch
 from ketch import col
 from ketch.errors import UDFError
 
+# Each test runs on the native and on the Ray runner (tests/conftest.py: runner).
+pytestmark = pytest.mark.usefixtures("runner")
+UDF_TRACEBACK_GAP = pytest.mark.ray_xfail(
+    reason="Ray runner gap: the traceback of a UDF's original exception (UDFError.__cause__) stays in the "
+    "engine worker (exceptions are pickled without it); type, message and notes do reach the driver"
+)
+
 # -- @ketch.func forms ---------------------------------------------------------------------------
 
 
@@ -44,6 +51,7 @@ def test_func_needs_a_dtype():
             return x
 
 
+@pytest.mark.native_only  # observes this process's UDF runtime (closure state, pids, logs, stdout)
 def test_async_func_keeps_many_rows_in_flight():
     state = {"active": 0, "max": 0}
 
@@ -131,6 +139,7 @@ def _failing_row(x: int) -> int:
     return x
 
 
+@pytest.mark.native_only  # observes this process's UDF runtime (closure state, pids, logs, stdout)
 @pytest.mark.parametrize("on_error", ["log", "ignore"])
 def test_on_error_log_and_ignore_yield_nulls_for_failing_rows(on_error, caplog):
     udf = ketch.func(_failing_row, return_dtype=int, on_error=on_error)
@@ -141,6 +150,7 @@ def test_on_error_log_and_ignore_yield_nulls_for_failing_rows(on_error, caplog):
     assert (len(logged) == 2) == (on_error == "log")
 
 
+@UDF_TRACEBACK_GAP
 def test_on_error_raise_keeps_the_original_exception_and_traceback():
     udf = ketch.func(_failing_row, return_dtype=int)
     with pytest.raises(UDFError, match="_failing_row.*ValueError: bad 3") as info:
@@ -167,6 +177,7 @@ def _count_lines(path) -> int:
     return len(path.read_text().splitlines()) if path.exists() else 0
 
 
+@pytest.mark.native_only  # observes this process's UDF runtime (closure state, pids, logs, stdout)
 @pytest.mark.parametrize("use_process", [False, True])
 def test_class_init_runs_exactly_concurrency_times(tmp_path, use_process):
     log = tmp_path / "init.log"
@@ -194,6 +205,7 @@ def test_class_init_runs_exactly_concurrency_times(tmp_path, use_process):
     assert (str(os.getpid()) not in pids) == use_process  # process mode: __init__ ran in workers
 
 
+@pytest.mark.native_only  # observes this process's UDF runtime (closure state, pids, logs, stdout)
 def test_class_defaults_to_process_mode_when_picklable():
     @ketch.cls(return_dtype=int)
     class WhereAmI:
@@ -227,6 +239,7 @@ def test_unpicklable_udf_in_process_mode_fails_at_plan_time():
         holds_lock(col("x"))
 
 
+@pytest.mark.native_only  # about this engine process and its UDF worker processes
 def test_segfault_in_worker_is_a_clear_error_and_the_parent_survives():
     @ketch.func.batch(return_dtype=int, use_process=True)
     def crash(x):
@@ -239,6 +252,7 @@ def test_segfault_in_worker_is_a_clear_error_and_the_parent_survives():
     assert df.with_column("y", double(col("x"))).to_pydict()["y"] == [2, 4, 6]
 
 
+@pytest.mark.native_only  # observes this process's UDF runtime (closure state, pids, logs, stdout)
 def test_chatty_worker_does_not_block(capfd):
     @ketch.func.batch(return_dtype=int, use_process=True)
     def chatty(x):
@@ -387,6 +401,7 @@ def test_cuda_visible_devices_parsing(monkeypatch):
         assert _available_gpus() == expected, value
 
 
+@pytest.mark.native_only  # about this engine process and its UDF worker processes
 def test_workers_exit_when_the_engine_process_dies(tmp_path):
     """Workers outlive neither a killed engine nor its threads' exits: they watch the engine's end
     of their stdin pipe, so a SIGKILLed engine leaves no orphan, while a live engine keeps its
@@ -452,6 +467,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.native_only  # about this engine process and its UDF worker processes
 def test_failed_process_udf_queries_leave_no_workers_behind(tmp_path):
     """Stashed exceptions of a failed query (also those never re-raised) must not keep the UDF's
     process pool, and so its worker processes, alive."""

@@ -125,7 +125,8 @@ class Coordinator:
                     cause = error.cause if error.cause is not None else error
                     total = lane.total if lane.total is not None else "?"
                     where = f"{lane.stage.name}, partition {index} of {total}"
-                    raise _with_context(cause, where) from cause
+                    original = getattr(cause, "udf_cause", None)  # a UDF's own exception (worker.py)
+                    raise _with_context(cause, where) from (original if original is not None else cause)
                 except RayActorError:
                     # The worker died with this task (and maybe others) in flight: run it again elsewhere.
                     self._lost(slot)

@@ -24,6 +24,7 @@ import pyarrow as pa
 from ketch import _core
 from ketch.runners.ray.coordinator import Coordinator, WorkerSlot
 from ketch.runners.ray.stages import DEFAULT_BROADCAST_THRESHOLD, QueryStages, StageStats
+from ketch.runners.ray.tables import concat, register_serializer
 
 DEFAULT_TASK_BACKLOG = 2
 
@@ -66,6 +67,7 @@ class RayRunner:
             _check_reachable(address)
         if not ray.is_initialized():
             ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+        register_serializer()  # tables without columns keep their rows (count_rows)
         self.address = address
         self.max_task_backlog = max_task_backlog or DEFAULT_TASK_BACKLOG
         self._actor_class: Any = None
@@ -133,7 +135,7 @@ class RayRunner:
         tables = list(self._query(config, stats).run(optimized))
         if not tables:
             return optimized.schema().empty_table(), [0]
-        return pa.concat_tables(tables), [t.num_rows for t in tables]
+        return concat(tables, optimized.schema()), [t.num_rows for t in tables]
 
     def stream(
         self, optimized: _core.PyPlan, config: Any, stats: _core.ExecutionStats

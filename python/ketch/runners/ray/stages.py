@@ -56,6 +56,7 @@ from ketch.runners.ray import slicing
 from ketch.runners.ray.coordinator import Coordinator, StageTasks, Upstream
 from ketch.runners.ray.progress import StageProgress
 from ketch.runners.ray.sort_stage import DistributedSort, is_distributed_sort
+from ketch.runners.ray.tables import concat
 from ketch.runners.ray.write_commit import Staging
 
 SOURCES = ("Scan", "InMemorySource")
@@ -343,7 +344,7 @@ class QueryStages:
                 table.slice(item[1], item[2]) if isinstance(item, tuple) else table
                 for item, table in zip(items, tables, strict=True)
             ]
-            yield pa.concat_tables(tables) if tables else pending.plan.schema().empty_table()
+            yield concat(tables, pending.plan.schema())
 
     def _write(self, node: Any, below: Pending, params: dict[str, Any]) -> Pending:
         """write_parquet: each task writes its files into a staging directory; when every task
@@ -412,7 +413,7 @@ class QueryStages:
         inputs = []
         for child in node.inputs():
             tables = list(self._final(self._lower(child)))
-            table = pa.concat_tables(tables) if tables else child.schema().empty_table()
+            table = concat(tables, child.schema())
             inputs.append(_core.PyPlan.in_memory(table, [t.num_rows for t in tables] or [0]))
         plan = node.with_inputs(inputs) if inputs else node
         return NativeRunner().execute(plan, self.config, self.stats)

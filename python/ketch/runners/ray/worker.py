@@ -20,6 +20,7 @@ def _fill_leaves(plan: Any, inputs: list[list[pa.Table] | None]) -> Any:
     """``plan`` with its leaves (in depth-first, left-to-right order) replaced by in-memory
     sources over ``inputs[k]`` (tables concatenated, one partition); a None keeps leaf k."""
     from ketch import _core
+    from ketch.runners.ray.tables import concat
 
     remaining = iter(inputs)
 
@@ -30,7 +31,7 @@ def _fill_leaves(plan: Any, inputs: list[list[pa.Table] | None]) -> Any:
             if tables is None:
                 return node
             schema = node.schema()
-            table = pa.concat_tables(tables) if tables else schema.empty_table()
+            table = concat(tables, schema)
             return _core.PyPlan.in_memory(table)
         return node.with_inputs([fill(child) for child in children])
 
@@ -50,12 +51,36 @@ def _fetch(items: list[Any]) -> list[pa.Table]:
     ]
 
 
+def _raise_udf_error(error: BaseException) -> None:
+    """A UDF's failure (a native error carrying the UDF's token; the original exception is kept
+    in this process) as the UDFError the native runner raises, its original exception also kept
+    as ``udf_cause``: an attribute travels to the driver with the pickled error, ``__cause__``
+    (and the traceback) does not. Returns when ``error`` is not a UDF's."""
+    import cloudpickle
+
+    from ketch.errors import UDFError
+    from ketch.udf import reraise_udf_error
+
+    try:
+        reraise_udf_error(error)
+    except UDFError as udf_error:
+        try:
+            cloudpickle.dumps(udf_error.__cause__)
+            udf_error.udf_cause = udf_error.__cause__
+        except Exception:  # noqa: BLE001 - an unpicklable exception: the message says what it was
+            pass
+        raise
+
+
 class EngineWorker:
     """Wrapped by ``ray.remote`` in the runner (so this module imports without Ray). Reserves no
     CPU of its own in Ray's accounting: the native executor sizes its thread pools to the node."""
 
     def __init__(self) -> None:
         import ketch  # noqa: F401  (loads the native module once per worker)
+        from ketch.runners.ray.tables import register_serializer
+
+        register_serializer()  # tables without columns keep their rows
 
         self.tasks_run = 0
 
@@ -83,6 +108,7 @@ class EngineWorker:
         import ray
 
         from ketch import _core
+        from ketch.errors import KetchError
         from ketch.runners.native import start_udf_workers
 
         plan = _core.PyPlan.from_bytes(fragment)
@@ -91,8 +117,12 @@ class EngineWorker:
         if buckets > 0:
             plan = plan.repartition(buckets, list(keys or []))
         start_udf_workers(plan)
-        partitions, reader = plan.execute(config.to_native(), _core.ExecutionStats())
-        batches = list(reader)
+        try:
+            partitions, reader = plan.execute(config.to_native(), _core.ExecutionStats())
+            batches = list(reader)
+        except KetchError as error:
+            _raise_udf_error(error)
+            raise
         schema = reader.schema
         if buckets > 0:
             per_bucket: list[list[pa.RecordBatch]] = [[] for _ in range(buckets)]
