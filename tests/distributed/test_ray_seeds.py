@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -114,7 +115,7 @@ def test_one_small_file_of_urls_under_an_expensive_udf_runs_on_every_node(
     text = report.getvalue()
     assert "== Stages ==" in text
     (line,) = [ln for ln in text.splitlines() if ln.startswith("stage 1 (map:")]
-    assert f"{stage.tasks} tasks, {NUM_URLS} rows out" in line
+    assert re.search(rf"{stage.tasks} tasks, [\d.]+ s, {NUM_URLS} rows out", line), line
     per_node = line.split("tasks per node {", 1)[1].rstrip("}").split(", ")
     assert len(per_node) == 3 and sum(int(p.split(": ")[1]) for p in per_node) == stage.tasks
 

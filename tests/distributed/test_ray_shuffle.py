@@ -159,7 +159,7 @@ def test_a_shuffle_above_a_driver_operator(on_ray, tmp_path):
     )
     assert _rows(on_cluster) == _rows(native)
     assert [s.kind for s in on_ray.last_stages] == ["shuffle map", "reduce"]
-    assert "Scan -> Sort -> Limit -> hash shuffle" in on_ray.last_stages[0].name
+    assert "Scan -> Sort -> Limit -> partial Aggregate -> hash shuffle" in on_ray.last_stages[0].name
 
 
 def _sides() -> tuple[Any, Any]:

@@ -62,7 +62,8 @@ def test_pre_shuffle_merge_merges_map_outputs_per_node_then_partitions(
     else:  # one merge task per node that ran map tasks, on that node
         assert merge.tasks == len(maps.tasks_per_node)
         assert merge.tasks_per_node == {node: 1 for node in maps.tasks_per_node}
-    assert merge.rows_out == 3000
+    # (each map task's 500 rows are first aggregated into its 7 groups' partial states)
+    assert maps.rows_out == 6 * 7 and merge.rows_out == maps.rows_out
 
 
 def test_auto_picks_pre_shuffle_merge_above_the_partition_threshold(on_ray: Any, six_files: str) -> None:

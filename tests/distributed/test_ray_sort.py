@@ -180,7 +180,7 @@ def test_sort_of_parquet_files_and_of_a_shuffle_and_a_single_partition(on_ray, t
         assert on_cluster == native
         # The aggregate's reduce tasks are the sample stage's tasks.
         assert _kinds(on_ray) == ["shuffle map", "sample", "range shuffle map", "reduce"]
-        assert "(sample: Aggregate -> sample ['total'])" in on_ray.last_stages[1].name
+        assert "(sample: final Aggregate -> sample ['total'])" in on_ray.last_stages[1].name
 
     # Above a concat (its partitions: the inputs' task outputs in order, as object refs).
     both = ketch.from_arrow(table.slice(0, 500)).into_partitions(2).concat(ketch.from_arrow(table.slice(500)))
