@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from ray_compare import native_then_ray
 
 import ketch
 from ketch import _core, col
 from ketch.dataframe import DataFrame
-from ketch.runners import get_runner
 from ketch.runners.ray import slicing
 
 # -- the cuts, against the native executor (no Ray) -----------------------------------------------
@@ -52,17 +52,6 @@ def test_into_batches_and_first_rows_cuts() -> None:
 # -- on the cluster ---------------------------------------------------------------------------------
 
 
-def _both(build: Callable[[], Any]) -> tuple[Any, Any]:
-    """``build()``'s DataFrame collected on the native runner, then on the Ray runner (already set)."""
-    ray_runner = get_runner()
-    ketch.set_runner_native()
-    try:
-        native = build().collect()
-    finally:
-        ketch.runners._runner = ray_runner
-    return native, build().collect()
-
-
 def _partitions(df: Any) -> list[dict[str, list[Any]]]:
     return [p.to_pydict() for p in df.iter_partitions()]
 
@@ -84,7 +73,7 @@ def test_limit_runs_per_task_then_keeps_the_first_rows_in_order(on_ray: Any, par
     def build() -> Any:
         return ketch.read_parquet(parquet_parts).where((col("id") < 100) | (col("id") >= 300)).limit(250)
 
-    native, on = _both(build)
+    native, on = native_then_ray(build)
     assert on.to_pydict() == native.to_pydict()
     assert on.to_pydict()["id"] == list(range(100)) + list(range(300, 450))
     stages = on_ray.last_stages
@@ -103,7 +92,7 @@ def test_limit_larger_than_the_input_and_limit_zero(on_ray: Any, parquet_parts: 
 def test_into_partitions_splits_and_coalesces_like_the_native_runner(
     on_ray: Any, parquet_parts: str, num: int
 ) -> None:
-    native, on = _both(lambda: ketch.read_parquet(parquet_parts).into_partitions(num))
+    native, on = native_then_ray(lambda: ketch.read_parquet(parquet_parts).into_partitions(num))
     assert on.num_partitions() == num
     assert _partitions(on) == _partitions(native)
     assert not any(s.name.startswith("stage") and "driver" in s.name for s in on_ray.last_stages)
@@ -117,7 +106,7 @@ def test_into_batches_feeds_a_udf_on_the_workers_exact_batches(on_ray: Any, parq
     def build() -> Any:
         return ketch.read_parquet(parquet_parts).into_batches(300).with_column("n", batch_len(col("id")))
 
-    native, on = _both(build)
+    native, on = native_then_ray(build)
     assert _partitions(on) == _partitions(native)
     assert [len(p) for p in on.iter_partitions()] == [300, 300, 300, 100]
     assert set(on.to_pydict()["n"]) == {300, 100}
@@ -178,7 +167,7 @@ def test_concat_and_stacked_order_keeping_operators_stay_on_the_workers(
         right = ketch.read_parquet(parquet_parts).where(col("id") >= 900)
         return left.concat(right).into_partitions(3).limit(350)
 
-    native, on = _both(build)
+    native, on = native_then_ray(build)
     assert on.to_pydict() == native.to_pydict()
     assert on.to_pydict()["id"] == list(range(300)) + list(range(900, 950))
     assert all("driver" not in s.name for s in on_ray.last_stages)

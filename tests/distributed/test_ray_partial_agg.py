@@ -7,27 +7,15 @@ the native runner's; aggregations that collect values fall back to shuffling raw
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
 import pytest
+from ray_compare import native_then_ray
 
 import ketch
 from ketch import col
 from ketch.errors import KetchError
-from ketch.runners import get_runner
-
-
-def _native_then_ray(build: Callable[[], Any]) -> tuple[Any, Any]:
-    """``build()``'s DataFrame collected on the native runner, then on the Ray runner (already set)."""
-    ray_runner = get_runner()
-    ketch.set_runner_native()
-    try:
-        native = build().collect()
-    finally:
-        ketch.runners._runner = ray_runner
-    return native, build().collect()
 
 
 def _rows(df: Any) -> list[str]:
@@ -76,7 +64,7 @@ def test_groupby_runs_partial_aggregate_in_the_map_tasks_and_final_in_the_reduce
             .with_column("span", col("max") - col("min"))
         )
 
-    native, on_cluster = _native_then_ray(build)
+    native, on_cluster = native_then_ray(build)
     assert _rows(on_cluster) == _rows(native)
     groups = len(native.to_pydict()["g"])
     assert groups == 30  # 25 keys (each with one s), and the null key with all 5 s values
@@ -108,7 +96,7 @@ def test_bytes_shuffled_drop_far_below_the_raw_rows(on_ray):
             col("v").sum().alias("s"), col("id").max().alias("m"), col("s").agg_list().alias("l")
         )
 
-    native, on_cluster = _native_then_ray(partial)
+    native, on_cluster = native_then_ray(partial)
     assert _rows(on_cluster) == _rows(native)
     partial_stage = _stages(on_ray, "shuffle map")[0]
     raw_result = raw().collect()
@@ -137,7 +125,7 @@ def test_null_keys_float_zero_keys_and_many_groups(on_ray):
             col("v").sum().alias("s"), col("v").count().alias("c"), col("v").min().alias("lo")
         )
 
-    native, on_cluster = _native_then_ray(build)
+    native, on_cluster = native_then_ray(build)
     assert _rows(on_cluster) == _rows(native)
     result = on_cluster.to_pydict()
     assert len(result["k"]) == len(native.to_pydict()["k"]) > 2000
@@ -171,7 +159,7 @@ def test_global_aggregate_runs_partial_per_task_and_one_final_task(on_ray):
             col("s").max().alias("hi"),
         )
 
-    native, on_cluster = _native_then_ray(build)
+    native, on_cluster = native_then_ray(build)
     assert on_cluster.to_pydict() == native.to_pydict()
     assert on_cluster.to_pydict()["c"] == [5000]
     maps, reduces = _stages(on_ray, "map"), _stages(on_ray, "reduce")
@@ -190,10 +178,10 @@ def test_empty_input_grouped_and_global(on_ray):
     def global_():
         return data.where(col("id") < 0).agg(col("v").sum().alias("s"), col("id").count().alias("c"))
 
-    native, on_cluster = _native_then_ray(grouped)
+    native, on_cluster = native_then_ray(grouped)
     assert len(on_cluster) == len(native) == 0
     assert on_cluster.schema() == native.schema()
-    native, on_cluster = _native_then_ray(global_)
+    native, on_cluster = native_then_ray(global_)
     assert on_cluster.to_pydict() == native.to_pydict() == {"s": [None], "c": [0]}
 
 
@@ -208,7 +196,7 @@ def test_mixed_single_phase_aggregations_fall_back_to_the_raw_row_shuffle(on_ray
             col("id").approx_count_distinct().alias("d"),
         )
 
-    native, on_cluster = _native_then_ray(build)
+    native, on_cluster = native_then_ray(build)
     maps = _stages(on_ray, "shuffle map")
     assert len(maps) == 1 and "partial" not in maps[0].name and maps[0].rows_out == 2000
 

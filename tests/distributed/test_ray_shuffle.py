@@ -7,27 +7,15 @@ from __future__ import annotations
 import io
 import os
 import signal
-from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from ray_compare import native_then_ray
 
 import ketch
 from ketch import col
-from ketch.runners import get_runner
-
-
-def _native_then_ray(build: Callable[[], Any]) -> tuple[Any, Any]:
-    """``build()``'s DataFrame collected on the native runner, then on the Ray runner (already set)."""
-    ray_runner = get_runner()
-    ketch.set_runner_native()
-    try:
-        native = build().collect()
-    finally:
-        ketch.runners._runner = ray_runner
-    return native, build().collect()
 
 
 def _canonical(value: Any) -> Any:
@@ -88,7 +76,7 @@ def test_groupby_aggregations_run_as_shuffle_map_and_reduce_tasks_on_the_workers
             .with_column("span", col("max") - col("min"))
         )
 
-    native, on_cluster = _native_then_ray(build)
+    native, on_cluster = native_then_ray(build)
     assert _rows(on_cluster) == _rows(native)
     assert len(native.to_pydict()["g"]) > 8
     maps, reduces = _stage(on_ray, "shuffle map"), _stage(on_ray, "reduce")
@@ -111,7 +99,7 @@ def test_groupby_aggregations_run_as_shuffle_map_and_reduce_tasks_on_the_workers
 
 def test_distinct_and_a_driver_sort_above_a_shuffle(on_ray, tmp_path):
     data = _data()
-    native, on_cluster = _native_then_ray(lambda: data.select("g", "s").distinct())
+    native, on_cluster = native_then_ray(lambda: data.select("g", "s").distinct())
     assert _rows(on_cluster) == _rows(native)
     assert _stage(on_ray, "reduce")[0].tasks == 6
 
@@ -120,7 +108,7 @@ def test_distinct_and_a_driver_sort_above_a_shuffle(on_ray, tmp_path):
     def ordered():
         return ketch.read_parquet(glob).groupby("g").agg(col("id").sum()).sort("g", nulls_first=True).limit(4)
 
-    native, on_cluster = _native_then_ray(ordered)
+    native, on_cluster = native_then_ray(ordered)
     assert on_cluster.to_pydict() == native.to_pydict()  # sort + limit on the driver keep their order
     assert len(_stage(on_ray, "reduce")) == 1  # parquet scan tasks: as many as the files make
 
@@ -131,7 +119,7 @@ def test_a_shuffle_above_a_driver_operator(on_ray, tmp_path):
     other = ketch.from_pydict({"id": list(range(0, 360, 3)), "w": list(range(120))}).with_column(
         "id", col("id").cast(ketch.DataType.int32())
     )
-    native, on_cluster = _native_then_ray(
+    native, on_cluster = native_then_ray(
         lambda: ketch.read_parquet(glob).join(other, on="id").groupby("s").agg(col("w").sum())
     )
     assert _rows(on_cluster) == _rows(native)
@@ -140,14 +128,14 @@ def test_a_shuffle_above_a_driver_operator(on_ray, tmp_path):
     assert "driver Join" in on_ray.last_stages[-2].name
 
     # A limit is no longer a driver operator: it runs in every scan task, then in order.
-    native, on_cluster = _native_then_ray(
+    native, on_cluster = native_then_ray(
         lambda: ketch.read_parquet(glob).limit(100).into_partitions(4).groupby("s").agg(col("id").sum())
     )
     assert _rows(on_cluster) == _rows(native)
     assert not any("driver" in s.name for s in on_ray.last_stages)
 
     # A limit over a sort is a top-k on the workers (sort_stage.py): here in the one scan task.
-    native, on_cluster = _native_then_ray(
+    native, on_cluster = native_then_ray(
         lambda: (
             ketch.read_parquet(glob)
             .sort("id")
@@ -181,7 +169,7 @@ def _sides() -> tuple[Any, Any]:
 def test_joins_of_every_kind_shuffle_both_sides_into_the_same_buckets(on_ray, how):
     on_ray.broadcast_join_size_bytes_threshold = -1  # never broadcast
     left, right = _sides()
-    native, on_cluster = _native_then_ray(
+    native, on_cluster = native_then_ray(
         lambda: left.join(right, on="k", how=how).with_column("one", col("a") + 1)
     )
     assert _rows(on_cluster) == _rows(native), how
@@ -200,7 +188,7 @@ def test_join_on_differently_named_keys_then_groupby(on_ray):
         if hasattr(right, "with_column_renamed")
         else right.select(col("k").alias("rk"), "b")
     )
-    native, on_cluster = _native_then_ray(
+    native, on_cluster = native_then_ray(
         lambda: left.join(right, left_on="k", right_on="rk", how="left").groupby("k").agg(col("b").count())
     )
     assert _rows(on_cluster) == _rows(native)
@@ -219,7 +207,7 @@ def test_a_small_right_side_is_broadcast_to_the_left_sides_tasks(on_ray, tmp_pat
     def build():
         return ketch.read_parquet(glob).join(scan_right, on="g", how=how).groupby("s").agg(col("id").count())
 
-    native, on_cluster = _native_then_ray(lambda: left.join(right, on="k", how=how))
+    native, on_cluster = native_then_ray(lambda: left.join(right, on="k", how=how))
     assert _rows(on_cluster) == _rows(native)
     kinds = [(s.kind, s.tasks) for s in on_ray.last_stages]
     if how in ("right", "outer"):  # unmatched right rows must be found once: shuffled
@@ -227,13 +215,13 @@ def test_a_small_right_side_is_broadcast_to_the_left_sides_tasks(on_ray, tmp_pat
     else:
         assert kinds == [("broadcast", 3), ("map", 5)], kinds
         assert "broadcast Join" in on_ray.last_stages[1].name
-    native, on_cluster = _native_then_ray(build)
+    native, on_cluster = native_then_ray(build)
     assert _rows(on_cluster) == _rows(native)
 
 
 def test_repartition_by_key_puts_every_key_in_one_partition_like_the_native_runner(on_ray, tmp_path):
     data = _data()
-    native, on_cluster = _native_then_ray(lambda: data.repartition(4, "s", "g"))
+    native, on_cluster = native_then_ray(lambda: data.repartition(4, "s", "g"))
     ray_parts = [p.to_pydict() for p in on_cluster.iter_partitions()]
     native_parts = [p.to_pydict() for p in native.iter_partitions()]
     assert len(ray_parts) == 4
@@ -263,7 +251,7 @@ def test_an_engine_worker_killed_in_the_reduce_stage_still_gives_exact_results(o
         return data.groupby("s").agg(col("id").sum().alias("t")).with_column("y", die_once(col("t")))
 
     marker.write_text("native run")
-    native, _ = _native_then_ray(lambda: build().sort("s"))
+    native, _ = native_then_ray(lambda: build().sort("s"))
     marker.unlink()
     out = build().sort("s").to_pydict()
     assert marker.exists()
@@ -275,6 +263,6 @@ def test_an_engine_worker_killed_in_the_reduce_stage_still_gives_exact_results(o
 def test_a_join_on_keys_of_different_types_stays_on_the_driver_with_the_same_result(on_ray):
     left, _ = _sides()
     right = ketch.from_arrow(pa.table({"k": pa.array([1, 2, 3, None], pa.int32()), "b": list("wxyz")}))
-    native, on_cluster = _native_then_ray(lambda: left.join(right, on="k", how="left"))
+    native, on_cluster = native_then_ray(lambda: left.join(right, on="k", how="left"))
     assert _rows(on_cluster) == _rows(native)
     assert not _stage(on_ray, "shuffle map")  # int64 vs int32 keys may hash apart: no shuffle
