@@ -12,10 +12,10 @@ import cloudpickle
 import numpy as np
 import pyarrow as pa
 from PIL import Image
+from ray_compare import native_then_ray
 
 import ketch
 from ketch import col
-from ketch.runners import get_runner
 
 
 def _png(seed: int, size: int = 12) -> bytes:
@@ -46,13 +46,8 @@ def test_tables_of_image_types_pickle_and_load_unchanged() -> None:
 
 
 def test_image_results_come_back_from_the_workers(on_ray: Any) -> None:
-    ray_runner = get_runner()
-    ketch.set_runner_native()
-    try:
-        native = _images().to_arrow()
-    finally:
-        ketch.runners._runner = ray_runner
-    on = _images().to_arrow()
+    native_df, on_df = native_then_ray(_images)
+    native, on = native_df.to_arrow(), on_df.to_arrow()
     assert on.schema == native.schema
     assert on.equals(native)
     assert on.num_rows == 9 and on.column("thumb").null_count == 0

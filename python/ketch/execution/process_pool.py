@@ -545,14 +545,7 @@ class ProcessPool:
         max_items: int = -1,
     ) -> pa.Array:
         while True:
-            try:
-                worker = self._acquire(cancelled)
-            except CallCancelled:
-                self._cancel(None)
-                raise
-            if not worker.alive():
-                self._drop(worker)  # it died while idle (the OOM killer, say): start another
-                continue
+            worker = self._acquire_alive(cancelled)
             try:
                 result = worker.call(args, num_rows, cancelled, max_items)
             except CallCancelled:
@@ -570,20 +563,26 @@ class ProcessPool:
             self._release(worker)
             return result
 
-    def start_stream(
-        self, args: list[pa.Array], num_rows: int, cancelled: Callable[[], bool] | None, max_items: int
-    ) -> _WorkerStream:
-        """A generator call pulled lazily from one worker, which serves nothing else until the
-        stream is done or closed."""
+    def _acquire_alive(self, cancelled: Callable[[], bool] | None) -> Any:
+        """An idle, live worker (one that died while idle, e.g. to the OOM killer, is dropped and
+        another taken). CallCancelled when the query stops while waiting."""
         while True:
             try:
                 worker = self._acquire(cancelled)
             except CallCancelled:
                 self._cancel(None)
                 raise
-            if not worker.alive():
-                self._drop(worker)
-                continue
+            if worker.alive():
+                return worker
+            self._drop(worker)
+
+    def start_stream(
+        self, args: list[pa.Array], num_rows: int, cancelled: Callable[[], bool] | None, max_items: int
+    ) -> _WorkerStream:
+        """A generator call pulled lazily from one worker, which serves nothing else until the
+        stream is done or closed."""
+        while True:
+            worker = self._acquire_alive(cancelled)
             try:
                 worker.start_stream(args, num_rows, cancelled, max_items)
             except CallCancelled:
