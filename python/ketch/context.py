@@ -47,6 +47,9 @@ class ExecutionConfig:
       else map_reduce. "flight_shuffle" is not available yet (KetchNotImplementedError).
     - ``pre_shuffle_merge_threshold``: bytes of map output merged into one partitioning task
       (default 1 GiB).
+    - ``actor_udf_ready_timeout``: seconds the Ray runner waits for an actor-pool UDF's actors to
+      start (``__init__`` done) before the query fails; it runs with those ready by then (default
+      120, as in Daft).
     """
 
     morsel_size_rows: int = 128 * 1024
@@ -63,6 +66,7 @@ class ExecutionConfig:
     shuffle_algorithm: str = "auto"
     pre_shuffle_merge_threshold: int = 1 << 30
     pre_shuffle_merge_partition_threshold: int = 200
+    actor_udf_ready_timeout: int = 120
 
     def to_native(self) -> _core.ExecutionConfig:
         native = _core.ExecutionConfig()
@@ -103,6 +107,14 @@ class ExecutionConfig:
             raise ValueError(
                 "shuffle_algorithm must be 'auto', 'map_reduce' or 'pre_shuffle_merge', "
                 f"got {self.shuffle_algorithm!r}"
+            )
+        if (
+            not isinstance(self.actor_udf_ready_timeout, int | float)
+            or isinstance(self.actor_udf_ready_timeout, bool)
+            or self.actor_udf_ready_timeout <= 0
+        ):
+            raise ValueError(
+                f"actor_udf_ready_timeout must be a number of seconds > 0, got {self.actor_udf_ready_timeout!r}"
             )
         for name in ("pre_shuffle_merge_threshold", "pre_shuffle_merge_partition_threshold"):
             value = getattr(self, name)
