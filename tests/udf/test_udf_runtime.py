@@ -539,6 +539,8 @@ def test_process_mode_instances_with_gpus_each_see_their_own_slice(
             (seen / str(os.getpid())).write_text(os.environ.get("CUDA_VISIBLE_DEVICES", "<unset>"))
 
         def __call__(self, x):
+            # The query must not end (and release its pool) before every instance started.
+            _instances_cuda(seen, concurrency)
             return x.to_arrow()
 
     out = ketch.from_pydict({"x": list(range(8))}).with_column("y", OnGpu()(col("x"))).to_pydict()
