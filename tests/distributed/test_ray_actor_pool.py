@@ -192,6 +192,10 @@ def test_a_failing_batch_keeps_its_exception_type_and_on_error_still_applies(on_
     with pytest.raises(UDFError, match="Seven") as info:
         _tag_rows(10).with_column("y", FailsOnSeven()(col("x"))).collect()
     assert isinstance(info.value.__cause__, KeyError)
+    import traceback
+
+    # The actor's frames travel with the exception (tblib), down to the user's own line.
+    assert 'raise KeyError("seven")' in "".join(traceback.format_tb(info.value.__cause__.__traceback__))
 
     NullOnSeven = ketch.cls(Seven, return_dtype=int, concurrency=2, cpus=0.1, batch_size=1, on_error="ignore")
     out = _tag_rows(10).with_column("y", NullOnSeven()(col("x"))).to_pydict()

@@ -21,11 +21,6 @@ from ketch.errors import UDFError
 
 # Each test runs on the native and on the Ray runner (tests/conftest.py: runner).
 pytestmark = pytest.mark.usefixtures("runner")
-UDF_TRACEBACK_GAP = pytest.mark.ray_xfail(
-    reason="Ray runner gap: the traceback of a UDF's original exception (UDFError.__cause__) stays in the "
-    "engine worker (exceptions are pickled without it); type, message and notes do reach the driver"
-)
-
 # -- @ketch.func forms ---------------------------------------------------------------------------
 
 
@@ -150,7 +145,6 @@ def test_on_error_log_and_ignore_yield_nulls_for_failing_rows(on_error, caplog):
     assert (len(logged) == 2) == (on_error == "log")
 
 
-@UDF_TRACEBACK_GAP
 def test_on_error_raise_keeps_the_original_exception_and_traceback():
     udf = ketch.func(_failing_row, return_dtype=int)
     with pytest.raises(UDFError, match="_failing_row.*ValueError: bad 3") as info:

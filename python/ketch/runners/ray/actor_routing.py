@@ -93,16 +93,20 @@ class ActorPoolClient:
                 if cancelled is not None and cancelled():
                     ray.cancel(ref)  # a queued call is dropped; a running one finishes there
                     raise CallCancelled()
+            failure: BaseException | None = None
             try:
                 result = ray.get(ref)
             except RayTaskError as error:
                 cause = error.cause if error.cause is not None else error
                 if isinstance(cause, RayActorError):
-                    raise self._died(index, cause) from None
-                self._note(cause, index)
-                raise cause from None
+                    failure = self._died(index, cause)
+                else:
+                    self._note(cause, index)
+                    failure = cause
             except RayActorError as error:
-                raise self._died(index, error) from None
+                failure = self._died(index, error)
+            if failure is not None:
+                raise failure  # outside the except: Ray's wrapper is not its __context__
         finally:
             self._done(index)
         if len(result) != num_rows:

@@ -55,8 +55,10 @@ def _raise_udf_error(error: BaseException) -> None:
     """A UDF's failure (a native error carrying the UDF's token; the original exception is kept
     in this process) as the UDFError the native runner raises, its original exception also kept
     as ``udf_cause``: an attribute travels to the driver with the pickled error, ``__cause__``
-    (and the traceback) does not. Returns when ``error`` is not a UDF's."""
+    does not; its traceback does (tblib's pickling support). Returns when ``error`` is not a
+    UDF's."""
     import cloudpickle
+    from tblib import pickling_support
 
     from ketch.errors import UDFError
     from ketch.udf import reraise_udf_error
@@ -65,6 +67,7 @@ def _raise_udf_error(error: BaseException) -> None:
         reraise_udf_error(error)
     except UDFError as udf_error:
         try:
+            pickling_support.install(udf_error.__cause__)  # its frames travel with it
             cloudpickle.dumps(udf_error.__cause__)
             udf_error.udf_cause = udf_error.__cause__
         except Exception:  # noqa: BLE001 - an unpicklable exception: the message says what it was
