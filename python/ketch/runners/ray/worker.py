@@ -106,7 +106,8 @@ class EngineWorker:
         reads its own source). ``buckets`` = 0:
         returns (output table, metadata); ``buckets`` = N > 0: the output hash-partitioned by
         ``keys`` into N buckets, returned as (table of bucket 0, ..., table of bucket N-1,
-        metadata). Metadata: {"rows": [...], "bytes": [...]} per returned table, "node_id".
+        metadata). Metadata: {"rows": [...], "bytes": [...]} per returned table, "node_id",
+        "scan" (``ExecutionStats.scan`` of the task).
         Raises the engine's error (KetchError and subclasses) unchanged."""
         import ray
 
@@ -120,8 +121,9 @@ class EngineWorker:
         if buckets > 0:
             plan = plan.repartition(buckets, list(keys or []))
         start_udf_workers(plan)
+        stats = _core.ExecutionStats()
         try:
-            partitions, reader = plan.execute(config.to_native(), _core.ExecutionStats())
+            partitions, reader = plan.execute(config.to_native(), stats)
             batches = list(reader)
         except KetchError as error:
             _raise_udf_error(error)
@@ -140,6 +142,7 @@ class EngineWorker:
             "rows": [t.num_rows for t in tables],
             "bytes": [t.nbytes for t in tables],
             "node_id": ray.get_runtime_context().get_node_id(),
+            "scan": stats.scan,  # what its scans read and pruned (merged into the driver's stats)
         }
         return (*tables, meta)
 
