@@ -79,7 +79,7 @@ class ActorPoolClient:
         own exception (a note names the actor's node), UDFActorDied when its actor is gone for
         good, CallCancelled when ``cancelled()`` turns true while waiting."""
         import ray
-        from ray.exceptions import RayActorError, RayTaskError
+        from ray.exceptions import RayActorError, RayError, RayTaskError
 
         from ketch.execution.call_threads import CallCancelled
 
@@ -103,7 +103,7 @@ class ActorPoolClient:
                 else:
                     self._note(cause, index)
                     failure = cause
-            except RayActorError as error:
+            except RayError as error:  # the actor died (killed, out of memory, its node lost)
                 failure = self._died(index, error)
             if failure is not None:
                 raise failure  # outside the except: Ray's wrapper is not its __context__
