@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ray_compare import native_then_ray
 
 import ketch
 from ketch import col
@@ -157,3 +156,147 @@ def test_a_worker_killed_in_a_sort_stage(on_ray, tmp_path):
     marker.write_text("done")
     out = build(_killer(marker)).collect().to_pydict()
     assert out["id"] == sorted(range(6000), key=lambda i: (-(i % 10), i))
+
+
+def _remove_a_node_mid_query(
+    on_ray: Any, ray_cluster: Any, tmp_path: Path, build: Callable[[Any], Any], rows: int, parts: int
+) -> tuple[Any, Any, str]:
+    """Adds a 4th node (the runner must start an engine worker there), then runs ``build(tag)`` on
+    both runners; on Ray, the UDF ``tag`` (in the first stage) lets the new node's first task
+    finish (its outputs stay in that node's object store), holds its second one, and the test
+    removes the node then. Returns (native result, Ray result, the removed node's id); the cluster
+    has its 3 nodes again after."""
+    import ray
+
+    before = {slot.node_id for slot in on_ray.workers()}
+    first, held, release = tmp_path / "first", tmp_path / "held", tmp_path / "release"
+    node = ray_cluster.add_node(num_cpus=1, object_store_memory=256 << 20)
+    try:
+        ray_cluster.wait_for_nodes()
+        slots = on_ray.workers()  # the node that joined gets an engine worker
+        added = [slot for slot in slots if slot.node_id not in before]
+        assert len(slots) == 4 and len(added) == 1
+        new_node, new_pid = added[0].node_id, _pid(added[0])
+
+        @ketch.func
+        def tag(x: int) -> int:
+            if os.getpid() == new_pid:  # the new node's engine worker
+                part = x // (rows // parts)
+                if not first.exists():
+                    first.write_text(str(part))
+                elif int(first.read_text()) != part:  # its first task is done: hold this one
+                    held.write_text(str(part))
+                    deadline = time.monotonic() + 120
+                    while not release.exists() and time.monotonic() < deadline:
+                        time.sleep(0.05)
+            return x % 7
+
+        native = _native(lambda: build(tag))
+        result: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                result["out"] = build(tag).collect()
+            except BaseException as error:  # noqa: BLE001 - re-raised on the test thread
+                result["error"] = error
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        _wait_for(held, timeout_s=180)
+        ray_cluster.remove_node(node)
+        node = None
+        thread.join(timeout=300)
+        assert not thread.is_alive(), "the query did not finish after the node was removed"
+        if "error" in result:
+            raise result["error"]
+    finally:
+        release.write_text("")
+        if node is not None:
+            ray_cluster.remove_node(node)
+    assert sum(1 for n in ray.nodes() if n["Alive"]) == 3  # the shared cluster as it was
+    assert {slot.node_id for slot in on_ray.workers()} == before
+    return native, result["out"], new_node
+
+
+def test_a_node_removed_mid_groupby_has_its_lost_map_outputs_made_again(on_ray, ray_cluster, tmp_path):
+    rows, parts = 12000, 12
+    data = _data(rows, parts)
+    on_ray.max_shuffle_partitions = 3  # buckets of about 160 KiB: in the nodes' object stores
+
+    def build(tag: Any) -> Any:
+        return (
+            data.with_column("t", tag(col("id")))
+            .groupby("k")
+            .agg(col("pad").agg_list().alias("pads"), col("t").sum().alias("t"))
+        )
+
+    native, out, removed = _remove_a_node_mid_query(on_ray, ray_cluster, tmp_path, build, rows, parts)
+    assert _rows(out) == _rows(native)
+    maps = on_ray.last_stages[0]
+    assert maps.kind == "shuffle map" and maps.tasks == parts, on_ray.stage_report()
+    assert maps.tasks_per_node.get(removed) == 1, on_ray.stage_report()
+    # Only the map task whose outputs were lost ran again (not the whole query).
+    reruns = on_ray.last_reruns
+    lost_part = (tmp_path / "first").read_text()
+    assert len(reruns) == 1 and reruns[0].startswith(f"{maps.name}, partition {lost_part} "), reruns
+    # The next query runs on the 3 nodes left.
+    counts = data.groupby("k").agg(col("id").count().alias("n")).to_pydict()
+    assert sorted(counts["n"]) == [rows // 10] * 10
+    assert set(on_ray.last_tasks_per_node) == {slot.node_id for slot in on_ray.workers()}
+
+
+def test_a_node_removed_mid_sort_has_its_lost_sample_outputs_made_again(on_ray, ray_cluster, tmp_path):
+    rows, parts = 12000, 12
+    data = _data(rows, parts)
+    on_ray.max_shuffle_partitions = 3
+
+    def build(tag: Any) -> Any:
+        return data.with_column("t", tag(col("id"))).sort(["k", "id"], desc=[True, False])
+
+    native, out, removed = _remove_a_node_mid_query(on_ray, ray_cluster, tmp_path, build, rows, parts)
+    assert out.to_pydict() == native.to_pydict()  # the same rows in the same order
+    sample = on_ray.last_stages[0]
+    assert sample.kind == "sample" and sample.tasks_per_node.get(removed) == 1, on_ray.stage_report()
+    assert len(on_ray.last_reruns) == 1 and on_ray.last_reruns[0].startswith(sample.name)
+
+
+def test_a_node_removed_mid_random_repartition_reruns_the_whole_query(on_ray, ray_cluster, tmp_path, caplog):
+    rows, parts = 12000, 12
+    data = _data(rows, parts)
+
+    def build(tag: Any) -> Any:
+        # A random shuffle's map task spreads its rows differently when run again: its lost
+        # outputs cannot be made again alone, so the whole query runs again (once).
+        return data.with_column("t", tag(col("id"))).repartition(3).with_column("u", col("t") + 1)
+
+    with caplog.at_level("WARNING", logger="ketch.runners.ray.runner"):
+        native, out, _removed = _remove_a_node_mid_query(on_ray, ray_cluster, tmp_path, build, rows, parts)
+    assert _rows(out) == _rows(native)
+    assert any("running the whole query again" in r.getMessage() for r in caplog.records), caplog.text
+    assert "random shuffle" in caplog.text
+    assert on_ray.last_reruns == []
+
+
+def test_a_task_whose_worker_dies_every_time_fails_naming_stage_partition_and_nodes(on_ray):
+    from ketch.runners.ray.coordinator import StageFailed
+
+    on_ray.max_task_attempts = 2
+    nodes = {slot.node_id for slot in on_ray.workers()}
+
+    @ketch.func
+    def always_dies(x: int) -> int:
+        if x == 25:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return x
+
+    df = ketch.from_pydict({"x": list(range(60))}).into_partitions(6).collect()
+    with pytest.raises(StageFailed) as failure:
+        df.with_column("y", always_dies(col("x"))).collect()
+    message = str(failure.value)
+    assert "stage 1 (map: InMemorySource -> Project)" in message, message
+    assert "partition 2 of 6" in message and "failed 2 times" in message, message
+    died_on = message.split("died on node(s) ")[1].split(", ")
+    assert len(died_on) == 2 and set(died_on) <= nodes, message
+    # The dead workers were replaced: the next query runs on every node.
+    assert df.with_column("y", col("x") + 1).to_pydict()["y"] == list(range(1, 61))
+    assert set(on_ray.last_tasks_per_node) == nodes
