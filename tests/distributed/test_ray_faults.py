@@ -70,11 +70,12 @@ def _killer(marker: Path) -> Any:
     return die_once
 
 
-def _wait_for(path: Path, timeout_s: float) -> None:
+def _wait_for(path: Path, timeout_s: float, while_alive: threading.Thread) -> None:
+    """Waits for ``path`` to exist (at most ``timeout_s``, and only while ``while_alive`` runs)."""
     deadline = time.monotonic() + timeout_s
     while not path.exists():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{path} did not appear within {timeout_s} s")
+        if time.monotonic() > deadline or not while_alive.is_alive():
+            raise AssertionError(f"{path} did not appear within {timeout_s} s (or the query ended)")
         time.sleep(0.05)
 
 
@@ -159,12 +160,13 @@ def test_a_worker_killed_in_a_sort_stage(on_ray, tmp_path):
 
 
 def _remove_a_node_mid_query(
-    on_ray: Any, ray_cluster: Any, tmp_path: Path, build: Callable[[Any], Any], rows: int, parts: int
+    on_ray: Any, ray_cluster: Any, tmp_path: Path, build: Callable[[Any], Any], task_rows: int
 ) -> tuple[Any, Any, str]:
     """Adds a 4th node (the runner must start an engine worker there), then runs ``build(tag)`` on
-    both runners; on Ray, the UDF ``tag`` (in the first stage) lets the new node's first task
-    finish (its outputs stay in that node's object store), holds its second one, and the test
-    removes the node then. Returns (native result, Ray result, the removed node's id); the cluster
+    both runners; on Ray, the UDF ``tag`` (over the column "id", in a stage whose task i holds the
+    ids [i x task_rows, (i + 1) x task_rows)) lets the new node's first task of that stage finish
+    (its outputs stay in that node's object store), holds its second one, and the test removes
+    the node then. Returns (native result, Ray result, the removed node's id); the cluster
     has its 3 nodes again after."""
     import ray
 
@@ -181,7 +183,7 @@ def _remove_a_node_mid_query(
         @ketch.func
         def tag(x: int) -> int:
             if os.getpid() == new_pid:  # the new node's engine worker
-                part = x // (rows // parts)
+                part = x // task_rows  # the task's index: its ids are a block of task_rows
                 if not first.exists():
                     first.write_text(str(part))
                 elif int(first.read_text()) != part:  # its first task is done: hold this one
@@ -202,7 +204,7 @@ def _remove_a_node_mid_query(
 
         thread = threading.Thread(target=run, daemon=True)
         thread.start()
-        _wait_for(held, timeout_s=180)
+        _wait_for(held, timeout_s=180, while_alive=thread)
         ray_cluster.remove_node(node)
         node = None
         thread.join(timeout=300)
@@ -230,7 +232,7 @@ def test_a_node_removed_mid_groupby_has_its_lost_map_outputs_made_again(on_ray, 
             .agg(col("pad").agg_list().alias("pads"), col("t").sum().alias("t"))
         )
 
-    native, out, removed = _remove_a_node_mid_query(on_ray, ray_cluster, tmp_path, build, rows, parts)
+    native, out, removed = _remove_a_node_mid_query(on_ray, ray_cluster, tmp_path, build, rows // parts)
     assert _rows(out) == _rows(native)
     maps = on_ray.last_stages[0]
     assert maps.kind == "shuffle map" and maps.tasks == parts, on_ray.stage_report()
@@ -253,7 +255,7 @@ def test_a_node_removed_mid_sort_has_its_lost_sample_outputs_made_again(on_ray, 
     def build(tag: Any) -> Any:
         return data.with_column("t", tag(col("id"))).sort(["k", "id"], desc=[True, False])
 
-    native, out, removed = _remove_a_node_mid_query(on_ray, ray_cluster, tmp_path, build, rows, parts)
+    native, out, removed = _remove_a_node_mid_query(on_ray, ray_cluster, tmp_path, build, rows // parts)
     assert out.to_pydict() == native.to_pydict()  # the same rows in the same order
     sample = on_ray.last_stages[0]
     assert sample.kind == "sample" and sample.tasks_per_node.get(removed) == 1, on_ray.stage_report()
@@ -270,7 +272,7 @@ def test_a_node_removed_mid_random_repartition_reruns_the_whole_query(on_ray, ra
         return data.with_column("t", tag(col("id"))).repartition(3).with_column("u", col("t") + 1)
 
     with caplog.at_level("WARNING", logger="ketch.runners.ray.runner"):
-        native, out, _removed = _remove_a_node_mid_query(on_ray, ray_cluster, tmp_path, build, rows, parts)
+        native, out, _removed = _remove_a_node_mid_query(on_ray, ray_cluster, tmp_path, build, rows // parts)
     assert _rows(out) == _rows(native)
     assert any("running the whole query again" in r.getMessage() for r in caplog.records), caplog.text
     assert "random shuffle" in caplog.text
@@ -300,3 +302,20 @@ def test_a_task_whose_worker_dies_every_time_fails_naming_stage_partition_and_no
     # The dead workers were replaced: the next query runs on every node.
     assert df.with_column("y", col("x") + 1).to_pydict()["y"] == list(range(1, 61))
     assert set(on_ray.last_tasks_per_node) == nodes
+
+
+def test_a_node_removed_mid_pipelined_stage_gives_every_row_once_in_order(on_ray, ray_cluster, tmp_path):
+    rows = 12000
+    data = _data(rows, 12)
+
+    def build(tag: Any) -> Any:
+        # Stage 2 (into_partitions(24) -> Project) runs pipelined behind stage 1 (12 tasks): the
+        # lost outputs may be stage 1's (inputs of stage 2's tasks not run yet) and stage 2's own
+        # (read by the driver), whose task then reads stage 1's outputs made again.
+        return data.with_column("t", col("id") + 1).into_partitions(24).with_column("u", tag(col("id")))
+
+    native, out, _removed = _remove_a_node_mid_query(on_ray, ray_cluster, tmp_path, build, rows // 24)
+    assert out.to_pydict() == native.to_pydict()
+    assert [len(p.to_pydict()["id"]) for p in out.iter_partitions()] == [rows // 24] * 24
+    names = [stage.name for stage in on_ray.last_stages]
+    assert all(rerun.split(", partition")[0] in names for rerun in on_ray.last_reruns), on_ray.last_reruns

@@ -230,10 +230,9 @@ class Coordinator:
         the partition and the nodes its workers died on) once it failed ``max_attempts`` times."""
         lane.attempts[index] = lane.attempts.get(index, 0) + 1
         if lane.attempts[index] >= self.max_attempts:
-            raise StageFailed(
-                f"{where}: failed {lane.attempts[index]} times ({why}); its engine worker died on "
-                f"node(s) {_nodes(lane.died_on.get(index, []))}"
-            ) from None
+            died_on = lane.died_on.get(index, [])
+            nodes = f"; its engine worker died on node(s) {_nodes(died_on)}" if died_on else ""
+            raise StageFailed(f"{where}: failed {lane.attempts[index]} times ({why}){nodes}") from None
 
     def _lost(self, slot: WorkerSlot) -> None:
         if not slot.alive:

@@ -11,7 +11,15 @@ sorted range by range on the workers (sort_stage.py). Limits run in two phases,
 into_partitions/into_batches and concat cut or chain the ordered task outputs, writes are staged
 per task and committed when all succeeded. Global aggregates still run on the driver's native
 executor over their inputs' partitions. ``last_stages`` keeps the last query's stages (tasks,
-rows, bytes shuffled)."""
+rows, bytes shuffled).
+
+Faults: each query checks the cluster's nodes first (a node that joined gets an engine worker, one
+that left loses its slot). A worker that dies mid-query has its tasks run again elsewhere (up to
+``max_task_attempts`` runs per task, then StageFailed naming the stage, the partition and the
+nodes); a node that leaves mid-query also loses the task outputs stored there, which are made
+again by running the tasks that made them (lineage.py; ``last_reruns`` lists them). ``collect()``
+runs the whole query once more, with a warning, when a lost output cannot be made again alone
+(a random shuffle's); a streamed query fails with ``OutputsLost`` then."""
 
 from __future__ import annotations
 
@@ -202,6 +210,7 @@ class RayRunner:
                 f"{stage.bytes_out / 1e6:.2f} MB out, {stage.bytes_shuffled / 1e6:.2f} MB shuffled, "
                 f"tasks per node {{{nodes}}}"
             )
+        lines += [f"run again (its output was lost): {rerun}" for rerun in self.last_reruns]
         return "\n".join(lines) or "(no stages: the query ran on the driver)"
 
     def __repr__(self) -> str:
