@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ketch.runners.ray.lineage import Lineage, OutputsLost, Producer
+from ketch.runners.ray.lineage import Lineage, OutputsLost, Producer, output_refs
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +92,17 @@ def _lost_object(error: BaseException) -> str | None:
     return None
 
 
+def _discard(output: Any) -> None:
+    """Reads the errors a failed task left in its outputs' refs (the task runs again), so Ray does
+    not log each of them as an unhandled error when the refs are dropped."""
+    import ray
+
+    try:
+        ray.get(output_refs(output), timeout=5)
+    except Exception:  # noqa: BLE001 - the errors are expected: the task failed
+        pass
+
+
 def _nodes(node_ids: list[str]) -> str:
     return ", ".join(node_ids) if node_ids else "none"
 
@@ -156,6 +167,8 @@ class Coordinator:
                     total = lane.total if lane.total is not None else "?"
                     where = f"{lane.stage.name}, partition {index} of {total}"
                     lost = _lost_object(error)
+                    if lost is not None or not isinstance(error, RayTaskError):
+                        _discard(output)
                     if lost is not None:
                         # An input was lost with its node: make it again, then run this task again.
                         if not self._recover(lost, where):
@@ -301,6 +314,8 @@ class Coordinator:
                 ray.get(meta)
             except (RayTaskError, RayActorError, ActorUnschedulableError) as error:
                 lost = _lost_object(error)
+                if lost is not None or not isinstance(error, RayTaskError):
+                    _discard(output)
                 if lost is not None:
                     self._recover(lost, where)
                 elif isinstance(error, RayTaskError):
