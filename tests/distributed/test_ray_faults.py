@@ -4,8 +4,9 @@
   its tasks run again on a replacement worker; the map outputs it made stay in its node's object
   store (a worker process dying loses none of them), so nothing is made again.
 - A node that joins the cluster gets an engine worker on the next query; removed in the middle of
-  a query, its running tasks run elsewhere and the shuffle outputs stored on it are made again by
-  running the map tasks that made them once more (lineage.py).
+  a query (a groupby, a sort, a pipelined into_partitions), its running tasks run elsewhere and
+  the outputs stored on it are made again by running only the tasks that made them once more
+  (lineage.py); a random repartition's lost outputs cannot be, so collect() runs the query again.
 - A task whose worker dies every time fails the query naming the stage, the partition and nodes.
 
 Every result is exactly the native runner's: no row lost, none doubled. Map outputs here are large
