@@ -202,14 +202,16 @@ class _Runner:
         if self.process is not None:
             pool = self.process
             state["_process_spec"] = (pool.payload, pool.udf_name, pool.concurrency, pool.gpus)
-        return state
+        return state  # a deferred _process_spec (see __setstate__) travels on as it came
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         spec = state.pop("_process_spec", None)
         self.__dict__.update(state)
         self._init_runtime()
         self.process = None
-        if spec is not None:
+        if spec is not None and state.get("actor_pool") is not None:
+            self._process_spec = spec  # its batches go to Ray actors: no local pool (nor zygote)
+        elif spec is not None:
             from ketch.execution.process_pool import ProcessPool
 
             self.process = ProcessPool(*spec)

@@ -30,6 +30,12 @@ class UDFActor:
         import ketch  # noqa: F401  (registers Ketch's Arrow extension types: images, files, ...)
         import ketch.pytype  # noqa: F401
 
+        try:
+            # Converting a UDF's result imports pandas (about a second): do it while the actor
+            # starts, not on its first batch, where it held every engine worker's next call.
+            import pandas  # noqa: F401
+        except ImportError:
+            pass
         self.udf_name = udf_name
         self._init_error: BaseException | None = None
         self._init_traceback = ""
