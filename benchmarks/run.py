@@ -14,7 +14,9 @@ table is printed, the JSON is not written); ``KETCH_BENCH_*`` environment variab
 (1, 5, 15 minutes) before the first case and after the last (``load_average_before/after``).
 ``--json PATH`` writes the JSON to PATH after every case (with ``--cases`` too: ``complete`` is
 false until the last case ran); ``--case-timeout S`` kills a case running longer than S seconds
-(its result: an error).
+(its result: an error). ``--size NAME`` picks a named size of a module that defines ``SIZES``
+(``bench_ray_actors``: small, medium; passed as ``KETCH_BENCH_SIZE``) and writes
+``benchmarks/results/<name>_<size>.json``.
 
 Memory (``memory_sampler.py``): the harness starts the case with ``subprocess.Popen`` and a thread
 samples, every 20 ms, the sum of Pss (``/proc/PID/smaps_rollup``: shared pages counted once) of the
@@ -256,11 +258,21 @@ def main() -> int:
     parser.add_argument(
         "--cases", default="", help="regex: run only the matching engines (e.g. ketch_q1$); writes no JSON"
     )
+    parser.add_argument(
+        "--size",
+        default="",
+        help="a named size of the modules that define SIZES (KETCH_BENCH_SIZE; JSON: <name>_<size>.json)",
+    )
     args = parser.parse_args()
     names = args.names or sorted(p.stem[len("bench_") :] for p in ROOT.glob("bench_*.py"))
     RESULTS.mkdir(exist_ok=True)
+    if args.size:
+        os.environ["KETCH_BENCH_SIZE"] = args.size  # read by the module at import, here and in its cases
     for name in names:
         module = load(name)
+        if args.size and args.size not in getattr(module, "SIZES", {}):
+            print(f"bench {name}: no size {args.size!r} (sizes: {sorted(getattr(module, 'SIZES', {}))})")
+            return 2
         data_dir = DATA / getattr(module, "DATA_NAME", name)
         if not (data_dir / ".ready").exists():
             data_dir.mkdir(parents=True, exist_ok=True)
@@ -340,7 +352,8 @@ def main() -> int:
         if args.cases:
             print(f"(--cases {args.cases}: a partial run, {RESULTS / (name + '.json')} left as it was)")
             continue
-        write_json(RESULTS / f"{name}.json", name, results, context, load_before, load_after, True)
+        stem = f"{name}_{args.size}" if args.size else name
+        write_json(RESULTS / f"{stem}.json", name, results, context, load_before, load_after, True)
     return 0
 
 
