@@ -32,6 +32,13 @@ next to each engine's per-node workers and tasks; the same cluster, resources an
 every engine. Ketch's and Daft's engine workers reserve no CPUs (``num_cpus=0`` actors); Ray
 Data's decode tasks take 1 CPU each. All times include starting the query's actors (each engine
 starts its pools per query); ``setup`` (untimed) joins Ray and starts the engine's workers.
+Ray Data runs in Ketch's venv (``KETCH_VENV_ENGINES``: Ray and Ray Data 2.60.0, as in the peers'
+venv; pyarrow 26 there, 25 in the peers'): from the peers' venv its driver must ask for its own
+Python (``runtime_env={"py_executable": ...}``, as bench_ray does) and on this loaded box the
+raylets then started its workers so slowly ("Starting too many worker processes for a single
+type of task ... throttled", 16 idle workers per node) that the actors waited 100-275 s and q1
+hit the case timeout. Daft must keep that path (Ketch's venv has no Daft): its actors wait for
+fresh worker processes of the peers' Python (``before_first_slow_batch_s`` shows it in q2).
 Ray Data's Parquet reader (ReadFilesParquetV2) merges the 12 small files into one block, and one
 block feeds one actor at a time (``override_num_blocks`` is not honoured there): its queries
 ``repartition`` the input to one block per batch first (a cheap all-to-all over a few MB).
@@ -60,7 +67,6 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(__file__))
 import bench_ray  # noqa: E402
-from bench_ray import setup  # noqa: E402,F401  (the harness calls the module's setup)
 
 SIZES = {
     "small": {"images": 1797, "chain_batches": 40},
@@ -83,6 +89,21 @@ IMAGE_BATCH = 128
 CHAIN_BATCH = 25
 CHAIN_SLEEP_S = 0.2
 DATA_NAME = f"ray_actors_{SIZE_NAME}"
+# Ray Data runs in Ketch's venv (the same Ray 2.60.0 as the peers' venv): see the module doc.
+KETCH_VENV_ENGINES = ("raydata",)
+
+
+def setup(engine: str) -> None:
+    """Joins the cluster and starts the engine's workers (untimed): bench_ray.setup, except for
+    Ray Data, which runs on the cluster's own Python (no ``py_executable`` runtime env)."""
+    if not engine.startswith("raydata"):
+        bench_ray.setup(engine)
+        return
+    import ray
+    import ray.data
+
+    ray.init(address=os.environ[bench_ray.ADDRESS_VAR], log_to_driver=False)
+    ray.data.range(4 * NODES, override_num_blocks=2 * NODES).map_batches(lambda b: b).materialize()
 
 
 def _dir(data_dir: str, name: str) -> str:

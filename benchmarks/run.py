@@ -3,12 +3,13 @@
 Each ``benchmarks/bench_<name>.py`` defines ``prepare(data_dir)`` (makes its input once, in Ketch's
 venv) and one function per engine, ``run_<engine>(data_dir) -> dict`` returning at least
 ``{"rows": int, "check": float}``; an optional ``setup(engine)`` runs first, untimed (imports).
-Every case runs in its own subprocess, Ketch in ``.venv`` and the
-peers (Daft, Polars, DuckDB, pandas, Pillow) in ``benchmarks/.venv-peers``, best of ``--repeat``
-runs (wall-clock seconds of ``run_<engine>``). The harness prints a table of times and ratios to
-Ketch and writes ``benchmarks/results/<name>.json``. A module with several queries names its cases
-``<engine>_q<N>`` (``ketch_q1``, ``duckdb_q1``, ...): they are listed per query and compared with
-that query's ``ketch_q<N>``. ``--cases REGEX`` runs only the matching engines (a smoke run: the
+Every case runs in its own subprocess, Ketch in ``.venv`` and the peers (Daft, Polars, DuckDB,
+pandas, Pillow) in ``benchmarks/.venv-peers``, best of ``--repeat`` runs (wall-clock seconds of
+``run_<engine>``); a module's ``KETCH_VENV_ENGINES`` names peers that run in Ketch's venv instead
+(e.g. Ray Data, whose Ray is the cluster's own there). The harness prints a table of times and
+ratios to Ketch and writes ``benchmarks/results/<name>.json``. A module with several queries names
+its cases ``<engine>_q<N>`` (``ketch_q1``, ``duckdb_q1``, ...): they are listed per query and
+compared with that query's ``ketch_q<N>``. ``--cases REGEX`` runs only the matching engines (a smoke run: the
 table is printed, the JSON is not written); ``KETCH_BENCH_*`` environment variables (e.g.
 ``KETCH_BENCH_ROWS`` of udf_pipeline's q5) are recorded in the JSON, with the load average
 (1, 5, 15 minutes) before the first case and after the last (``load_average_before/after``).
@@ -124,14 +125,16 @@ def run_case(
     env: dict[str, str] | None = None,
     trees: dict[str, int] | None = None,
     timeout_s: float | None = None,
+    ketch_venv: bool = False,
 ) -> dict:
     """Runs one case in a fresh interpreter (``env``: variables added to its environment); its
     result dict plus seconds and the memory fields (``peak_rss_mb``, ``peak_rss_sum_mb``,
     ``baseline_rss_mb``, ``peak_above_start_mb``, ``peak_processes``, ``baseline_rss_sum_mb``,
     ``root_hwm_mb``, ``root_hwm_above_start_mb``; ``trees``: the same peak and baseline for each of
     the session's process trees, by name), or ``{"error": [last line of its output]}`` (also when
-    it ran longer than ``timeout_s``: then it is killed)."""
-    python = KETCH_PY if engine.startswith("ketch") else PEERS_PY
+    it ran longer than ``timeout_s``: then it is killed). Ketch's cases, and a peer's with
+    ``ketch_venv``, run in ``.venv``; the other peers' in ``benchmarks/.venv-peers``."""
+    python = KETCH_PY if engine.startswith("ketch") or ketch_venv else PEERS_PY
     code = _CASE.format(path=str(ROOT / f"bench_{name}.py"), engine=engine, data_dir=str(data_dir))
     tree_samplers = {tree: TreeSampler(pid, TREE_SAMPLE_INTERVAL_S) for tree, pid in (trees or {}).items()}
     tree_baselines = {}
@@ -293,7 +296,13 @@ def main() -> int:
                 for _ in range(args.repeat):
                     print(f"bench {name}: {engine} ...", end="", flush=True)
                     out = run_case(
-                        name, engine, data_dir, context.get("env"), context.get("trees"), args.case_timeout
+                        name,
+                        engine,
+                        data_dir,
+                        context.get("env"),
+                        context.get("trees"),
+                        args.case_timeout,
+                        engine.split("_")[0] in getattr(module, "KETCH_VENV_ENGINES", ()),
                     )
                     print(f" {out.get('seconds', float('nan')):.3f} s" if "error" not in out else " error")
                     if "error" in out:
