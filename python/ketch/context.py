@@ -113,9 +113,8 @@ class ExecutionConfig:
             or isinstance(self.actor_udf_ready_timeout, bool)
             or self.actor_udf_ready_timeout <= 0
         ):
-            raise ValueError(
-                f"actor_udf_ready_timeout must be a number of seconds > 0, got {self.actor_udf_ready_timeout!r}"
-            )
+            value = self.actor_udf_ready_timeout
+            raise ValueError(f"actor_udf_ready_timeout must be a number of seconds > 0, got {value!r}")
         for name in ("pre_shuffle_merge_threshold", "pre_shuffle_merge_partition_threshold"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:

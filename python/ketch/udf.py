@@ -27,7 +27,6 @@ import itertools
 import logging
 import os
 import queue
-import subprocess
 import threading
 import traceback
 import typing
@@ -201,7 +200,8 @@ class _Runner:
     def __getstate__(self) -> dict[str, Any]:
         state = {k: v for k, v in self.__dict__.items() if k not in self._RUNTIME_STATE}
         if self.process is not None:
-            state["_process_spec"] = (self.process.payload, self.process.udf_name, self.process.concurrency)
+            pool = self.process
+            state["_process_spec"] = (pool.payload, pool.udf_name, pool.concurrency, pool.gpus)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -844,20 +844,9 @@ def _ray_runner_configured() -> bool:
 
 def _available_gpus() -> int:
     """GPUs this machine offers: CUDA_VISIBLE_DEVICES when set, else what nvidia-smi lists."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        count = 0
-        for device in visible.split(","):
-            device = device.strip()
-            if not device or device.startswith("-"):
-                break  # CUDA ignores everything from the first empty or negative entry on
-            count += 1
-        return count
-    try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return 0
-    return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU "))
+    from ketch.execution.gpu_slices import visible_gpus
+
+    return len(visible_gpus())
 
 
 def _check_options(name: str, options: _Options) -> _Options:
@@ -936,7 +925,7 @@ def _udf_expression(
     if use_process:
         from ketch.execution.process_pool import ProcessPool
 
-        runner.process = ProcessPool(payload, runner.name, concurrency)
+        runner.process = ProcessPool(payload, runner.name, concurrency, float(options.num_gpus or 0))
     if (
         is_class
         and not options.is_async
@@ -1092,7 +1081,7 @@ def cls(
     (shared state, no IPC copy per batch).
 
     On the Ray runner, a class with ``concurrency`` or ``gpus`` runs as a pool of Ray actors, one
-    instance each (``ketch.runners.ray.actor_pool``): ``cpus`` (default 1), ``gpus`` and
+    instance each (``ketch.runners.ray.actor_pool``): ``cpus`` (default: none held), ``gpus`` and
     ``memory_bytes`` become each actor's Ray resources and ``ray_options`` (a dict of Ray actor
     options, e.g. ``{"resources": {"accel": 1}}`` or ``{"runtime_env": ...}``) is passed to
     ``ray.remote(...).options``; GPU requests are then checked against the cluster, not this

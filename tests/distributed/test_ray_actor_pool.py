@@ -82,10 +82,9 @@ def test_a_class_udf_with_concurrency_runs_as_a_pool_of_ray_actors_with_init_onc
 
 
 def test_actors_are_killed_when_the_query_ends(on_ray):
-    import ray
-
     import time
 
+    import ray
     from ray._private.state import actors
 
     out = _tag_rows(10).with_column("t", Tagger()(col("x"))).to_pydict()
@@ -193,6 +192,10 @@ def test_a_failing_batch_keeps_its_exception_type_and_on_error_still_applies(on_
     with pytest.raises(UDFError, match="Seven") as info:
         _tag_rows(10).with_column("y", FailsOnSeven()(col("x"))).collect()
     assert isinstance(info.value.__cause__, KeyError)
+    import traceback
+
+    # The actor's frames travel with the exception (tblib), down to the user's own line.
+    assert 'raise KeyError("seven")' in "".join(traceback.format_tb(info.value.__cause__.__traceback__))
 
     NullOnSeven = ketch.cls(Seven, return_dtype=int, concurrency=2, cpus=0.1, batch_size=1, on_error="ignore")
     out = _tag_rows(10).with_column("y", NullOnSeven()(col("x"))).to_pydict()
@@ -306,3 +309,28 @@ def test_results_equal_the_native_runner(on_ray):
     )
     assert native.to_pydict() == on_ray_result.to_pydict()
     assert on_ray_result.to_pydict()["y"] == list(range(100, 90, -1))
+
+
+def test_two_chained_actor_udf_stages_overlap(on_ray):
+    import time
+
+    @ketch.cls(return_dtype=pa.float64(), concurrency=1, cpus=0.1, batch_size=1)
+    class First:
+        def __call__(self, x):
+            time.sleep(0.05)
+            return [time.time()] * len(x)  # when this batch left stage 1
+
+    @ketch.cls(return_dtype=pa.float64(), concurrency=2, cpus=0.1, batch_size=1)
+    class Second:
+        def __call__(self, x):
+            return [time.time()] * len(x)  # when stage 2 ran it
+
+    out = (
+        ketch.from_pydict({"x": list(range(30))})
+        .with_column("a", First()(col("x")))
+        .with_column("b", Second()(col("a")))
+        .to_pydict()
+    )
+    assert out["x"] == list(range(30))
+    # Stage 2 starts on stage 1's first outputs: its first call comes before stage 1's last one.
+    assert min(out["b"]) < max(out["a"])

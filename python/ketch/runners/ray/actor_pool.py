@@ -4,7 +4,8 @@ On the Ray runner a class UDF that asks for ``concurrency`` / ``max_concurrency`
 (``@ketch.cls`` or a legacy ``@ketch.udf`` class; not async) runs as a pool of Ray actors
 (``udf_actor.UDFActor``), one instance each, instead of inside the engine workers, as in Daft's
 Flotilla. Before the query's tasks are cut, each pool's actors are started with the UDF's
-resources (``cpus`` → ``num_cpus``, default 1 as in Ray Data's actor pools; ``gpus`` →
+resources (``cpus`` → ``num_cpus``; without it Ray's actor default, as in Daft: placed on a
+node with a CPU, none held while it runs, so a pool larger than the cores still starts; ``gpus`` →
 ``num_gpus``, fractions allowed; ``memory_bytes`` → ``memory``; ``ray_options`` last, e.g.
 ``resources`` or ``runtime_env``), ``max_restarts=4`` and ``max_task_retries=4`` (Daft's
 defaults; ``ray_options`` may override), spread over the nodes. The driver waits for them up to
@@ -31,7 +32,6 @@ from typing import Any
 from ketch.runners.ray.actor_routing import ActorPoolClient
 
 _log = logging.getLogger("ketch.ray")
-DEFAULT_ACTOR_CPUS = 1.0
 DEFAULT_MAX_RESTARTS = 4
 DEFAULT_MAX_TASK_RETRIES = 4
 
@@ -48,7 +48,8 @@ class ActorRequest:
 
     def per_actor(self) -> dict[str, float]:
         """Resources one actor reserves, in Ray's names (memory in bytes)."""
-        wanted: dict[str, float] = {"CPU": DEFAULT_ACTOR_CPUS if self.num_cpus is None else float(self.num_cpus)}
+        # Without cpus=, Ray's actor default: placed on a node with a CPU, holding none while it runs.
+        wanted: dict[str, float] = {"CPU": 0.0 if self.num_cpus is None else float(self.num_cpus)}
         if self.num_gpus:
             wanted["GPU"] = float(self.num_gpus)
         if self.memory_bytes:
@@ -62,7 +63,7 @@ class ActorRequest:
 
     def describe(self) -> str:
         parts = [f"{k.lower() if k in ('CPU', 'GPU') else k} {v:g}" for k, v in self.per_actor().items()]
-        return ", ".join(parts) or "no resources"
+        return ", ".join(parts) or "Ray's default resources"
 
 
 def _fits(per_actor: dict[str, float], free: dict[str, float]) -> int:
@@ -153,18 +154,18 @@ class ActorPools:
                     message = (
                         f"UDF '{runner.name}' asks for {wanted} actors with {request.describe()} each; "
                         f"the Ray cluster has room for {fit} next to this query's other pools: "
-                        f"running with {count}"
-                        + (" (it waits for resources to free up)" if fit == 0 else "")
+                        f"running with {count}" + (" (it waits for resources to free up)" if fit == 0 else "")
                     )
                     warnings.warn(message, stacklevel=3)
                     _log.warning(message)
                 options: dict[str, Any] = {
-                    "num_cpus": DEFAULT_ACTOR_CPUS if request.num_cpus is None else request.num_cpus,
                     "max_restarts": DEFAULT_MAX_RESTARTS,
                     "max_task_retries": DEFAULT_MAX_TASK_RETRIES,
                     "max_concurrency": 1,
                     "scheduling_strategy": "SPREAD",
                 }
+                if request.num_cpus is not None:
+                    options["num_cpus"] = request.num_cpus
                 if request.num_gpus:
                     options["num_gpus"] = request.num_gpus
                 if request.memory_bytes:
@@ -205,7 +206,9 @@ class ActorPools:
                 cause = error.cause if error.cause is not None else error
                 raise UDFError(f"UDF '{runner.name}' failed: {type(cause).__name__}: {cause}") from cause
             except RayActorError as error:
-                raise UDFError(f"UDF '{runner.name}': an actor of its pool died while starting: {error}") from None
+                raise UDFError(
+                    f"UDF '{runner.name}': an actor of its pool died while starting: {error}"
+                ) from None
         alive = [h for h in handles if h in infos]
         if not alive:
             raise TimeoutError(

@@ -79,7 +79,7 @@ class ActorPoolClient:
         own exception (a note names the actor's node), UDFActorDied when its actor is gone for
         good, CallCancelled when ``cancelled()`` turns true while waiting."""
         import ray
-        from ray.exceptions import RayActorError, RayTaskError
+        from ray.exceptions import RayActorError, RayError, RayTaskError
 
         from ketch.execution.call_threads import CallCancelled
 
@@ -93,16 +93,20 @@ class ActorPoolClient:
                 if cancelled is not None and cancelled():
                     ray.cancel(ref)  # a queued call is dropped; a running one finishes there
                     raise CallCancelled()
+            failure: BaseException | None = None
             try:
                 result = ray.get(ref)
             except RayTaskError as error:
                 cause = error.cause if error.cause is not None else error
                 if isinstance(cause, RayActorError):
-                    raise self._died(index, cause) from None
-                self._note(cause, index)
-                raise cause from None
-            except RayActorError as error:
-                raise self._died(index, error) from None
+                    failure = self._died(index, cause)
+                else:
+                    self._note(cause, index)
+                    failure = cause
+            except RayError as error:  # the actor died (killed, out of memory, its node lost)
+                failure = self._died(index, error)
+            if failure is not None:
+                raise failure  # outside the except: Ray's wrapper is not its __context__
         finally:
             self._done(index)
         if len(result) != num_rows:

@@ -180,11 +180,13 @@ class DistributedSort:
 
         stat = StageStats(self._name("sample", f"{child.label} -> sample {columns}"), "sample")
         config = self.query.config
-        shared = None if child.split_source else child.plan.to_bytes()
+        plan, split_source = child.plan, child.split_source  # as now: a task run again runs the same
+        shared = None if split_source else plan.to_bytes()
+        lineage = self.query.coordinator.lineage
 
         def submit(handle: Any, index: int) -> tuple[Any, Any]:
-            payload = child.plan.partition_fragment(index).to_bytes() if child.split_source else shared
-            inputs = child.inputs[index] if child.inputs else None
+            payload = plan.partition_fragment(index).to_bytes() if split_source else shared
+            inputs = lineage.resolve(child.inputs[index]) if child.inputs else None
             table, meta = handle.run_sample_task.options(num_returns=2).remote(
                 payload, config, inputs, columns, rows
             )
@@ -216,10 +218,11 @@ class DistributedSort:
             buckets=n,
         )
         bounds = ray.put(boundaries)
+        lineage = self.query.coordinator.lineage
 
         def submit(handle: Any, index: int) -> tuple[Any, Any]:
             refs = handle.run_range_partition_task.options(num_returns=n + 1).remote(
-                tables[index], columns, descending, nulls_first, bounds, n
+                lineage.resolve(tables[index]), columns, descending, nulls_first, bounds, n
             )
             return refs[-1], refs[:-1]
 

@@ -73,6 +73,9 @@ class UDFActor:
         try:
             return self._call(args, num_rows)
         except BaseException as exc:
+            from tblib import pickling_support
+
+            pickling_support.install(exc)  # the frames travel with the pickled exception
             try:
                 exc.add_note(
                     f"raised in a Ray actor of UDF '{self.udf_name}' (pid {os.getpid()}); its traceback:\n"
