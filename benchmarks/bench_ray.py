@@ -109,35 +109,45 @@ def prepare(data_dir: str) -> None:
 def session(data_dir: str) -> Iterator[dict[str, Any]]:
     """Starts the 3-node cluster in the harness (stopped on exit); yields its address for the cases
     and the root pids of each node's process tree for the memory sampler."""
+    with local_cluster(NODES, CPUS_PER_NODE, OBJECT_STORE_MB) as context:
+        yield context
+
+
+@contextlib.contextmanager
+def local_cluster(nodes: int, cpus_per_node: float, object_store_mb: int) -> Iterator[dict[str, Any]]:
+    """A ``ray.cluster_utils.Cluster`` of ``nodes`` nodes (the head included) with ``cpus_per_node``
+    logical CPUs and ``object_store_mb`` MB of object store each, stopped on exit. Yields the
+    harness's session dict: ``env`` (the address in ``ADDRESS_VAR``), ``trees`` (``node<i>``: the
+    raylet pid of node i, the root of that node's workers and actors; ``head_gcs``) and ``info``."""
     from ray._private import ray_constants
     from ray.cluster_utils import Cluster
 
-    store = OBJECT_STORE_MB << 20
+    store = object_store_mb << 20
     started = time.perf_counter()
     cluster = Cluster(
         initialize_head=True,
-        head_node_args={"num_cpus": CPUS_PER_NODE, "include_dashboard": False, "object_store_memory": store},
+        head_node_args={"num_cpus": cpus_per_node, "include_dashboard": False, "object_store_memory": store},
     )
     try:
-        for _ in range(NODES - 1):
-            cluster.add_node(num_cpus=CPUS_PER_NODE, object_store_memory=store)
+        for _ in range(nodes - 1):
+            cluster.add_node(num_cpus=cpus_per_node, object_store_memory=store)
         cluster.wait_for_nodes()
-        nodes = [cluster.head_node, *sorted(cluster.worker_nodes, key=lambda n: n.unique_id)]
+        members = [cluster.head_node, *sorted(cluster.worker_nodes, key=lambda n: n.unique_id)]
 
         def pid(node: Any, kind: str) -> int:
             return node.all_processes[kind][0].process.pid
 
-        trees = {f"node{i}": pid(node, ray_constants.PROCESS_TYPE_RAYLET) for i, node in enumerate(nodes)}
+        trees = {f"node{i}": pid(node, ray_constants.PROCESS_TYPE_RAYLET) for i, node in enumerate(members)}
         trees["head_gcs"] = pid(cluster.head_node, ray_constants.PROCESS_TYPE_GCS_SERVER)
         info = {
-            "nodes": NODES,
-            "cpus_per_node": CPUS_PER_NODE,
-            "object_store_mb_per_node": OBJECT_STORE_MB,
-            "node_ids": {f"node{i}": node.node_id for i, node in enumerate(nodes)},
+            "nodes": nodes,
+            "cpus_per_node": cpus_per_node,
+            "object_store_mb_per_node": object_store_mb,
+            "node_ids": {f"node{i}": node.node_id for i, node in enumerate(members)},
             "machine_cores": os.cpu_count(),
             "cluster_start_s": time.perf_counter() - started,
             "note": (
-                "ray.cluster_utils.Cluster: the 3 nodes are processes on one machine sharing its "
+                f"ray.cluster_utils.Cluster: the {nodes} nodes are processes on one machine sharing its "
                 f"{os.cpu_count()} cores; Ketch's venv started it, the peers' drivers run their own "
                 "Python on it via runtime_env py_executable (same Python minor version)"
             ),

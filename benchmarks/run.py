@@ -3,18 +3,21 @@
 Each ``benchmarks/bench_<name>.py`` defines ``prepare(data_dir)`` (makes its input once, in Ketch's
 venv) and one function per engine, ``run_<engine>(data_dir) -> dict`` returning at least
 ``{"rows": int, "check": float}``; an optional ``setup(engine)`` runs first, untimed (imports).
-Every case runs in its own subprocess, Ketch in ``.venv`` and the
-peers (Daft, Polars, DuckDB, pandas, Pillow) in ``benchmarks/.venv-peers``, best of ``--repeat``
-runs (wall-clock seconds of ``run_<engine>``). The harness prints a table of times and ratios to
-Ketch and writes ``benchmarks/results/<name>.json``. A module with several queries names its cases
-``<engine>_q<N>`` (``ketch_q1``, ``duckdb_q1``, ...): they are listed per query and compared with
-that query's ``ketch_q<N>``. ``--cases REGEX`` runs only the matching engines (a smoke run: the
+Every case runs in its own subprocess, Ketch in ``.venv`` and the peers (Daft, Polars, DuckDB,
+pandas, Pillow) in ``benchmarks/.venv-peers``, best of ``--repeat`` runs (wall-clock seconds of
+``run_<engine>``); a module's ``KETCH_VENV_ENGINES`` names peers that run in Ketch's venv instead
+(e.g. Ray Data, whose Ray is the cluster's own there). The harness prints a table of times and
+ratios to Ketch and writes ``benchmarks/results/<name>.json``. A module with several queries names
+its cases ``<engine>_q<N>`` (``ketch_q1``, ``duckdb_q1``, ...): they are listed per query and
+compared with that query's ``ketch_q<N>``. ``--cases REGEX`` runs only the matching engines (a smoke run: the
 table is printed, the JSON is not written); ``KETCH_BENCH_*`` environment variables (e.g.
 ``KETCH_BENCH_ROWS`` of udf_pipeline's q5) are recorded in the JSON, with the load average
 (1, 5, 15 minutes) before the first case and after the last (``load_average_before/after``).
 ``--json PATH`` writes the JSON to PATH after every case (with ``--cases`` too: ``complete`` is
 false until the last case ran); ``--case-timeout S`` kills a case running longer than S seconds
-(its result: an error).
+(its result: an error). ``--size NAME`` picks a named size of a module that defines ``SIZES``
+(``bench_ray_actors``: small, medium; passed as ``KETCH_BENCH_SIZE``) and writes
+``benchmarks/results/<name>_<size>.json``.
 
 Memory (``memory_sampler.py``): the harness starts the case with ``subprocess.Popen`` and a thread
 samples, every 20 ms, the sum of Pss (``/proc/PID/smaps_rollup``: shared pages counted once) of the
@@ -122,14 +125,16 @@ def run_case(
     env: dict[str, str] | None = None,
     trees: dict[str, int] | None = None,
     timeout_s: float | None = None,
+    ketch_venv: bool = False,
 ) -> dict:
     """Runs one case in a fresh interpreter (``env``: variables added to its environment); its
     result dict plus seconds and the memory fields (``peak_rss_mb``, ``peak_rss_sum_mb``,
     ``baseline_rss_mb``, ``peak_above_start_mb``, ``peak_processes``, ``baseline_rss_sum_mb``,
     ``root_hwm_mb``, ``root_hwm_above_start_mb``; ``trees``: the same peak and baseline for each of
     the session's process trees, by name), or ``{"error": [last line of its output]}`` (also when
-    it ran longer than ``timeout_s``: then it is killed)."""
-    python = KETCH_PY if engine.startswith("ketch") else PEERS_PY
+    it ran longer than ``timeout_s``: then it is killed). Ketch's cases, and a peer's with
+    ``ketch_venv``, run in ``.venv``; the other peers' in ``benchmarks/.venv-peers``."""
+    python = KETCH_PY if engine.startswith("ketch") or ketch_venv else PEERS_PY
     code = _CASE.format(path=str(ROOT / f"bench_{name}.py"), engine=engine, data_dir=str(data_dir))
     tree_samplers = {tree: TreeSampler(pid, TREE_SAMPLE_INTERVAL_S) for tree, pid in (trees or {}).items()}
     tree_baselines = {}
@@ -256,11 +261,21 @@ def main() -> int:
     parser.add_argument(
         "--cases", default="", help="regex: run only the matching engines (e.g. ketch_q1$); writes no JSON"
     )
+    parser.add_argument(
+        "--size",
+        default="",
+        help="a named size of the modules that define SIZES (KETCH_BENCH_SIZE; JSON: <name>_<size>.json)",
+    )
     args = parser.parse_args()
     names = args.names or sorted(p.stem[len("bench_") :] for p in ROOT.glob("bench_*.py"))
     RESULTS.mkdir(exist_ok=True)
+    if args.size:
+        os.environ["KETCH_BENCH_SIZE"] = args.size  # read by the module at import, here and in its cases
     for name in names:
         module = load(name)
+        if args.size and args.size not in getattr(module, "SIZES", {}):
+            print(f"bench {name}: no size {args.size!r} (sizes: {sorted(getattr(module, 'SIZES', {}))})")
+            return 2
         data_dir = DATA / getattr(module, "DATA_NAME", name)
         if not (data_dir / ".ready").exists():
             data_dir.mkdir(parents=True, exist_ok=True)
@@ -281,7 +296,13 @@ def main() -> int:
                 for _ in range(args.repeat):
                     print(f"bench {name}: {engine} ...", end="", flush=True)
                     out = run_case(
-                        name, engine, data_dir, context.get("env"), context.get("trees"), args.case_timeout
+                        name,
+                        engine,
+                        data_dir,
+                        context.get("env"),
+                        context.get("trees"),
+                        args.case_timeout,
+                        engine.split("_")[0] in getattr(module, "KETCH_VENV_ENGINES", ()),
                     )
                     print(f" {out.get('seconds', float('nan')):.3f} s" if "error" not in out else " error")
                     if "error" in out:
@@ -340,7 +361,8 @@ def main() -> int:
         if args.cases:
             print(f"(--cases {args.cases}: a partial run, {RESULTS / (name + '.json')} left as it was)")
             continue
-        write_json(RESULTS / f"{name}.json", name, results, context, load_before, load_after, True)
+        stem = f"{name}_{args.size}" if args.size else name
+        write_json(RESULTS / f"{stem}.json", name, results, context, load_before, load_after, True)
     return 0
 
 
