@@ -94,6 +94,7 @@ def _flight_equals_map_reduce(
         flight = build().to_pydict()
     assert flight == map_reduce == native
     shuffles = [s for s in on_ray.last_stages if s.kind == "shuffle map"]
+    assert "MB on disk" in on_ray.stage_report()
     assert shuffles and len(shuffles) == len(reference)
     for stage, ref in zip(shuffles, reference, strict=True):
         assert "via flight_shuffle" in stage.name, stage.name
@@ -305,6 +306,59 @@ def test_a_lost_map_output_fails_naming_stage_partition_and_address(
     assert "flight shuffle: cannot fetch" in message and "grpc+tcp://" in message, message
     assert "final Aggregate" in message and "partition" in message, message
     assert _files(shuffle_dir) == []  # the dead worker's files too (deleted by its node's new worker)
+
+
+# -- the buckets never go through the object store ---------------------------------------------------
+
+
+def _object_store_bytes() -> int:
+    """Bytes of the objects this driver owns (every task output of the query: the driver submits
+    all tasks), as Ray's object directory records them."""
+    import ray
+
+    worker = ray._private.worker.global_worker
+    refs = [
+        ray.ObjectRef(bytes.fromhex(object_id.decode()))
+        for object_id in worker.core_worker.get_all_reference_counts()
+    ]
+    locations = ray.experimental.get_object_locations(refs)
+    return sum(int(location.get("object_size") or 0) for location in locations.values())
+
+
+def test_the_map_outputs_stay_out_of_the_object_store(on_ray: Any, tmp_path: Path, shuffle_dir: Path) -> None:
+    """A raw-row shuffle of ~24 MB (approx_count_distinct shuffles rows; its output is 7 rows):
+    with map_reduce the buckets are in the object store while the reduce stage runs, with the
+    flight shuffle only on disk (what lets a shuffle larger than the object store finish)."""
+    root = tmp_path / "big"
+    root.mkdir()
+    for i in range(6):
+        ids = list(range(i * 40_000, (i + 1) * 40_000))
+        strings = [f"{j:08d}" * 12 for j in ids]  # 96 bytes each, distinct
+        pq.write_table(pa.table({"g": [j % 7 for j in ids], "s": strings}), root / f"p{i}.parquet")
+
+    def during(algorithm: str) -> tuple[int, list[int], int]:
+        """Object store bytes while the reduce stage runs, the result, the bytes shuffled."""
+        with ketch.execution_config_ctx(
+            shuffle_algorithm=algorithm,
+            flight_shuffle_dirs=[str(shuffle_dir)],
+            scan_tasks_min_size_bytes=1,
+            max_sources_per_scan_task=1,
+        ):
+            df = ketch.read_parquet(str(root / "*.parquet")).groupby("g")
+            parts = df.agg(col("s").approx_count_distinct().alias("n")).iter_partitions()
+            first = next(parts)  # the map stage is done, the reduce stage runs
+            used = _object_store_bytes()
+            counts = [n for p in [first, *parts] for n in p.to_pydict()["n"]]
+        shuffled = next(s for s in on_ray.last_stages if s.kind == "shuffle map").bytes_shuffled
+        return used, sorted(counts), shuffled
+
+    store_map_reduce, counts_map_reduce, shuffled = during("map_reduce")
+    store_flight, counts_flight, shuffled_flight = during("flight_shuffle")
+    assert shuffled == shuffled_flight > 20_000_000
+    assert counts_flight == counts_map_reduce and sum(counts_flight) > 0.9 * 240_000
+    assert store_map_reduce > 0.8 * shuffled, (store_map_reduce, shuffled)
+    assert store_flight < 0.1 * shuffled, (store_flight, shuffled)
+    assert _files(shuffle_dir) == []
 
 
 # -- the store on its own: real Flight server on loopback, no Ray --------------------------------------
