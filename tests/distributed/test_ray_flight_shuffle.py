@@ -278,7 +278,7 @@ def test_files_are_deleted_when_the_stream_is_stopped_early(
     assert _files(shuffle_dir) == []
 
 
-def test_a_lost_map_output_fails_naming_stage_partition_and_address(
+def test_map_outputs_lost_with_their_worker_are_made_again(
     on_ray: Any, six_files: str, shuffle_dir: Path, tmp_path: Path
 ) -> None:
     marker = tmp_path / "killed-once"
@@ -288,24 +288,48 @@ def test_a_lost_map_output_fails_naming_stage_partition_and_address(
         if g == 3 and not os.path.exists(marker):
             marker.write_text(str(os.getpid()))
             os.kill(os.getpid(), signal.SIGKILL)
-        return g
+        return g * 10
 
+    def build() -> ketch.DataFrame:
+        df = ketch.read_parquet(six_files).groupby("g").agg(col("v").sum())
+        return df.with_column("h", die_once(col("g"))).sort("g")
+
+    marker.write_text("native run: no kill")
+    expected = _native(build)
+    marker.unlink()
     with ketch.execution_config_ctx(
         shuffle_algorithm="flight_shuffle", flight_shuffle_dirs=[str(shuffle_dir)]
     ):
-        df = (
-            ketch.read_parquet(six_files)
-            .groupby("g")
-            .agg(col("v").sum())
-            .with_column("h", die_once(col("g")))
-        )
-        with pytest.raises(KetchIOError) as info:
-            df.collect()
-    message = str(info.value)
+        out = build().to_pydict()
     assert marker.exists()
-    assert "flight shuffle: cannot fetch" in message and "grpc+tcp://" in message, message
-    assert "final Aggregate" in message and "partition" in message, message
+    assert out == expected and out["h"] == [10 * g for g in range(7)]
+    # The killed worker held about a third of the map outputs: they were made again elsewhere.
+    again = [s for s in on_ray.last_stages if s.kind == "shuffle map (recompute)"]
+    assert len(again) == 1 and 1 <= again[0].tasks < 6, on_ray.stage_report()
+    assert "lost with grpc+tcp://" in again[0].name
     assert _files(shuffle_dir) == []  # the dead worker's files too (deleted by its node's new worker)
+
+
+def test_an_unrecoverable_fetch_fails_naming_stage_partition_and_address(on_ray: Any) -> None:
+    from ketch import _core
+    from ketch.runners.ray.coordinator import Coordinator, StageTasks
+    from ketch.runners.ray.flight_shuffle import FlightFetchError
+
+    fragment = _core.PyPlan.in_memory(pa.table({"a": pa.array([], pa.int64())})).to_bytes()
+    config = ketch.get_execution_config()
+    lost = FlightPiece("grpc+tcp://127.0.0.1:1", "q-s1/0/0", 5)
+
+    def submit(handle: Any, index: int) -> tuple[Any, Any]:
+        refs = handle.run_task.options(num_returns=2).remote(fragment, config, [[lost]], 0, None)
+        return refs[-1], refs[:-1]
+
+    coordinator = Coordinator(on_ray.workers(), 2, on_ray._start_worker)
+    stage = StageTasks("stage 9 (reduce: final Aggregate)", 2, submit, recover=lambda error: False)
+    pattern = (
+        r"cannot fetch 'q-s1/0/0' \(5 rows\) from grpc\+tcp://127\.0\.0\.1:1.*stage 9 .*partition 0 of 2"
+    )
+    with pytest.raises(FlightFetchError, match=pattern):
+        list(coordinator.run(stage))
 
 
 # -- the buckets never go through the object store ---------------------------------------------------

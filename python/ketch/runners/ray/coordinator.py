@@ -37,6 +37,9 @@ class StageTasks:
     # Per task, the node whose worker should run it (its inputs live there), or None. Soft: when
     # that worker is full or gone, the least loaded one runs it.
     preferred_nodes: list[str | None] | None = None
+    # Called with the original exception of a task that raised: True when the cause was repaired
+    # (the flight shuffle's lost map outputs made again) and the task may run again.
+    recover: Callable[[BaseException], bool] | None = None
 
 
 class StageFailed(RuntimeError):
@@ -123,6 +126,11 @@ class Coordinator:
                     self.tasks_per_node[slot.node_id] = self.tasks_per_node.get(slot.node_id, 0) + 1
                 except RayTaskError as error:
                     cause = error.cause if error.cause is not None else error
+                    recover = lane.stage.recover
+                    lane.attempts[index] = lane.attempts.get(index, 0) + 1
+                    if recover is not None and lane.attempts[index] < self.max_attempts and recover(cause):
+                        lane.pending.appendleft(index)
+                        continue
                     total = lane.total if lane.total is not None else "?"
                     where = f"{lane.stage.name}, partition {index} of {total}"
                     original = getattr(cause, "udf_cause", None)  # a UDF's own exception (worker.py)

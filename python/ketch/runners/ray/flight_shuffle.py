@@ -20,9 +20,11 @@ over Arrow Flight, never through Ray's object store.
   directories it wrote into when its process exits (``atexit``; a worker killed with SIGKILL
   leaves its files until the query's ``drop_query``).
 
-A reduce task that cannot fetch a piece (its worker gone) fails with ``KetchIOError`` naming the
-address and ticket; the coordinator adds the stage and partition. Lost map outputs are not
-recomputed: the query fails (run it again)."""
+A reduce task that cannot fetch a piece (its worker gone) fails with ``FlightFetchError`` (a
+KetchIOError) naming the address and ticket. The stage planner then runs again, on the workers
+alive, every map task whose outputs were at that address (stages.py ``_recover_flight``) and
+retries the reduce task on the new outputs; when that is impossible (the coordinator's attempts
+are used up) the query fails with that error, the coordinator adding the stage and partition."""
 
 from __future__ import annotations
 
@@ -35,6 +37,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+
+from ketch.errors import KetchIOError
 
 COMPRESSIONS = ("lz4", "zstd")
 DEFAULT_DIR = os.path.join(tempfile.gettempdir(), "ketch_flight_shuffle")
@@ -68,6 +72,15 @@ class FlightPiece:
     ticket: str
     rows: int
     num_columns: int = 1
+
+
+class FlightFetchError(KetchIOError):
+    """A flight shuffle piece could not be fetched: ``address`` is the Flight server that held it
+    (its worker gone, its files deleted)."""
+
+    def __init__(self, message: str, address: str | None = None) -> None:
+        super().__init__(message)
+        self.address = address
 
 
 def query_dir(base: str, query_id: str) -> str:
@@ -165,11 +178,10 @@ class ShuffleStore:
 
     def fetch(self, pieces: list[FlightPiece]) -> list[pa.Table]:
         """The tables of ``pieces`` (empty ones skipped), fetched over Flight (a client per
-        address, kept). Raises KetchIOError naming the address and ticket when one cannot be
-        fetched (its worker gone, its file deleted)."""
+        address, kept). Raises FlightFetchError (a KetchIOError) naming the address and ticket
+        when one cannot be fetched (its worker gone, its file deleted)."""
         import pyarrow.flight as flight
 
-        from ketch.errors import KetchIOError
         from ketch.runners.ray.tables import without_columns
 
         tables = []
@@ -187,9 +199,10 @@ class ShuffleStore:
                 table = client.do_get(flight.Ticket(piece.ticket.encode()), options).read_all()
             except (pa.ArrowException, OSError) as error:
                 self._clients.pop(piece.address, None)
-                raise KetchIOError(
+                raise FlightFetchError(
                     f"flight shuffle: cannot fetch {piece.ticket!r} ({piece.rows} rows) from "
-                    f"{piece.address}: {str(error).splitlines()[0]}"
+                    f"{piece.address}: {str(error).splitlines()[0]}",
+                    piece.address,
                 ) from None
             tables.append(table)
         return tables

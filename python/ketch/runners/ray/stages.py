@@ -61,7 +61,13 @@ from ketch import _core
 from ketch.runners.native import NativeRunner
 from ketch.runners.ray import slicing
 from ketch.runners.ray.coordinator import Coordinator, StageTasks, Upstream
-from ketch.runners.ray.flight_shuffle import DEFAULT_DIR, FlightMap, FlightPiece, normalize_compression
+from ketch.runners.ray.flight_shuffle import (
+    DEFAULT_DIR,
+    FlightFetchError,
+    FlightMap,
+    FlightPiece,
+    normalize_compression,
+)
 from ketch.runners.ray.progress import StageProgress
 from ketch.runners.ray.sort_stage import DistributedSort, is_distributed_sort
 from ketch.runners.ray.tables import concat
@@ -128,9 +134,29 @@ class StageStats:
     started: float = field(default_factory=time.monotonic)
 
 
+@dataclass
+class FlightShuffle:
+    """One flight shuffle of the query, kept to make lost map outputs again: its map stage
+    (``pending``, ``buckets``, ``keys``) and ``pieces[m][j]``, bucket j of map task m as first
+    made (``QueryStages._relocated`` maps its ticket to where it was made again)."""
+
+    pending: Pending
+    buckets: int
+    keys: list[str]
+    pieces: list[list[FlightPiece]] = field(default_factory=list)
+
+
 def _random_repartition(node: Any) -> bool:
     """``repartition(n)`` without keys: rows spread evenly, no hash (not a hash exchange)."""
     return node.kind() == "Repartition" and not node.params()["by"]
+
+
+def _pieces(meta: dict[str, Any], task: int) -> list[FlightPiece]:
+    """The flight pieces of flight shuffle map task ``task`` from its metadata, one per bucket."""
+    return [
+        FlightPiece(meta["flight"], f"{meta['shuffle_id']}/{task}/{j}", rows, meta["num_columns"])
+        for j, rows in enumerate(meta["rows"])
+    ]
 
 
 def _placeholder(plan: Any) -> Any:
@@ -156,6 +182,9 @@ class QueryStages:
         self.stages: list[StageStats] = []
         self.query_id = uuid.uuid4().hex[:16]  # names the flight shuffle's files and tickets
         self._flight_dirs: list[str] = []  # set when a flight shuffle ran: dropped at the end
+        self._flight_shuffles: list[FlightShuffle] = []
+        self._relocated: dict[str, FlightPiece] = {}  # first ticket -> the piece made again
+        self._lost_addresses: set[str] = set()
 
     # -- the plan walk ----------------------------------------------------------------------------
     def run(self, root: Any) -> Iterator[pa.Table]:
@@ -563,7 +592,7 @@ class QueryStages:
                 payload = pending.plan.partition_fragment(index).to_bytes()
             else:
                 payload = shared
-            inputs = pending.inputs[index] if pending.inputs else None
+            inputs = self.task_inputs(pending, index)
             if flight:  # buckets to local disk; only the metadata comes back
                 spec = FlightMap(self.query_id, number, index, tuple(self._flight_dirs), self._compression())
                 run = handle.run_task.options(num_returns=1)
@@ -573,7 +602,9 @@ class QueryStages:
             )
             return refs[-1], refs[:-1]
 
-        return stat, StageTasks(stat.name, pending.num_tasks, submit, preferred_nodes=preferred_nodes)
+        return stat, StageTasks(
+            stat.name, pending.num_tasks, submit, preferred_nodes=preferred_nodes, recover=self.recover_hook()
+        )
 
     def _shuffle(self, pending: Pending, keys: list[str], buckets: int) -> list[list[Any]]:
         """The map side: per map output, the refs of its ``buckets`` bucket tables (one output per
@@ -624,16 +655,64 @@ class QueryStages:
         for d in dirs:
             if d not in self._flight_dirs:
                 self._flight_dirs.append(d)
-        outputs: list[list[Any]] = []
+        shuffle = FlightShuffle(pending, buckets, keys)
+        self._flight_shuffles.append(shuffle)
         for _, meta in self._stage_with_meta(pending, buckets, keys, "shuffle map", flight=True):
-            task = len(outputs)
-            outputs.append(
-                [
-                    FlightPiece(meta["flight"], f"{meta['shuffle_id']}/{task}/{j}", rows, meta["num_columns"])
-                    for j, rows in enumerate(meta["rows"])
-                ]
+            shuffle.pieces.append(_pieces(meta, len(shuffle.pieces)))
+        return [list(pieces) for pieces in shuffle.pieces]
+
+    def task_inputs(self, pending: Pending, index: int) -> list[Any] | None:
+        """Task ``index``'s inputs (None: it reads its own source), the flight pieces made again
+        (after their worker was lost) pointing at their new place."""
+        inputs = pending.inputs[index] if pending.inputs else None
+        if inputs is None or not self._relocated:
+            return inputs
+        return [
+            None
+            if leaf is None
+            else [self._relocated.get(p.ticket, p) if isinstance(p, FlightPiece) else p for p in leaf]
+            for leaf in inputs
+        ]
+
+    def recover_hook(self) -> Any:
+        """``StageTasks.recover`` for a stage of this query: None until a flight shuffle ran."""
+        return self._recover_flight if self._flight_shuffles else None
+
+    def _recover_flight(self, error: BaseException) -> bool:
+        """After a task failed to fetch a flight piece (``FlightFetchError``): runs again, on the
+        workers alive, every map task of every flight shuffle of the query whose outputs were at
+        that address (as a "shuffle map (recompute)" stage each) and points the pieces at the
+        new outputs; True when the failed task may run again. Other errors: False."""
+        address = getattr(error, "address", None)
+        if not isinstance(error, FlightFetchError) or address is None:
+            return False
+        if address in self._lost_addresses:
+            return True  # already made again: the task reads the relocated pieces
+        self._lost_addresses.add(address)
+        found = False
+        for shuffle in self._flight_shuffles:  # in the order they ran: later ones read earlier ones
+            lost = [
+                m
+                for m, pieces in enumerate(shuffle.pieces)
+                if any(self._relocated.get(p.ticket, p).address == address for p in pieces)
+            ]
+            if not lost:
+                continue
+            found = True
+            stat, tasks = self._stage_tasks(
+                shuffle.pending, shuffle.buckets, shuffle.keys, "shuffle map (recompute)", None, flight=True
             )
-        return outputs
+            stat.name += f" [map tasks {lost} lost with {address}]"
+
+            def submit(handle: Any, k: int, run: Any = tasks.submit, lost: list[int] = lost) -> Any:
+                return run(handle, lost[k])
+
+            again = StageTasks(stat.name, len(lost), submit, recover=tasks.recover)
+            for k, (_, meta) in enumerate(self.coordinator.run(again)):
+                self._record(stat, meta, shuffle.buckets)
+                for first, new in zip(shuffle.pieces[lost[k]], _pieces(meta, lost[k]), strict=True):
+                    self._relocated[first.ticket] = new
+        return found
 
     def _final(self, pending: Pending) -> Iterator[pa.Table]:
         import ray
