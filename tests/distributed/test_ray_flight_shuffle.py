@@ -326,7 +326,7 @@ def test_an_unrecoverable_fetch_fails_naming_stage_partition_and_address(on_ray:
     coordinator = Coordinator(on_ray.workers(), 2, on_ray._start_worker)
     stage = StageTasks("stage 9 (reduce: final Aggregate)", 2, submit, recover=lambda error: False)
     pattern = (
-        r"cannot fetch 'q-s1/0/0' \(5 rows\) from grpc\+tcp://127\.0\.0\.1:1.*stage 9 .*partition 0 of 2"
+        r"cannot fetch 'q-s1/0/0' \(5 rows\) from grpc\+tcp://127\.0\.0\.1:1.*stage 9 .*partition [01] of 2"
     )
     with pytest.raises(FlightFetchError, match=pattern):
         list(coordinator.run(stage))

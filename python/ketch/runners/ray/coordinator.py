@@ -7,7 +7,8 @@ task order (a task that finishes early waits in a buffer), so partitions keep th
 worker that dies (its process killed, its node lost) has its tasks run again on the others, up to
 ``max_attempts`` times per task; a replacement worker is started on the node when the node is
 still alive. A task that raises fails the query with the original exception type, its message
-naming the stage and the partition."""
+naming the stage and the partition, unless its stage's ``recover`` hook repairs the cause (the
+flight shuffle makes lost map outputs again) and the task runs again, up to ``max_attempts``."""
 
 from __future__ import annotations
 

@@ -210,6 +210,8 @@ class QueryStages:
             return
         dirs, self._flight_dirs = self._flight_dirs, []
         calls = [w.handle.drop_query.remote(self.query_id, dirs) for w in self.coordinator.workers if w.alive]
+        if not calls:
+            return
         ready, _ = ray.wait(calls, num_returns=len(calls), timeout=60)
         for ref in ready:
             try:
