@@ -232,6 +232,17 @@ def test_several_dirs_share_the_map_tasks(on_ray: Any, six_files: str, tmp_path:
     assert _files(dirs[0]) == [] and _files(dirs[1]) == []
 
 
+def test_a_dir_that_cannot_be_written_fails_naming_it(on_ray: Any, six_files: str, tmp_path: Path) -> None:
+    not_a_dir = tmp_path / "a-file"
+    not_a_dir.write_text("x")
+    with ketch.execution_config_ctx(shuffle_algorithm="flight_shuffle", flight_shuffle_dirs=[str(not_a_dir)]):
+        df = ketch.read_parquet(six_files).groupby("g").agg(col("v").sum())
+        with pytest.raises(
+            KetchIOError, match=rf"cannot write {re.escape(str(not_a_dir))}/ketch-shuffle-.*stage 1 "
+        ):
+            df.collect()
+
+
 def test_config_refuses_bad_flight_settings() -> None:
     with pytest.raises(ValueError, match="flight_shuffle_compression must be 'lz4', 'zstd'"):
         ketch.set_execution_config(flight_shuffle_compression="gzip")

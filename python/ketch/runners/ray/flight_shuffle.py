@@ -148,11 +148,10 @@ class ShuffleStore:
         """Writes bucket j of ``tables`` (one table per bucket, same schema) to an IPC file and
         returns the task's metadata: "flight" (this worker's address), "shuffle_id", per bucket
         "rows", "bytes" (in memory, as map_reduce counts them) and "file_bytes" (on disk,
-        compressed), "num_columns". Raises OSError when a directory cannot be written."""
+        compressed), "num_columns". Raises KetchIOError naming the file when it cannot be written."""
         address = self.address
         base = spec.dirs[spec.map_index % len(spec.dirs)]
         directory = os.path.join(query_dir(base, spec.query_id), self.owner)
-        os.makedirs(directory, exist_ok=True)
         with self._lock:
             self._dirs.add(directory)
         options = pa.ipc.IpcWriteOptions(compression=spec.compression)
@@ -162,8 +161,17 @@ class ShuffleStore:
                 file_bytes.append(0)
                 continue
             path = os.path.join(directory, f"{spec.stage}-{spec.map_index}-{bucket}.arrow")
-            with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, table.schema, options=options) as w:
-                w.write_table(table)
+            try:
+                os.makedirs(directory, exist_ok=True)
+                with (
+                    pa.OSFile(path, "wb") as sink,
+                    pa.ipc.new_stream(sink, table.schema, options=options) as w,
+                ):
+                    w.write_table(table)
+            except (OSError, pa.ArrowException) as error:
+                raise KetchIOError(
+                    f"flight shuffle: cannot write {path} (flight_shuffle_dirs): {error}"
+                ) from None
             file_bytes.append(os.path.getsize(path))
             with self._lock:
                 self._files[f"{spec.shuffle_id}/{spec.map_index}/{bucket}"] = (path, spec.compression)
