@@ -163,6 +163,36 @@ def test_joins_shuffling_both_sides(no_broadcast: Any, six_files: str, shuffle_d
         assert out["w"][len(left_ids) :] == [f"w{k}" for k in unmatched]
 
 
+def test_a_small_right_side_is_broadcast_from_the_flight_shuffle(
+    on_ray: Any, six_files: str, shuffle_dir: Path
+) -> None:
+    def join() -> ketch.DataFrame:
+        left = ketch.read_parquet(six_files).where(col("keep")).select("id", "k")
+        right = ketch.from_pydict({"k": list(range(20, 60)), "w": [f"w{k}" for k in range(20, 60)]})
+        return left.join(right.into_partitions(3), on="k").sort("id")
+
+    expected = _native(join)
+    with ketch.execution_config_ctx(
+        shuffle_algorithm="flight_shuffle", flight_shuffle_dirs=[str(shuffle_dir)]
+    ):
+        out = join().to_pydict()
+    assert out == expected and len(out["id"]) == 30  # ids % 40 in {20, 30}: half of the 60
+    kinds = [s.kind for s in on_ray.last_stages]
+    assert "broadcast" in kinds and "shuffle map" not in kinds, kinds
+    broadcast = next(s for s in on_ray.last_stages if s.kind == "broadcast")
+    assert broadcast.bytes_on_disk > 0  # the right side was written by the flight shuffle, then broadcast
+    assert _files(shuffle_dir) == []
+
+
+def test_tables_without_columns_keep_their_rows(on_ray: Any, six_files: str, shuffle_dir: Path) -> None:
+    with ketch.execution_config_ctx(
+        shuffle_algorithm="flight_shuffle", flight_shuffle_dirs=[str(shuffle_dir)]
+    ):
+        assert ketch.read_parquet(six_files).repartition(4).count_rows() == 3000
+        assert ketch.read_parquet(six_files).repartition(4, "g").count_rows() == 3000
+    assert _files(shuffle_dir) == []
+
+
 def test_repartition_by_key_gives_the_same_partitions(on_ray: Any, six_files: str, shuffle_dir: Path) -> None:
     def parts(algorithm: str) -> list[list[int]]:
         with ketch.execution_config_ctx(shuffle_algorithm=algorithm, flight_shuffle_dirs=[str(shuffle_dir)]):
