@@ -107,7 +107,9 @@ def moto_s3() -> Any:
 
 # -- Ray: one real local cluster per test session ----------------------------------------------------
 # ray.cluster_utils.Cluster: a head and two more nodes on this machine, 1 CPU each, started on first
-# use and shared by every Ray test (tests/distributed).
+# use and shared by every Ray test (tests/distributed). The two non-head nodes also declare one
+# (fake) GPU and one unit of a custom resource "accel" each, so actor-pool UDFs' GPU requests are
+# placed by Ray as on a real GPU cluster (CUDA_VISIBLE_DEVICES set per actor; no CUDA needed).
 RAY_NUM_NODES = 3
 
 
@@ -119,7 +121,9 @@ def _start_cluster(cluster_class: Any, attempts: int = 3) -> Any:
         try:
             cluster.add_node(num_cpus=1, include_dashboard=False, object_store_memory=256 << 20)  # the head
             for _ in range(RAY_NUM_NODES - 1):
-                cluster.add_node(num_cpus=1, object_store_memory=256 << 20)
+                cluster.add_node(
+                    num_cpus=1, num_gpus=1, resources={"accel": 1}, object_store_memory=256 << 20
+                )
             cluster.wait_for_nodes()
             return cluster
         except Exception as error:  # noqa: BLE001 - Ray raises a bare Exception on a late node

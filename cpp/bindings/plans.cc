@@ -265,6 +265,21 @@ void BindPlans(nb::module_& m) {
                      d["rows_read"] = s.scan.rows_read.load();
                      return d;
                    })
+      // Adds another execution's scan counters (a dict shaped like `scan`) to these: the Ray
+      // runner merges its engine workers' scans into the driver's stats (explain_analyze).
+      .def("add_scan",
+           [](ExecutionStats& s, const nb::dict& d) {
+             auto get = [&](const char* key) -> int64_t {
+               return d.contains(key) ? nb::cast<int64_t>(d[key]) : 0;
+             };
+             s.scan.scan_tasks += get("scan_tasks");
+             s.scan.files_read += get("files_read");
+             s.scan.files_pruned += get("files_pruned");
+             s.scan.row_groups_read += get("row_groups_read");
+             s.scan.row_groups_pruned += get("row_groups_pruned");
+             s.scan.bytes_read += get("bytes_read");
+             s.scan.rows_read += get("rows_read");
+           })
       // One dict per operator, in registration order (pipelines that feed others first).
       .def("operators", [](ExecutionStats& s) {
         nb::list out;

@@ -53,6 +53,9 @@ class ExecutionConfig:
       uses the object store). "auto" never picks it.
     - ``pre_shuffle_merge_threshold``: bytes of map output merged into one partitioning task
       (default 1 GiB).
+    - ``actor_udf_ready_timeout``: seconds the Ray runner waits for an actor-pool UDF's actors to
+      start (``__init__`` done) before the query fails; it runs with those ready by then (default
+      120, as in Daft).
     - ``flight_shuffle_dirs``: a list (or tuple) of directories on each node for the flight
       shuffle's files; map task i writes into dir i mod len(dirs). Default
       ``[<system temp dir>/ketch_flight_shuffle]``. Each query writes under
@@ -76,6 +79,7 @@ class ExecutionConfig:
     shuffle_algorithm: str = "auto"
     pre_shuffle_merge_threshold: int = 1 << 30
     pre_shuffle_merge_partition_threshold: int = 200
+    actor_udf_ready_timeout: int = 120
     flight_shuffle_dirs: list[str] = dataclasses.field(
         default_factory=lambda: [os.path.join(tempfile.gettempdir(), "ketch_flight_shuffle")]
     )
@@ -114,6 +118,13 @@ class ExecutionConfig:
                 "shuffle_algorithm must be 'auto', 'map_reduce', 'pre_shuffle_merge' or 'flight_shuffle', "
                 f"got {self.shuffle_algorithm!r}"
             )
+        if (
+            not isinstance(self.actor_udf_ready_timeout, int | float)
+            or isinstance(self.actor_udf_ready_timeout, bool)
+            or self.actor_udf_ready_timeout <= 0
+        ):
+            value = self.actor_udf_ready_timeout
+            raise ValueError(f"actor_udf_ready_timeout must be a number of seconds > 0, got {value!r}")
         self._check_flight_shuffle()
         for name in ("pre_shuffle_merge_threshold", "pre_shuffle_merge_partition_threshold"):
             value = getattr(self, name)

@@ -27,7 +27,6 @@ import itertools
 import logging
 import os
 import queue
-import subprocess
 import threading
 import traceback
 import typing
@@ -183,6 +182,11 @@ class _Runner:
         self.timeout_s = timeout_s
         self.process: Any = None
         self.batch_size = 0  # rows per user-function call (set with the plan node)
+        # On the Ray runner: what a class UDF's actor pool asks for (an ActorRequest, None: the
+        # UDF runs inside the engine workers) and, while a query runs, the client that sends its
+        # batches to the pool's actors (ketch.runners.ray.actor_pool).
+        self.actor_request: Any = None
+        self.actor_pool: Any = None
         self._init_runtime()
 
     # Plan serialization (ketch.distributed serde) sends a runner as cloudpickle bytes. What it
@@ -196,7 +200,8 @@ class _Runner:
     def __getstate__(self) -> dict[str, Any]:
         state = {k: v for k, v in self.__dict__.items() if k not in self._RUNTIME_STATE}
         if self.process is not None:
-            state["_process_spec"] = (self.process.payload, self.process.udf_name, self.process.concurrency)
+            pool = self.process
+            state["_process_spec"] = (pool.payload, pool.udf_name, pool.concurrency, pool.gpus)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -239,6 +244,10 @@ class _Runner:
         the query is cancelled, so Ctrl-C never waits for a sleeping or blocked UDF."""
         _MAX_ITEMS.set(max_items)  # every call sets it (this engine thread runs calls of this UDF only)
         try:
+            actor_pool = getattr(self, "actor_pool", None)
+            if actor_pool is not None:
+                # Retries, on_error and timeout_s run in the actor, per batch_size slice.
+                return actor_pool.call(args, num_rows, cancelled)
             if self.process is not None:
                 # Retries and on_error run in the worker, per batch_size slice.
                 return self.process.call(args, num_rows, cancelled, max_items)
@@ -819,24 +828,25 @@ class _Options:
     use_process: bool | None = None
     is_async: bool = False
     timeout_s: float | None = None
+    ray_options: dict[str, Any] | None = None
+    concurrency_given: bool = False  # the user set concurrency / max_concurrency
+
+
+def _ray_runner_configured() -> bool:
+    """True when the next query runs on the Ray runner (set, or chosen by KETCH_RUNNER)."""
+    from ketch import runners
+
+    current = runners._runner
+    if current is not None:
+        return getattr(current, "name", "") == "ray"
+    return os.environ.get("KETCH_RUNNER", "").strip().lower() == "ray"
 
 
 def _available_gpus() -> int:
     """GPUs this machine offers: CUDA_VISIBLE_DEVICES when set, else what nvidia-smi lists."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        count = 0
-        for device in visible.split(","):
-            device = device.strip()
-            if not device or device.startswith("-"):
-                break  # CUDA ignores everything from the first empty or negative entry on
-            count += 1
-        return count
-    try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return 0
-    return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU "))
+    from ketch.execution.gpu_slices import visible_gpus
+
+    return len(visible_gpus())
 
 
 def _check_options(name: str, options: _Options) -> _Options:
@@ -856,7 +866,14 @@ def _check_options(name: str, options: _Options) -> _Options:
     for field, value in (("cpus", options.num_cpus), ("gpus", options.num_gpus)):
         if value is not None and (not isinstance(value, int | float) or value < 0):
             raise ValueError(f"{field} must be a number >= 0, got {value!r}")
+    if options.ray_options is not None and not isinstance(options.ray_options, dict):
+        raise ValueError(f"ray_options must be a dict of Ray actor options, got {options.ray_options!r}")
     concurrency = options.concurrency
+    options = dataclasses.replace(options, concurrency_given=concurrency is not None)
+    if _ray_runner_configured():
+        # The Ray runner checks the request against the cluster's nodes when a query starts, and
+        # sizes a GPU pool without concurrency from the cluster's GPUs (ketch.runners.ray.actor_pool).
+        return options
     cpus = os.cpu_count() or 1
     if options.num_gpus:
         gpus = _available_gpus()
@@ -908,7 +925,22 @@ def _udf_expression(
     if use_process:
         from ketch.execution.process_pool import ProcessPool
 
-        runner.process = ProcessPool(payload, runner.name, concurrency)
+        runner.process = ProcessPool(payload, runner.name, concurrency, float(options.num_gpus or 0))
+    if (
+        is_class
+        and not options.is_async
+        and (options.concurrency_given or options.num_gpus)
+        and _arrow_representable(runner.dtype)
+    ):
+        from ketch.runners.ray.actor_pool import ActorRequest
+
+        runner.actor_request = ActorRequest(
+            concurrency=options.concurrency if options.concurrency_given else None,
+            num_cpus=options.num_cpus,
+            num_gpus=float(options.num_gpus or 0),
+            memory_bytes=options.memory_bytes,
+            ray_options=dict(options.ray_options or {}),
+        )
     properties = {
         "async": options.is_async,
         "use_process": use_process,
@@ -1027,6 +1059,7 @@ def cls(
     on_error: str = "raise",
     use_process: bool | None = None,
     timeout_s: float | None = None,
+    ray_options: dict[str, Any] | None = None,
 ) -> Any:
     """Decorates a class as a stateful batch UDF: ``Model(args)`` binds ``__init__``'s arguments;
     ``__init__`` runs once per instance on the instance's worker: in thread mode lazily, on the
@@ -1045,7 +1078,14 @@ def cls(
     (default) runs the instances in worker processes when the return dtype is Arrow-representable
     and the class and its arguments can be pickled (as Daft does), else on threads; True insists
     (an unpicklable class raises TypeError at plan time); False keeps them on the engine's threads
-    (shared state, no IPC copy per batch)."""
+    (shared state, no IPC copy per batch).
+
+    On the Ray runner, a class with ``concurrency`` or ``gpus`` runs as a pool of Ray actors, one
+    instance each (``ketch.runners.ray.actor_pool``): ``cpus`` (default: none held), ``gpus`` and
+    ``memory_bytes`` become each actor's Ray resources and ``ray_options`` (a dict of Ray actor
+    options, e.g. ``{"resources": {"accel": 1}}`` or ``{"runtime_env": ...}``) is passed to
+    ``ray.remote(...).options``; GPU requests are then checked against the cluster, not this
+    machine."""
 
     def wrap(c: type) -> _ClassUdf:
         if return_dtype is None:
@@ -1066,6 +1106,7 @@ def cls(
             on_error=on_error,
             use_process=use_process,
             timeout_s=timeout_s,
+            ray_options=ray_options,
         )
         if use_process is not False and _arrow_representable(dtype):
             _prestart_workers()
@@ -1218,9 +1259,12 @@ def udf(
     memory_bytes: int | None = None,
     use_process: bool | None = None,
     timeout_s: float | None = None,
+    ray_options: dict[str, Any] | None = None,
 ) -> Any:
     """Legacy decorator: a batch function ``f(*Series) -> Series | array | list``, or a class whose
-    ``__call__`` takes Series (instances made from ``__init__`` without arguments)."""
+    ``__call__`` takes Series (instances made from ``__init__`` without arguments). On the Ray
+    runner a class with ``concurrency`` or ``num_gpus`` runs as a pool of Ray actors (see
+    :func:`cls`; ``ray_options`` as there)."""
 
     def wrap(target: Any) -> Any:
         options = _Options(
@@ -1232,6 +1276,7 @@ def udf(
             memory_bytes=memory_bytes,
             use_process=use_process,
             timeout_s=timeout_s,
+            ray_options=ray_options,
         )
         if use_process or (use_process is None and isinstance(target, type)):
             _prestart_workers()

@@ -20,11 +20,6 @@ from ketch.errors import KetchError
 
 # Each test runs on the native and on the Ray runner (tests/conftest.py: runner).
 pytestmark = pytest.mark.usefixtures("runner")
-SCAN_STATS_GAP = pytest.mark.ray_xfail(
-    reason="Ray runner gap: the engine workers' scan stats (ExecutionStats.scan: scan tasks, files and row "
-    "groups read or pruned, bytes and rows read) do not reach the driver's stats (explain_analyze)"
-)
-
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 PARTITIONS = [
     ("2023", "US"),
@@ -111,7 +106,6 @@ def test_without_hive_partitioning_there_are_no_partition_columns(dataset):
     assert df.to_pydict()["id"] == expected.id.tolist()
 
 
-@SCAN_STATS_GAP
 def test_filter_on_partition_column_prunes_files(dataset):
     fmt, root, expected = dataset
     df = read(fmt, root, hive_partitioning=True).where(col("year") == 2024)
@@ -126,7 +120,6 @@ def test_filter_on_partition_column_prunes_files(dataset):
     assert to_records(df.to_pydict()) == expected_records(expected[expected.year == 2024])
 
 
-@SCAN_STATS_GAP
 def test_range_filter_on_partition_column(dataset):
     fmt, root, expected = dataset
     df = read(fmt, root, hive_partitioning=True).where(col("year") >= 2024)
@@ -136,7 +129,6 @@ def test_range_filter_on_partition_column(dataset):
     assert to_records(df.to_pydict()) == expected_records(expected[expected.year >= 2024])
 
 
-@SCAN_STATS_GAP
 def test_filter_on_null_partition(dataset):
     fmt, root, expected = dataset
     df = read(fmt, root, hive_partitioning=True).where(col("country").is_null())
@@ -146,7 +138,6 @@ def test_filter_on_null_partition(dataset):
     assert to_records(df.to_pydict()) == expected_records(expected[expected.country.isna()])
 
 
-@SCAN_STATS_GAP
 def test_equality_filter_drops_the_null_partition(dataset):
     fmt, root, expected = dataset
     df = read(fmt, root, hive_partitioning=True).where(col("country") != "US")
@@ -161,7 +152,6 @@ def test_equality_filter_drops_the_null_partition(dataset):
     )
 
 
-@SCAN_STATS_GAP
 def test_filter_mixing_partition_and_data_columns(dataset):
     fmt, root, expected = dataset
     df = read(fmt, root, hive_partitioning=True).where((col("country") == "US") & (col("v") > 1.0))
@@ -181,7 +171,6 @@ def test_filter_mixing_partition_and_data_columns(dataset):
     assert to_records(df.to_pydict()) == expected_records(want)
 
 
-@SCAN_STATS_GAP
 def test_or_of_partition_and_data_column_prunes_nothing(dataset):
     fmt, root, expected = dataset
     df = read(fmt, root, hive_partitioning=True).where((col("year") == 2023) | (col("id") == 9))
@@ -192,7 +181,6 @@ def test_or_of_partition_and_data_column_prunes_nothing(dataset):
     assert to_records(df.to_pydict()) == expected_records(want)
 
 
-@SCAN_STATS_GAP
 def test_filter_pruning_every_file_gives_an_empty_result_with_schema(dataset):
     fmt, root, _ = dataset
     df = read(fmt, root, hive_partitioning=True).where(col("year") == 1999)
@@ -320,7 +308,6 @@ def test_partition_types_for_every_format(tmp_path, fmt):
     assert got == {"x": [0, 1], "p": [0.5, 2.0]}
 
 
-@SCAN_STATS_GAP
 def test_filter_on_float_and_string_partitions(tmp_path):
     root = tmp_path / "t"
     for i, (r, name) in enumerate([("0.5", "a"), ("1.5", "b"), ("2.5", "a")]):

@@ -20,11 +20,6 @@ from ketch.errors import KetchError
 
 # Each test runs on the native and on the Ray runner (tests/conftest.py: runner).
 pytestmark = pytest.mark.usefixtures("runner")
-SCAN_STATS_GAP = pytest.mark.ray_xfail(
-    reason="Ray runner gap: the engine workers' scan stats (ExecutionStats.scan: scan tasks, files and row "
-    "groups read or pruned, bytes and rows read) do not reach the driver's stats (explain_analyze)"
-)
-
 N = 20_000
 RG = 1_000  # rows per row group: 20 row groups, sorted by "a" so min/max are tight
 
@@ -63,7 +58,6 @@ def sorted_file(tmp_path) -> tuple[str, pa.Table]:
         (col("a") > 1_000_000, 0),
     ],
 )
-@SCAN_STATS_GAP
 def test_row_group_pruning_reads_only_matching_groups(sorted_file, predicate, expected_groups):
     path, table = sorted_file
     df = ketch.read_parquet(path).where(predicate).select("a", "payload")
@@ -77,7 +71,6 @@ def test_row_group_pruning_reads_only_matching_groups(sorted_file, predicate, ex
     assert df.to_arrow().equals(expected)
 
 
-@SCAN_STATS_GAP
 def test_pruning_reduces_bytes_read(sorted_file):
     path, _ = sorted_file
     everything = scan_stats(ketch.read_parquet(path).select("a", "payload"))
@@ -236,7 +229,6 @@ def s3(moto_s3) -> Iterator[tuple[object, object]]:
     yield config, client
 
 
-@SCAN_STATS_GAP
 def test_read_parquet_from_s3_with_pruning(s3, sorted_file):
     config, client = s3
     path, table = sorted_file
@@ -313,7 +305,6 @@ def test_filters_on_dictionary_columns_match_row_by_row_evaluation(tmp_path):
     assert ketch.read_parquet(path).where(col("split") == "val").to_arrow().schema == table.schema
 
 
-@SCAN_STATS_GAP
 def test_limit_stops_before_later_files(tmp_path):
     for i in range(8):
         pq.write_table(

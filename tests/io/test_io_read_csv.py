@@ -19,10 +19,6 @@ from ketch.errors import KetchError, KetchNotImplementedError
 
 # Each test runs on the native and on the Ray runner (tests/conftest.py: runner).
 pytestmark = pytest.mark.usefixtures("runner")
-SCAN_STATS_GAP = pytest.mark.ray_xfail(
-    reason="Ray runner gap: the engine workers' scan stats (ExecutionStats.scan: scan tasks, files and row "
-    "groups read or pruned, bytes and rows read) do not reach the driver's stats (explain_analyze)"
-)
 
 
 def write(path: Path, text: str) -> str:
@@ -378,7 +374,6 @@ def test_filter_matches_pyarrow_filter(tmp_path):
     assert df.to_pydict()["k"] == expected.k.tolist()
 
 
-@SCAN_STATS_GAP
 def test_scan_metrics(tmp_path):
     path = write(tmp_path / "mixed.csv", MIXED)
     df = ketch.read_csv(path).where(col("i") > 0)

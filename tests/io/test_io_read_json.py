@@ -17,11 +17,6 @@ from ketch import col
 
 # Each test runs on the native and on the Ray runner (tests/conftest.py: runner).
 pytestmark = pytest.mark.usefixtures("runner")
-SCAN_STATS_GAP = pytest.mark.ray_xfail(
-    reason="Ray runner gap: the engine workers' scan stats (ExecutionStats.scan: scan tasks, files and row "
-    "groups read or pruned, bytes and rows read) do not reach the driver's stats (explain_analyze)"
-)
-
 ROWS = [
     {"i": 1, "f": 1.5, "b": True, "s": "x", "l": [1, 2], "st": {"p": 1, "q": "a"}, "n": None},
     {"i": 2, "f": 2.0, "b": False, "s": "y", "l": [], "st": {"p": 2, "q": None}, "n": None},
@@ -190,7 +185,6 @@ def test_limit_across_files(tmp_path):
     assert ketch.read_json(paths).where(col("v") > 11).limit(3).to_pydict()["v"] == [12, 20, 21]
 
 
-@SCAN_STATS_GAP
 def test_scan_metrics_and_count(rows_path):
     df = ketch.read_json(rows_path).where(col("s") != "z")
     stats = scan_stats(df)

@@ -15,11 +15,6 @@ from ketch.errors import UDFError
 
 # Each test runs on the native and on the Ray runner (tests/conftest.py: runner).
 pytestmark = pytest.mark.usefixtures("runner")
-UDF_TRACEBACK_GAP = pytest.mark.ray_xfail(
-    reason="Ray runner gap: the traceback of a UDF's original exception (UDFError.__cause__) stays in the "
-    "engine worker (exceptions are pickled without it); type, message and notes do reach the driver"
-)
-
 N = 5000
 
 
@@ -119,7 +114,6 @@ def test_udf_in_where_predicate():
     assert out["x"] == list(range(0, 100, 7))
 
 
-@UDF_TRACEBACK_GAP
 def test_udf_raising_surfaces_as_udf_error_with_cause():
     @ketch.udf(return_dtype=int, batch_size=50)
     def explode(x: ketch.Series) -> np.ndarray:

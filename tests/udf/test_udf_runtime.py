@@ -21,11 +21,6 @@ from ketch.errors import UDFError
 
 # Each test runs on the native and on the Ray runner (tests/conftest.py: runner).
 pytestmark = pytest.mark.usefixtures("runner")
-UDF_TRACEBACK_GAP = pytest.mark.ray_xfail(
-    reason="Ray runner gap: the traceback of a UDF's original exception (UDFError.__cause__) stays in the "
-    "engine worker (exceptions are pickled without it); type, message and notes do reach the driver"
-)
-
 # -- @ketch.func forms ---------------------------------------------------------------------------
 
 
@@ -150,7 +145,6 @@ def test_on_error_log_and_ignore_yield_nulls_for_failing_rows(on_error, caplog):
     assert (len(logged) == 2) == (on_error == "log")
 
 
-@UDF_TRACEBACK_GAP
 def test_on_error_raise_keeps_the_original_exception_and_traceback():
     udf = ketch.func(_failing_row, return_dtype=int)
     with pytest.raises(UDFError, match="_failing_row.*ValueError: bad 3") as info:
@@ -284,6 +278,8 @@ def test_process_mode_exception_keeps_type_and_worker_traceback():
 # -- resources and explain -----------------------------------------------------------------------
 
 
+# On Ray they are checked against the cluster (tests/distributed/test_ray_actor_pool.py).
+@pytest.mark.native_only
 def test_gpu_requests_are_accounted_against_the_machine(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")  # one GPU
     with pytest.raises(ValueError, match=r"1 GPU\(s\) x 2 instance\(s\) = 2 GPUs, but this machine has 1"):
@@ -507,3 +503,51 @@ print("LIVE", len(live))
     )
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert "LIVE 0" in out.stdout, out.stdout + out.stderr
+
+
+def _instances_cuda(directory, expected: int) -> list[str]:
+    """CUDA_VISIBLE_DEVICES as each worker process's __init__ saw it (one file per process)."""
+    import time
+
+    deadline = time.monotonic() + 60  # every worker starts with the first batch; some finish later
+    while len(list(directory.iterdir())) < expected and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return sorted(p.read_text() for p in directory.iterdir())
+
+
+# On Ray, GPUs are Ray's to assign (tests/distributed/test_ray_actor_pool.py).
+@pytest.mark.native_only
+@pytest.mark.parametrize(
+    ("gpus", "concurrency", "expected"), [(1, 2, ["3", "5"]), (0.5, 4, ["3", "3", "5", "5"])]
+)
+def test_process_mode_instances_with_gpus_each_see_their_own_slice(
+    monkeypatch, tmp_path, gpus, concurrency, expected
+):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")  # two GPUs (none needed: only the variable is read)
+    seen = tmp_path / "seen"
+    seen.mkdir()
+
+    @ketch.cls(return_dtype=int, gpus=gpus, concurrency=concurrency, use_process=True, batch_size=1)
+    class OnGpu:
+        def __init__(self):
+            (seen / str(os.getpid())).write_text(os.environ.get("CUDA_VISIBLE_DEVICES", "<unset>"))
+
+        def __call__(self, x):
+            # The query must not end (and release its pool) before every instance started.
+            _instances_cuda(seen, concurrency)
+            return x.to_arrow()
+
+    out = ketch.from_pydict({"x": list(range(8))}).with_column("y", OnGpu()(col("x"))).to_pydict()
+    assert out["y"] == list(range(8))
+    assert _instances_cuda(seen, concurrency) == expected
+
+
+@pytest.mark.native_only
+def test_gpu_slices_pack_fractional_instances_and_refuse_missing_gpus():
+    from ketch.execution.gpu_slices import devices_for
+
+    assert [devices_for(k, 2, ["a", "b", "c", "d"]) for k in range(2)] == [["a", "b"], ["c", "d"]]
+    assert [devices_for(k, 0.25, ["a", "b"]) for k in range(8)] == [["a"]] * 4 + [["b"]] * 4
+    assert devices_for(0, 0, ["a"]) == []
+    with pytest.raises(ValueError, match="instance 2 needs GPU 1 but only 1 are visible"):
+        devices_for(2, 0.5, ["a"])

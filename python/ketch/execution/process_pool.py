@@ -274,8 +274,15 @@ class WorkerProcess:
     """One worker process forked from the zygote, connected and sent its UDF; ``wait_ready``
     waits until it has run ``__init__``."""
 
-    def __init__(self, payload: bytes, udf_name: str, cancelled: Callable[[], bool] | None = None) -> None:
+    def __init__(
+        self,
+        payload: bytes,
+        udf_name: str,
+        cancelled: Callable[[], bool] | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.udf_name = udf_name
+        self.gpu_slot: int | None = None  # its slice of the GPUs (ketch.execution.gpu_slices)
         self.pid: int | None = None
         self.started_at: float | None = None  # time.monotonic() when the worker process started
         self.ready_at: float | None = None  # ... and when it had its UDF built
@@ -289,7 +296,7 @@ class WorkerProcess:
         try:
             self.zygote = _get_zygote()
             request = ("fork", listener.address, authkey, self.segment_prefix, list(sys.path))
-            request += (dict(os.environ), os.getcwd())
+            request += ({**os.environ, **(env or {})}, os.getcwd())
             self.pid = self.zygote.fork(request, cancelled)
             self.conn = self._accept(listener, cancelled)
         except BaseException:
@@ -458,10 +465,14 @@ class ProcessPool:
     """``concurrency`` worker processes for one UDF: the first batch starts them all, in parallel;
     each batch goes to an idle worker (the first ready one while they start)."""
 
-    def __init__(self, payload: bytes, udf_name: str, concurrency: int) -> None:
+    def __init__(self, payload: bytes, udf_name: str, concurrency: int, gpus: float = 0.0) -> None:
         self.payload = payload
         self.udf_name = udf_name
         self.concurrency = concurrency
+        # GPUs per worker: worker k starts with CUDA_VISIBLE_DEVICES set to its own slice of the
+        # visible GPUs (gpu_slices.devices_for); slots are reused as workers die and restart.
+        self.gpus = gpus
+        self._pending_slots: set[int] = set()
         self._cond = threading.Condition(threading.RLock())  # RLock: GC may run __del__ inside
         self._workers: list[WorkerProcess] = []  # ready (idle or busy)
         self._idle: list[WorkerProcess] = []
@@ -482,17 +493,34 @@ class ProcessPool:
             missing = self.concurrency - len(self._workers) - self._starting
             self._starting += max(0, missing)
             generation = self._generation
-        for _ in range(missing):
+            slots = [self._take_gpu_slot() for _ in range(max(0, missing))] if self.gpus else []
+        for k in range(missing):
+            slot = slots[k] if slots else None
             threading.Thread(
                 target=_start_worker,
-                args=(weakref.ref(self), generation, self.payload, self.udf_name),
+                args=(weakref.ref(self), generation, self.payload, self.udf_name, slot, self.gpus),
                 name=f"ketch-start-{self.udf_name}",
                 daemon=True,
             ).start()
 
-    def _started(self, generation: int, worker: WorkerProcess | None, error: BaseException | None) -> bool:
+    def _take_gpu_slot(self) -> int:
+        """The lowest GPU slot no worker (ready or starting) holds; called with the lock held."""
+        held = {w.gpu_slot for w in self._workers} | self._pending_slots
+        slot = next(i for i in range(len(held) + 1) if i not in held)
+        self._pending_slots.add(slot)
+        return slot
+
+    def _started(
+        self,
+        generation: int,
+        worker: WorkerProcess | None,
+        error: BaseException | None,
+        gpu_slot: int | None = None,
+    ) -> bool:
         """A start finished: True when the worker joins the pool (else the caller kills it)."""
         with self._cond:
+            if gpu_slot is not None and generation == self._generation:
+                self._pending_slots.discard(gpu_slot)  # a joining worker holds it from now on
             if generation != self._generation:
                 return False  # cancelled or shut down meanwhile (counted in _discarded then)
             self._starting -= 1
@@ -610,6 +638,7 @@ class ProcessPool:
         (the cancelled query's own calls each kill theirs)."""
         with self._cond:
             self._generation += 1  # starts in flight are discarded
+            self._pending_slots.clear()
             self._discarded += self._starting
             self._starting = 0
             self._start_errors = []
@@ -639,6 +668,7 @@ class ProcessPool:
         with self._cond:
             self._generation += 1
             self.wants_zygote = False
+            self._pending_slots.clear()
             workers, self._workers, self._idle = self._workers, [], []
             self._discarded += self._starting
             self._starting = 0
@@ -697,9 +727,16 @@ class _WorkerStream:
         self.pool._release(worker)
 
 
-def _start_worker(pool_ref: weakref.ref[ProcessPool], generation: int, payload: bytes, udf_name: str) -> None:
+def _start_worker(
+    pool_ref: weakref.ref[ProcessPool],
+    generation: int,
+    payload: bytes,
+    udf_name: str,
+    gpu_slot: int | None = None,
+    gpus: float = 0.0,
+) -> None:
     """A starter thread: one worker for the pool, unless the pool is released or its generation
-    ends (a cancelled query) meanwhile."""
+    ends (a cancelled query) meanwhile. ``gpu_slot``: the worker's slice of the visible GPUs."""
 
     def stale() -> bool:
         pool = pool_ref()
@@ -708,12 +745,18 @@ def _start_worker(pool_ref: weakref.ref[ProcessPool], generation: int, payload: 
     worker: WorkerProcess | None = None
     error: BaseException | None = None
     try:
-        worker = WorkerProcess(payload, udf_name, stale)
+        env = None
+        if gpu_slot is not None:
+            from ketch.execution.gpu_slices import devices_for, visible_gpus
+
+            env = {"CUDA_VISIBLE_DEVICES": ",".join(devices_for(gpu_slot, gpus, visible_gpus()))}
+        worker = WorkerProcess(payload, udf_name, stale, env)
+        worker.gpu_slot = gpu_slot
         worker.wait_ready(stale)
     except BaseException as exc:  # noqa: BLE001 - handed to a waiting batch
         error = exc
     pool = pool_ref()
-    if pool is not None and pool._started(generation, worker, error):
+    if pool is not None and pool._started(generation, worker, error, gpu_slot):
         return
     if worker is not None:
         worker.kill()

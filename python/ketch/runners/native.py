@@ -28,6 +28,8 @@ def start_udf_workers(plan: _core.PyPlan) -> None:
     that chained UDF stages do not start theirs one after the other when their first batch
     arrives (their ``__init__`` runs while upstream stages work)."""
     for runner in plan.udf_runners():
+        if getattr(runner, "actor_pool", None) is not None:
+            continue  # its batches go to Ray actors (ketch.runners.ray.actor_pool)
         pool = getattr(runner, "process", None)
         if pool is not None:
             pool.start()

@@ -17,6 +17,7 @@ rows, bytes shuffled)."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 from collections.abc import Iterator
 from typing import Any
@@ -45,6 +46,22 @@ def _check_reachable(address: str) -> None:
             pass
     except OSError as error:
         raise ConnectionError(f"set_runner_ray(): no Ray cluster answers at {address!r}: {error}") from None
+
+
+@contextlib.contextmanager
+def _actor_pools(optimized: _core.PyPlan, config: Any) -> Iterator[None]:
+    """The query's actor-pool UDFs started (and ready) inside, stopped after (actor_pool.py)."""
+    from ketch.runners.ray.actor_pool import ActorPools
+
+    pools = ActorPools(optimized, float(getattr(config, "actor_udf_ready_timeout", 120)))
+    if not pools:
+        yield
+        return
+    try:
+        pools.start()
+        yield
+    finally:
+        pools.stop()
 
 
 class RayRunner:
@@ -134,7 +151,8 @@ class RayRunner:
     ) -> tuple[pa.Table, list[int]]:
         """Runs an optimized plan on Ray (``config``: the Python ExecutionConfig); returns the
         result and its rows per partition."""
-        tables = list(self._query(config, stats).run(optimized))
+        with _actor_pools(optimized, config):
+            tables = list(self._query(config, stats).run(optimized))
         if not tables:
             return optimized.schema().empty_table(), [0]
         return concat(tables, optimized.schema()), [t.num_rows for t in tables]
@@ -144,17 +162,23 @@ class RayRunner:
     ) -> Iterator[tuple[list[int], pa.RecordBatchReader]]:
         """The output partition by partition, as ``DataFrame._stream`` reads it: each partition as
         soon as the task that makes it and the ones before it are done."""
-        for partition, table in enumerate(self._query(config, stats).run(optimized)):
-            batches = table.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
-            yield [partition] * len(batches), pa.RecordBatchReader.from_batches(table.schema, batches)
+        with _actor_pools(optimized, config):
+            for partition, table in enumerate(self._query(config, stats).run(optimized)):
+                batches = table.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
+                yield [partition] * len(batches), pa.RecordBatchReader.from_batches(table.schema, batches)
 
     def describe_plan(self, optimized: _core.PyPlan, config: Any) -> str:
         """The stages ``optimized`` would run as, without running it (explain.py)."""
+        import ray
+
+        from ketch.runners.ray.actor_pool import describe_pools
         from ketch.runners.ray.explain import describe
 
-        return describe(
+        text = describe(
             optimized, config, self._shuffle_partitions_limit(), self.broadcast_join_size_bytes_threshold
         )
+        pools = describe_pools(optimized, ray.cluster_resources().get("GPU", 0.0))
+        return "\n".join([text, *pools]) if pools else text
 
     def stage_report(self) -> str:
         """The last query's stages, one line each: tasks, seconds, rows out, MB out, MB shuffled,

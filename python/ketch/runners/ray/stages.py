@@ -540,8 +540,9 @@ class QueryStages:
                 yield outputs, meta
         pending.num_tasks, pending.feed = len(pending.inputs), None
 
-    @staticmethod
-    def _record(stat: StageStats, meta: dict[str, Any], buckets: int) -> None:
+    def _record(self, stat: StageStats, meta: dict[str, Any], buckets: int) -> None:
+        if meta.get("scan"):
+            self.stats.add_scan(meta["scan"])  # the task's scans, for explain_analyze
         stat.tasks += 1
         stat.rows_out += sum(meta["rows"])
         stat.bytes_out += sum(meta["bytes"])

@@ -65,8 +65,10 @@ def _raise_udf_error(error: BaseException) -> None:
     """A UDF's failure (a native error carrying the UDF's token; the original exception is kept
     in this process) as the UDFError the native runner raises, its original exception also kept
     as ``udf_cause``: an attribute travels to the driver with the pickled error, ``__cause__``
-    (and the traceback) does not. Returns when ``error`` is not a UDF's."""
+    does not; its traceback does (tblib's pickling support). Returns when ``error`` is not a
+    UDF's."""
     import cloudpickle
+    from tblib import pickling_support
 
     from ketch.errors import UDFError
     from ketch.udf import reraise_udf_error
@@ -75,6 +77,7 @@ def _raise_udf_error(error: BaseException) -> None:
         reraise_udf_error(error)
     except UDFError as udf_error:
         try:
+            pickling_support.install(udf_error.__cause__)  # its frames travel with it
             cloudpickle.dumps(udf_error.__cause__)
             udf_error.udf_cause = udf_error.__cause__
         except Exception:  # noqa: BLE001 - an unpicklable exception: the message says what it was
@@ -130,7 +133,8 @@ class EngineWorker:
         reads its own source). ``buckets`` = 0:
         returns (output table, metadata); ``buckets`` = N > 0: the output hash-partitioned by
         ``keys`` into N buckets, returned as (table of bucket 0, ..., table of bucket N-1,
-        metadata). Metadata: {"rows": [...], "bytes": [...]} per returned table, "node_id".
+        metadata). Metadata: {"rows": [...], "bytes": [...]} per returned table, "node_id",
+        "scan" (``ExecutionStats.scan`` of the task).
         With ``flight`` (a ``FlightMap``) and N buckets, the buckets are written to local disk
         and only the metadata is returned (``ShuffleStore.write_buckets``: also "flight", the
         address serving them, and "file_bytes"). Raises the engine's error (KetchError and
@@ -152,8 +156,9 @@ class EngineWorker:
         if buckets > 0:
             plan = plan.repartition(buckets, list(keys or []))
         start_udf_workers(plan)
+        stats = _core.ExecutionStats()
         try:
-            partitions, reader = plan.execute(config.to_native(), _core.ExecutionStats())
+            partitions, reader = plan.execute(config.to_native(), stats)
             batches = list(reader)
         except KetchError as error:
             _raise_udf_error(error)
@@ -171,11 +176,13 @@ class EngineWorker:
         if flight is not None and buckets > 0:
             meta = self.shuffle_store().write_buckets(flight, tables)
             meta["node_id"] = ray.get_runtime_context().get_node_id()
+            meta["scan"] = stats.scan
             return meta
         meta = {
             "rows": [t.num_rows for t in tables],
             "bytes": [t.nbytes for t in tables],
             "node_id": ray.get_runtime_context().get_node_id(),
+            "scan": stats.scan,  # what its scans read and pruned (merged into the driver's stats)
         }
         return (*tables, meta)
 
