@@ -13,11 +13,20 @@ per task and committed when all succeeded. Global aggregates still run on the dr
 executor over their inputs' partitions. With ``shuffle_algorithm="flight_shuffle"`` the hash and
 random shuffles' buckets stay on the map tasks' local disks, served over Arrow Flight by each
 engine worker (flight_shuffle.py). ``last_stages`` keeps the last query's stages (tasks,
-rows, bytes shuffled)."""
+rows, bytes shuffled).
+
+Faults: each query checks the cluster's nodes first (a node that joined gets an engine worker, one
+that left loses its slot). A worker that dies mid-query has its tasks run again elsewhere (up to
+``max_task_attempts`` runs per task, then StageFailed naming the stage, the partition and the
+nodes); a node that leaves mid-query also loses the task outputs stored there, which are made
+again by running the tasks that made them (lineage.py; ``last_reruns`` lists them). ``collect()``
+runs the whole query once more, with a warning, when a lost output cannot be made again alone
+(a random shuffle's); a streamed query fails with ``OutputsLost`` then."""
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 from collections.abc import Iterator
 from typing import Any
@@ -26,10 +35,14 @@ import pyarrow as pa
 
 from ketch import _core
 from ketch.runners.ray.coordinator import Coordinator, WorkerSlot
+from ketch.runners.ray.lineage import OutputsLost
 from ketch.runners.ray.stages import DEFAULT_BROADCAST_THRESHOLD, QueryStages, StageStats
 from ketch.runners.ray.tables import concat, register_serializer
 
 DEFAULT_TASK_BACKLOG = 2
+DEFAULT_TASK_ATTEMPTS = 4
+
+log = logging.getLogger(__name__)
 
 
 def _check_reachable(address: str) -> None:
@@ -73,6 +86,7 @@ class RayRunner:
         max_task_backlog: int | None = None,
         max_shuffle_partitions: int | None = None,
         broadcast_join_size_bytes_threshold: int = DEFAULT_BROADCAST_THRESHOLD,
+        max_task_attempts: int = DEFAULT_TASK_ATTEMPTS,
     ) -> None:
         import ray
 
@@ -82,6 +96,8 @@ class RayRunner:
             raise ValueError(f"max_shuffle_partitions must be a positive int, got {max_shuffle_partitions!r}")
         if max_task_backlog is not None and (not isinstance(max_task_backlog, int) or max_task_backlog < 1):
             raise ValueError(f"max_task_backlog must be a positive int, got {max_task_backlog!r}")
+        if not isinstance(max_task_attempts, int) or max_task_attempts < 1:
+            raise ValueError(f"max_task_attempts must be a positive int, got {max_task_attempts!r}")
         if address is not None and address != "auto":
             _check_reachable(address)
         if not ray.is_initialized():
@@ -94,7 +110,12 @@ class RayRunner:
         self.max_shuffle_partitions = max_shuffle_partitions
         # Joins broadcast a right side of at most this many bytes instead of shuffling both sides.
         self.broadcast_join_size_bytes_threshold = broadcast_join_size_bytes_threshold
+        # Runs of one task (its engine worker died, or an input of it was lost) before the query
+        # fails naming the stage, the partition and the nodes.
+        self.max_task_attempts = max_task_attempts
         self.last_tasks_per_node: dict[str, int] = {}
+        # The last query's tasks run again because an output of theirs was lost with its node.
+        self.last_reruns: list[str] = []
         # The last query's stages, in the order they ran (name, tasks, rows, bytes shuffled, ...).
         self.last_stages: list[StageStats] = []
 
@@ -115,18 +136,33 @@ class RayRunner:
         ).remote()
 
     def workers(self) -> list[WorkerSlot]:
-        """One engine worker per alive node (started on first use, replaced when one dies)."""
+        """One engine worker per alive node with CPUs, checked at each query: a node that joined
+        the cluster since gets one (started now), the slots of nodes that left are dropped. The
+        list is updated in place (a running query's coordinator holds it too)."""
         import ray
 
-        if self._workers is None or not any(w.alive for w in self._workers):
-            slots = []
-            for node in ray.nodes():
-                if node["Alive"] and node.get("Resources", {}).get("CPU", 0) > 0:
-                    handle = self._start_worker(node["NodeID"])
-                    if handle is not None:
-                        slots.append(WorkerSlot(handle, node["NodeID"]))
-            ray.get([s.handle.info.remote() for s in slots])  # ready before tasks flow
-            self._workers = slots
+        if self._workers is None:
+            self._workers = []
+        nodes = {
+            node["NodeID"]
+            for node in ray.nodes()
+            if node["Alive"] and node.get("Resources", {}).get("CPU", 0) > 0
+        }
+        self._workers[:] = [slot for slot in self._workers if slot.alive and slot.node_id in nodes]
+        covered = {slot.node_id for slot in self._workers}
+        started = []
+        for node_id in sorted(nodes - covered):
+            handle = self._start_worker(node_id)
+            if handle is not None:
+                started.append(WorkerSlot(handle, node_id))
+        ready = []
+        for slot in started:  # ready before tasks flow; a node that left meanwhile gets none
+            try:
+                ray.get(slot.handle.info.remote())
+                ready.append(slot)
+            except Exception as error:  # noqa: BLE001 - RayActorError, ActorUnschedulableError
+                log.warning("ketch: no engine worker on node %s: %s", slot.node_id, error)
+        self._workers.extend(ready)
         return self._workers
 
     # -- running -----------------------------------------------------------------------------------
@@ -139,8 +175,11 @@ class RayRunner:
         return limit
 
     def _query(self, config: Any, stats: _core.ExecutionStats) -> QueryStages:
-        coordinator = Coordinator(self.workers(), self.max_task_backlog, self._start_worker)
+        coordinator = Coordinator(
+            self.workers(), self.max_task_backlog, self._start_worker, self.max_task_attempts
+        )
         self.last_tasks_per_node = coordinator.tasks_per_node
+        self.last_reruns = coordinator.lineage.reruns
         limit = self._shuffle_partitions_limit()
         query = QueryStages(coordinator, config, stats, limit, self.broadcast_join_size_bytes_threshold)
         self.last_stages = query.stages
@@ -150,9 +189,15 @@ class RayRunner:
         self, optimized: _core.PyPlan, config: Any, stats: _core.ExecutionStats
     ) -> tuple[pa.Table, list[int]]:
         """Runs an optimized plan on Ray (``config``: the Python ExecutionConfig); returns the
-        result and its rows per partition."""
+        result and its rows per partition. When an output the query needs was lost with its
+        node and cannot be made again from its lineage (lineage.OutputsLost: a random shuffle's
+        output), the whole query runs once more (a warning is logged)."""
         with _actor_pools(optimized, config):
-            tables = list(self._query(config, stats).run(optimized))
+            try:
+                tables = list(self._query(config, stats).run(optimized))
+            except OutputsLost as error:
+                log.warning("ketch: %s; running the whole query again", error)
+                tables = list(self._query(config, stats).run(optimized))
         if not tables:
             return optimized.schema().empty_table(), [0]
         return concat(tables, optimized.schema()), [t.num_rows for t in tables]
@@ -192,6 +237,7 @@ class RayRunner:
                 f"{stage.bytes_out / 1e6:.2f} MB out, {stage.bytes_shuffled / 1e6:.2f} MB shuffled{disk}, "
                 f"tasks per node {{{nodes}}}"
             )
+        lines += [f"run again (its output was lost): {rerun}" for rerun in self.last_reruns]
         return "\n".join(lines) or "(no stages: the query ran on the driver)"
 
     def __repr__(self) -> str:

@@ -181,11 +181,14 @@ class DistributedSort:
 
         stat = StageStats(self._name("sample", f"{child.label} -> sample {columns}"), "sample")
         config = self.query.config
-        shared = None if child.split_source else child.plan.to_bytes()
+        plan, split_source = child.plan, child.split_source  # as now: a task run again runs the same
+        shared = None if split_source else plan.to_bytes()
+        lineage = self.query.coordinator.lineage
 
         def submit(handle: Any, index: int) -> tuple[Any, Any]:
-            payload = child.plan.partition_fragment(index).to_bytes() if child.split_source else shared
-            inputs = self.query.task_inputs(child, index)  # flight pieces as made again, if lost
+            payload = plan.partition_fragment(index).to_bytes() if split_source else shared
+            inputs = lineage.resolve(child.inputs[index]) if child.inputs else None
+            inputs = self.query.relocate(inputs)  # flight pieces as made again, if lost
             table, meta = handle.run_sample_task.options(num_returns=2).remote(
                 payload, config, inputs, columns, rows
             )
@@ -217,10 +220,11 @@ class DistributedSort:
             buckets=n,
         )
         bounds = ray.put(boundaries)
+        lineage = self.query.coordinator.lineage
 
         def submit(handle: Any, index: int) -> tuple[Any, Any]:
             refs = handle.run_range_partition_task.options(num_returns=n + 1).remote(
-                tables[index], columns, descending, nulls_first, bounds, n
+                lineage.resolve(tables[index]), columns, descending, nulls_first, bounds, n
             )
             return refs[-1], refs[:-1]
 

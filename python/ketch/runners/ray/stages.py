@@ -395,14 +395,13 @@ class QueryStages:
 
         return [(ray.put(table), table.num_rows) for table in self._read_slices(pending)]
 
-    @staticmethod
-    def _read_slices(pending: Pending) -> Iterator[pa.Table]:
-        """The tables of a slices-only pending (settled), one per task, read on the driver."""
-        import ray
-
+    def _read_slices(self, pending: Pending) -> Iterator[pa.Table]:
+        """The tables of a slices-only pending (settled), one per task, read on the driver (an
+        output lost with its node is made again first: ``Coordinator.get``)."""
+        coordinator = self.coordinator
         for task in pending.inputs:
             items = task[0]
-            tables = ray.get([item[0] if isinstance(item, tuple) else item for item in items])
+            tables = coordinator.get([item[0] if isinstance(item, tuple) else item for item in items])
             tables = [
                 table.slice(item[1], item[2]) if isinstance(item, tuple) else table
                 for item, table in zip(items, tables, strict=True)
@@ -420,7 +419,9 @@ class QueryStages:
             below.plan = below.plan.write_parquet(staging.dir, params["compression"])
             below.label = f"{below.label} -> WriteParquet (staged)"
             below.slices_only = False
-            paths = [ray.get(ref).column("path").to_pylist() for ref, _ in self._gather(below)]
+            outputs = self._gather(below)
+            tables = self.coordinator.get([ref for ref, _ in outputs])
+            paths = [table.column("path").to_pylist() for table in tables]
             committed = staging.commit(paths)
         finally:
             self.coordinator.drain_abandoned()  # no task still writing into the staging directory
@@ -588,25 +589,34 @@ class QueryStages:
         stat = StageStats(f"stage {number} ({kind}: {what})", kind, buckets=buckets)
         self.stages.append(stat)
         config = self.config
-        shared = None if pending.split_source else pending.plan.to_bytes()
+        # The plan as it is now: a task run again later (its output lost with its node) must run
+        # the same fragment, whatever is done to ``pending`` meanwhile.
+        plan, split_source = pending.plan, pending.split_source
+        shared = None if split_source else plan.to_bytes()
+        lineage = self.coordinator.lineage
 
         def submit(handle: Any, index: int) -> tuple[Any, Any]:
-            if pending.split_source:
-                payload = pending.plan.partition_fragment(index).to_bytes()
-            else:
-                payload = shared
-            inputs = self.task_inputs(pending, index)
+            payload = plan.partition_fragment(index).to_bytes() if split_source else shared
+            inputs = lineage.resolve(pending.inputs[index]) if pending.inputs else None
+            inputs = self.relocate(inputs)
             if flight:  # buckets to local disk; only the metadata comes back
                 spec = FlightMap(self.query_id, number, index, tuple(self._flight_dirs), self._compression())
                 run = handle.run_task.options(num_returns=1)
-                return run.remote(payload, config, inputs, buckets, keys, spec), None
+                return run.remote(payload, config, inputs, buckets, keys, spec), []
             refs = handle.run_task.options(num_returns=max(1, buckets) + 1).remote(
                 payload, config, inputs, buckets, keys
             )
             return refs[-1], refs[:-1]
 
+        # A random shuffle's map task spreads its rows differently each time it runs.
+        replayable = not (buckets and not keys)
         return stat, StageTasks(
-            stat.name, pending.num_tasks, submit, preferred_nodes=preferred_nodes, recover=self.recover_hook()
+            stat.name,
+            pending.num_tasks,
+            submit,
+            preferred_nodes=preferred_nodes,
+            replayable=replayable,
+            recover=self.recover_hook(),
         )
 
     def _shuffle(self, pending: Pending, keys: list[str], buckets: int) -> list[list[Any]]:
@@ -664,10 +674,9 @@ class QueryStages:
             shuffle.pieces.append(_pieces(meta, len(shuffle.pieces)))
         return [list(pieces) for pieces in shuffle.pieces]
 
-    def task_inputs(self, pending: Pending, index: int) -> list[Any] | None:
-        """Task ``index``'s inputs (None: it reads its own source), the flight pieces made again
+    def relocate(self, inputs: list[Any] | None) -> list[Any] | None:
+        """A task's inputs (None: it reads its own source) with the flight pieces made again
         (after their worker was lost) pointing at their new place."""
-        inputs = pending.inputs[index] if pending.inputs else None
         if inputs is None or not self._relocated:
             return inputs
         return [
@@ -718,11 +727,10 @@ class QueryStages:
         return found
 
     def _final(self, pending: Pending) -> Iterator[pa.Table]:
-        import ray
 
         if pending.slices_only:  # cuts of outputs already in the object store: read them here
             self._settle(pending)
             yield from self._read_slices(pending)
             return
         for outputs in self._stage(pending, 0, None, self._kind(pending)):
-            yield ray.get(outputs[0])
+            yield self.coordinator.get([outputs[0]])[0]
