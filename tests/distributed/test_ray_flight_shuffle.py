@@ -417,8 +417,8 @@ def test_the_map_outputs_stay_out_of_the_object_store(on_ray: Any, tmp_path: Pat
         shuffled = next(s for s in on_ray.last_stages if s.kind == "shuffle map").bytes_shuffled
         return used, sorted(counts), shuffled
 
-    store_map_reduce, counts_map_reduce, shuffled = during("map_reduce")
     store_flight, counts_flight, shuffled_flight = during("flight_shuffle")
+    store_map_reduce, counts_map_reduce, shuffled = during("map_reduce")
     assert shuffled == shuffled_flight > 20_000_000
     assert counts_flight == counts_map_reduce and sum(counts_flight) > 0.9 * 240_000
     assert store_map_reduce > 0.8 * shuffled, (store_map_reduce, shuffled)
