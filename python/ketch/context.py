@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
+import tempfile
 import threading
 from collections.abc import Iterator
 
@@ -44,12 +46,23 @@ class ExecutionConfig:
       merged per node, up to ``pre_shuffle_merge_threshold`` bytes, by a task on that node, and
       only the merged outputs are partitioned: far fewer, larger objects) or "auto" (default):
       pre_shuffle_merge when sqrt(M x N) > ``pre_shuffle_merge_partition_threshold`` (200),
-      else map_reduce. "flight_shuffle" is not available yet (KetchNotImplementedError).
+      else map_reduce. "flight_shuffle": map tasks write their buckets to local disk (Arrow IPC
+      files under ``flight_shuffle_dirs``) and each engine worker serves them with an Arrow
+      Flight server; reduce tasks fetch their bucket over Flight, so a shuffle larger than
+      Ray's object store still runs (hash and random shuffles; a sort's range shuffle still
+      uses the object store). "auto" never picks it.
     - ``pre_shuffle_merge_threshold``: bytes of map output merged into one partitioning task
       (default 1 GiB).
     - ``actor_udf_ready_timeout``: seconds the Ray runner waits for an actor-pool UDF's actors to
       start (``__init__`` done) before the query fails; it runs with those ready by then (default
       120, as in Daft).
+    - ``flight_shuffle_dirs``: a list (or tuple) of directories on each node for the flight
+      shuffle's files; map task i writes into dir i mod len(dirs). Default
+      ``[<system temp dir>/ketch_flight_shuffle]``. Each query writes under
+      ``<dir>/ketch-shuffle-<query id>/``, deleted when the query ends (success, failure,
+      cancel). A non-list value or an empty / non-str entry is a ValueError.
+    - ``flight_shuffle_compression``: "lz4" (default, as Daft), "zstd", or None / "none" (no
+      compression) for the shuffle files and the Flight stream; anything else is a ValueError.
     """
 
     morsel_size_rows: int = 128 * 1024
@@ -67,6 +80,10 @@ class ExecutionConfig:
     pre_shuffle_merge_threshold: int = 1 << 30
     pre_shuffle_merge_partition_threshold: int = 200
     actor_udf_ready_timeout: int = 120
+    flight_shuffle_dirs: list[str] = dataclasses.field(
+        default_factory=lambda: [os.path.join(tempfile.gettempdir(), "ketch_flight_shuffle")]
+    )
+    flight_shuffle_compression: str | None = "lz4"
 
     def to_native(self) -> _core.ExecutionConfig:
         native = _core.ExecutionConfig()
@@ -96,16 +113,9 @@ class ExecutionConfig:
             )
         if self.progress_bar_delay_seconds < 0:
             raise ValueError("progress_bar_delay_seconds must be >= 0")
-        if self.shuffle_algorithm == "flight_shuffle":
-            from ketch.errors import KetchNotImplementedError
-
-            raise KetchNotImplementedError(
-                "shuffle_algorithm='flight_shuffle' is not available yet; use 'auto', 'map_reduce' "
-                "or 'pre_shuffle_merge'"
-            )
-        if self.shuffle_algorithm not in ("auto", "map_reduce", "pre_shuffle_merge"):
+        if self.shuffle_algorithm not in ("auto", "map_reduce", "pre_shuffle_merge", "flight_shuffle"):
             raise ValueError(
-                "shuffle_algorithm must be 'auto', 'map_reduce' or 'pre_shuffle_merge', "
+                "shuffle_algorithm must be 'auto', 'map_reduce', 'pre_shuffle_merge' or 'flight_shuffle', "
                 f"got {self.shuffle_algorithm!r}"
             )
         if (
@@ -115,11 +125,27 @@ class ExecutionConfig:
         ):
             value = self.actor_udf_ready_timeout
             raise ValueError(f"actor_udf_ready_timeout must be a number of seconds > 0, got {value!r}")
+        self._check_flight_shuffle()
         for name in ("pre_shuffle_merge_threshold", "pre_shuffle_merge_partition_threshold"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"execution config field {name} must be an int >= 1, got {value!r}")
         return native
+
+    def _check_flight_shuffle(self) -> None:
+        """ValueError unless ``flight_shuffle_dirs`` is a non-empty list/tuple of non-empty str
+        and ``flight_shuffle_compression`` is "lz4", "zstd", "none" or None."""
+        dirs = self.flight_shuffle_dirs
+        if not isinstance(dirs, (list, tuple)) or not dirs:
+            raise ValueError(f"flight_shuffle_dirs must be a non-empty list of directories, got {dirs!r}")
+        for d in dirs:
+            if not isinstance(d, str) or not d:
+                raise ValueError(f"flight_shuffle_dirs entries must be non-empty str paths, got {d!r}")
+        if self.flight_shuffle_compression not in ("lz4", "zstd", "none", None):
+            raise ValueError(
+                "flight_shuffle_compression must be 'lz4', 'zstd', 'none' or None, "
+                f"got {self.flight_shuffle_compression!r}"
+            )
 
 
 _lock = threading.Lock()
@@ -132,7 +158,7 @@ def get_execution_config() -> ExecutionConfig:
 
 
 def set_execution_config(
-    config: ExecutionConfig | None = None, **fields: int | float | bool | str
+    config: ExecutionConfig | None = None, **fields: int | float | bool | str | list[str] | None
 ) -> ExecutionConfig:
     """Sets the global execution config from ``config`` and/or keyword fields; returns the old one.
 
@@ -148,7 +174,7 @@ def set_execution_config(
 
 
 @contextlib.contextmanager
-def execution_config_ctx(**fields: int | float | bool | str) -> Iterator[ExecutionConfig]:
+def execution_config_ctx(**fields: int | float | bool | str | list[str] | None) -> Iterator[ExecutionConfig]:
     """Runs the block with some execution-config fields changed, then restores the previous config."""
     old = set_execution_config(**fields)
     try:

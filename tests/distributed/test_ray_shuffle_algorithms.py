@@ -14,7 +14,6 @@ import pytest
 
 import ketch
 from ketch import col
-from ketch.errors import KetchNotImplementedError
 from ketch.runners import get_runner
 
 
@@ -76,8 +75,6 @@ def test_auto_picks_pre_shuffle_merge_above_the_partition_threshold(on_ray: Any,
 
 
 def test_shuffle_algorithm_values_are_checked() -> None:
-    with pytest.raises(KetchNotImplementedError, match="flight_shuffle"):
-        ketch.set_execution_config(shuffle_algorithm="flight_shuffle")
     with pytest.raises(ValueError, match="shuffle_algorithm must be"):
         ketch.set_execution_config(shuffle_algorithm="sort_merge")
     with pytest.raises(ValueError, match="pre_shuffle_merge_threshold"):

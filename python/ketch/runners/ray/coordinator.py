@@ -10,7 +10,9 @@ still alive. An output lost with its node (a task's input, or an output the driv
 again by running the task that made it once more (lineage.py), and the task that needed it runs
 again reading the new one. A task that raises fails the query with the original exception type,
 its message naming the stage and the partition; one whose worker died ``max_attempts`` times
-fails it with ``StageFailed`` naming the stage, the partition and the nodes it died on."""
+fails it with ``StageFailed`` naming the stage, the partition and the nodes it died on. A task
+whose stage's ``recover`` hook repairs its error (the flight shuffle makes lost map outputs again)
+runs again too."""
 
 from __future__ import annotations
 
@@ -45,6 +47,9 @@ class StageTasks:
     # Per task, the node whose worker should run it (its inputs live there), or None. Soft: when
     # that worker is full or gone, the least loaded one runs it.
     preferred_nodes: list[str | None] | None = None
+    # Called with the original exception of a task that raised: True when the cause was repaired
+    # (the flight shuffle's lost map outputs made again) and the task may run again.
+    recover: Callable[[BaseException], bool] | None = None
     # False when a task run again may give different outputs (a random shuffle's map tasks):
     # a lost output of such a stage cannot be made again (lineage.OutputsLost).
     replayable: bool = True
@@ -101,6 +106,12 @@ def _discard(output: Any) -> None:
         ray.get(output_refs(output), timeout=5)
     except Exception:  # noqa: BLE001 - the errors are expected: the task failed
         pass
+
+
+def _recovered(stage: StageTasks, error: Any) -> bool:
+    """Whether ``stage``'s ``recover`` hook repaired the cause of a task's ``error``."""
+    cause = error.cause if error.cause is not None else error
+    return stage.recover is not None and bool(stage.recover(cause))
 
 
 def _nodes(node_ids: list[str]) -> str:
@@ -173,6 +184,11 @@ class Coordinator:
                         # An input was lost with its node: make it again, then run this task again.
                         if not self._recover(lost, where):
                             self._count_attempt(lane, index, where, f"its input {lost} stayed lost")
+                        lane.pending.appendleft(index)
+                    elif isinstance(error, RayTaskError) and _recovered(lane.stage, error):
+                        # A flight shuffle input lost with its worker, made again: run it again.
+                        _discard(output)
+                        self._count_attempt(lane, index, where, "its flight shuffle input was lost")
                         lane.pending.appendleft(index)
                     elif isinstance(error, RayTaskError):
                         cause = error.cause if error.cause is not None else error

@@ -10,7 +10,9 @@ to the left side's tasks instead. Sorts are range-partitioned from a sample of t
 sorted range by range on the workers (sort_stage.py). Limits run in two phases,
 into_partitions/into_batches and concat cut or chain the ordered task outputs, writes are staged
 per task and committed when all succeeded. Global aggregates still run on the driver's native
-executor over their inputs' partitions. ``last_stages`` keeps the last query's stages (tasks,
+executor over their inputs' partitions. With ``shuffle_algorithm="flight_shuffle"`` the hash and
+random shuffles' buckets stay on the map tasks' local disks, served over Arrow Flight by each
+engine worker (flight_shuffle.py). ``last_stages`` keeps the last query's stages (tasks,
 rows, bytes shuffled).
 
 Faults: each query checks the cluster's nodes first (a node that joined gets an engine worker, one
@@ -229,9 +231,10 @@ class RayRunner:
         lines = []
         for stage in self.last_stages:
             nodes = ", ".join(f"{node[:8]}: {n}" for node, n in sorted(stage.tasks_per_node.items()))
+            disk = f" ({stage.bytes_on_disk / 1e6:.2f} MB on disk)" if stage.bytes_on_disk else ""
             lines.append(
                 f"{stage.name}: {stage.tasks} tasks, {stage.seconds:.2f} s, {stage.rows_out} rows out, "
-                f"{stage.bytes_out / 1e6:.2f} MB out, {stage.bytes_shuffled / 1e6:.2f} MB shuffled, "
+                f"{stage.bytes_out / 1e6:.2f} MB out, {stage.bytes_shuffled / 1e6:.2f} MB shuffled{disk}, "
                 f"tasks per node {{{nodes}}}"
             )
         lines += [f"run again (its output was lost): {rerun}" for rerun in self.last_reruns]

@@ -163,7 +163,8 @@ class DistributedSort:
         self.query.stages.append(stat)
         position = len(self.query.stages) - 1
         with StageProgress(self.query.config, stat.name, num_tasks, position=position) as bar:
-            for outputs, meta in self.query.coordinator.run(StageTasks(stat.name, num_tasks, submit)):
+            stage = StageTasks(stat.name, num_tasks, submit, recover=self.query.recover_hook())
+            for outputs, meta in self.query.coordinator.run(stage):
                 self.query._record(stat, meta, stat.buckets)
                 bar.task_done(sum(meta["rows"]))
                 yield outputs, meta
@@ -187,6 +188,7 @@ class DistributedSort:
         def submit(handle: Any, index: int) -> tuple[Any, Any]:
             payload = plan.partition_fragment(index).to_bytes() if split_source else shared
             inputs = lineage.resolve(child.inputs[index]) if child.inputs else None
+            inputs = self.query.relocate(inputs)  # flight pieces as made again, if lost
             table, meta = handle.run_sample_task.options(num_returns=2).remote(
                 payload, config, inputs, columns, rows
             )

@@ -38,12 +38,19 @@ each map task aggregates its own partition into partial states (one row per grou
 hash-shuffled by the group keys, and reduce task j merges and finishes bucket j (Daft's and
 Spark's partial -> final aggregation): the shuffle moves one row per group per map task instead
 of every row. A global aggregate (no keys) is a partial aggregate per task and one final task.
-Aggregations that collect values (list, concat, approx_count_distinct, stddev) shuffle raw rows."""
+Aggregations that collect values (list, concat, approx_count_distinct, stddev) shuffle raw rows.
+
+With ``shuffle_algorithm="flight_shuffle"`` the hash and random shuffles keep their buckets on
+the map tasks' local disks instead of the object store, served by each engine worker's Arrow
+Flight server (flight_shuffle.py); the reduce tasks' inputs are then (address, ticket) pieces,
+and the query's shuffle files are deleted when ``run()`` ends (success, failure or cancel). The
+range shuffle of a sort still goes through the object store."""
 
 from __future__ import annotations
 
 import math
 import time
+import uuid
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,6 +61,13 @@ from ketch import _core
 from ketch.runners.native import NativeRunner
 from ketch.runners.ray import slicing
 from ketch.runners.ray.coordinator import Coordinator, StageTasks, Upstream
+from ketch.runners.ray.flight_shuffle import (
+    DEFAULT_DIR,
+    FlightFetchError,
+    FlightMap,
+    FlightPiece,
+    normalize_compression,
+)
 from ketch.runners.ray.progress import StageProgress
 from ketch.runners.ray.sort_stage import DistributedSort, is_distributed_sort
 from ketch.runners.ray.tables import concat
@@ -101,8 +115,9 @@ class Feed:
 class StageStats:
     """One stage of the last query: ``tasks`` run, ``rows_out`` and ``bytes_out`` of its outputs
     (for a shuffle map stage, ``bytes_shuffled`` = the bytes it left in the object store for the
-    reduce tasks), ``tasks_per_node`` (node id -> tasks), ``buckets`` (0 when not a shuffle map),
-    ``seconds`` (wall clock)."""
+    reduce tasks, or with the flight shuffle on local disk, in memory size; ``bytes_on_disk`` =
+    the flight shuffle's file bytes, compressed, 0 otherwise), ``tasks_per_node`` (node id ->
+    tasks), ``buckets`` (0 when not a shuffle map), ``seconds`` (wall clock)."""
 
     name: str
     kind: str  # "map", "shuffle map", "reduce"
@@ -110,6 +125,7 @@ class StageStats:
     rows_out: int = 0
     bytes_out: int = 0
     bytes_shuffled: int = 0
+    bytes_on_disk: int = 0
     buckets: int = 0
     tasks_per_node: dict[str, int] = field(default_factory=dict)
     # Wall-clock seconds from the stage's start to its last task's end (a pipelined stage starts
@@ -118,9 +134,29 @@ class StageStats:
     started: float = field(default_factory=time.monotonic)
 
 
+@dataclass
+class FlightShuffle:
+    """One flight shuffle of the query, kept to make lost map outputs again: its map stage
+    (``pending``, ``buckets``, ``keys``) and ``pieces[m][j]``, bucket j of map task m as first
+    made (``QueryStages._relocated`` maps its ticket to where it was made again)."""
+
+    pending: Pending
+    buckets: int
+    keys: list[str]
+    pieces: list[list[FlightPiece]] = field(default_factory=list)
+
+
 def _random_repartition(node: Any) -> bool:
     """``repartition(n)`` without keys: rows spread evenly, no hash (not a hash exchange)."""
     return node.kind() == "Repartition" and not node.params()["by"]
+
+
+def _pieces(meta: dict[str, Any], task: int) -> list[FlightPiece]:
+    """The flight pieces of flight shuffle map task ``task`` from its metadata, one per bucket."""
+    return [
+        FlightPiece(meta["flight"], f"{meta['shuffle_id']}/{task}/{j}", rows, meta["num_columns"])
+        for j, rows in enumerate(meta["rows"])
+    ]
 
 
 def _placeholder(plan: Any) -> Any:
@@ -144,17 +180,44 @@ class QueryStages:
         self.max_shuffle_partitions = max(1, max_shuffle_partitions)
         self.broadcast_threshold = broadcast_threshold
         self.stages: list[StageStats] = []
+        self.query_id = uuid.uuid4().hex[:16]  # names the flight shuffle's files and tickets
+        self._flight_dirs: list[str] = []  # set when a flight shuffle ran: dropped at the end
+        self._flight_shuffles: list[FlightShuffle] = []
+        self._relocated: dict[str, FlightPiece] = {}  # first ticket -> the piece made again
+        self._lost_addresses: set[str] = set()
 
     # -- the plan walk ----------------------------------------------------------------------------
     def run(self, root: Any) -> Iterator[pa.Table]:
-        if self._distributable(root):
-            yield from self._final(self._lower(root))
+        try:
+            if self._distributable(root):
+                yield from self._final(self._lower(root))
+                return
+            table, rows = self._on_driver(root)
+            offset = 0
+            for n in rows:
+                yield table.slice(offset, n)
+                offset += n
+        finally:
+            self._drop_flight_files()
+
+    def _drop_flight_files(self) -> None:
+        """Deletes this query's flight shuffle files on every node (each worker deletes them on
+        its node after the tasks it was already given; a worker that died is skipped, its node's
+        files are deleted by the others on a shared disk, or by its replacement)."""
+        import ray
+
+        if not self._flight_dirs:
             return
-        table, rows = self._on_driver(root)
-        offset = 0
-        for n in rows:
-            yield table.slice(offset, n)
-            offset += n
+        dirs, self._flight_dirs = self._flight_dirs, []
+        calls = [w.handle.drop_query.remote(self.query_id, dirs) for w in self.coordinator.workers if w.alive]
+        if not calls:
+            return
+        ready, _ = ray.wait(calls, num_returns=len(calls), timeout=60)
+        for ref in ready:
+            try:
+                ray.get(ref)
+            except Exception:  # noqa: BLE001 - a worker gone meanwhile: nothing left to delete there
+                pass
 
     def _distributable(self, node: Any) -> bool:
         """Whether ``node`` runs as stages on the workers: sources, partition-local operators,
@@ -443,17 +506,20 @@ class QueryStages:
         keys: list[str] | None,
         kind: str,
         preferred_nodes: list[str | None] | None = None,
+        flight: bool = False,
     ) -> Generator[tuple[Any, dict[str, Any]], None, None]:
-        """Runs ``pending``'s tasks; yields each task's (output refs, metadata) in task order.
+        """Runs ``pending``'s tasks; yields each task's (output refs, metadata) in task order
+        (``flight``: a flight shuffle map stage, its tasks write their buckets to local disk and
+        yield (None, metadata)).
         A fed pending runs pipelined behind the stage feeding it (``Coordinator.run``'s
         upstream): its tasks start as the cuts they read become complete."""
         feed = pending.feed
         if feed is None:
-            yield from self._run_stage(pending, buckets, keys, kind, preferred_nodes)
+            yield from self._run_stage(pending, buckets, keys, kind, preferred_nodes, flight)
             return
         up = feed.upstream
         up_stat, up_tasks = self._stage_tasks(up, 0, None, self._kind(up), None)
-        stat, tasks = self._stage_tasks(pending, buckets, keys, kind, preferred_nodes)
+        stat, tasks = self._stage_tasks(pending, buckets, keys, kind, preferred_nodes, flight)
         pending.inputs = []
 
         def release(index: int | None, outputs: Any, meta: Any) -> int:
@@ -483,6 +549,7 @@ class QueryStages:
         stat.bytes_out += sum(meta["bytes"])
         if buckets:
             stat.bytes_shuffled += sum(meta["bytes"])
+            stat.bytes_on_disk += sum(meta.get("file_bytes", ()))
         stat.tasks_per_node[meta["node_id"]] = stat.tasks_per_node.get(meta["node_id"], 0) + 1
         stat.seconds = time.monotonic() - stat.started
 
@@ -493,8 +560,9 @@ class QueryStages:
         keys: list[str] | None,
         kind: str,
         preferred_nodes: list[str | None] | None,
+        flight: bool = False,
     ) -> Generator[tuple[Any, dict[str, Any]], None, None]:
-        stat, tasks = self._stage_tasks(pending, buckets, keys, kind, preferred_nodes)
+        stat, tasks = self._stage_tasks(pending, buckets, keys, kind, preferred_nodes, flight)
         with StageProgress(self.config, stat.name, pending.num_tasks, position=len(self.stages) - 1) as bar:
             for outputs, meta in self.coordinator.run(tasks):
                 self._record(stat, meta, buckets)
@@ -508,12 +576,14 @@ class QueryStages:
         keys: list[str] | None,
         kind: str,
         preferred_nodes: list[str | None] | None,
+        flight: bool = False,
     ) -> tuple[StageStats, StageTasks]:
         """The stage's stats entry (appended to ``stages``) and its tasks for the coordinator."""
         number = len(self.stages) + 1
         if buckets:
             how = f"hash shuffle by {keys}" if keys else "random shuffle"
-            what = f"{pending.label} -> {how} into {buckets}"
+            via = " via flight_shuffle" if flight else ""
+            what = f"{pending.label} -> {how} into {buckets}{via}"
         else:
             what = pending.label
         stat = StageStats(f"stage {number} ({kind}: {what})", kind, buckets=buckets)
@@ -528,6 +598,11 @@ class QueryStages:
         def submit(handle: Any, index: int) -> tuple[Any, Any]:
             payload = plan.partition_fragment(index).to_bytes() if split_source else shared
             inputs = lineage.resolve(pending.inputs[index]) if pending.inputs else None
+            inputs = self.relocate(inputs)
+            if flight:  # buckets to local disk; only the metadata comes back
+                spec = FlightMap(self.query_id, number, index, tuple(self._flight_dirs), self._compression())
+                run = handle.run_task.options(num_returns=1)
+                return run.remote(payload, config, inputs, buckets, keys, spec), []
             refs = handle.run_task.options(num_returns=max(1, buckets) + 1).remote(
                 payload, config, inputs, buckets, keys
             )
@@ -536,14 +611,22 @@ class QueryStages:
         # A random shuffle's map task spreads its rows differently each time it runs.
         replayable = not (buckets and not keys)
         return stat, StageTasks(
-            stat.name, pending.num_tasks, submit, preferred_nodes=preferred_nodes, replayable=replayable
+            stat.name,
+            pending.num_tasks,
+            submit,
+            preferred_nodes=preferred_nodes,
+            replayable=replayable,
+            recover=self.recover_hook(),
         )
 
     def _shuffle(self, pending: Pending, keys: list[str], buckets: int) -> list[list[Any]]:
         """The map side: per map output, the refs of its ``buckets`` bucket tables (one output per
         task of ``pending`` with map_reduce, one per merge group with pre_shuffle_merge)."""
-        if self._shuffle_algorithm(pending.num_tasks, buckets) == "pre_shuffle_merge":
+        algorithm = self._shuffle_algorithm(pending.num_tasks, buckets)
+        if algorithm == "pre_shuffle_merge":
             return self._pre_shuffle_merge(pending, keys, buckets)
+        if algorithm == "flight_shuffle":
+            return self._flight_shuffle(pending, keys, buckets)
         return list(self._stage(pending, buckets, keys, "shuffle map"))
 
     def _shuffle_algorithm(self, map_tasks: int, buckets: int) -> str:
@@ -573,6 +656,75 @@ class QueryStages:
         inputs = [[group_refs] for node_groups in groups.values() for group_refs, _ in node_groups]
         merge = Pending(_placeholder(pending.plan), len(inputs), False, inputs, label="pre-shuffle merge")
         return list(self._stage(merge, buckets, keys, "shuffle map", preferred_nodes=nodes))
+
+    def _compression(self) -> str | None:
+        return normalize_compression(getattr(self.config, "flight_shuffle_compression", "lz4"))
+
+    def _flight_shuffle(self, pending: Pending, keys: list[str], buckets: int) -> list[list[Any]]:
+        """The map side of the flight shuffle: each task of ``pending`` writes its ``buckets``
+        buckets to its node's disk (flight_shuffle.py); per task, one ``FlightPiece`` per bucket
+        (the worker's Flight address, the ticket, the rows), read by the reduce tasks."""
+        dirs = getattr(self.config, "flight_shuffle_dirs", None) or [DEFAULT_DIR]
+        for d in dirs:
+            if d not in self._flight_dirs:
+                self._flight_dirs.append(d)
+        shuffle = FlightShuffle(pending, buckets, keys)
+        self._flight_shuffles.append(shuffle)
+        for _, meta in self._stage_with_meta(pending, buckets, keys, "shuffle map", flight=True):
+            shuffle.pieces.append(_pieces(meta, len(shuffle.pieces)))
+        return [list(pieces) for pieces in shuffle.pieces]
+
+    def relocate(self, inputs: list[Any] | None) -> list[Any] | None:
+        """A task's inputs (None: it reads its own source) with the flight pieces made again
+        (after their worker was lost) pointing at their new place."""
+        if inputs is None or not self._relocated:
+            return inputs
+        return [
+            None
+            if leaf is None
+            else [self._relocated.get(p.ticket, p) if isinstance(p, FlightPiece) else p for p in leaf]
+            for leaf in inputs
+        ]
+
+    def recover_hook(self) -> Any:
+        """``StageTasks.recover`` for a stage of this query: None until a flight shuffle ran."""
+        return self._recover_flight if self._flight_shuffles else None
+
+    def _recover_flight(self, error: BaseException) -> bool:
+        """After a task failed to fetch a flight piece (``FlightFetchError``): runs again, on the
+        workers alive, every map task of every flight shuffle of the query whose outputs were at
+        that address (as a "shuffle map (recompute)" stage each) and points the pieces at the
+        new outputs; True when the failed task may run again. Other errors: False."""
+        address = getattr(error, "address", None)
+        if not isinstance(error, FlightFetchError) or address is None:
+            return False
+        if address in self._lost_addresses:
+            return True  # already made again: the task reads the relocated pieces
+        self._lost_addresses.add(address)
+        found = False
+        for shuffle in self._flight_shuffles:  # in the order they ran: later ones read earlier ones
+            lost = [
+                m
+                for m, pieces in enumerate(shuffle.pieces)
+                if any(self._relocated.get(p.ticket, p).address == address for p in pieces)
+            ]
+            if not lost:
+                continue
+            found = True
+            stat, tasks = self._stage_tasks(
+                shuffle.pending, shuffle.buckets, shuffle.keys, "shuffle map (recompute)", None, flight=True
+            )
+            stat.name += f" [map tasks {lost} lost with {address}]"
+
+            def submit(handle: Any, k: int, run: Any = tasks.submit, lost: list[int] = lost) -> Any:
+                return run(handle, lost[k])
+
+            again = StageTasks(stat.name, len(lost), submit, recover=tasks.recover)
+            for k, (_, meta) in enumerate(self.coordinator.run(again)):
+                self._record(stat, meta, shuffle.buckets)
+                for first, new in zip(shuffle.pieces[lost[k]], _pieces(meta, lost[k]), strict=True):
+                    self._relocated[first.ticket] = new
+        return found
 
     def _final(self, pending: Pending) -> Iterator[pa.Table]:
 

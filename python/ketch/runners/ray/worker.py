@@ -6,7 +6,9 @@ A task is a fragment plus, for the stages above the first, its input partitions:
 Arrow tables that other tasks left in the object store (the fragment's leaves are empty
 placeholders, filled here in leaf order). A shuffle map task also hash-partitions its output into
 N buckets and returns them as N separate objects, so a reduce task fetches only its bucket, from
-the node that made it, never through the driver."""
+the node that made it, never through the driver. With the flight shuffle the buckets go to local
+disk instead and are served by the worker's Arrow Flight server (flight_shuffle.py): the map task
+returns only metadata and reduce tasks fetch their bucket over Flight."""
 
 from __future__ import annotations
 
@@ -38,11 +40,19 @@ def _fill_leaves(plan: Any, inputs: list[list[pa.Table] | None]) -> Any:
     return fill(plan)
 
 
-def _fetch(items: list[Any]) -> list[pa.Table]:
+def _fetch(items: list[Any], store: Any = None) -> list[pa.Table]:
     """The tables of one leaf: each item is an object ref of a table, or a slice of one as
-    (ref, offset, length) in rows (into_partitions / into_batches / limit cut tables so)."""
+    (ref, offset, length) in rows (into_partitions / into_batches / limit cut tables so), or a
+    flight shuffle piece (``FlightPiece``, fetched with ``store``, a ``ShuffleStore``)."""
     import ray
 
+    from ketch.runners.ray.flight_shuffle import FlightPiece
+
+    pieces = [item for item in items if isinstance(item, FlightPiece)]
+    if pieces:
+        if len(pieces) != len(items):
+            raise ValueError("a leaf mixes flight shuffle pieces and object refs")
+        return store.fetch(pieces)
     refs = [item[0] if isinstance(item, tuple) else item for item in items]
     tables = ray.get(refs)
     return [
@@ -86,6 +96,22 @@ class EngineWorker:
         register_serializer()  # tables without columns keep their rows
 
         self.tasks_run = 0
+        self._store: Any = None  # the flight shuffle's files and server, on first use
+
+    def shuffle_store(self) -> Any:
+        """This worker's ``ShuffleStore`` (flight_shuffle.py), made on first use."""
+        if self._store is None:
+            import ray
+
+            from ketch.runners.ray.flight_shuffle import ShuffleStore
+
+            node_id = ray.get_runtime_context().get_node_id()
+            self._store = ShuffleStore(ray.util.get_node_ip_address(), f"{node_id[:12]}-{os.getpid()}")
+        return self._store
+
+    def drop_query(self, query_id: str, dirs: list[str]) -> None:
+        """Deletes the flight shuffle files of query ``query_id`` under ``dirs`` on this node."""
+        self.shuffle_store().drop_query(query_id, dirs)
 
     def info(self) -> dict[str, Any]:
         import ray
@@ -99,7 +125,8 @@ class EngineWorker:
         inputs: list[list[Any]] | None,
         buckets: int,
         keys: list[str] | None,
-    ) -> tuple[Any, ...]:
+        flight: Any = None,
+    ) -> Any:
         """Runs one task. ``fragment``: the plan's bytes; ``config``: the driver's ExecutionConfig;
         ``inputs``: None (the fragment reads its own source) or, per leaf of the fragment, the refs
         of the tables to read there, or slices of them as (ref, offset, length) (None: the leaf
@@ -108,16 +135,24 @@ class EngineWorker:
         ``keys`` into N buckets, returned as (table of bucket 0, ..., table of bucket N-1,
         metadata). Metadata: {"rows": [...], "bytes": [...]} per returned table, "node_id",
         "scan" (``ExecutionStats.scan`` of the task).
-        Raises the engine's error (KetchError and subclasses) unchanged."""
+        With ``flight`` (a ``FlightMap``) and N buckets, the buckets are written to local disk
+        and only the metadata is returned (``ShuffleStore.write_buckets``: also "flight", the
+        address serving them, and "file_bytes"). Raises the engine's error (KetchError and
+        subclasses) unchanged; a flight piece that cannot be fetched raises KetchIOError naming
+        its address."""
         import ray
 
         from ketch import _core
         from ketch.errors import KetchError
         from ketch.runners.native import start_udf_workers
+        from ketch.runners.ray.flight_shuffle import FlightPiece
 
         plan = _core.PyPlan.from_bytes(fragment)
         if inputs is not None:
-            plan = _fill_leaves(plan, [None if refs is None else _fetch(refs) for refs in inputs])
+            store = self._store
+            if any(isinstance(item, FlightPiece) for refs in inputs if refs for item in refs):
+                store = self.shuffle_store()
+            plan = _fill_leaves(plan, [None if refs is None else _fetch(refs, store) for refs in inputs])
         if buckets > 0:
             plan = plan.repartition(buckets, list(keys or []))
         start_udf_workers(plan)
@@ -138,6 +173,11 @@ class EngineWorker:
         else:
             tables = [pa.Table.from_batches([b for b in batches if b.num_rows], schema=schema)]
         self.tasks_run += 1
+        if flight is not None and buckets > 0:
+            meta = self.shuffle_store().write_buckets(flight, tables)
+            meta["node_id"] = ray.get_runtime_context().get_node_id()
+            meta["scan"] = stats.scan
+            return meta
         meta = {
             "rows": [t.num_rows for t in tables],
             "bytes": [t.nbytes for t in tables],
