@@ -551,3 +551,23 @@ def test_gpu_slices_pack_fractional_instances_and_refuse_missing_gpus():
     assert devices_for(0, 0, ["a"]) == []
     with pytest.raises(ValueError, match="instance 2 needs GPU 1 but only 1 are visible"):
         devices_for(2, 0.5, ["a"])
+
+
+@ketch.func
+def _plus_one(x: int) -> int:
+    return x + 1
+
+
+@ketch.func
+def _times_ten(x: int) -> int:
+    return x * 10
+
+
+def test_nested_udfs_without_an_alias_give_the_outer_result_under_the_inner_name():
+    # The optimizer splits g(f(x)) into stages; the result keeps the name "x" (the first
+    # argument's, as in Daft) and is g's output, not the input column of the same name.
+    df = ketch.from_pydict({"x": [0, 1, 2, 3]})
+    assert df.select(_times_ten(_plus_one(col("x")))).to_pydict() == {"x": [10, 20, 30, 40]}
+    assert df.with_column("x", _times_ten(_plus_one(col("x")))).to_pydict() == {"x": [10, 20, 30, 40]}
+    out = df.select(col("x").alias("orig"), _times_ten(_plus_one(col("x")))).to_pydict()
+    assert out == {"orig": [0, 1, 2, 3], "x": [10, 20, 30, 40]}

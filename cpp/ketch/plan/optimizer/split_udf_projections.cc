@@ -74,6 +74,9 @@ class StageBuilder {
   /// Adds `expr` (an output of the projection that calls UDFs or I/O functions).
   void Add(const ExprPtr& expr) {
     ExprPtr rest = Extract(expr, /*root=*/true);
+    // `g(f(x))` is named after its first argument, `x`; with `f(x)` split off, the rest reads
+    // `g(__ketch_split_0)` and would be named after the temporary: keep the original name.
+    if (rest->OutputName() != expr->OutputName()) rest = Expr::Alias(rest, expr->OutputName());
     const Expr* root = rest.get();
     while (root->kind() == ExprKind::kAlias) root = root->children()[0].get();
     if (IsSpecial(*root)) {
