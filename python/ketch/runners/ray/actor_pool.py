@@ -111,7 +111,6 @@ class _Pool:
     runner: Any
     client: ActorPoolClient
     request: ActorRequest
-    wanted: int
 
 
 class ActorPools:
@@ -174,11 +173,11 @@ class ActorPools:
                 payload = _payload(runner)
                 actor_class = ray.remote(UDFActor).options(name=None, **options)
                 handles = [actor_class.remote(payload, runner.name) for _ in range(count)]
-                starting.append((runner, request, wanted, handles))
-            for runner, request, wanted, handles in starting:
-                self.pools.append(self._wait_ready(runner, request, wanted, handles))
+                starting.append((runner, request, handles))
+            for runner, request, handles in starting:
+                self.pools.append(self._wait_ready(runner, request, handles))
         except BaseException:
-            for _, _, _, handles in starting:
+            for _, _, handles in starting:
                 for handle in handles:
                     ray.kill(handle, no_restart=True)
             self.pools = []
@@ -186,7 +185,7 @@ class ActorPools:
         for pool in self.pools:
             pool.runner.actor_pool = pool.client
 
-    def _wait_ready(self, runner: Any, request: ActorRequest, wanted: int, handles: list[Any]) -> _Pool:
+    def _wait_ready(self, runner: Any, request: ActorRequest, handles: list[Any]) -> _Pool:
         import ray
         from ray.exceptions import RayActorError, RayTaskError
 
@@ -233,8 +232,7 @@ class ActorPools:
             node_ids=[infos[h]["node_id"] for h in alive],
             pids=[infos[h]["pid"] for h in alive],
         )
-        client.gpu_ids = [infos[h]["gpu_ids"] for h in alive]  # type: ignore[attr-defined]
-        return _Pool(runner, client, request, wanted)
+        return _Pool(runner, client, request)
 
     def stop(self) -> None:
         """Kills the pools' actors and detaches them from their runners."""
