@@ -426,6 +426,46 @@ def test_the_map_outputs_stay_out_of_the_object_store(on_ray: Any, tmp_path: Pat
     assert _files(shuffle_dir) == []
 
 
+def test_a_shuffle_larger_than_the_object_store_finishes(
+    on_ray: Any, tmp_path: Path, shuffle_dir: Path
+) -> None:
+    """A raw-row shuffle of more bytes than the whole cluster's object store (3 nodes × 256 MiB in
+    the test cluster) finishes with the flight shuffle, with the right answer, and never puts its
+    buckets into the object store."""
+    import pyarrow.compute as pc
+    import ray
+
+    capacity = int(ray.cluster_resources()["object_store_memory"])
+    root = tmp_path / "huge"
+    root.mkdir()
+    files, rows_per_file = 8, 1_100_000
+    for i in range(files):
+        ids = pa.array(range(i * rows_per_file, (i + 1) * rows_per_file), pa.int64())
+        strings = pc.utf8_lpad(pc.cast(ids, pa.string()), width=100, padding="k")  # distinct, 100 B
+        g = pc.bit_wise_and(ids, pa.scalar(3, pa.int64()))
+        pq.write_table(pa.table({"g": g, "s": strings}), root / f"p{i}.parquet", compression="zstd")
+    with ketch.execution_config_ctx(
+        shuffle_algorithm="flight_shuffle",
+        flight_shuffle_dirs=[str(shuffle_dir)],
+        scan_tasks_min_size_bytes=1,
+        max_sources_per_scan_task=1,
+    ):
+        df = ketch.read_parquet(str(root / "*.parquet")).groupby("g")
+        parts = df.agg(col("s").approx_count_distinct().alias("n")).iter_partitions()
+        first = next(parts)  # every map task has written its buckets; the reduce stage runs
+        used = _object_store_bytes()
+        tables = [p.to_pydict() for p in [first, *parts]]
+    counts = {g: n for t in tables for g, n in zip(t["g"], t["n"], strict=True)}
+    shuffle = next(s for s in on_ray.last_stages if s.kind == "shuffle map")
+    assert shuffle.bytes_shuffled > capacity, (shuffle.bytes_shuffled, capacity)
+    assert used < 0.05 * capacity, (used, capacity)
+    total = files * rows_per_file
+    assert sorted(counts) == [0, 1, 2, 3]
+    for n in counts.values():  # HyperLogLog: within 3% of the 2.2M distinct strings per group
+        assert abs(n - total / 4) < 0.03 * total / 4, counts
+    assert _files(shuffle_dir) == []
+
+
 # -- the store on its own: real Flight server on loopback, no Ray --------------------------------------
 
 
