@@ -6,6 +6,7 @@ GPU/custom resources placed by Ray, local-first / least-loaded routing, restarts
 from __future__ import annotations
 
 import os
+import re
 import signal
 import threading
 from collections import Counter
@@ -234,6 +235,36 @@ def test_an_actor_that_keeps_crashing_is_reported_with_the_udf_and_node(on_ray):
 
     with pytest.raises(UDFError, match=r"Segfaults.*actor 0 on node [0-9a-f]+.*died"):
         _tag_rows(4, 1).with_column("y", Segfaults()(col("x"))).collect()
+
+
+def test_an_actor_out_of_memory_is_reported_with_the_udf_and_node(on_ray):
+    """The actor's address space is capped (RLIMIT_AS, as a container's memory limit would cap
+    it); a batch that allocates past the cap fails with the user's MemoryError, named by the UDF,
+    with a note giving the actor's node, and the other actors' rows are not silently dropped."""
+
+    @ketch.cls(return_dtype=int, concurrency=1, cpus=0.1, batch_size=2)
+    class Hungry:
+        def __init__(self) -> None:
+            import resource
+
+            with open("/proc/self/status") as status:
+                vm_kb = next(int(line.split()[1]) for line in status if line.startswith("VmSize:"))
+            cap = vm_kb * 1024 + (256 << 20)
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+        def __call__(self, x):
+            import numpy as np
+
+            if 3 in x.to_pylist():
+                np.ones(1 << 31, dtype=np.uint8)  # 2 GiB, far past the cap
+            return x.to_arrow()
+
+    with pytest.raises(UDFError, match="Hungry") as info:
+        _tag_rows(6, 1).with_column("y", Hungry()(col("x"))).collect()
+    cause = info.value.__cause__
+    assert isinstance(cause, MemoryError), repr(cause)
+    notes = "\n".join(getattr(cause, "__notes__", []))
+    assert re.search(r"UDF actor 0 of 1 ran on node [0-9a-f]{16,}", notes), notes
 
 
 def test_a_hanging_call_is_stopped_by_timeout_s_naming_the_udf(on_ray):
