@@ -22,6 +22,8 @@ import pyarrow.fs  # noqa: F401
 from ketch import _core, arrow_pickle, errors
 from ketch.context import execution_config_ctx, get_execution_config, set_execution_config
 from ketch.dataframe import DataFrame
+from ketch.dataframe_ops.constructors import from_pylist, range
+from ketch.dataframe_ops.set_ops import concat
 from ketch.datatype import DataType, ImageMode
 from ketch.expressions import Expression, col, lit
 from ketch.io import (
@@ -57,13 +59,16 @@ __all__ = [
     "Series",
     "cls",
     "col",
+    "concat",
     "errors",
     "execution_config_ctx",
     "from_arrow",
     "from_pandas",
     "from_pydict",
+    "from_pylist",
     "get_execution_config",
     "lit",
+    "range",
     "read_csv",
     "read_json",
     "read_parquet",

@@ -61,11 +61,14 @@ class DataFrame:
         return col(name)
 
     # -- relational operations -------------------------------------------------------------------------
-    def select(self, *columns: str | Expression) -> DataFrame:
-        """Keeps / computes exactly these columns, in this order."""
-        if not columns:
+    def select(self, *columns: str | Expression, **projections: Expression) -> DataFrame:
+        """Keeps / computes exactly these columns, in this order; keyword arguments add
+        expressions under their keyword as name, after the positional ones (Daft's
+        ``select(*columns, **projections)``). Raises ValueError when no column is given."""
+        if not columns and not projections:
             raise ValueError("select() needs at least one column")
         exprs = [_as_expression(c) for c in columns]
+        exprs += [_as_expression(e).alias(name) for name, e in projections.items()]
         return DataFrame(self._plan.project([e._native for e in exprs]))._explode_generators(exprs)
 
     def with_column(self, column_name: str, expr: Expression) -> DataFrame:
@@ -243,14 +246,177 @@ class DataFrame:
             prefix = "" if suffix else "right."
         return DataFrame(self._plan.join(other._plan, lk, rk, how, prefix, suffix or ""))
 
-    def explode(self, *columns: str | Expression) -> DataFrame:
+    def explode(
+        self,
+        *columns: str | Expression,
+        index_column: str | None = None,
+        ignore_empty_and_null: bool = False,
+    ) -> DataFrame:
         """One row per element of the list columns (equal lengths per row when several); other
-        columns repeat; null or empty lists give one null row."""
-        return DataFrame(self._plan.explode([_column_name(c) for c in columns]))
+        columns repeat; a null or empty list gives one row with null there, unless
+        ``ignore_empty_and_null`` drops such rows. ``index_column`` names a new uint64 column (last)
+        holding each element's position in its list (null for a null or empty list's row).
+        Raises KetchTypeError for a column that is not a list, ColumnNotFoundError for a missing
+        column or an ``index_column`` that already exists."""
+        from ketch.dataframe_ops import reshape
+
+        return reshape.explode(self, columns, index_column, ignore_empty_and_null)
 
     def concat(self, other: DataFrame) -> DataFrame:
         """The rows of this DataFrame followed by those of ``other`` (schemas must be equal)."""
         return DataFrame(self._plan.concat(other._plan))
+
+    # -- set operations, reshaping, cleaning, summaries (Daft's surface; see ketch.dataframe_ops) -----
+    def union(self, other: DataFrame) -> DataFrame:
+        """Distinct rows of both DataFrames (SQL ``UNION``), columns matched by position: names
+        are this DataFrame's, each column cast to the supertype of both sides' types (Daft's
+        rules: int64 with float64 gives float64, anything but binary/list with a string gives a
+        string). Nulls compare equal. Row order is not defined.
+        Raises KetchValueError (a ValueError) when the numbers of columns differ or two columns
+        have no common type."""
+        from ketch.dataframe_ops import set_ops
+
+        return set_ops.union_all(self, other, "union").distinct()
+
+    def union_all(self, other: DataFrame) -> DataFrame:
+        """All rows of this DataFrame then all of ``other`` (SQL ``UNION ALL``), duplicates kept,
+        columns matched by position as in ``union`` (same errors)."""
+        from ketch.dataframe_ops import set_ops
+
+        return set_ops.union_all(self, other, "union_all")
+
+    def union_by_name(self, other: DataFrame) -> DataFrame:
+        """Distinct rows of both DataFrames with columns matched by name: this DataFrame's
+        columns, then those only ``other`` has; a side lacking a column gives nulls there; a
+        column on both sides takes the supertype of its types. Row order is not defined.
+        Raises KetchValueError when a shared column's types have no common type."""
+        from ketch.dataframe_ops import set_ops
+
+        return set_ops.union_all_by_name(self, other, "union_by_name").distinct()
+
+    def union_all_by_name(self, other: DataFrame) -> DataFrame:
+        """As ``union_by_name`` but keeping duplicates (this DataFrame's rows first)."""
+        from ketch.dataframe_ops import set_ops
+
+        return set_ops.union_all_by_name(self, other)
+
+    def intersect(self, other: DataFrame) -> DataFrame:
+        """Distinct rows of this DataFrame that also occur in ``other`` (SQL ``INTERSECT``),
+        compared by position with nulls equal; output names are this DataFrame's. Row order is
+        not defined. Raises KetchValueError unless both have as many columns with the same type
+        at each position (Daft's rule: no implicit casts here)."""
+        from ketch.dataframe_ops import set_ops
+
+        return set_ops.intersect(self, other)
+
+    def intersect_all(self, other: DataFrame) -> DataFrame:
+        """Rows occurring in both, each ``min(count here, count in other)`` times (SQL
+        ``INTERSECT ALL``); same matching and errors as ``intersect``."""
+        from ketch.dataframe_ops import set_ops
+
+        return set_ops.intersect_all(self, other)
+
+    def except_distinct(self, other: DataFrame) -> DataFrame:
+        """Distinct rows of this DataFrame that do not occur in ``other`` (SQL ``EXCEPT``); same
+        matching and errors as ``intersect``."""
+        from ketch.dataframe_ops import set_ops
+
+        return set_ops.except_distinct(self, other)
+
+    def except_all(self, other: DataFrame) -> DataFrame:
+        """Rows of this DataFrame, each ``count here - count in other`` times where positive (SQL
+        ``EXCEPT ALL``); same matching and errors as ``intersect``."""
+        from ketch.dataframe_ops import set_ops
+
+        return set_ops.except_all(self, other)
+
+    def unpivot(
+        self,
+        ids: Any,
+        values: Any = None,
+        variable_name: str = "variable",
+        value_name: str = "value",
+    ) -> DataFrame:
+        """Wide to long (Daft's ``unpivot``): for each input row and each column of ``values``
+        (names or Expressions; default: every column not in ``ids``), one row with the ``ids``
+        columns, ``variable_name`` (string: the value column's name) and ``value_name`` (the
+        value, cast to the supertype of all value columns' types by Daft's rules). Output
+        columns: ids..., variable, value; rows come row by row, each row's values in ``values``
+        order. The input is read once.
+        Raises KetchValueError when there is no value column or output names clash,
+        KetchTypeError when the value columns have no common type, ColumnNotFoundError for a
+        missing column."""
+        from ketch.dataframe_ops import reshape
+
+        return reshape.unpivot(self, ids, values, variable_name, value_name)
+
+    def melt(
+        self,
+        ids: Any,
+        values: Any = None,
+        variable_name: str = "variable",
+        value_name: str = "value",
+    ) -> DataFrame:
+        """Alias of ``unpivot``."""
+        from ketch.dataframe_ops import reshape
+
+        return reshape.unpivot(self, ids, values, variable_name, value_name, "melt")
+
+    def drop_duplicates(self, *subset: str | Expression) -> DataFrame:
+        """Alias of ``distinct``: unique rows over all columns, or over ``subset`` keeping one
+        value of the other columns."""
+        return self.distinct(*subset)
+
+    def drop_null(self, *cols: str | Expression) -> DataFrame:
+        """Drops the rows with a null in any of ``cols`` (default: every column). NaN is not
+        null: it is kept (see ``drop_nan``)."""
+        from ketch.dataframe_ops import cleaning
+
+        return cleaning.drop_null(self, cols)
+
+    def drop_nan(self, *cols: str | Expression) -> DataFrame:
+        """Drops the rows with a NaN in any float32/float64 column among ``cols`` (default: every
+        column); other columns given are ignored, nulls are kept (Daft's behaviour)."""
+        from ketch.dataframe_ops import cleaning
+
+        return cleaning.drop_nan(self, cols)
+
+    def count(self, *cols: str | Expression) -> DataFrame:
+        """A one-row DataFrame of counts. With no argument, ``"*"`` or an int: one uint64 column
+        ``count``, the number of rows (nulls included). With columns: one uint64 column per
+        column, named as it, counting its non-null values. Raises ValueError when ``"*"`` is
+        mixed with column names."""
+        from ketch.dataframe_ops import summary
+
+        return summary.count(self, cols)
+
+    def describe(self) -> DataFrame:
+        """The schema as a DataFrame: one row per column, string columns ``column_name`` and
+        ``type`` (the type as Ketch prints it). Runs nothing."""
+        from ketch.dataframe_ops import summary
+
+        return summary.describe(self)
+
+    def summarize(self) -> DataFrame:
+        """Column statistics, one row per column (one aggregation pass over the data): ``column``
+        and ``type`` (strings), ``min`` and ``max`` (as strings), ``count`` (non-null values),
+        ``count_nulls`` and ``approx_count_distinct`` (uint64; computed exactly). ``min``,
+        ``max`` and ``approx_count_distinct`` are null for columns without an order (lists,
+        structs, binary, images, tensors...). Raises ValueError for a DataFrame without columns."""
+        from ketch.dataframe_ops import summary
+
+        return summary.summarize(self)
+
+    def to_pylist(self, maps_as_pydicts: str | None = None) -> list[dict[str, Any]]:
+        """The rows as a list of dicts ``{column: value}`` (as ``iter_rows``: images as numpy
+        arrays). ``maps_as_pydicts`` ("lossy" / "strict") is accepted for Daft compatibility;
+        Arrow map columns come back as lists of (key, value) tuples either way.
+        Raises ValueError for another ``maps_as_pydicts``."""
+        if maps_as_pydicts not in (None, "lossy", "strict"):
+            raise ValueError(
+                f"to_pylist(): maps_as_pydicts must be None, 'lossy' or 'strict', got {maps_as_pydicts!r}"
+            )
+        return list(self.iter_rows())
 
     def sample(self, fraction: float, with_replacement: bool = False, seed: int | None = None) -> DataFrame:
         """A random sample of about ``fraction`` of the rows (Bernoulli; Poisson copies with

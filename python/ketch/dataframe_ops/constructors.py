@@ -1,0 +1,61 @@
+"""Top-level constructors Daft has: ``ketch.from_pylist`` and ``ketch.range``."""
+
+from __future__ import annotations
+
+import builtins
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+if TYPE_CHECKING:
+    from ketch.dataframe import DataFrame
+
+
+def from_pylist(data: list[dict[str, Any]]) -> DataFrame:
+    """A DataFrame from a list of row dicts ``[{column: value, ...}, ...]``.
+
+    Columns are the keys in the order first seen across the rows; a row without a key gives null
+    there. Values convert as in ``from_pydict`` (Arrow's inference; objects Arrow cannot hold
+    become a Python column). Raises TypeError unless ``data`` is a list of dicts, ValueError for
+    an empty list (no schema to infer)."""
+    from ketch.io import from_pydict
+
+    if not isinstance(data, list):
+        raise TypeError(f"from_pylist takes a list of dicts, got {type(data).__name__}")
+    if not data:
+        raise ValueError("Can't create a DataFrame from an empty list")
+    names: dict[str, None] = {}
+    for i, row in enumerate(data):
+        if not isinstance(row, dict):
+            raise TypeError(f"from_pylist: row {i} is a {type(row).__name__}, not a dict")
+        names.update(dict.fromkeys(row))
+    return from_pydict({name: [row.get(name) for row in data] for name in names})
+
+
+def range(start: int, end: int | None = None, step: int = 1, partitions: int = 1) -> DataFrame:  # noqa: A001
+    """A DataFrame with one int64 column ``id``: ``start, start + step, ...`` up to ``end``
+    (exclusive), as Python's ``range``; ``range(n)`` counts from 0 to n - 1. The rows are split
+    into ``partitions`` partitions of nearly equal size, in order. The values are built in memory
+    (8 bytes per row).
+
+    Raises ValueError for ``step == 0`` or ``partitions < 1``, TypeError for a non-int argument."""
+    from ketch import _core
+    from ketch.dataframe import DataFrame
+
+    if end is None:
+        start, end = 0, start
+    for name, value in (("start", start), ("end", end), ("step", step), ("partitions", partitions)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"range(): {name} must be an int, got {value!r}")
+    if step == 0:
+        raise ValueError("range(): step must not be zero")
+    if partitions < 1:
+        raise ValueError(f"range(): partitions must be >= 1, got {partitions}")
+    import numpy as np
+
+    values = np.arange(start, end, step, dtype=np.int64)
+    table = pa.table({"id": pa.array(values, pa.int64())})
+    n = len(values)
+    sizes = [n // partitions + (1 if i < n % partitions else 0) for i in builtins.range(partitions)]
+    df = DataFrame(_core.PyPlan.in_memory(table, sizes))
+    return df
