@@ -66,18 +66,21 @@ def test_summarize(rng, runner):
 
 
 def test_to_pylist_and_from_pylist(runner):
-    rows = [{"a": 1, "b": "x"}, {"b": "y"}, {"a": 3, "c": 2.5}]
+    rows = [{"b": "x", "a": 1}, {"b": "y"}, {"a": 3, "c": 2.5}]
     df = ketch.from_pylist(rows)
-    assert df.column_names == ["a", "b", "c"]  # keys in first-seen order
+    assert df.column_names == ["a", "b", "c"]  # every key seen, sorted by name (Daft's order)
     assert df.to_pylist() == [
         {"a": 1, "b": "x", "c": None},
         {"a": None, "b": "y", "c": None},
         {"a": 3, "b": None, "c": 2.5},
     ]
-    with pytest.raises(ValueError, match="empty"):
-        ketch.from_pylist([])
-    with pytest.raises(TypeError, match="row 1"):
+    assert df.to_pylist() == list(df.iter_rows())
+    empty = ketch.from_pylist([])
+    assert empty.column_names == [] and empty.count_rows() == 0
+    with pytest.raises(ValueError, match="row 1"):
         ketch.from_pylist([{"a": 1}, [1]])
+    with pytest.raises(TypeError):
+        ketch.from_pylist({"a": [1]})
     with pytest.raises(ValueError, match="maps_as_pydicts"):
         df.to_pylist(maps_as_pydicts="nope")
 

@@ -12,24 +12,25 @@ if TYPE_CHECKING:
 
 
 def from_pylist(data: list[dict[str, Any]]) -> DataFrame:
-    """A DataFrame from a list of row dicts ``[{column: value, ...}, ...]``.
-
-    Columns are the keys in the order first seen across the rows; a row without a key gives null
+    """A DataFrame from a list of row dicts ``[{column: value, ...}, ...]``, as Daft builds it:
+    the columns are every key seen in any row, sorted by name; a row without a key gives null
     there. Values convert as in ``from_pydict`` (Arrow's inference; objects Arrow cannot hold
-    become a Python column). Raises TypeError unless ``data`` is a list of dicts, ValueError for
-    an empty list (no schema to infer)."""
+    become a Python column). An empty list gives a DataFrame without columns or rows.
+    Raises TypeError unless ``data`` is a list, ValueError for a row that is not a dict (Daft's
+    class)."""
     from ketch.io import from_pydict
 
     if not isinstance(data, list):
         raise TypeError(f"from_pylist takes a list of dicts, got {type(data).__name__}")
-    if not data:
-        raise ValueError("Can't create a DataFrame from an empty list")
-    names: dict[str, None] = {}
+    names: set[str] = set()
     for i, row in enumerate(data):
         if not isinstance(row, dict):
-            raise TypeError(f"from_pylist: row {i} is a {type(row).__name__}, not a dict")
-        names.update(dict.fromkeys(row))
-    return from_pydict({name: [row.get(name) for row in data] for name in names})
+            raise ValueError(
+                "from_pylist: expected a list of dicts {column_name: value}, "
+                f"row {i} is a {type(row).__name__}"
+            )
+        names.update(row)
+    return from_pydict({name: [row.get(name) for row in data] for name in sorted(names)})
 
 
 def range(start: int, end: int | None = None, step: int = 1, partitions: int = 1) -> DataFrame:  # noqa: A001
