@@ -263,7 +263,11 @@ class DataFrame:
         return reshape.explode(self, columns, index_column, ignore_empty_and_null)
 
     def concat(self, other: DataFrame) -> DataFrame:
-        """The rows of this DataFrame followed by those of ``other`` (schemas must be equal)."""
+        """The rows of this DataFrame followed by those of ``other``. Raises KetchValueError (a
+        ValueError, as Daft's) unless both schemas are exactly equal (names and types, in order)."""
+        from ketch.dataframe_ops import set_ops
+
+        set_ops.check_same_schema(self, other)
         return DataFrame(self._plan.concat(other._plan))
 
     # -- set operations, reshaping, cleaning, summaries (Daft's surface; see ketch.dataframe_ops) -----

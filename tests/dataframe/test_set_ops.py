@@ -154,3 +154,9 @@ def test_top_level_concat(runner):
         ketch.concat([])
     with pytest.raises(TypeError, match="item 1"):
         ketch.concat([parts[0], {"a": [1]}])
+    # Daft's class: a schema mismatch is a ValueError, for DataFrame.concat and ketch.concat.
+    floats = ketch.from_pydict({"a": [1.5]})
+    with pytest.raises(KetchValueError, match="exactly the same schema"):
+        parts[0].concat(floats)
+    with pytest.raises(ValueError, match="exactly the same schema"):
+        ketch.concat([parts[0], parts[1], floats])

@@ -169,9 +169,20 @@ def except_all(left: DataFrame, right: DataFrame) -> DataFrame:
     return _repeat(counted, col(_LEFT).cast(pa.int64()) - col(_RIGHT).cast(pa.int64()), names)
 
 
+def check_same_schema(left: DataFrame, right: DataFrame) -> None:
+    """Daft's rule for concat: exactly the same schema (names and types, in order)."""
+    ls, rs = left.schema(), right.schema()
+    if ls.names != rs.names or ls.types != rs.types:
+        raise KetchValueError(
+            "DataFrames must have exactly the same schema for concatenation! "
+            f"Expected: {_schema_text(left)}, received: {_schema_text(right)}"
+        )
+
+
 def concat(dfs: Iterable[DataFrame]) -> DataFrame:
-    """``ketch.concat``: the rows of every DataFrame in order (``DataFrame.concat`` pairwise; schemas
-    must be equal). Raises ValueError for no DataFrames, TypeError for an item that is not one."""
+    """``ketch.concat``: the rows of every DataFrame in order (``DataFrame.concat`` pairwise).
+    Raises ValueError for no DataFrames or schemas that differ (KetchValueError), TypeError for an
+    item that is not a DataFrame."""
     from ketch.dataframe import DataFrame
 
     frames = list(dfs)
