@@ -96,6 +96,7 @@ def test_range(runner):
     assert [len(p) for p in parts] == [4, 4, 4, 3]  # 15 values
     assert sum(parts, []) == list(range(0, 100, 7))
     assert ketch.range(0).count_rows() == 0
+    assert ketch.range(3, partitions=None).num_partitions() == 1
     with pytest.raises(ValueError, match="step"):
         ketch.range(0, 5, 0)
     with pytest.raises(ValueError, match="partitions"):

@@ -33,11 +33,11 @@ def from_pylist(data: list[dict[str, Any]]) -> DataFrame:
     return from_pydict({name: [row.get(name) for row in data] for name in sorted(names)})
 
 
-def range(start: int, end: int | None = None, step: int = 1, partitions: int = 1) -> DataFrame:  # noqa: A001
+def range(start: int, end: int | None = None, step: int = 1, partitions: int | None = 1) -> DataFrame:  # noqa: A001
     """A DataFrame with one int64 column ``id``: ``start, start + step, ...`` up to ``end``
     (exclusive), as Python's ``range``; ``range(n)`` counts from 0 to n - 1. The rows are split
     into ``partitions`` partitions of nearly equal size, in order. The values are built in memory
-    (8 bytes per row).
+    (8 bytes per row). ``partitions=None`` means one partition (Daft's default is 1).
 
     Raises ValueError for ``step == 0`` or ``partitions < 1``, TypeError for a non-int argument."""
     from ketch import _core
@@ -45,6 +45,8 @@ def range(start: int, end: int | None = None, step: int = 1, partitions: int = 1
 
     if end is None:
         start, end = 0, start
+    if partitions is None:
+        partitions = 1
     for name, value in (("start", start), ("end", end), ("step", step), ("partitions", partitions)):
         if not isinstance(value, int) or isinstance(value, bool):
             raise TypeError(f"range(): {name} must be an int, got {value!r}")
