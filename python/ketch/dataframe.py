@@ -257,7 +257,7 @@ class DataFrame:
         ``ignore_empty_and_null`` drops such rows. ``index_column`` names a new uint64 column (last)
         holding each element's position in its list (null for a null or empty list's row).
         Raises KetchTypeError for a column that is not a list, ColumnNotFoundError for a missing
-        column or an ``index_column`` that already exists."""
+        column, KetchValueError for an ``index_column`` that already exists."""
         from ketch.dataframe_ops import reshape
 
         return reshape.explode(self, columns, index_column, ignore_empty_and_null)

@@ -129,7 +129,7 @@ def test_explode_errors():
     df = ketch.from_pydict({"id": [1], "v": [[1]]})
     with pytest.raises(KetchTypeError, match="not a list"):
         df.explode("id")
-    with pytest.raises(ColumnNotFoundError):
+    with pytest.raises(KetchValueError, match="already exists"):
         df.explode("v", index_column="id")
     with pytest.raises(ColumnNotFoundError):
         df.explode("nope")

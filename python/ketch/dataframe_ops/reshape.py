@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 
 from ketch.dataframe_ops.supertype import supertype
-from ketch.errors import ColumnNotFoundError, KetchTypeError, KetchValueError
+from ketch.errors import KetchTypeError, KetchValueError
 from ketch.expressions.expression import Expression, col, lit
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def explode(
         if not isinstance(index_column, str):
             index_column = _column_name(index_column)
         if index_column in df.column_names:
-            raise ColumnNotFoundError(
+            raise KetchValueError(
                 f"explode(): index_column {index_column!r} already exists; columns: {df.column_names}"
             )
     if ignore_empty_and_null:

@@ -52,12 +52,12 @@ def union_all(left: DataFrame, right: DataFrame, operation: str = "union") -> Da
             f"{len(ls)} {_schema_text(left)} and {len(rs)} {_schema_text(right)}"
         )
     types = []
-    for lf, rf in zip(ls, rs, strict=True):
+    for i, (lf, rf) in enumerate(zip(ls, rs, strict=True)):
         common = supertype(lf.type, rf.type)
         if common is None:
             raise KetchValueError(
                 f"{operation}: no common supertype for column {lf.name!r} ({lf.type}) and "
-                f"{rf.name!r} ({rf.type}) at position {ls.names.index(lf.name)}"
+                f"{rf.name!r} ({rf.type}) at position {i}"
             )
         types.append(common)
     names = list(ls.names)
