@@ -404,9 +404,11 @@ class DataFrame:
     def summarize(self) -> DataFrame:
         """Column statistics, one row per column (one aggregation pass over the data): ``column``
         and ``type`` (strings), ``min`` and ``max`` (as strings), ``count`` (non-null values),
-        ``count_nulls`` and ``approx_count_distinct`` (uint64; computed exactly). ``min``,
-        ``max`` and ``approx_count_distinct`` are null for columns without an order (lists,
-        structs, binary, images, tensors...). Raises ValueError for a DataFrame without columns."""
+        ``count_nulls`` and ``approx_count_distinct`` (uint64; computed exactly). ``min`` and
+        ``max`` are null for columns without an order (binary, lists, structs, images,
+        tensors...); ``approx_count_distinct`` is null for those the engine cannot hash (all of
+        them but binary).
+        Raises ValueError for a DataFrame without columns."""
         from ketch.dataframe_ops import summary
 
         return summary.summarize(self)

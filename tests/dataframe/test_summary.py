@@ -35,7 +35,8 @@ def test_summarize(rng, runner):
     x = [None if v < 0.1 else float(v) for v in rng.random(n)]
     k = [int(v) for v in rng.integers(0, 17, n)]
     s = [None if i % 5 == 0 else f"s{i % 9}" for i in range(n)]
-    df = ketch.from_pydict({"x": x, "k": k, "s": s, "l": [[i] for i in range(n)]}).into_partitions(3)
+    b = [bytes([i % 4]) for i in range(n)]
+    df = ketch.from_pydict({"x": x, "k": k, "s": s, "l": [[i] for i in range(n)], "b": b}).into_partitions(3)
     out = df.summarize()
     assert out.column_names == [
         "column",
@@ -48,7 +49,7 @@ def test_summarize(rng, runner):
     ]
     assert out.schema().field("count").type == pa.uint64()
     rows = {r["column"]: r for r in out.to_pylist()}
-    assert list(rows) == ["x", "k", "s", "l"]
+    assert list(rows) == ["x", "k", "s", "l", "b"]
     xs = [v for v in x if v is not None]
     assert float(rows["x"]["min"]) == pytest.approx(min(xs))
     assert float(rows["x"]["max"]) == pytest.approx(max(xs))
@@ -63,6 +64,8 @@ def test_summarize(rng, runner):
     # A list column has no order: min / max / distinct are null, counts still there.
     assert rows["l"]["min"] is None and rows["l"]["approx_count_distinct"] is None
     assert rows["l"]["count"] == n and rows["l"]["count_nulls"] == 0
+    # Binary: no min / max as strings, but distinct values are counted.
+    assert rows["b"]["min"] is None and rows["b"]["approx_count_distinct"] == 4
 
 
 def test_to_pylist_and_from_pylist(runner):

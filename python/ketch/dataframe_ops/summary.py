@@ -70,6 +70,12 @@ def _orderable(dtype: pa.DataType) -> bool:
     )
 
 
+def _countable(dtype: pa.DataType) -> bool:
+    """Types whose distinct values the engine counts: the orderable ones and binary."""
+    binary = pa.types.is_binary(dtype) or pa.types.is_large_binary(dtype)
+    return _orderable(dtype) or (binary and not isinstance(dtype, pa.ExtensionType))
+
+
 def summarize(df: DataFrame) -> DataFrame:
     """See ``DataFrame.summarize``."""
     schema = df.schema()
@@ -82,6 +88,7 @@ def summarize(df: DataFrame) -> DataFrame:
         if _orderable(field.type):
             aggs.append(c.min().alias(f"__min_{i}"))
             aggs.append(c.max().alias(f"__max_{i}"))
+        if _countable(field.type):
             aggs.append(c.approx_count_distinct().alias(f"__distinct_{i}"))
         aggs.append(c.count("valid").alias(f"__count_{i}"))
         aggs.append(c.count("null").alias(f"__nulls_{i}"))
@@ -106,5 +113,5 @@ def summarize(df: DataFrame) -> DataFrame:
         pick("__max", text, ordered).alias("max"),
         pick("__count", u64, everywhere).alias("count"),
         pick("__nulls", u64, everywhere).alias("count_nulls"),
-        pick("__distinct", u64, ordered).alias("approx_count_distinct"),
+        pick("__distinct", u64, [_countable(t) for t in schema.types]).alias("approx_count_distinct"),
     )
