@@ -54,6 +54,16 @@ class Staging:
                     f"{caller}: cannot write into '{self.root}': {error.strerror or error}"
                 ) from None
 
+    def unstaged(self, message: str) -> str:
+        """``message`` naming the destination instead of the staging location (its URL or path,
+        and for S3 also the bare object key that the SDK's messages quote)."""
+        message = message.replace(self.dir + "/", self.root + "/")
+        if self.remote:
+            staged_key = self.dir.split("/", 3)[3] + "/"
+            root_key = self.root.split("/", 3)[3] + "/" if self.root.count("/") >= 3 else ""
+            message = message.replace(staged_key, root_key)
+        return message
+
     def _error(self, what: str, path: str, error: OSError) -> KetchIOError:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
         return KetchIOError(f"{self.caller}: {what} '{redact(path)}': {redact(reason, self._secrets)}")

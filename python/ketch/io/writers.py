@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from ketch.errors import KetchNotImplementedError
+from ketch.errors import KetchIOError, KetchNotImplementedError
 from ketch.io.config import IOConfig
 from ketch.io.write_commit import Staging, drop_bookkeeping, replace_others
 
@@ -87,6 +87,11 @@ def write_files(
         table = df._execute(plan)
         if staging is not None:
             table = staging.commit(table)
+    except KetchIOError as error:
+        # Name the user's destination, not the hidden staging location the bytes went to first.
+        if staging is not None and staging.dir in str(error):
+            raise type(error)(staging.unstaged(str(error))) from None
+        raise
     finally:
         if staging is not None:
             staging.close()
