@@ -209,6 +209,19 @@ def test_partition_cols_take_expressions_and_reject_unusable_columns(tmp_path: P
         df.select("id").write_parquet(str(tmp_path / "all"), partition_cols=["id"])
 
 
+def test_many_partition_values_bound_the_open_files_and_keep_every_row(tmp_path: Path) -> None:
+    n = 2000  # 500 distinct values, over several morsels: past 128 open files the oldest is finished
+    table = pa.table(
+        {"id": pa.array(range(n), pa.int64()), "k": pa.array([i % 500 for i in range(n)], pa.int64())}
+    )
+    with ketch.execution_config_ctx(morsel_size_rows=400):
+        written = ketch.from_arrow(table).write_parquet(str(tmp_path), partition_cols=["k"]).to_pydict()
+    assert len(set(written["k"])) == 500 and len(written["path"]) > 500  # values reopened after eviction
+    assert len(os.listdir(tmp_path)) == 500
+    back = ketch.read_parquet(str(tmp_path), hive_partitioning=True).to_arrow()
+    assert sorted((r["id"], r["k"]) for r in back.to_pylist()) == [(i, i % 500) for i in range(n)]
+
+
 @pytest.mark.parametrize("codec", ["snappy", "zstd", "gzip", "lz4", "none", "brotli"])
 def test_write_parquet_compression_is_in_the_file_metadata(codec: str, tmp_path: Path) -> None:
     table = pa.table(

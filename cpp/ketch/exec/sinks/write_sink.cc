@@ -187,6 +187,9 @@ bool CsvCanHold(const arrow::DataType& type) {
          id != arrow::Type::FIXED_SIZE_BINARY && id != arrow::Type::BINARY_VIEW;
 }
 
+/// Files a partitioned write keeps open at once.
+constexpr size_t kMaxOpenFiles = 128;
+
 /// One file being written: a local temporary (renamed into place by Commit) or an S3 upload.
 struct OutFile {
   std::string path;  // the local path it gets, or its s3:// URL
@@ -240,6 +243,11 @@ struct WriteFilesSink::State {
   }
 
   arrow::Result<OutFile*> Open(const std::string& dir, std::shared_ptr<arrow::RecordBatch> partition_values) {
+    if (open.size() >= kMaxOpenFiles) {
+      // Many partition values: the longest-open file is finished (its key's later rows start a
+      // new one), bounding file descriptors and the row groups buffered in memory.
+      ARROW_RETURN_NOT_OK(Close(open_order.front(), false));
+    }
     auto file = std::make_unique<OutFile>();
     file->partition_values = std::move(partition_values);
     const std::string name = prefix + "-" + std::to_string(counter++) + Extension(info.format);

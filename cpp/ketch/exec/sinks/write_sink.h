@@ -21,7 +21,9 @@ std::string EscapeHivePathSegment(std::string_view value);
 /// partition of the input (one empty file when nothing has rows, so the schema is kept). With
 /// partition columns, rows go to "<root>/<col>=<value>/..." directories (values escaped by
 /// EscapeHivePathSegment, nulls as __HIVE_DEFAULT_PARTITION__, the columns left out of the files),
-/// one file per distinct partition value per input partition; nothing is written for no rows.
+/// one file per distinct partition value per input partition (at most 128 files are open at once:
+/// past that the longest-open one is finished and its value's later rows start a new file);
+/// nothing is written for no rows.
 ///
 /// Atomicity: local files are written as hidden temporaries (".<name>.tmp") and renamed into
 /// place only by Finalize, after every file is complete; a failed or cancelled query deletes
