@@ -500,7 +500,8 @@ def test_partitioned_csv_write_plan_round_trips_with_its_format_columns_and_s3_s
     assert written.column_names == ["path", "k", "num_rows"]
     assert sum(written.column("num_rows").to_pylist()) == df.count_rows()
     assert all(
-        f"/k={k}/" in p for p, k in zip(written.column("path").to_pylist(), written.column("k").to_pylist())
+        f"/k={k}/" in p
+        for p, k in zip(written.column("path").to_pylist(), written.column("k").to_pylist(), strict=True)
     )
 
 
