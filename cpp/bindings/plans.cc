@@ -380,11 +380,33 @@ void BindPlans(nb::module_& m) {
              return PyPlan{Unwrap(LogicalPlan::Filter(p.plan, nb::cast<PyExpr&>(predicate).expr))};
            })
       .def("limit", [](const PyPlan& p, int64_t n) { return PyPlan{Unwrap(LogicalPlan::Limit(p.plan, n))}; })
-      .def("write_parquet",
-           [](const PyPlan& p, std::string root_dir, std::string compression) {
-             return PyPlan{Unwrap(LogicalPlan::WriteParquet(
-                 p.plan, WriteParquetInfo{std::move(root_dir), std::move(compression)}))};
-           })
+      // A write node: format "parquet" | "csv" | "json"; s3_options as for scans (s3_* keys).
+      .def(
+          "write",
+          [](const PyPlan& p, std::string root_dir, const std::string& format, std::string compression,
+             std::vector<std::string> partition_cols, std::map<std::string, std::string> s3_options) {
+            WriteInfo info;
+            info.root_dir = std::move(root_dir);
+            if (format == "parquet") {
+              info.format = FileFormat::kParquet;
+            } else if (format == "csv") {
+              info.format = FileFormat::kCsv;
+            } else if (format == "json") {
+              info.format = FileFormat::kJson;
+            } else {
+              throw nb::value_error(("unknown write format '" + format + "'").c_str());
+            }
+            info.compression = std::move(compression);
+            info.partition_cols = std::move(partition_cols);
+            FunctionOptions s3;
+            for (const auto& [key, value] : s3_options)
+              s3[key] = std::make_shared<arrow::StringScalar>(value);
+            info.s3 = Unwrap(url::S3ConfigFromOptions(s3));
+            return PyPlan{Unwrap(LogicalPlan::Write(p.plan, std::move(info)))};
+          },
+          nb::arg("root_dir"), nb::arg("format"), nb::arg("compression") = "snappy",
+          nb::arg("partition_cols") = std::vector<std::string>{},
+          nb::arg("s3_options") = std::map<std::string, std::string>{})
       .def("sort",
            [](const PyPlan& p, nb::list keys, std::vector<bool> descending, std::vector<bool> nulls_first) {
              return PyPlan{Unwrap(LogicalPlan::Sort(p.plan, SortSpec{Exprs(keys), descending, nulls_first}))};
@@ -470,8 +492,9 @@ void BindPlans(nb::module_& m) {
       .def("is_partition_local",
            [](const PyPlan& p) { return distributed::IsPartitionLocal(p.plan->kind()); })
       // The parameters the Ray runner's stage planner needs of a node, as a dict: Limit
-      // {"limit"}, WriteParquet {"root_dir", "compression"}, IntoPartitions {"num_partitions"},
-      // IntoBatches {"batch_size"}, Repartition {"num_partitions", "by"}; {} for other kinds.
+      // {"limit"}, Write {"root_dir", "format", "compression", "partition_cols"}, IntoPartitions
+      // {"num_partitions"}, IntoBatches {"batch_size"}, Repartition {"num_partitions", "by"}; {} for other
+      // kinds.
       .def("params",
            [](const PyPlan& p) {
              nb::dict out;
@@ -480,9 +503,11 @@ void BindPlans(nb::module_& m) {
                case LogicalKind::kLimit:
                  out["limit"] = node.limit();
                  break;
-               case LogicalKind::kWriteParquet:
+               case LogicalKind::kWrite:
                  out["root_dir"] = node.write().root_dir;
+                 out["format"] = WriterName(node.write().format).substr(6);  // "parquet", "csv", "json"
                  out["compression"] = node.write().compression;
+                 out["partition_cols"] = node.write().partition_cols;
                  break;
                case LogicalKind::kIntoPartitions:
                  out["num_partitions"] = node.partitioning().num_partitions;
@@ -635,9 +660,6 @@ void BindPlans(nb::module_& m) {
             if (interrupted) throw nb::python_error();
             ThrowIfError(result.status());
             auto schema = p.plan->schema();
-            if (p.plan->kind() == LogicalKind::kWriteParquet && !collector.batches.empty()) {
-              schema = collector.batches.front()->schema();
-            }
             return nb::make_tuple(nb::cast(partitions), BatchesToPy(schema, std::move(collector.batches)));
           },
           nb::arg("config"), nb::arg("stats").none() = nb::none())

@@ -291,7 +291,8 @@ TEST(PlanSerde, WriteParquetAndParquetScanWithPushdownsAndTasks) {
   EXPECT_TRUE(RunPlan(copy_without)->Equals(*expected));
   // Writes: same files written by the original and the copy (to two directories).
   auto write_a =
-      LogicalPlan::WriteParquet(Source(), WriteParquetInfo{(dir / "out_a").string(), "zstd"}).ValueOrDie();
+      LogicalPlan::Write(Source(), WriteInfo{.root_dir = (dir / "out_a").string(), .compression = "zstd"})
+          .ValueOrDie();
   auto write_copy = RoundTrip(write_a, /*run=*/false);
   ASSERT_NE(write_copy, nullptr);
   EXPECT_EQ(write_copy->write().compression, "zstd");

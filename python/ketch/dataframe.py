@@ -738,33 +738,76 @@ class DataFrame:
         root_dir: str | os.PathLike[str],
         compression: str = "snappy",
         write_mode: str = "append",
-        partition_cols: list[str] | None = None,
+        partition_cols: list[Any] | None = None,
         io_config: Any = None,
     ) -> DataFrame:
-        """Writes the rows to Parquet under ``root_dir`` and returns a DataFrame of the written
-        paths (column ``path``). The file appears only when complete (temporary file, then rename),
-        so a failed query leaves nothing behind. ``write_mode="overwrite"`` then removes the other
-        Parquet files in ``root_dir``."""
-        if write_mode not in ("append", "overwrite"):
-            raise ValueError(f"write_mode must be 'append' or 'overwrite', got {write_mode!r}")
-        if partition_cols or io_config is not None:
-            raise KetchNotImplementedError(
-                "write_parquet does not support partition_cols or io_config yet (local paths only)"
-            )
-        root = os.path.abspath(os.fspath(root_dir))
-        # One file per non-empty partition.
-        paths = self._execute(self._plan.write_parquet(root, compression))
-        written = set(paths.column("path").to_pylist())
-        if write_mode == "overwrite":
-            for entry in os.listdir(root):
-                full = os.path.join(root, entry)
-                stale_tmp = entry.startswith(".") and entry.endswith(".parquet.tmp")  # from a killed write
-                if (entry.endswith(".parquet") and full not in written) or stale_tmp:
-                    os.remove(full)
-        result = DataFrame(_core.PyPlan.in_memory(paths))
-        result._result = paths
-        result._partition_rows = [paths.num_rows]
-        return result
+        """Writes the rows as Parquet files under ``root_dir`` (a local directory, made if missing,
+        or an ``s3://bucket/prefix`` URL reached with ``io_config``'s S3Config) and returns a
+        DataFrame of the written files: ``path`` (string), then the partition columns (their
+        values for each file, their own dtypes) when partitioned.
+
+        - Files are named ``<random hex>-<k>.parquet``: one per non-empty partition of the
+          DataFrame (one empty file, keeping the schema, when there are no rows at all).
+        - ``compression``: ``"snappy"`` (default), ``"zstd"``, ``"gzip"``, ``"lz4"``,
+          ``"brotli"`` or ``"none"``, for every column chunk.
+        - ``partition_cols``: column names or expressions (computed first); rows go to Hive-style
+          directories ``root_dir/<col>=<value>/...`` in the order given, values escaped as
+          Hive/Arrow/Daft do (every byte but ``A-Z a-z 0-9 - _ . ~`` as ``%XX``, so ``a/b`` or
+          ``../x`` stay one directory name inside ``root_dir``), nulls as
+          ``__HIVE_DEFAULT_PARTITION__``; the partition columns are left out of the files (read them
+          back with ``read_parquet(root_dir, hive_partitioning=True)``). Partition columns must be
+          numbers, strings, booleans, dates or timestamps.
+        - ``write_mode``: ``"append"`` (default) adds files, never replacing or removing one;
+          ``"overwrite"`` then removes every other file under ``root_dir``;
+          ``"overwrite-partitions"`` (needs ``partition_cols``) removes the other files only in the
+          partition directories this write wrote to.
+
+        Atomic: nothing appears under ``root_dir`` until every file is complete (local files are
+        hidden temporaries renamed at the end; S3 and Ray-runner writes go to a hidden
+        ``.ketch-staging-*`` location and are moved into place at the end), and old files are
+        removed only after that, so a failed query leaves the previous dataset as it was and no
+        temporary behind. Raises ValueError for an unknown ``write_mode``, KetchValueError for an
+        unknown compression or a bad partition column, KetchIOError naming the path and the OS's
+        reason when a file cannot be written (credentials never appear in messages)."""
+        from ketch.io.writers import write_files
+
+        return write_files(self, "parquet", root_dir, write_mode, partition_cols, io_config, compression)
+
+    def write_csv(
+        self,
+        root_dir: str | os.PathLike[str],
+        write_mode: str = "append",
+        partition_cols: list[Any] | None = None,
+        io_config: Any = None,
+    ) -> DataFrame:
+        """Writes the rows as CSV files (``<random hex>-<k>.csv``, Arrow's CSV writer: a header
+        line, RFC 4180 quoting, nulls as empty fields, timestamps as ``YYYY-MM-DD HH:MM:SS``)
+        under ``root_dir`` and returns the written paths, as ``write_parquet`` does (same
+        ``write_mode``, ``partition_cols``, ``io_config``, atomicity and errors). Raises
+        KetchTypeError naming the column for types CSV cannot hold (lists, structs, binary,
+        tensors, images). Read back with ``read_csv``."""
+        from ketch.io.writers import write_files
+
+        return write_files(self, "csv", root_dir, write_mode, partition_cols, io_config)
+
+    def write_json(
+        self,
+        root_dir: str | os.PathLike[str],
+        write_mode: str = "append",
+        partition_cols: list[Any] | None = None,
+        io_config: Any = None,
+    ) -> DataFrame:
+        """Writes the rows as newline-delimited JSON files (``<random hex>-<k>.json``, one object
+        per row with every column, nulls as ``null``) under ``root_dir`` and returns the written
+        paths, as ``write_parquet`` does (same ``write_mode``, ``partition_cols``, ``io_config``,
+        atomicity and errors). Strings are UTF-8 with ``"``, ``\\`` and control characters
+        escaped; NaN and infinities become ``null``; dates are ``"YYYY-MM-DD"``, timestamps ISO
+        8601 ``"YYYY-MM-DDTHH:MM:SS.ffffff"`` (``Z`` when the type has a time zone); lists are
+        arrays and structs objects. Raises KetchTypeError naming the column for binary columns
+        (JSON has no bytes). Read back with ``read_json``."""
+        from ketch.io.writers import write_files
+
+        return write_files(self, "json", root_dir, write_mode, partition_cols, io_config)
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{f.name}: {DataType(f.type)!r}" for f in self.schema())

@@ -471,7 +471,7 @@ def test_parquet_scan_with_small_tasks_round_trips_with_its_footers(files: dict[
 
 def test_write_parquet_plan_round_trips(tmp_path: Path) -> None:
     df = _base().select("k", "x", "s")
-    plan = df._plan.write_parquet(str(tmp_path / "out"), "zstd")
+    plan = df._plan.write(str(tmp_path / "out"), "parquet", "zstd")
     optimized = plan.optimize(config=_config())
     copy = _core.PyPlan.from_bytes(optimized.to_bytes())
     assert repr(copy) == repr(optimized)
@@ -480,6 +480,29 @@ def test_write_parquet_plan_round_trips(tmp_path: Path) -> None:
     assert written.num_rows >= 1
     back = ketch.read_parquet(str(tmp_path / "out")).to_arrow()
     assert _rows(back) == _rows(df.to_arrow())
+
+
+def test_partitioned_csv_write_plan_round_trips_with_its_format_columns_and_s3_settings(
+    tmp_path: Path,
+) -> None:
+    df = _base().select("k", "x", "s")
+    s3 = {"s3_region": "us-east-1", "s3_key_id": "AKIDWRITEPLAN", "s3_access_key": "write-plan-secret"}
+    remote = df._plan.write("s3://b/out", "json", "snappy", ["k"], s3).optimize(config=_config())
+    copy = _core.PyPlan.from_bytes(remote.to_bytes())
+    assert repr(copy) == repr(remote)
+    assert "WriteJSON" in repr(copy) and "Partition cols = k" in repr(copy)
+    assert "write-plan-secret" not in repr(copy) and "AKIDWRITEPLAN" not in repr(copy)
+    assert copy.params()["partition_cols"] == ["k"] and copy.params()["format"] == "json"
+    local = df._plan.write(str(tmp_path / "csv"), "csv", "snappy", ["k"]).optimize(config=_config())
+    copy = _core.PyPlan.from_bytes(local.to_bytes())
+    assert copy.physical_repr(_config()) == local.physical_repr(_config())
+    written, _ = _run(copy)
+    assert written.column_names == ["path", "k", "num_rows"]
+    assert sum(written.column("num_rows").to_pylist()) == df.count_rows()
+    assert all(
+        f"/k={k}/" in p
+        for p, k in zip(written.column("path").to_pylist(), written.column("k").to_pylist(), strict=True)
+    )
 
 
 def test_pickling_a_plan_uses_its_bytes() -> None:

@@ -1,6 +1,6 @@
 """Writes that fail (a read-only directory, a full disk) raise KetchIOError naming the user's path
-and the OS reason, and leave no temporary (``.tmp``) file behind: write_parquet, url.upload to a
-local directory, spill files.
+and the OS reason, and leave no temporary (``.tmp``) file behind: write_parquet, write_csv,
+write_json (partitioned too), url.upload to a local directory, spill files.
 
 The suite runs as root, which chmod does not stop: permission cases run in a child process that
 drops to the unprivileged uid 65534; full-disk cases write into a 1 MiB tmpfs (skipped where
@@ -43,11 +43,14 @@ def cases(target):
         with ketch.execution_config_ctx(spill_dir=target, **budget):
             ketch.from_arrow(table).sort("k").collect()
 
-    df = ketch.from_pydict({"a": [1, 2, 3]})
+    df = ketch.from_pydict({"a": [1, 2, 3], "p": ["x", "x", "y"]})
     blobs = ketch.from_pydict({"d": [b"abc"]})
     return {
         "write_parquet": lambda: df.write_parquet(target),
         "write_parquet_subdir": lambda: df.write_parquet(os.path.join(target, "sub")),
+        "write_csv": lambda: df.write_csv(target),
+        "write_json": lambda: df.write_json(target),
+        "write_json_partitioned": lambda: df.write_json(target, partition_cols=["p"]),
         "upload": lambda: blobs.with_column("p", col("d").url.upload(target)).collect(),
         "spill": spill,
     }
@@ -104,6 +107,11 @@ def test_writes_into_a_read_only_directory_name_the_path_and_reason(read_only_di
     assert f"write_parquet: cannot write '{ro}/" in out["write_parquet"]
     assert out["write_parquet"].rstrip().endswith(".parquet': Permission denied")
     assert f"cannot create directory '{ro}/sub'" in out["write_parquet_subdir"]
+    assert out["write_csv"].rstrip().endswith(".csv': Permission denied")
+    assert out["write_json"].rstrip().endswith(".json': Permission denied")
+    assert (
+        f"write_json: cannot create directory '{ro}/p=x': Permission denied" in out["write_json_partitioned"]
+    )
     assert f"url.upload failed at row 0 ('{ro}/" in out["upload"]
     assert f"spill directory '{ro}' is not writable" in out["spill"]
     assert os.listdir(read_only_dir) == []  # nothing left behind, no .tmp

@@ -54,8 +54,8 @@ std::string LogicalKindName(LogicalKind kind) {
       return "Filter";
     case LogicalKind::kLimit:
       return "Limit";
-    case LogicalKind::kWriteParquet:
-      return "WriteParquet";
+    case LogicalKind::kWrite:
+      return "Write";
     case LogicalKind::kSort:
       return "Sort";
     case LogicalKind::kAggregate:

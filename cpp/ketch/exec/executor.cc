@@ -24,6 +24,7 @@
 #include "ketch/exec/intermediate/project.h"
 #include "ketch/exec/morsel.h"
 #include "ketch/exec/sinks/sinks.h"
+#include "ketch/exec/sinks/write_sink.h"
 #include "ketch/exec/sources/in_memory_source.h"
 #include "ketch/exec/sources/materialized_source.h"
 #include "ketch/exec/sources/scan_source.h"
@@ -226,10 +227,10 @@ class PipelineBuilder {
         ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
         SetSink(pipeline, std::make_unique<LimitSink>(logical.limit()));
         return arrow::Status::OK();
-      case PhysicalKind::kWriteParquet: {
+      case PhysicalKind::kWrite: {
         ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
         ARROW_ASSIGN_OR_RAISE(auto sink,
-                              WriteParquetSink::Make(logical.write(), logical.inputs()[0]->schema()));
+                              WriteFilesSink::Make(logical.write(), logical.inputs()[0]->schema()));
         SetSink(pipeline, std::move(sink));
         return arrow::Status::OK();
       }
@@ -1111,7 +1112,7 @@ arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> ExecutePlanInto(
   Pipeline root;
   root.morsel_rows = config.morsel_size_rows;
   ARROW_RETURN_NOT_OK(builder.Build(*plan, &root));
-  if (plan->kind != PhysicalKind::kWriteParquet) {
+  if (plan->kind != PhysicalKind::kWrite) {
     // Every other root is collected (or streamed to the consumer); a limit at the root still needs
     // a collecting segment after it.
     if (consumer) {

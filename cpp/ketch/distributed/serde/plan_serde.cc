@@ -347,10 +347,7 @@ class PlanWriter {
     auto csv_offset = fb::CreateCsvOptions(
         fbb_, csv.has_header, static_cast<int8_t>(csv.delimiter), static_cast<int8_t>(csv.quote), csv.quoting,
         static_cast<int8_t>(csv.escape), csv.double_quote, csv.allow_variable_columns);
-    const auto& s3 = scan.s3;
-    auto s3_offset = fb::CreateS3ConfigDirect(fbb_, s3.region.c_str(), s3.endpoint_override.c_str(),
-                                              s3.scheme.c_str(), s3.key_id.c_str(), s3.access_key.c_str(),
-                                              s3.session_token.c_str(), s3.anonymous);
+    auto s3_offset = WriteS3(scan.s3);
     Offset<fb::ScanTasks> tasks;
     if (scan.tasks) {
       std::vector<Offset<fb::ScanTask>> list;
@@ -378,21 +375,27 @@ class PlanWriter {
                                   scan.tasks->row_groups_total, scan.tasks->row_groups_pruned,
                                   scan.tasks->limit_skipped_row_groups, footers_offset);
     }
-    fb::FileFormat format = fb::FileFormat::Parquet;
-    switch (scan.format) {
+    return fb::CreateScan(fbb_, ToFb(scan.format), files_offset, partition_values, file_schema,
+                          partition_schema, parse_schema, scan.columns.has_value(), columns, filter,
+                          scan.limit, csv_offset, s3_offset, tasks);
+  }
+
+  static fb::FileFormat ToFb(FileFormat format) {
+    switch (format) {
       case FileFormat::kParquet:
-        format = fb::FileFormat::Parquet;
-        break;
+        return fb::FileFormat::Parquet;
       case FileFormat::kCsv:
-        format = fb::FileFormat::Csv;
-        break;
+        return fb::FileFormat::Csv;
       case FileFormat::kJson:
-        format = fb::FileFormat::Json;
-        break;
+        return fb::FileFormat::Json;
     }
-    return fb::CreateScan(fbb_, format, files_offset, partition_values, file_schema, partition_schema,
-                          parse_schema, scan.columns.has_value(), columns, filter, scan.limit, csv_offset,
-                          s3_offset, tasks);
+    return fb::FileFormat::Parquet;
+  }
+
+  Offset<fb::S3Config> WriteS3(const io::S3Config& s3) {
+    return fb::CreateS3ConfigDirect(fbb_, s3.region.c_str(), s3.endpoint_override.c_str(), s3.scheme.c_str(),
+                                    s3.key_id.c_str(), s3.access_key.c_str(), s3.session_token.c_str(),
+                                    s3.anonymous);
   }
 
   arrow::Result<uint32_t> WriteNode(const LogicalPlanPtr& plan) {
@@ -412,7 +415,9 @@ class PlanWriter {
     Offset<fb::Expr> predicate;
     Offset<flatbuffers::String> root_dir, compression, prefix, suffix;
     Offset<Vector<uint8_t>> descending, nulls_first;
-    Offset<Vector<Offset<flatbuffers::String>>> group_by, left_on, right_on, explode_columns, partition_by;
+    Offset<Vector<Offset<flatbuffers::String>>> group_by, left_on, right_on, explode_columns, partition_by,
+        write_partition_cols;
+    Offset<fb::S3Config> write_s3;
     fb::JoinType how = fb::JoinType::Inner;
     fb::PlanKind kind = fb::PlanKind::InMemorySource;
     switch (plan->kind()) {
@@ -443,10 +448,12 @@ class PlanWriter {
       case LogicalKind::kLimit:
         kind = fb::PlanKind::Limit;
         break;
-      case LogicalKind::kWriteParquet:
+      case LogicalKind::kWrite:
         kind = fb::PlanKind::WriteParquet;
         root_dir = fbb_.CreateString(plan->write().root_dir);
         compression = fbb_.CreateString(plan->write().compression);
+        write_partition_cols = StringList(plan->write().partition_cols);
+        write_s3 = WriteS3(plan->write().s3);
         break;
       case LogicalKind::kSort: {
         kind = fb::PlanKind::Sort;
@@ -558,6 +565,9 @@ class PlanWriter {
     b.add_batch_size(plan->partitioning().batch_size);
     b.add_aggregate_phase(aggregate_phase);
     if (!aggregate_source_schema.IsNull()) b.add_aggregate_source_schema(aggregate_source_schema);
+    if (plan->kind() == LogicalKind::kWrite) b.add_write_format(ToFb(plan->write().format));
+    if (!write_partition_cols.IsNull()) b.add_write_partition_cols(write_partition_cols);
+    if (!write_s3.IsNull()) b.add_write_s3(write_s3);
     nodes_.push_back(b.Finish());
     const auto index = static_cast<uint32_t>(nodes_.size() - 1);
     index_[plan.get()] = index;
@@ -682,22 +692,36 @@ class PlanReader {
     return out;
   }
 
+  arrow::Result<FileFormat> ReadFormat(fb::FileFormat format) {
+    switch (format) {
+      case fb::FileFormat::Parquet:
+        return FileFormat::kParquet;
+      case fb::FileFormat::Csv:
+        return FileFormat::kCsv;
+      case fb::FileFormat::Json:
+        return FileFormat::kJson;
+      default:
+        return Corrupt("unknown file format " + std::to_string(static_cast<int>(format)));
+    }
+  }
+
+  static io::S3Config ReadS3(const fb::S3Config* s3) {
+    io::S3Config out;
+    if (s3 == nullptr) return out;
+    out.region = Str(s3->region());
+    out.endpoint_override = Str(s3->endpoint_override());
+    out.scheme = Str(s3->scheme());
+    out.key_id = Str(s3->key_id());
+    out.access_key = Str(s3->access_key());
+    out.session_token = Str(s3->session_token());
+    out.anonymous = s3->anonymous();
+    return out;
+  }
+
   arrow::Result<ScanInfo> ReadScan(const fb::Scan* s) {
     if (s == nullptr) return Corrupt("a scan node without its scan");
     ScanInfo info;
-    switch (s->format()) {
-      case fb::FileFormat::Parquet:
-        info.format = FileFormat::kParquet;
-        break;
-      case fb::FileFormat::Csv:
-        info.format = FileFormat::kCsv;
-        break;
-      case fb::FileFormat::Json:
-        info.format = FileFormat::kJson;
-        break;
-      default:
-        return Corrupt("unknown file format " + std::to_string(static_cast<int>(s->format())));
-    }
+    ARROW_ASSIGN_OR_RAISE(info.format, ReadFormat(s->format()));
     if (s->files()) {
       for (const auto* f : *s->files()) {
         ScanFile file;
@@ -746,15 +770,7 @@ class PlanReader {
       info.csv.double_quote = csv->double_quote();
       info.csv.allow_variable_columns = csv->allow_variable_columns();
     }
-    if (const auto* s3 = s->s3()) {
-      info.s3.region = Str(s3->region());
-      info.s3.endpoint_override = Str(s3->endpoint_override());
-      info.s3.scheme = Str(s3->scheme());
-      info.s3.key_id = Str(s3->key_id());
-      info.s3.access_key = Str(s3->access_key());
-      info.s3.session_token = Str(s3->session_token());
-      info.s3.anonymous = s3->anonymous();
-    }
+    info.s3 = ReadS3(s->s3());
     if (const auto* t = s->tasks()) {
       auto tasks = std::make_shared<ScanTasks>();
       if (t->tasks()) {
@@ -865,8 +881,17 @@ class PlanReader {
         return LogicalPlan::Limit(inputs[0], n.limit());
       case fb::PlanKind::WriteParquet:
         ARROW_RETURN_NOT_OK(expect_inputs(1));
-        return LogicalPlan::WriteParquet(
-            inputs[0], WriteParquetInfo{Str(n.write_root_dir()), Str(n.write_compression())});
+        {
+          WriteInfo info;
+          info.root_dir = Str(n.write_root_dir());
+          info.compression = Str(n.write_compression());
+          ARROW_ASSIGN_OR_RAISE(info.format, ReadFormat(n.write_format()));
+          if (const auto* cols = n.write_partition_cols()) {
+            for (const auto* c : *cols) info.partition_cols.push_back(c->str());
+          }
+          info.s3 = ReadS3(n.write_s3());
+          return LogicalPlan::Write(inputs[0], std::move(info));
+        }
       case fb::PlanKind::Sort: {
         ARROW_RETURN_NOT_OK(expect_inputs(1));
         SortSpec spec;

@@ -73,27 +73,4 @@ class ConsumerSink : public PartitionTrackingSink {
   ResultConsumer* consumer_;
 };
 
-/// Writes morsels into Parquet files under `root_dir` through Arrow's Parquet writer: one file per
-/// non-empty partition of its input (one empty file when no partition has rows, so the schema is
-/// kept). Files are written as hidden temporaries and renamed into place only by Finalize, after
-/// every file is complete, so a failed query leaves no file behind (the destructor removes the
-/// temporaries). Finalize returns one row per written file (column "path"), in partition order.
-class WriteParquetSink : public StreamingSink {
- public:
-  static arrow::Result<std::unique_ptr<WriteParquetSink>> Make(WriteParquetInfo info,
-                                                               std::shared_ptr<arrow::Schema> schema);
-  ~WriteParquetSink() override;
-  std::string name() const override { return "WriteParquet"; }
-  arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> Push(
-      std::shared_ptr<arrow::RecordBatch> morsel) override;
-  arrow::Status BeginPartition(int64_t partition) override;
-  arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> Finalize() override;
-
- private:
-  arrow::Status OpenFile();
-  arrow::Status CloseFile();
-  struct State;
-  std::unique_ptr<State> state_;
-};
-
 }  // namespace ketch

@@ -232,15 +232,50 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Limit(LogicalPlanPtr input, int64_t l
   return node;
 }
 
-arrow::Result<LogicalPlanPtr> LogicalPlan::WriteParquet(LogicalPlanPtr input, WriteParquetInfo info) {
+std::string WriterName(FileFormat format) {
+  switch (format) {
+    case FileFormat::kParquet:
+      return "write_parquet";
+    case FileFormat::kCsv:
+      return "write_csv";
+    case FileFormat::kJson:
+      return "write_json";
+  }
+  return "write";
+}
+
+arrow::Result<LogicalPlanPtr> LogicalPlan::Write(LogicalPlanPtr input, WriteInfo info) {
   static const std::set<std::string> kCodecs = {"snappy", "zstd", "gzip", "lz4", "brotli", "none"};
-  if (!kCodecs.count(info.compression)) {
-    return arrow::Status::Invalid("write_parquet: unknown compression '", info.compression,
+  const std::string writer = WriterName(info.format);
+  if (info.format == FileFormat::kParquet && !kCodecs.count(info.compression)) {
+    return arrow::Status::Invalid(writer, ": unknown compression '", info.compression,
                                   "' (one of snappy, zstd, gzip, lz4, brotli, none)");
   }
+  const auto& in = *input->schema();
+  arrow::FieldVector fields = {arrow::field("path", arrow::utf8())};
+  std::set<std::string> seen;
+  for (const auto& name : info.partition_cols) {
+    auto field = in.GetFieldByName(name);
+    if (!field) return arrow::Status::KeyError(writer, ": partition column '", name, "' not found");
+    if (!seen.insert(name).second) {
+      return arrow::Status::Invalid(writer, ": partition column '", name, "' given twice");
+    }
+    const auto& type = *field->type();
+    if (!arrow::is_primitive(type.id()) && !arrow::is_string(type.id()) &&
+        type.id() != arrow::Type::DECIMAL128 && type.id() != arrow::Type::DICTIONARY) {
+      return arrow::Status::Invalid(writer, ": partition column '", name, "' has type ", type.ToString(),
+                                    ", which cannot be a directory name (use numbers, strings, "
+                                    "booleans, dates or timestamps)");
+    }
+    fields.push_back(field);
+  }
+  if (!info.partition_cols.empty() && info.partition_cols.size() == static_cast<size_t>(in.num_fields())) {
+    return arrow::Status::Invalid(writer, ": every column is a partition column; the files would be empty");
+  }
+  fields.push_back(arrow::field("num_rows", arrow::int64()));
   auto node = std::make_shared<LogicalPlan>();
-  node->kind_ = LogicalKind::kWriteParquet;
-  node->schema_ = arrow::schema({arrow::field("path", arrow::utf8())});
+  node->kind_ = LogicalKind::kWrite;
+  node->schema_ = arrow::schema(fields);
   node->write_ = std::move(info);
   node->inputs_ = {std::move(input)};
   return node;
@@ -520,8 +555,8 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::WithInputs(std::vector<LogicalPlanPtr
       return Filter(inputs[0], predicate_);
     case LogicalKind::kLimit:
       return Limit(inputs[0], limit_);
-    case LogicalKind::kWriteParquet:
-      return WriteParquet(inputs[0], write_);
+    case LogicalKind::kWrite:
+      return Write(inputs[0], write_);
     case LogicalKind::kSort:
       return Sort(inputs[0], sort_);
     case LogicalKind::kAggregate:
@@ -557,8 +592,8 @@ std::string LogicalPlan::Label() const {
       return "Filter: " + predicate_->ToString();
     case LogicalKind::kLimit:
       return "Limit: " + std::to_string(limit_);
-    case LogicalKind::kWriteParquet:
-      return "WriteParquet:";
+    case LogicalKind::kWrite:
+      return "Write" + FileFormatName(write_.format) + ":";
     case LogicalKind::kSort: {
       std::vector<std::string> parts;
       for (size_t i = 0; i < sort_.keys.size(); ++i) {
@@ -630,9 +665,12 @@ std::vector<std::string> LogicalPlan::Details() const {
       }
     }
     out.push_back("Output schema = " + SchemaString(*schema_));
-  } else if (kind_ == LogicalKind::kWriteParquet) {
+  } else if (kind_ == LogicalKind::kWrite) {
     out.push_back("Root dir = " + write_.root_dir);
-    out.push_back("Compression = " + write_.compression);
+    if (write_.format == FileFormat::kParquet) out.push_back("Compression = " + write_.compression);
+    if (!write_.partition_cols.empty()) {
+      out.push_back("Partition cols = " + JoinNames(write_.partition_cols));
+    }
   } else if (kind_ == LogicalKind::kInMemorySource) {
     out.push_back("Schema = " + SchemaString(*schema_));
     const auto partitions = NumPartitions(*this).count;
@@ -702,7 +740,7 @@ PartitionCount NumPartitions(const LogicalPlan& plan) {
     case LogicalKind::kSort:
     case LogicalKind::kAggregate:
     case LogicalKind::kJoin:
-    case LogicalKind::kWriteParquet:
+    case LogicalKind::kWrite:
       return {1, true};
     case LogicalKind::kConcat: {
       const auto a = NumPartitions(*plan.inputs()[0]);

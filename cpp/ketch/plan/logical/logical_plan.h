@@ -18,7 +18,7 @@ enum class LogicalKind {
   kProject,
   kFilter,
   kLimit,
-  kWriteParquet,
+  kWrite,
   kSort,
   kAggregate,
   kJoin,
@@ -93,11 +93,22 @@ struct PartitionSpec {
   int64_t batch_size = 0;
 };
 
-/// Where and how write_parquet writes.
-struct WriteParquetInfo {
+/// Where and how write_parquet / write_csv / write_json write.
+struct WriteInfo {
+  /// A local directory or an s3:// URL.
   std::string root_dir;
+  FileFormat format = FileFormat::kParquet;
+  /// Parquet only: snappy, zstd, gzip, lz4, brotli or none.
   std::string compression = "snappy";
+  /// Hive partitioning: rows go to root_dir/<col>=<value>/..., these columns are left out of the
+  /// files and returned beside each path.
+  std::vector<std::string> partition_cols;
+  /// Connection settings when root_dir is an s3:// URL.
+  io::S3Config s3;
 };
+
+/// "write_parquet", "write_csv" or "write_json": what write errors start with.
+std::string WriterName(FileFormat format);
 
 class LogicalPlan;
 using LogicalPlanPtr = std::shared_ptr<const LogicalPlan>;
@@ -115,7 +126,11 @@ class LogicalPlan {
   static arrow::Result<LogicalPlanPtr> Project(LogicalPlanPtr input, std::vector<ExprPtr> exprs);
   static arrow::Result<LogicalPlanPtr> Filter(LogicalPlanPtr input, ExprPtr predicate);
   static arrow::Result<LogicalPlanPtr> Limit(LogicalPlanPtr input, int64_t limit);
-  static arrow::Result<LogicalPlanPtr> WriteParquet(LogicalPlanPtr input, WriteParquetInfo info);
+  /// Writes the input into files (WriteInfo); the output has one row per written file: "path"
+  /// (utf8), the partition columns (their input types) and "num_rows" (int64, the file's rows).
+  /// Invalid for an unknown compression, a partition column that is missing or not a
+  /// scalar (lists, structs, binary, tensors), or partitioning by every column.
+  static arrow::Result<LogicalPlanPtr> Write(LogicalPlanPtr input, WriteInfo info);
   static arrow::Result<LogicalPlanPtr> Sort(LogicalPlanPtr input, SortSpec spec);
   static arrow::Result<LogicalPlanPtr> Aggregate(LogicalPlanPtr input, AggregateSpec spec);
   static arrow::Result<LogicalPlanPtr> Join(LogicalPlanPtr left, LogicalPlanPtr right, JoinSpec spec);
@@ -142,7 +157,7 @@ class LogicalPlan {
   const ExprPtr& predicate() const { return predicate_; }
   int64_t limit() const { return limit_; }
   const ScanInfo& scan() const { return scan_; }
-  const WriteParquetInfo& write() const { return write_; }
+  const WriteInfo& write() const { return write_; }
   const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches() const { return batches_; }
   const SortSpec& sort() const { return sort_; }
   const AggregateSpec& aggregate() const { return aggregate_; }
@@ -168,7 +183,7 @@ class LogicalPlan {
   ExprPtr predicate_;
   int64_t limit_ = 0;
   ScanInfo scan_;
-  WriteParquetInfo write_;
+  WriteInfo write_;
   std::vector<std::shared_ptr<arrow::RecordBatch>> batches_;
   SortSpec sort_;
   AggregateSpec aggregate_;

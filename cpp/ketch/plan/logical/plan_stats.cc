@@ -270,7 +270,7 @@ PlanStats Estimate(const LogicalPlan& plan, bool full) {
       return out;
     }
     case LogicalKind::kExplode:
-    case LogicalKind::kWriteParquet: {
+    case LogicalKind::kWrite: {
       const auto in = input(0);
       out.rows = in.rows;
       out.bytes = in.bytes;

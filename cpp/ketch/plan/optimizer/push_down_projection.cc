@@ -105,7 +105,7 @@ arrow::Result<Transformed> Prune(const LogicalPlanPtr& plan, const Required& req
     }
     case LogicalKind::kLimit:
       return RebuildWithChild(plan, required, false);
-    case LogicalKind::kWriteParquet:
+    case LogicalKind::kWrite:
       return RebuildWithChild(plan, std::nullopt, false);
     case LogicalKind::kScan: {
       if (!required) return Transformed{plan, false};

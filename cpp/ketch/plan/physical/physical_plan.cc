@@ -103,8 +103,8 @@ arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan,
     case LogicalKind::kLimit:
       node->kind = PhysicalKind::kLimit;
       break;
-    case LogicalKind::kWriteParquet:
-      node->kind = PhysicalKind::kWriteParquet;
+    case LogicalKind::kWrite:
+      node->kind = PhysicalKind::kWrite;
       break;
     case LogicalKind::kSort:
       node->kind = PhysicalKind::kSort;
@@ -189,8 +189,8 @@ std::string PhysicalNode::Label() const {
       return logical->Label();
     case PhysicalKind::kLimit:
       return logical->Label();
-    case PhysicalKind::kWriteParquet:
-      return "WriteParquet";
+    case PhysicalKind::kWrite:
+      return "Write" + FileFormatName(logical->write().format);
     case PhysicalKind::kSort:
       return "SortSink (blocking): " + logical->Label().substr(std::string("Sort: ").size());
     case PhysicalKind::kAggregate: {

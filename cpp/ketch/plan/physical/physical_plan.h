@@ -16,7 +16,7 @@ enum class PhysicalKind {
   kUdfProject,
   kFilter,
   kLimit,
-  kWriteParquet,
+  kWrite,
   kSort,       ///< blocking sink: sorts all input (Arrow sort_indices + take)
   kAggregate,  ///< two-phase: partial aggregate per morsel, final merge in a blocking sink
   kHashJoin,   ///< blocking on both inputs, hash table on the smaller side

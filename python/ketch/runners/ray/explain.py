@@ -131,10 +131,11 @@ class _Walk:
                     tasks,
                 )
                 return f"first {params['limit']} rows", 1, "reduce"
-            if kind == "WriteParquet":
+            if kind == "Write":
+                name = {"parquet": "Parquet", "csv": "CSV", "json": "JSON"}[params["format"]]
                 self.stage(
                     stage_kind,
-                    f"{label} -> WriteParquet (staged, committed when every task succeeded)",
+                    f"{label} -> Write{name} (staged, committed when every task succeeded)",
                     tasks,
                 )
                 return "paths", 1, "reduce"

@@ -13,8 +13,8 @@
   stage below, then the coordinator keeps the first rows in task order and stops the tasks it no
   longer needs; into_partitions and into_batches are row-range cuts of the stage's ordered outputs
   (slicing.py), read by the tasks above as slices of the objects, never through the driver; concat
-  is the left side's partitions then the right side's; write_parquet writes each task's files into
-  a staging directory and commits them only when every task succeeded (write_commit.py).
+  is the left side's partitions then the right side's; the writers write each task's files into
+  a staging location and commit them only when every task succeeded (ketch/io/write_commit.py).
 - ``repartition(n)`` without keys is a shuffle too: map tasks spread their rows evenly over n
   buckets (round-robin from a random start per morsel), and the buckets are the partitions.
 - A sort is a sample stage, a range shuffle and a sort per range on the workers; a small limit
@@ -71,14 +71,14 @@ from ketch.runners.ray.flight_shuffle import (
 from ketch.runners.ray.progress import StageProgress
 from ketch.runners.ray.sort_stage import DistributedSort, is_distributed_sort
 from ketch.runners.ray.tables import concat
-from ketch.runners.ray.write_commit import Staging
 
 SOURCES = ("Scan", "InMemorySource")
 # Joins that keep no unmatched right rows: the right side can be sent whole to every left task.
 BROADCAST_RIGHT = ("inner", "left", "semi", "anti")
 DEFAULT_BROADCAST_THRESHOLD = 10 << 20  # bytes, Daft's broadcast_join_size_bytes_threshold
 # Order-keeping operators run over their input's tasks without a shuffle (``_lower_ordered``).
-ORDERED = ("Limit", "IntoPartitions", "IntoBatches", "WriteParquet", "Concat")
+FORMAT_NAMES = {"parquet": "Parquet", "csv": "CSV", "json": "JSON"}
+ORDERED = ("Limit", "IntoPartitions", "IntoBatches", "Write", "Concat")
 
 
 @dataclass
@@ -303,8 +303,8 @@ class QueryStages:
     # -- order-keeping operators without a shuffle: limit, into_partitions, into_batches, writes ---
     def _lower_ordered(self, node: Any) -> Pending | None:
         """Limit (per task, then the first rows in task order), into_partitions and into_batches
-        (row-range cuts of the ordered task outputs, slicing.py) and write_parquet (staged files,
-        committed at the end, write_commit.py) over a distributable input; None otherwise."""
+        (row-range cuts of the ordered task outputs, slicing.py) and the writers (staged files,
+        committed at the end, ketch/io/write_commit.py) over a distributable input; None otherwise."""
         kind = node.kind()
         if kind not in ORDERED:
             return None
@@ -317,7 +317,7 @@ class QueryStages:
         child = node.inputs()[0]
         below = self._lower(child)
         params = node.params()
-        if kind == "WriteParquet":
+        if kind == "Write":
             return self._write(node, below, params)
         if kind == "Limit":
             below.plan = node.with_inputs([below.plan])  # phase 1: each task stops at n rows
@@ -409,26 +409,23 @@ class QueryStages:
             yield concat(tables, pending.plan.schema())
 
     def _write(self, node: Any, below: Pending, params: dict[str, Any]) -> Pending:
-        """write_parquet: each task writes its files into a staging directory; when every task
-        succeeded they are committed under the destination (write_commit.py). The result (one
-        row per file, column "path") is one partition."""
+        """write_parquet / write_csv / write_json: each task writes its files under the write's
+        root, which the DataFrame writer made a staging location (ketch/io/write_commit.py); it
+        commits them once this stage has succeeded. The result (one row per file: "path", the
+        partition columns, "num_rows") is one partition."""
         import ray
 
-        staging = Staging(params["root_dir"])
+        below.plan = node.with_inputs([below.plan])
+        below.label = f"{below.label} -> Write{FORMAT_NAMES[params['format']]} (staged)"
+        below.slices_only = False
         try:
-            below.plan = below.plan.write_parquet(staging.dir, params["compression"])
-            below.label = f"{below.label} -> WriteParquet (staged)"
-            below.slices_only = False
             outputs = self._gather(below)
             tables = self.coordinator.get([ref for ref, _ in outputs])
-            paths = [table.column("path").to_pylist() for table in tables]
-            committed = staging.commit(paths)
         finally:
-            self.coordinator.drain_abandoned()  # no task still writing into the staging directory
-            staging.close()
-        table = pa.table({"path": pa.array(committed, pa.string())})
+            self.coordinator.drain_abandoned()  # no task still writing when the files are committed
+        table = concat(tables, node.schema())
         return Pending(
-            _placeholder(node), 1, False, [[[ray.put(table)]]], label="WriteParquet", slices_only=True
+            _placeholder(node), 1, False, [[[ray.put(table)]]], label=below.label, slices_only=True
         )
 
     def _two_phase_aggregate(self, node: Any) -> Pending | None:
