@@ -395,3 +395,57 @@ def test_empty_dataset_reads_as_an_empty_frame(tmp_path):
     df = ketch.read_lance(uri)
     assert df.to_pydict() == {"a": []}
     assert df.schema() == pa.schema([("a", pa.int64())])
+
+
+def test_write_and_read_on_s3_through_io_config(moto_s3):
+    io_config, client = moto_s3
+    client.create_bucket(Bucket="lance-bucket")
+    uri = "s3://lance-bucket/data/t.lance"
+    df = ketch.from_pydict({"a": list(range(50)), "s": [str(i) for i in range(50)]})
+    meta = df.write_lance(uri, io_config=io_config, max_rows_per_file=20).to_pydict()
+    assert meta["version"] == [1] and meta["num_fragments"] == [3]
+    back = ketch.read_lance(uri, io_config=io_config).where(col("a") >= 45)
+    assert back.to_pydict() == {"a": [45, 46, 47, 48, 49], "s": ["45", "46", "47", "48", "49"]}
+    keys = [o["Key"] for o in client.list_objects_v2(Bucket="lance-bucket")["Contents"]]
+    assert any(k.startswith("data/t.lance/_versions/") for k in keys)
+
+
+def test_is_in_and_between_translate_to_lance_sql(numbers):
+    uri, table = numbers
+    df = ketch.read_lance(uri).where(
+        col("s").is_in(["it's", "green"]) & col("a").between(100, 130) & ~col("a").is_in([103, 104])
+    )
+    plan = optimized_plan(df)
+    assert (
+        "Lance filter = (`s` IN ('it''s', 'green')) AND (`a` >= 100) AND (`a` <= 130) "
+        "AND (NOT (`a` IN (103, 104)))" in plan
+    )
+    assert "Filter after the scan = None" in plan
+    stats = scan_stats(df)
+    a, s = table["a"].to_pylist(), table["s"].to_pylist()
+    want = [
+        i
+        for i in range(10_000)
+        if s[i] in ("it's", "green") and 100 <= a[i] <= 130 and a[i] not in (103, 104)
+    ]
+    assert stats["rows_read"] == len(want)
+    assert (
+        ketch.read_lance(uri)
+        .where(col("s").is_in(["it's", "green"]) & col("a").between(100, 130) & ~col("a").is_in([103, 104]))
+        .to_pydict()["a"]
+        == want
+    )
+
+
+def test_is_in_semantics_in_memory():
+    df = ketch.from_pydict({"a": [1, None, 3, 4]})
+    got = df.select(
+        col("a").is_in([1, 4]).alias("x"), col("a").is_in([]).alias("y"), col("a").between(2, 4).alias("z")
+    ).to_pydict()
+    assert got == {
+        "x": [True, None, False, True],
+        "y": [False, False, False, False],
+        "z": [False, None, True, True],
+    }
+    with pytest.raises(TypeError):
+        col("a").is_in(3)
