@@ -37,6 +37,7 @@ from ketch.io import (
     from_pydict,
     read_csv,
     read_json,
+    read_lance,
     read_parquet,
 )
 from ketch.runners import set_runner_native, set_runner_ray
@@ -71,6 +72,7 @@ __all__ = [
     "range",
     "read_csv",
     "read_json",
+    "read_lance",
     "read_parquet",
     "from_glob_path",
     "from_files",

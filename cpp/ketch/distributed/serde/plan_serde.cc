@@ -294,7 +294,7 @@ class PlanWriter {
     std::vector<Offset<fb::ScanFile>> files;
     for (const auto& file : scan.files) {
       auto path = fbb_.CreateString(file.path);
-      files.push_back(fb::CreateScanFile(fbb_, path, file.size_bytes));
+      files.push_back(fb::CreateScanFile(fbb_, path, file.size_bytes, file.fragment_id, file.num_rows));
     }
     auto files_offset = fbb_.CreateVector(files);
     // Hive partition values: one row per file.
@@ -375,9 +375,21 @@ class PlanWriter {
                                   scan.tasks->row_groups_total, scan.tasks->row_groups_pruned,
                                   scan.tasks->limit_skipped_row_groups, footers_offset);
     }
+    Offset<fb::LanceOptions> lance;
+    if (scan.format == FileFormat::kLance) {
+      std::vector<std::string> keys, values;
+      for (const auto& [key, value] : scan.lance.storage_options) {
+        keys.push_back(key);
+        values.push_back(value);
+      }
+      auto uri = fbb_.CreateString(scan.lance.uri);
+      auto keys_offset = StringList(keys);
+      auto values_offset = StringList(values);
+      lance = fb::CreateLanceOptions(fbb_, uri, scan.lance.version, keys_offset, values_offset);
+    }
     return fb::CreateScan(fbb_, ToFb(scan.format), files_offset, partition_values, file_schema,
                           partition_schema, parse_schema, scan.columns.has_value(), columns, filter,
-                          scan.limit, csv_offset, s3_offset, tasks);
+                          scan.limit, csv_offset, s3_offset, tasks, lance);
   }
 
   static fb::FileFormat ToFb(FileFormat format) {
@@ -388,6 +400,8 @@ class PlanWriter {
         return fb::FileFormat::Csv;
       case FileFormat::kJson:
         return fb::FileFormat::Json;
+      case FileFormat::kLance:
+        return fb::FileFormat::Lance;
     }
     return fb::FileFormat::Parquet;
   }
@@ -700,6 +714,8 @@ class PlanReader {
         return FileFormat::kCsv;
       case fb::FileFormat::Json:
         return FileFormat::kJson;
+      case fb::FileFormat::Lance:
+        return FileFormat::kLance;
       default:
         return Corrupt("unknown file format " + std::to_string(static_cast<int>(format)));
     }
@@ -727,6 +743,8 @@ class PlanReader {
         ScanFile file;
         file.path = Str(f->path());
         file.size_bytes = f->size_bytes();
+        file.fragment_id = f->fragment_id();
+        file.num_rows = f->num_rows();
         info.files.push_back(std::move(file));
       }
     }
@@ -825,6 +843,14 @@ class PlanReader {
       tasks->row_groups_pruned = t->row_groups_pruned();
       tasks->limit_skipped_row_groups = t->limit_skipped_row_groups();
       info.tasks = std::move(tasks);
+    }
+    if (const auto* lance = s->lance()) {
+      info.lance.uri = Str(lance->uri());
+      info.lance.version = lance->version();
+      const auto keys = Strings(lance->storage_keys());
+      const auto values = Strings(lance->storage_values());
+      if (keys.size() != values.size()) return Corrupt("Lance storage options without their values");
+      for (size_t i = 0; i < keys.size(); ++i) info.lance.storage_options[keys[i]] = values[i];
     }
     // Footers read on this side are read once per file and shared by the scan's tasks.
     if (info.format == FileFormat::kParquet)

@@ -7,6 +7,7 @@
 
 #include "ketch/exec/operator.h"
 #include "ketch/exec/scan_metrics.h"
+#include "ketch/io/formats/lance_format.h"
 #include "ketch/plan/logical/logical_plan.h"
 
 namespace ketch {
@@ -58,7 +59,12 @@ class ScanSource : public Source {
   struct Read {
     ScanTask task;
     std::vector<Segment> segments;
+    // Lance: the whole fragments after `task.file` that the same scanner reads (consecutive
+    // entries of one scan task), so a task of many small fragments opens one Lance reader.
+    std::vector<int32_t> more_files;
   };
+  // Lance: joins consecutive whole-fragment reads of one scan task into one read.
+  static std::vector<Read> JoinLanceReads(std::vector<Read> reads);
   // The reads of the task entries: consecutive row ranges of one row group become one read (the
   // row group is fetched and decoded once); `per_row_group` gives each whole row group its own
   // read (for decoding side by side).
@@ -91,6 +97,8 @@ class ScanSource : public Source {
   // (null-propagating, cannot fail), else "". Dictionary ones run first; the rest in order.
   std::vector<std::pair<ExprPtr, std::string>> conjuncts_by_column_;
   std::set<std::string> decode_for_filter_;  // columns other conjuncts read: expanded before the filter
+  std::string lance_filter_;        // Lance: the filter's translated conjuncts (Lance SQL); "" = none
+  io::LanceReadStats lance_stats_;  // Lance: bytes its scanners reported reading
   int64_t batch_rows_;
   arrow::internal::Executor* executor_;
   int parallel_tasks_;

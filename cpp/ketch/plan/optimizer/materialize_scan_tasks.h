@@ -31,6 +31,10 @@ struct ScanTaskSizing {
 ///    group stay consecutive and the scan fetches and decodes it once (bytes read as a plain scan).
 ///  - CSV and JSON: whole files (their readers cannot start mid-file), merged like small Parquet
 ///    files by file size.
+///  - Lance: fragments (live row counts and data-file sizes from the manifest) merged like small
+///    files; with a limit and no filter, fragments past the limit are dropped; below an expensive
+///    pipeline a large fragment is split into row ranges (Lance's offset/limit) unless a filter is
+///    pushed (Lance's offset counts filtered rows).
 /// `explain` shows the number of tasks and why ("Scan tasks = G (...)").
 class MaterializeScanTasks : public OptimizerRule {
  public:
