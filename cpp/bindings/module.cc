@@ -12,6 +12,7 @@ void BindExpressions(nb::module_& m);
 void BindPlans(nb::module_& m);
 void BindPartitioning(nb::module_& m);
 void BindTypes(nb::module_& m);
+void BindLance(nb::module_& m);
 }  // namespace ketch::bindings
 
 NB_MODULE(_core, m) {
@@ -30,6 +31,7 @@ NB_MODULE(_core, m) {
   kb::BindExpressions(m);
   kb::BindPlans(m);
   kb::BindPartitioning(m);
+  kb::BindLance(m);
   // Registered with atexit by ketch/__init__.py: the AWS SDK must shut down before exit.
   m.def("finalize_s3", [] { ketch::io::FinalizeS3(); });
 }

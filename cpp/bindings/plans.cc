@@ -371,6 +371,33 @@ void BindPlans(nb::module_& m) {
           },
           nb::arg("format"), nb::arg("paths"), nb::arg("sizes"), nb::arg("options"), nb::arg("schema").none(),
           nb::arg("hints").none(), nb::arg("partitions").none(), nb::arg("s3_options"))
+      .def_static(
+          "scan_lance",
+          [](const std::string& uri, int64_t version, std::vector<int64_t> fragment_ids,
+             std::vector<int64_t> fragment_rows, std::vector<int64_t> fragment_bytes, nb::handle schema,
+             std::map<std::string, std::string> storage_options) {
+            if (fragment_rows.size() != fragment_ids.size() || fragment_bytes.size() != fragment_ids.size()) {
+              throw nb::value_error("scan_lance: one row count and size per fragment");
+            }
+            ScanInfo info;
+            info.format = FileFormat::kLance;
+            info.file_schema = SchemaFromPy(schema);
+            info.partition_schema = arrow::schema(arrow::FieldVector{});
+            info.lance.uri = uri;
+            info.lance.version = version;
+            info.lance.storage_options = std::move(storage_options);
+            for (size_t i = 0; i < fragment_ids.size(); ++i) {
+              ScanFile file;
+              file.path = uri;
+              file.fragment_id = fragment_ids[i];
+              file.num_rows = fragment_rows[i];
+              file.size_bytes = fragment_bytes[i];
+              info.files.push_back(std::move(file));
+            }
+            return PyPlan{Unwrap(LogicalPlan::Scan(std::move(info)))};
+          },
+          nb::arg("uri"), nb::arg("version"), nb::arg("fragment_ids"), nb::arg("fragment_rows"),
+          nb::arg("fragment_bytes"), nb::arg("schema"), nb::arg("storage_options"))
       .def("project",
            [](const PyPlan& p, nb::list exprs) {
              return PyPlan{Unwrap(LogicalPlan::Project(p.plan, Exprs(exprs)))};

@@ -35,6 +35,7 @@ from ketch.io import (
     from_pydict,
     read_csv,
     read_json,
+    read_lance,
     read_parquet,
 )
 from ketch.runners import set_runner_native, set_runner_ray
@@ -66,6 +67,7 @@ __all__ = [
     "lit",
     "read_csv",
     "read_json",
+    "read_lance",
     "read_parquet",
     "from_glob_path",
     "from_files",

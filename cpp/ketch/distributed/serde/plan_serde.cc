@@ -294,7 +294,7 @@ class PlanWriter {
     std::vector<Offset<fb::ScanFile>> files;
     for (const auto& file : scan.files) {
       auto path = fbb_.CreateString(file.path);
-      files.push_back(fb::CreateScanFile(fbb_, path, file.size_bytes));
+      files.push_back(fb::CreateScanFile(fbb_, path, file.size_bytes, file.fragment_id, file.num_rows));
     }
     auto files_offset = fbb_.CreateVector(files);
     // Hive partition values: one row per file.
@@ -389,10 +389,25 @@ class PlanWriter {
       case FileFormat::kJson:
         format = fb::FileFormat::Json;
         break;
+      case FileFormat::kLance:
+        format = fb::FileFormat::Lance;
+        break;
+    }
+    Offset<fb::LanceOptions> lance;
+    if (scan.format == FileFormat::kLance) {
+      std::vector<std::string> keys, values;
+      for (const auto& [key, value] : scan.lance.storage_options) {
+        keys.push_back(key);
+        values.push_back(value);
+      }
+      auto uri = fbb_.CreateString(scan.lance.uri);
+      auto keys_offset = StringList(keys);
+      auto values_offset = StringList(values);
+      lance = fb::CreateLanceOptions(fbb_, uri, scan.lance.version, keys_offset, values_offset);
     }
     return fb::CreateScan(fbb_, format, files_offset, partition_values, file_schema, partition_schema,
                           parse_schema, scan.columns.has_value(), columns, filter, scan.limit, csv_offset,
-                          s3_offset, tasks);
+                          s3_offset, tasks, lance);
   }
 
   arrow::Result<uint32_t> WriteNode(const LogicalPlanPtr& plan) {
@@ -695,6 +710,9 @@ class PlanReader {
       case fb::FileFormat::Json:
         info.format = FileFormat::kJson;
         break;
+      case fb::FileFormat::Lance:
+        info.format = FileFormat::kLance;
+        break;
       default:
         return Corrupt("unknown file format " + std::to_string(static_cast<int>(s->format())));
     }
@@ -703,6 +721,8 @@ class PlanReader {
         ScanFile file;
         file.path = Str(f->path());
         file.size_bytes = f->size_bytes();
+        file.fragment_id = f->fragment_id();
+        file.num_rows = f->num_rows();
         info.files.push_back(std::move(file));
       }
     }
@@ -809,6 +829,14 @@ class PlanReader {
       tasks->row_groups_pruned = t->row_groups_pruned();
       tasks->limit_skipped_row_groups = t->limit_skipped_row_groups();
       info.tasks = std::move(tasks);
+    }
+    if (const auto* lance = s->lance()) {
+      info.lance.uri = Str(lance->uri());
+      info.lance.version = lance->version();
+      const auto keys = Strings(lance->storage_keys());
+      const auto values = Strings(lance->storage_values());
+      if (keys.size() != values.size()) return Corrupt("Lance storage options without their values");
+      for (size_t i = 0; i < keys.size(); ++i) info.lance.storage_options[keys[i]] = values[i];
     }
     // Footers read on this side are read once per file and shared by the scan's tasks.
     if (info.format == FileFormat::kParquet)

@@ -9,9 +9,11 @@
 
 #include "ketch/exec/filter_rows.h"
 #include "ketch/expr/expr_analysis.h"
+#include "ketch/io/formats/lance_format.h"
 #include "ketch/io/formats/parquet_footers.h"
 #include "ketch/io/formats/parquet_format.h"
 #include "ketch/io/formats/text_formats.h"
+#include "ketch/plan/logical/lance_filter.h"
 
 namespace ketch {
 namespace {
@@ -97,17 +99,27 @@ ScanSource::ScanSource(ScanInfo info, std::shared_ptr<arrow::Schema> output_sche
   arrow::FieldVector data_fields(info_.file_schema->fields().begin(),
                                  info_.file_schema->fields().begin() + num_data);
   data_schema_ = arrow::schema(data_fields);
+  // Lance takes what it can of the filter; Ketch evaluates the rest (and re-checks float conjuncts).
+  ExprPtr own_filter = info_.filter;
+  if (info_.format == FileFormat::kLance && info_.filter) {
+    auto translated = TranslateLanceFilter(info_.filter, *data_schema_);
+    lance_filter_ = std::move(translated.sql);
+    own_filter = nullptr;
+    for (const auto& conjunct : translated.residual) {
+      own_filter = own_filter ? Expr::Call("and_kleene", {own_filter, conjunct}) : conjunct;
+    }
+  }
   std::set<std::string> needed;
   for (const auto& field : output_schema_->fields()) needed.insert(field->name());
-  if (info_.filter) info_.filter->CollectColumns(&needed);
+  if (own_filter) own_filter->CollectColumns(&needed);
   for (const auto& field : data_fields) {
     if (needed.count(field->name())) read_columns_.push_back(field->name());
   }
   // No data column is needed (count_rows, partition columns only): read the first for row counts.
   if (read_columns_.empty() && !data_fields.empty()) read_columns_.push_back(data_fields[0]->name());
-  if (info_.filter) {
-    info_.filter->CollectColumns(&filter_columns_);
-    SplitConjuncts(info_.filter, &filter_conjuncts_);
+  if (own_filter) {
+    own_filter->CollectColumns(&filter_columns_);
+    SplitConjuncts(own_filter, &filter_conjuncts_);
   }
   for (const auto& conjunct : filter_conjuncts_) {
     std::set<std::string> used;
@@ -282,6 +294,7 @@ arrow::Status ScanSource::ReadTask(const Read& read, int64_t base_row,
   const ScanFile& file = info_.files[task.file];
   if (!opened_[task.file].exchange(true)) metrics_->files_read++;  // a file counts once, when first read
   std::shared_ptr<arrow::RecordBatchReader> reader;
+  int64_t offset = 0;  // position of the next row within the read (row group or fragment)
   switch (info_.format) {
     case FileFormat::kParquet: {
       std::shared_ptr<parquet::FileMetaData> metadata;
@@ -316,11 +329,43 @@ arrow::Status ScanSource::ReadTask(const Read& read, int64_t base_row,
                                          read_columns_, info_.s3, &metrics_->bytes_read));
       break;
     }
+    case FileFormat::kLance: {
+      io::LanceReadRequest request;
+      request.uri = info_.lance.uri;
+      request.version = info_.lance.version;
+      request.fragment_ids = {file.fragment_id};
+      request.columns = read_columns_;
+      request.filter = lance_filter_;
+      request.storage_options = info_.lance.storage_options;
+      // Lance's limit counts rows after its filter: only exact when Ketch filters nothing more.
+      const bool exact = filter_conjuncts_.empty();
+      if (task.row_count >= 0) {
+        // Row ranges of a fragment (planned only without a filter): one Lance read from the first
+        // range's start to the last one's end, cut into the ranges below.
+        request.offset = read.segments.front().begin;
+        request.limit = read.segments.back().end - request.offset;
+        offset = request.offset;
+      }
+      if (exact && info_.limit >= 0) {
+        // Lance fragments are read one after the other (never side by side): what earlier reads
+        // emitted counts against the limit.
+        const int64_t remaining = std::max<int64_t>(0, info_.limit - rows_emitted_);
+        request.limit = request.limit < 0 ? remaining : std::min(request.limit, remaining);
+      }
+      auto opened = io::OpenLance(request, lance_stats_);
+      if (!opened.ok()) {
+        return opened.status().WithMessage("fragment ", file.fragment_id, ": ", opened.status().message());
+      }
+      reader = std::move(*opened);
+      break;
+    }
   }
-  int64_t offset = 0;
   while (true) {
     std::shared_ptr<arrow::RecordBatch> batch;
     auto next = reader->ReadNext(&batch);
+    if (!next.ok() && info_.format == FileFormat::kLance) {
+      return next.WithMessage("fragment ", file.fragment_id, ": ", next.message());
+    }
     if (!next.ok() && !task.row_groups.empty()) {
       // Name the row groups the failing read covered.
       const int first = task.row_groups.front(), last = task.row_groups.back();
@@ -351,6 +396,7 @@ arrow::Status ScanSource::ReadTask(const Read& read, int64_t base_row,
     offset += rows;
     if (read_end >= 0 && offset >= read_end) break;  // the rest of the row group is in no segment
   }
+  if (info_.format == FileFormat::kLance) metrics_->bytes_read += lance_stats_.bytes_read->exchange(0);
   *rows_read = offset;
   return arrow::Status::OK();
 }

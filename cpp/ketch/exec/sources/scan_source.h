@@ -7,6 +7,7 @@
 
 #include "ketch/exec/operator.h"
 #include "ketch/exec/scan_metrics.h"
+#include "ketch/io/formats/lance_format.h"
 #include "ketch/plan/logical/logical_plan.h"
 
 namespace ketch {
@@ -91,6 +92,8 @@ class ScanSource : public Source {
   // (null-propagating, cannot fail), else "". Dictionary ones run first; the rest in order.
   std::vector<std::pair<ExprPtr, std::string>> conjuncts_by_column_;
   std::set<std::string> decode_for_filter_;  // columns other conjuncts read: expanded before the filter
+  std::string lance_filter_;        // Lance: the filter's translated conjuncts (Lance SQL); "" = none
+  io::LanceReadStats lance_stats_;  // Lance: bytes its scanners reported reading
   int64_t batch_rows_;
   arrow::internal::Executor* executor_;
   int parallel_tasks_;

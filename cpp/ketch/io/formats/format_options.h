@@ -4,7 +4,8 @@
 
 namespace ketch {
 
-enum class FileFormat { kParquet, kCsv, kJson };
+/// kLance: a Lance dataset read through pylance (see lance_format.h); its "files" are fragments.
+enum class FileFormat { kParquet, kCsv, kJson, kLance };
 std::string FileFormatName(FileFormat format);
 
 /// Parsing options of read_csv (Daft's names in Python: has_headers, delimiter, quote, escape_char,

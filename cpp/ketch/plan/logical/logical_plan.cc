@@ -6,6 +6,7 @@
 
 #include "ketch/expr/row_hash.h"
 #include "ketch/plan/logical/aggregate_phases.h"
+#include "ketch/plan/logical/lance_filter.h"
 
 namespace ketch {
 namespace {
@@ -169,6 +170,8 @@ std::string FileFormatName(FileFormat format) {
       return "CSV";
     case FileFormat::kJson:
       return "JSON";
+    case FileFormat::kLance:
+      return "Lance";
   }
   return "?";
 }
@@ -602,7 +605,30 @@ std::string LogicalPlan::Label() const {
 
 std::vector<std::string> LogicalPlan::Details() const {
   std::vector<std::string> out;
-  if (kind_ == LogicalKind::kScan) {
+  if (kind_ == LogicalKind::kScan && scan_.format == FileFormat::kLance) {
+    out.push_back("Dataset = " + scan_.lance.uri);
+    out.push_back("Version = " + std::to_string(scan_.lance.version));
+    out.push_back("Num fragments = " + std::to_string(scan_.files.size()));
+    out.push_back("Projection pushdown = " +
+                  (scan_.columns ? "[" + JoinNames(*scan_.columns) + "]" : "None"));
+    const int num_data = scan_.file_schema->num_fields() - scan_.partition_schema->num_fields();
+    arrow::FieldVector data_fields(scan_.file_schema->fields().begin(),
+                                   scan_.file_schema->fields().begin() + num_data);
+    const auto lance = TranslateLanceFilter(scan_.filter, arrow::Schema(data_fields));
+    out.push_back("Lance filter = " + (lance.sql.empty() ? std::string("None") : lance.sql));
+    std::vector<std::string> residual;
+    for (const auto& conjunct : lance.residual) residual.push_back(conjunct->ToString());
+    out.push_back("Filter after the scan = " +
+                  (residual.empty() ? std::string("None") : JoinNames(residual)));
+    out.push_back(
+        "Limit pushdown = " + (scan_.limit >= 0 ? std::to_string(scan_.limit) : std::string("None")) +
+        (scan_.limit >= 0 && !lance.residual.empty() ? " (applied by Ketch after the filter)" : ""));
+    if (scan_.tasks) {
+      out.push_back("Scan tasks = " + std::to_string(scan_.tasks->num_tasks()) + " (" + scan_.tasks->reason +
+                    ")");
+    }
+    out.push_back("Output schema = " + SchemaString(*schema_));
+  } else if (kind_ == LogicalKind::kScan) {
     out.push_back("Num files = " + std::to_string(scan_.files.size()));
     std::vector<std::string> shown;
     for (size_t i = 0; i < std::min<size_t>(3, scan_.files.size()); ++i) shown.push_back(scan_.files[i].path);
@@ -654,7 +680,10 @@ std::optional<int64_t> KnownRows(const LogicalPlan& plan) {
     }
     case LogicalKind::kScan: {
       const auto& scan = plan.scan();
-      if (!scan.tasks || scan.filter || scan.format != FileFormat::kParquet) return std::nullopt;
+      if (!scan.tasks || scan.filter ||
+          (scan.format != FileFormat::kParquet && scan.format != FileFormat::kLance)) {
+        return std::nullopt;
+      }
       int64_t rows = 0;
       for (const auto& task : scan.tasks->tasks) {
         if (task.num_rows < 0) return std::nullopt;

@@ -2,6 +2,7 @@
 
 #include <arrow/api.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,19 @@ struct ScanFile {
   std::string path;  ///< local path or s3:// URL
   int64_t size_bytes = -1;
   std::vector<std::shared_ptr<arrow::Scalar>> partition_values;
+  /// Lance: the fragment's id in the dataset version read (`path` is then the dataset's URI), and
+  /// its live rows (deletions excluded); -1 for other formats.
+  int64_t fragment_id = -1;
+  int64_t num_rows = -1;
+};
+
+/// What a Lance scan knows besides its fragments: the dataset and the one version every task of
+/// the query reads (pinned when read_lance is called, so a concurrent commit changes nothing).
+struct LanceOptions {
+  std::string uri;
+  int64_t version = -1;
+  /// pylance's storage_options (object store keys: aws_region, aws_endpoint, ...), from IOConfig.
+  std::map<std::string, std::string> storage_options;
 };
 
 /// One entry of a scan's task list: whole row groups of one Parquet file, a row range of one row
@@ -96,6 +110,7 @@ struct ScanInfo {
   std::shared_ptr<arrow::Schema> parse_schema;
   CsvOptions csv;
   io::S3Config s3;                         ///< for s3:// paths
+  LanceOptions lance;                      ///< FileFormat::kLance only
   std::shared_ptr<const ScanTasks> tasks;  ///< set by MaterializeScanTasks; null before
   /// Parquet: the files' footers, each read at most once and shared by every copy of this scan
   /// (schema inference, each optimization, the readers). Null: read when needed, not kept.

@@ -284,7 +284,10 @@ void MakeTasks(std::vector<Unit> units, const ScanInfo& info, const ScanTaskSizi
       std::max(1.0, static_cast<double>(expensive ? sizing.max_size_bytes : sizing.min_size_bytes)));
   const int64_t target = std::max<int64_t>(1, static_cast<int64_t>(exact_target));
   Grouping grouping;
-  if (expensive && info.format == FileFormat::kParquet)
+  // A Lance fragment is split by row ranges too (its reader takes an offset), unless a filter is
+  // pushed: Lance's offset counts rows after its filter.
+  const bool lance = info.format == FileFormat::kLance;
+  if (expensive && (info.format == FileFormat::kParquet || (lance && !info.filter)))
     units = SplitRowGroups(units, exact_target, &grouping);
   const int64_t merge_bytes = expensive ? target : sizing.min_size_bytes;
   GroupUnits(units, target, merge_bytes, sizing, tasks, &grouping);
@@ -293,7 +296,7 @@ void MakeTasks(std::vector<Unit> units, const ScanInfo& info, const ScanTaskSizi
   int64_t row_groups = 0;
   for (const auto& u : units) row_groups += u.row_group >= 0 && u.row_offset == 0 ? 1 : 0;
   std::string reason = Plural(tasks->num_tasks(), "task") + " from " +
-                       Plural(static_cast<int64_t>(num_files), "file") +
+                       Plural(static_cast<int64_t>(num_files), lance ? "fragment" : "file") +
                        (parquet ? ", " + Plural(row_groups, "row group") : std::string()) + ", " +
                        Megabytes(total_bytes) + " to read; ";
   if (expensive) {
@@ -304,12 +307,16 @@ void MakeTasks(std::vector<Unit> units, const ScanInfo& info, const ScanTaskSizi
     reason += "row groups and small files merged up to " + Megabytes(target) +
               " per task (scan_tasks_min_size_bytes " + Megabytes(sizing.min_size_bytes) + "), at most " +
               Megabytes(sizing.max_size_bytes);
+  } else if (lance) {
+    reason += "small fragments merged up to " + Megabytes(sizing.min_size_bytes) +
+              " per task (scan_tasks_min_size_bytes), at most " +
+              std::to_string(std::max(1, sizing.max_sources)) + " per task";
   } else {
     reason += "whole files merged up to " + Megabytes(sizing.min_size_bytes) +
               " per task (scan_tasks_min_size_bytes); " + FileFormatName(info.format) +
               " files are not split";
   }
-  if (grouping.files_merged > 0) {
+  if (grouping.files_merged > 0 && !lance) {
     reason += "; " + std::to_string(grouping.files_merged) + " small files merged, at most " +
               std::to_string(std::max(1, sizing.max_sources)) + " per task (max_sources_per_scan_task)";
     if (grouping.capped_by_sources > 0) {
@@ -317,8 +324,9 @@ void MakeTasks(std::vector<Unit> units, const ScanInfo& info, const ScanTaskSizi
     }
   }
   if (grouping.split_row_groups > 0) {
-    reason += "; " + Plural(grouping.split_row_groups, "row group") + " split into " +
-              std::to_string(grouping.row_ranges) + " row ranges (each row group still read once)";
+    reason += "; " + Plural(grouping.split_row_groups, lance ? "fragment" : "row group") + " split into " +
+              std::to_string(grouping.row_ranges) +
+              (lance ? " row ranges" : " row ranges (each row group still read once)");
   }
   tasks->reason = std::move(reason);
 }
@@ -338,6 +346,35 @@ arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTas
     } else {
       kept.push_back(static_cast<int32_t>(i));
     }
+  }
+
+  if (info.format == FileFormat::kLance) {
+    // Fragments (live row counts known from the manifest); with a limit and no filter, only the
+    // fragments that reach it. Each unit is "row group 0" of its fragment, so that a fragment
+    // split into row ranges is planned and read like a split Parquet row group.
+    std::vector<Unit> units;
+    int64_t row = 0;
+    int64_t skipped = 0;
+    for (int32_t f : kept) {
+      const ScanFile& fragment = info.files[f];
+      if (!info.filter && info.limit >= 0 && row >= info.limit) {
+        skipped++;
+        continue;
+      }
+      Unit unit;
+      unit.file = f;
+      unit.row_group = 0;
+      unit.first_row = row;
+      unit.num_rows = fragment.num_rows;
+      unit.bytes = std::max<int64_t>(0, fragment.size_bytes);
+      row += std::max<int64_t>(0, fragment.num_rows);
+      if (fragment.num_rows == 0) continue;  // every row deleted
+      units.push_back(unit);
+    }
+    MakeTasks(std::move(units), info, sizing, expensive, kept.size() - skipped, tasks.get());
+    if (skipped > 0) tasks->reason += "; " + Plural(skipped, "fragment") + " past the limit not read";
+    info.tasks = std::move(tasks);
+    return LogicalPlan::Scan(std::move(info));
   }
 
   if (info.format != FileFormat::kParquet) {

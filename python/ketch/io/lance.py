@@ -1,0 +1,188 @@
+"""read_lance: a lazy scan of a Lance dataset (pylance reads the format).
+
+The dataset's fragments become scan tasks (small ones merged, large ones split by row range below
+expensive pipelines); projection, filter and limit pushdown reach ``LanceDataset.scanner``. The
+native scan calls :func:`_open_reader` (registered with the core at import) from its executor
+threads to open each fragment's reader, then pulls the Arrow stream without the GIL.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+import pyarrow as pa
+
+from ketch import _core
+from ketch.errors import KetchFileNotFoundError, KetchValueError
+from ketch.io.config import IOConfig
+
+if TYPE_CHECKING:
+    import lance
+
+    from ketch.dataframe import DataFrame
+
+
+def _import_lance() -> Any:
+    try:
+        import lance
+    except ImportError as exc:  # pragma: no cover - pylance is a pinned dependency
+        raise ImportError("read_lance / write_lance need pylance: pip install pylance") from exc
+    return lance
+
+
+def normalize_uri(uri: str | os.PathLike[str]) -> str:
+    """A local path as an absolute path; object-store URLs unchanged."""
+    text = os.fspath(uri)
+    if not isinstance(text, str):
+        raise TypeError(f"a Lance dataset URI must be a str or path, got {type(uri).__name__}")
+    if "://" in text and not text.startswith("file://"):
+        return text
+    if text.startswith("file://"):
+        text = text[len("file://") :]
+    return os.path.abspath(text)
+
+
+def storage_options(io_config: IOConfig | None) -> dict[str, str]:
+    """pylance's ``storage_options`` (object_store's keys) for an IOConfig's S3 settings."""
+    if io_config is None:
+        return {}
+    if not isinstance(io_config, IOConfig):
+        raise TypeError(f"io_config must be a ketch.io.IOConfig, got {type(io_config).__name__}")
+    s3 = io_config.s3
+    out: dict[str, str] = {}
+    if s3.region_name:
+        out["aws_region"] = s3.region_name
+    if s3.endpoint_url:
+        out["aws_endpoint"] = s3.endpoint_url
+        if urlparse(s3.endpoint_url).scheme == "http":
+            out["allow_http"] = "true"
+    if s3.key_id:
+        out["aws_access_key_id"] = s3.key_id
+        out["aws_secret_access_key"] = s3.access_key or ""
+    if s3.session_token:
+        out["aws_session_token"] = s3.session_token
+    if s3.anonymous:
+        out["aws_skip_signature"] = "true"
+    return out
+
+
+_datasets: dict[tuple, Any] = {}
+_datasets_lock = threading.Lock()
+
+
+def _dataset(uri: str, version: int, options: dict[str, str]) -> lance.LanceDataset:
+    """The dataset at one version, opened once per process (a worker opens it for its first task)."""
+    key = (uri, version, tuple(sorted(options.items())))
+    with _datasets_lock:
+        ds = _datasets.get(key)
+    if ds is None:
+        ds = _import_lance().dataset(uri, version=version, storage_options=options or None)
+        with _datasets_lock:
+            if len(_datasets) > 64:
+                _datasets.clear()
+            _datasets[key] = ds
+    return ds
+
+
+def _open_reader(
+    uri: str,
+    version: int,
+    fragment_ids: list[int],
+    columns: list[str],
+    filter: str | None,
+    limit: int | None,
+    offset: int,
+    options: dict[str, str],
+    on_bytes_read: Callable[[int], None],
+) -> pa.RecordBatchReader:
+    """A reader over some fragments of one version, in the order given, with what was pushed down
+    (``filter`` is Lance SQL; ``limit``/``offset`` count rows after it). Called by the native scan."""
+    ds = _dataset(uri, version, options)
+    fragments = []
+    for fid in fragment_ids:
+        fragment = ds.get_fragment(fid)
+        if fragment is None:
+            raise KetchFileNotFoundError(f"read_lance: fragment {fid} is not in version {version} of {uri}")
+        fragments.append(fragment)
+    scanner = ds.scanner(
+        columns=columns,
+        filter=filter,
+        limit=limit,
+        offset=offset or None,
+        fragments=fragments,
+        scan_in_order=True,
+        scan_stats_callback=lambda stats: on_bytes_read(int(stats.bytes_read)),
+    )
+    return scanner.to_reader()
+
+
+_core.set_lance_reader(_open_reader)
+
+
+def _fragment_bytes(fragment: Any) -> int:
+    total = 0
+    for data_file in fragment.data_files():
+        size = getattr(data_file, "file_size_bytes", None)
+        if size is None:
+            return -1
+        total += int(size)
+    return total
+
+
+def open_dataset(
+    uri: str, version: int | str | None, asof: Any, options: dict[str, str], caller: str
+) -> lance.LanceDataset:
+    """``lance.dataset`` with Ketch's errors: KetchFileNotFoundError when nothing is at ``uri``,
+    KetchValueError for a version or timestamp the dataset does not have."""
+    lance_mod = _import_lance()
+    try:
+        return lance_mod.dataset(uri, version=version, asof=asof, storage_options=options or None)
+    except (ValueError, OSError, RuntimeError) as exc:
+        text = str(exc)
+        missing = "not found" in text.lower() or "does not exist" in text.lower()
+        if version is None and asof is None and missing:
+            raise KetchFileNotFoundError(f"{caller}: no Lance dataset at '{uri}': {text}") from None
+        what = f"version {version!r}" if version is not None else f"asof {asof!r}"
+        raise KetchValueError(f"{caller}: cannot open {what} of the Lance dataset '{uri}': {text}") from None
+
+
+def read_lance(
+    uri: str | os.PathLike[str],
+    version: int | str | None = None,
+    asof: Any = None,
+    io_config: IOConfig | None = None,
+) -> DataFrame:
+    """A lazy DataFrame over a Lance dataset (``uri``: a local directory or an ``s3://`` URL).
+
+    One row per live row of the dataset, with the dataset's columns and types: Arrow types as
+    stored, and Ketch's Image, FixedShapeImage, Embedding (fixed-size list) and Tensor types as
+    written by :meth:`DataFrame.write_lance`. ``version`` (a version number or tag) or ``asof``
+    (a ``datetime`` or ISO string: the latest version at or before it) selects an older version;
+    the version read is pinned when ``read_lance`` is called, so later commits do not change the
+    result. Fragments become scan tasks; ``select``, ``where``/``filter`` and ``limit`` are pushed
+    into Lance's scanner (``explain()`` shows the Lance filter and what Ketch still filters).
+
+    Raises KetchFileNotFoundError when no dataset is at ``uri``, KetchValueError for a version or
+    timestamp the dataset lacks, TypeError for a bad ``io_config``.
+    """
+    from ketch.dataframe import DataFrame
+    from ketch.io.memory import from_arrow
+
+    if version is not None and asof is not None:
+        raise ValueError("read_lance: give version= or asof=, not both")
+    options = storage_options(io_config)
+    path = normalize_uri(uri)
+    ds = open_dataset(path, version, asof, options, "read_lance")
+    schema = ds.schema
+    fragments = ds.get_fragments()
+    if not fragments:
+        return from_arrow(schema.empty_table())
+    ids = [f.fragment_id for f in fragments]
+    rows = [f.count_rows() for f in fragments]
+    sizes = [_fragment_bytes(f) for f in fragments]
+    plan = _core.PyPlan.scan_lance(path, int(ds.version), ids, rows, sizes, schema, options)
+    return DataFrame(plan)
