@@ -97,8 +97,8 @@ def test_create_index_describes_the_index(data):
 @pytest.mark.parametrize("metric", ["cosine", "l2"])
 def test_indexed_top_k_matches_brute_force(data, metric):
     """The rewrite is taken (explain) and over several queries its top-k has recall >= 0.9 against
-    numpy's exact top-k (measured: 1.0 with nprobes=20, refine_factor=10 on this data); ``d`` holds
-    Ketch's exact distances, ascending."""
+    numpy's exact top-k (measured over 20 queries: 0.995 cosine, 0.99 l2, none below 0.9; nprobes 20,
+    refine factor 10); ``d`` holds Ketch's exact distances, ascending."""
     uris, _, vectors, queries = data
     recalls = []
     for q in queries:
@@ -189,7 +189,7 @@ def test_filter_above_the_limit_applies_to_the_top_k(data):
     assert "Nearest pushdown = ANN via index" in _optimized(_top(uris["cosine"], q).where(col("cat") < 2))
 
 
-def test_descending_sort_and_other_shapes_are_not_rewritten(data):
+def test_descending_sort_and_two_keys_are_not_rewritten(data):
     uris, _, vectors, queries = data
     q = queries[5]
     far = (
@@ -200,11 +200,16 @@ def test_descending_sort_and_other_shapes_are_not_rewritten(data):
     )
     assert "a descending sort" in _optimized(far)
     assert far.select("id").to_pydict()["id"] == np.argsort(-_cosine(vectors, q), kind="stable")[:3].tolist()
-    # Sorting by the distance expression itself (no named column) is the same top-k.
-    direct = ketch.read_lance(uris["cosine"]).sort(col("emb").embedding.cosine_distance(q)).limit(K)
-    assert "Nearest pushdown = ANN via index emb_idx" in _optimized(direct)
-    ids = direct.select("id").to_pydict()["id"]
-    assert len(set(ids) & set(np.argsort(_cosine(vectors, q))[:K].tolist())) >= 8
+    # A second sort key is not a pure top-k by distance: left alone.
+    two_keys = (
+        ketch.read_lance(uris["cosine"])
+        .with_column("d", col("emb").embedding.cosine_distance(q))
+        .sort(["d", "id"])
+        .limit(3)
+    )
+    assert "Nearest pushdown" not in _optimized(two_keys)
+    nearest = np.argsort(_cosine(vectors, q), kind="stable")[:3].tolist()
+    assert two_keys.select("id").to_pydict()["id"] == nearest
 
 
 def test_projection_above_keeps_only_the_asked_columns(data):

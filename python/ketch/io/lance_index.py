@@ -23,34 +23,9 @@ _METRICS = {"cosine": "cosine", "l2": "l2", "euclidean": "l2", "dot": "dot"}
 
 
 def _open(uri: str, io_config: IOConfig | None) -> Any:
-    import lance
+    from ketch.io.lance import normalize_uri, open_dataset, storage_options
 
-    return lance.dataset(str(uri), storage_options=_storage_options(io_config) or None)
-
-
-def _storage_options(io_config: IOConfig | None) -> dict[str, str]:
-    """pylance's object-store keys for an IOConfig's S3 settings."""
-    from ketch.io.config import io_options
-
-    options = io_options(io_config)
-    out: dict[str, str] = {}
-    names = {
-        "s3_region": "aws_region",
-        "s3_key_id": "aws_access_key_id",
-        "s3_access_key": "aws_secret_access_key",
-    }
-    for ours, theirs in names.items():
-        if options.get(ours):
-            out[theirs] = str(options[ours])
-    if options.get("s3_session_token"):
-        out["aws_session_token"] = str(options["s3_session_token"])
-    if options.get("s3_endpoint_override"):
-        scheme = options.get("s3_scheme", "https")
-        out["aws_endpoint"] = f"{scheme}://{options['s3_endpoint_override']}"
-        out["allow_http"] = "true" if scheme == "http" else "false"
-    if options.get("s3_anonymous"):
-        out["aws_skip_signature"] = "true"
-    return out
+    return open_dataset(normalize_uri(uri), None, None, storage_options(io_config), "create_index")
 
 
 def create_index(
@@ -141,3 +116,43 @@ def vector_indexes(dataset: Any) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def nearest_reader(
+    dataset: Any,
+    columns: list[str],
+    filter: str | None,
+    nearest: dict[str, Any],
+    on_bytes_read: Any,
+) -> pa.RecordBatchReader:
+    """Lance's ``k`` nearest rows of ``dataset`` (a whole version) to ``nearest["q"]``, with only
+    ``columns`` (Lance's ``_distance`` is left out: Ketch recomputes its own distance above the
+    scan) and ``filter`` (Lance SQL) applied before the search (``prefilter=True``, so the k rows are
+    the nearest of the rows that pass it). ``nearest``: column, q (list of floats), k, metric,
+    nprobes, refine_factor."""
+    import numpy as np
+
+    search = {
+        "column": nearest["column"],
+        "q": np.asarray(nearest["q"], dtype=np.float32),
+        "k": int(nearest["k"]),
+        "metric": nearest["metric"],
+        "nprobes": int(nearest["nprobes"]),
+        "refine_factor": int(nearest["refine_factor"]),
+        "use_index": True,
+    }
+    scanner = dataset.scanner(
+        columns=list(columns),
+        filter=filter,
+        prefilter=True,
+        nearest=search,
+        disable_scoring_autoprojection=True,
+        scan_stats_callback=lambda stats: on_bytes_read(int(stats.bytes_read)),
+    )
+    reader = scanner.to_reader()
+    if "_distance" not in reader.schema.names:
+        return reader
+    keep = [name for name in reader.schema.names if name != "_distance"]
+    schema = pa.schema([reader.schema.field(name) for name in keep])
+    batches = (batch.select(keep) for batch in reader)
+    return pa.RecordBatchReader.from_batches(schema, batches)

@@ -403,7 +403,17 @@ class PlanWriter {
       auto uri = fbb_.CreateString(scan.lance.uri);
       auto keys_offset = StringList(keys);
       auto values_offset = StringList(values);
-      lance = fb::CreateLanceOptions(fbb_, uri, scan.lance.version, keys_offset, values_offset);
+      Offset<fb::LanceNearest> nearest;
+      if (const auto& search = scan.lance.nearest) {
+        auto column = fbb_.CreateString(search->column);
+        auto query = fbb_.CreateVector(search->query);
+        auto metric = fbb_.CreateString(search->metric);
+        auto index_name = fbb_.CreateString(search->index_name);
+        auto index_type = fbb_.CreateString(search->index_type);
+        nearest = fb::CreateLanceNearest(fbb_, column, query, search->k, metric, index_name, index_type,
+                                         search->nprobes, search->refine_factor);
+      }
+      lance = fb::CreateLanceOptions(fbb_, uri, scan.lance.version, keys_offset, values_offset, nearest);
     }
     return fb::CreateScan(fbb_, format, files_offset, partition_values, file_schema, partition_schema,
                           parse_schema, scan.columns.has_value(), columns, filter, scan.limit, csv_offset,
@@ -837,6 +847,18 @@ class PlanReader {
       const auto values = Strings(lance->storage_values());
       if (keys.size() != values.size()) return Corrupt("Lance storage options without their values");
       for (size_t i = 0; i < keys.size(); ++i) info.lance.storage_options[keys[i]] = values[i];
+      if (const auto* search = lance->nearest()) {
+        io::LanceNearest nearest;
+        nearest.column = Str(search->column());
+        if (search->query()) nearest.query.assign(search->query()->begin(), search->query()->end());
+        nearest.k = search->k();
+        nearest.metric = Str(search->metric());
+        nearest.index_name = Str(search->index_name());
+        nearest.index_type = Str(search->index_type());
+        nearest.nprobes = search->nprobes();
+        nearest.refine_factor = search->refine_factor();
+        info.lance.nearest = std::move(nearest);
+      }
     }
     // Footers read on this side are read once per file and shared by the scan's tasks.
     if (info.format == FileFormat::kParquet)

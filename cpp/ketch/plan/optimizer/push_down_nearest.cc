@@ -33,10 +33,8 @@ std::optional<std::vector<double>> QueryVector(const Expr& expr) {
   return std::vector<double>(doubles.raw_values(), doubles.raw_values() + doubles.length());
 }
 
-// distance(col(c), q) or distance(q, col(c)); `columns` maps a column name to the scan column it
-// passes through (identity when the distance sits right above the scan).
-std::optional<DistanceCall> MatchDistance(const ExprPtr& expr,
-                                          const std::function<std::optional<std::string>(const std::string&)>& columns) {
+// distance(col(c), q) or distance(q, col(c)), `c` a column of the scan below the Project.
+std::optional<DistanceCall> MatchDistance(const ExprPtr& expr) {
   const ExprPtr call = StripAlias(expr);
   if (call->kind() != ExprKind::kCall || call->children().size() != 2) return std::nullopt;
   DistanceCall out;
@@ -51,10 +49,9 @@ std::optional<DistanceCall> MatchDistance(const ExprPtr& expr,
     const auto& column = call->children()[side];
     const auto& query = call->children()[1 - side];
     if (column->kind() != ExprKind::kColumn) continue;
-    auto scan_column = columns(column->name());
     auto vector = QueryVector(*query);
-    if (!scan_column || !vector) continue;
-    out.column = *scan_column;
+    if (!vector) continue;
+    out.column = column->name();
     out.query = std::move(*vector);
     return out;
   }
@@ -76,33 +73,19 @@ arrow::Result<Transformed> RewriteOnce(const LogicalPlanPtr& plan) {
   if (sort->kind() != LogicalKind::kSort) return unchanged;
   const SortSpec& spec = sort->sort();
   if (spec.keys.size() != 1) return unchanged;
-  const LogicalPlanPtr& below = sort->inputs()[0];
-  const LogicalPlanPtr project = below->kind() == LogicalKind::kProject ? below : nullptr;
-  const LogicalPlanPtr& scan = project ? below->inputs()[0] : below;
+  const LogicalPlanPtr& project = sort->inputs()[0];
+  if (project->kind() != LogicalKind::kProject) return unchanged;
+  const LogicalPlanPtr& scan = project->inputs()[0];
   if (scan->kind() != LogicalKind::kScan || scan->scan().format != FileFormat::kLance) return unchanged;
   const ScanInfo& info = scan->scan();
   if (info.lance.nearest) return unchanged;
 
-  // The sort key: the distance itself, or a column the Project defines as the distance.
-  auto pass_through = [&](const std::string& name) -> std::optional<std::string> {
-    if (!project) return name;
-    for (const auto& expr : project->exprs()) {
-      if (expr->OutputName() != name) continue;
-      const ExprPtr inner = StripAlias(expr);
-      if (inner->kind() == ExprKind::kColumn) return inner->name();
-      return std::nullopt;
-    }
-    return std::nullopt;
-  };
-  auto scan_columns = [](const std::string& name) -> std::optional<std::string> { return name; };
+  // The sort key: a column the Project defines as the distance (Ketch sorts by columns only).
   std::optional<DistanceCall> distance;
   const ExprPtr& key = spec.keys[0];
-  if (key->kind() == ExprKind::kColumn && project) {
-    for (const auto& expr : project->exprs()) {
-      if (expr->OutputName() == key->name()) distance = MatchDistance(expr, scan_columns);
-    }
-  } else {
-    distance = MatchDistance(key, pass_through);
+  if (key->kind() != ExprKind::kColumn) return unchanged;
+  for (const auto& expr : project->exprs()) {
+    if (expr->OutputName() == key->name()) distance = MatchDistance(expr);
   }
   if (!distance) return unchanged;
 
@@ -111,8 +94,7 @@ arrow::Result<Transformed> RewriteOnce(const LogicalPlanPtr& plan) {
   auto keep = [&](const std::string& why) -> arrow::Result<Transformed> {
     ARROW_ASSIGN_OR_RAISE(auto noted, WithNote(scan, "None (brute force: " + why + ")"));
     if (!noted) return unchanged;
-    LogicalPlanPtr rebuilt = noted;
-    if (project) ARROW_ASSIGN_OR_RAISE(rebuilt, project->WithInputs({rebuilt}));
+    ARROW_ASSIGN_OR_RAISE(auto rebuilt, project->WithInputs({noted}));
     ARROW_ASSIGN_OR_RAISE(rebuilt, sort->WithInputs({rebuilt}));
     ARROW_ASSIGN_OR_RAISE(rebuilt, plan->WithInputs({rebuilt}));
     return Transformed{rebuilt, true};
@@ -157,7 +139,7 @@ arrow::Result<Transformed> RewriteOnce(const LogicalPlanPtr& plan) {
   rewritten.lance.nearest = std::move(nearest);
   rewritten.lance.nearest_note.clear();
   ARROW_ASSIGN_OR_RAISE(LogicalPlanPtr rebuilt, LogicalPlan::Scan(std::move(rewritten)));
-  if (project) ARROW_ASSIGN_OR_RAISE(rebuilt, project->WithInputs({rebuilt}));
+  ARROW_ASSIGN_OR_RAISE(rebuilt, project->WithInputs({rebuilt}));
   ARROW_ASSIGN_OR_RAISE(rebuilt, sort->WithInputs({rebuilt}));
   ARROW_ASSIGN_OR_RAISE(rebuilt, plan->WithInputs({rebuilt}));
   return Transformed{rebuilt, true};

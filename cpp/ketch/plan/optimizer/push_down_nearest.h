@@ -8,8 +8,8 @@ namespace ketch {
 ///
 ///   Limit(k, Sort(d asc, Project(..., distance(col(c), q) as d, ..., Scan[Lance])))
 ///
-/// (`distance` is embedding_cosine_distance or embedding_euclidean_distance, `q` a literal vector;
-/// the sort key may also be the distance call itself, and the Project may be absent) keeps every
+/// (`distance` is embedding_cosine_distance or embedding_euclidean_distance, either argument order,
+/// `q` a literal vector) keeps every
 /// node and pushes `nearest = {c, q, k, metric}` into the scan when the dataset has a vector index on
 /// `c` whose metric matches (cosine ↔ "cosine", euclidean ↔ "l2"). The scan then returns Lance's k
 /// nearest rows (an IVF search refined with exact distances, the scan's filter applied first as
