@@ -594,6 +594,43 @@ class DataFrame:
         result._partition_rows = [paths.num_rows]
         return result
 
+    def write_lance(
+        self,
+        uri: str | os.PathLike[str],
+        mode: str = "create",
+        io_config: Any = None,
+        schema: pa.Schema | None = None,
+        max_rows_per_file: int = 1024 * 1024,
+        max_rows_per_group: int = 1024,
+        **kwargs: Any,
+    ) -> DataFrame:
+        """Writes the rows to the Lance dataset at ``uri`` (a local directory or ``s3://`` URL) in
+        one atomic commit, and returns a one-row DataFrame of the write's metadata: int64 columns
+        ``num_fragments``, ``num_deleted_rows``, ``num_small_files`` (of the dataset after the
+        write, as Daft returns them), ``version`` (the version this write created) and
+        ``num_rows_written``.
+
+        ``mode``: "create" (the default, as in Daft) fails when a dataset exists; "append" adds a
+        version with these rows (creates the dataset when there is none); "overwrite" adds a
+        version holding only these rows (older versions stay readable with
+        ``read_lance(version=)``). The query's tasks write the fragments (on the Ray runner, the
+        engine workers); the driver commits once after every task succeeded, so a failed query
+        leaves the dataset as it was. Rows are batched into fragments of up to
+        ``max_rows_per_file`` rows (row groups of ``max_rows_per_group``) whatever the batch sizes
+        upstream; ``schema`` (a ``pyarrow.Schema`` with the same column names) casts the columns
+        before writing; other keyword arguments go to ``lance.fragment.write_fragments`` (e.g.
+        ``data_storage_version``). Ketch's Image, FixedShapeImage, Tensor and Embedding columns keep
+        their types (``read_lance`` returns them).
+
+        Raises KetchValueError for "create" on an existing dataset, for "append" with a schema
+        other than the dataset's (naming both), or for a ``schema`` with other column names;
+        ValueError for a bad ``mode`` or size; the query's own errors (UDFError, ...) otherwise."""
+        from ketch.io.lance_write import write_lance
+
+        return write_lance(
+            self, uri, mode, io_config, schema, max_rows_per_file, max_rows_per_group, **kwargs
+        )
+
     def __repr__(self) -> str:
         fields = ", ".join(f"{f.name}: {DataType(f.type)!r}" for f in self.schema())
         state = "materialized" if self._result is not None else "lazy"

@@ -173,6 +173,32 @@ class Expression:
         """True where the value is not null."""
         return Expression._call("is_valid", self)
 
+    def is_in(self, other: Any) -> Expression:
+        """True where the value equals one of ``other`` (a list of literals, a numpy array or a
+        pyarrow array), false where it equals none, null where it is null (as Daft). Built from
+        equality checks joined by ``|`` (so it pushes into Lance as ``col IN (...)``); an empty
+        ``other`` gives false for every row. Raises TypeError for an ``other`` that is not a sequence."""
+        if isinstance(other, pa.ChunkedArray | pa.Array):
+            values = other.to_pylist()
+        elif isinstance(other, str | bytes) or not hasattr(other, "__iter__"):
+            raise TypeError(f"is_in() takes a list of values, got {type(other).__name__}")
+        else:
+            values = list(other.tolist() if hasattr(other, "tolist") else other)
+        if not values:
+            return Expression._call("and_kleene", self.is_null(), lit(False))
+        terms = [Expression._call("equal", self, lit(v)) for v in values]
+        while len(terms) > 1:  # balanced, so a long list does not make a deep tree
+            paired = [
+                Expression._call("or_kleene", a, b) for a, b in zip(terms[::2], terms[1::2], strict=False)
+            ]
+            terms = paired + ([terms[-1]] if len(terms) % 2 else [])
+        return terms[0]
+
+    def between(self, lower: Any, upper: Any) -> Expression:
+        """True where ``lower <= value <= upper`` (both ends inclusive, as Daft); null where any
+        side is null."""
+        return Expression._call("and_kleene", self >= _expr(lower), self <= _expr(upper))
+
     # -- aggregations (used in DataFrame.agg / GroupedDataFrame.agg) ------------------------------
     def sum(self) -> Expression:
         """Sum of the non-null values (int64 for signed ints, uint64 unsigned, float64 floats)."""

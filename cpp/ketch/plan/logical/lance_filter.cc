@@ -123,9 +123,48 @@ std::optional<std::string> Literal(const arrow::Scalar& scalar) {
   }
 }
 
+// The disjuncts of a tree of or_kleene calls, left to right.
+void Disjuncts(const ExprPtr& expr, std::vector<ExprPtr>* out) {
+  if (expr->kind() == ExprKind::kCall && expr->name() == "or_kleene" && expr->children().size() == 2) {
+    Disjuncts(expr->children()[0], out);
+    Disjuncts(expr->children()[1], out);
+    return;
+  }
+  out->push_back(expr);
+}
+
 struct Printer {
   const arrow::Schema& schema;
   bool reads_float = false;
+
+  // `x = a OR x = b OR ...` (what Expression.is_in builds) as `x IN (a, b, ...)`.
+  std::optional<std::string> InList(const Expr& expr, bool positive) {
+    std::vector<ExprPtr> terms;
+    Disjuncts(expr.children()[0], &terms);
+    Disjuncts(expr.children()[1], &terms);
+    std::string column;
+    std::string values;
+    for (const auto& term : terms) {
+      if (term->kind() != ExprKind::kCall || term->name() != "equal" || term->children().size() != 2) {
+        return std::nullopt;
+      }
+      const auto& a = term->children()[0];
+      const auto& b = term->children()[1];
+      const Expr* column_expr = a->kind() == ExprKind::kColumn ? a.get() : b.get();
+      const Expr* value_expr = a->kind() == ExprKind::kColumn ? b.get() : a.get();
+      if (column_expr->kind() != ExprKind::kColumn || value_expr->kind() != ExprKind::kLiteral)
+        return std::nullopt;
+      if (!column.empty() && column_expr->name() != column) return std::nullopt;
+      column = column_expr->name();
+      auto value = Literal(*value_expr->literal());
+      if (!value || *value == "NULL") return std::nullopt;
+      values += (values.empty() ? "" : ", ") + *value;
+    }
+    const auto& first = terms.front()->children();
+    auto printed = Print(first[0]->kind() == ExprKind::kColumn ? *first[0] : *first[1], positive);
+    if (!printed) return std::nullopt;
+    return "(" + *printed + " IN (" + values + "))";
+  }
 
   // `positive`: not under a NOT, where Lance returning extra rows on NaN is safe (Ketch checks).
   std::optional<std::string> Print(const Expr& expr, bool positive) {
@@ -157,11 +196,15 @@ struct Printer {
       // NaN compares equal to NaN in Lance: `<>` on floats could drop rows Arrow keeps.
       auto left = Print(*args[0], positive && name != "not_equal");
       auto right = Print(*args[1], positive && name != "not_equal");
-      if (!left || !right || args[0]->kind() == ExprKind::kLiteral && args[1]->kind() == ExprKind::kLiteral) {
+      if (!left || !right ||
+          (args[0]->kind() == ExprKind::kLiteral && args[1]->kind() == ExprKind::kLiteral)) {
         return std::nullopt;
       }
       if (*left == "NULL" || *right == "NULL") return std::nullopt;
       return "(" + *left + " " + op->second + " " + *right + ")";
+    }
+    if (name == "or_kleene" && args.size() == 2) {
+      if (auto in_list = InList(expr, positive)) return in_list;
     }
     if ((name == "and_kleene" || name == "or_kleene") && args.size() == 2) {
       auto left = Print(*args[0], positive);
