@@ -219,3 +219,21 @@ def test_projection_above_keeps_only_the_asked_columns(data):
     assert result.column_names == ["d", "id"]
     assert result.num_rows == 4
     assert "_distance" not in result.column_names
+
+
+def test_pushed_search_survives_plan_serialization(data):
+    """The Ray runner ships optimized plans as bytes: the pushed search (and the indexes and the
+    brute-force note) travel, and the copy runs to the same rows."""
+    from ketch import _core
+
+    uris, *_ = data
+    q = np.linspace(-1, 1, DIM)
+    for uri in (uris["cosine"], uris["plain"]):
+        df = _top(uri, q).select("id", "d")
+        optimized = df._plan.optimize()
+        copy = _core.PyPlan.from_bytes(optimized.to_bytes())
+        assert repr(copy) == repr(optimized)
+        raw = _core.PyPlan.from_bytes(df._plan.to_bytes())
+        assert repr(raw.optimize()) == repr(optimized)
+        assert ketch.DataFrame(copy).to_pydict() == df.to_pydict()
+    assert "Nearest pushdown = ANN via index" in repr(_top(uris["cosine"], q)._plan.optimize())

@@ -413,7 +413,20 @@ class PlanWriter {
         nearest = fb::CreateLanceNearest(fbb_, column, query, search->k, metric, index_name, index_type,
                                          search->nprobes, search->refine_factor);
       }
-      lance = fb::CreateLanceOptions(fbb_, uri, scan.lance.version, keys_offset, values_offset, nearest);
+      std::vector<std::string> names, types, columns, metrics;
+      for (const auto& index : scan.lance.vector_indexes) {
+        names.push_back(index.name);
+        types.push_back(index.index_type);
+        columns.push_back(index.column);
+        metrics.push_back(index.metric);
+      }
+      auto names_offset = StringList(names);
+      auto types_offset = StringList(types);
+      auto columns_offset = StringList(columns);
+      auto metrics_offset = StringList(metrics);
+      auto note = fbb_.CreateString(scan.lance.nearest_note);
+      lance = fb::CreateLanceOptions(fbb_, uri, scan.lance.version, keys_offset, values_offset, nearest,
+                                     names_offset, types_offset, columns_offset, metrics_offset, note);
     }
     return fb::CreateScan(fbb_, format, files_offset, partition_values, file_schema, partition_schema,
                           parse_schema, scan.columns.has_value(), columns, filter, scan.limit, csv_offset,
@@ -859,6 +872,17 @@ class PlanReader {
         nearest.refine_factor = search->refine_factor();
         info.lance.nearest = std::move(nearest);
       }
+      const auto names = Strings(lance->index_names());
+      const auto types = Strings(lance->index_types());
+      const auto columns = Strings(lance->index_columns());
+      const auto metrics = Strings(lance->index_metrics());
+      if (types.size() != names.size() || columns.size() != names.size() || metrics.size() != names.size()) {
+        return Corrupt("Lance vector indexes with missing fields");
+      }
+      for (size_t i = 0; i < names.size(); ++i) {
+        info.lance.vector_indexes.push_back({names[i], types[i], columns[i], metrics[i]});
+      }
+      info.lance.nearest_note = Str(lance->nearest_note());
     }
     // Footers read on this side are read once per file and shared by the scan's tasks.
     if (info.format == FileFormat::kParquet)
