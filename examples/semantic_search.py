@@ -113,40 +113,41 @@ def num_chars(text: str) -> int:
     return len(text)
 
 
-class TextModel:
-    """TF-IDF (1-2 grams) → TruncatedSVD(64) → L2 normalization: text → unit float32 vectors."""
+def train_model(texts: list[str], dim: int = DIM) -> dict[str, Any]:
+    """TF-IDF (1-2 grams, sublinear tf, English stop words) then TruncatedSVD to ``dim`` dimensions,
+    fitted on ``texts``: {"tfidf", "svd"} (scikit-learn objects, pickled by reference to sklearn)."""
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_extraction.text import TfidfVectorizer
 
-    def __init__(self, texts: list[str], dim: int = DIM) -> None:
-        from sklearn.decomposition import TruncatedSVD
-        from sklearn.feature_extraction.text import TfidfVectorizer
+    tfidf = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=2, stop_words="english")
+    matrix = tfidf.fit_transform(texts)
+    return {"tfidf": tfidf, "svd": TruncatedSVD(n_components=dim, random_state=0).fit(matrix)}
 
-        self.tfidf = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=2, stop_words="english")
-        matrix = self.tfidf.fit_transform(texts)
-        self.svd = TruncatedSVD(n_components=dim, random_state=0).fit(matrix)
 
-    def embed(self, texts: list[str]) -> np.ndarray:
-        vectors = self.svd.transform(self.tfidf.transform(texts)).astype(np.float32)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.where(norms == 0, 1, norms)
+def embed(model: dict[str, Any], texts: list[str]) -> np.ndarray:
+    """Texts → (N, DIM) float32 unit vectors (rows of zeros stay zero)."""
+    vectors = model["svd"].transform(model["tfidf"].transform(texts)).astype(np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1, norms)
 
 
 @ketch.cls(
     return_dtype=ketch.DataType.embedding(ketch.DataType.float32(), DIM), batch_size=256, concurrency=2
 )
 class Embedder:
-    """Stateful UDF: loads the pickled TextModel once per instance, embeds batches of chunks."""
+    """Stateful UDF: loads the pickled model once per instance, embeds batches of chunks."""
 
     def __init__(self, model_path: str) -> None:
         with open(model_path, "rb") as f:
-            self.model: TextModel = pickle.load(f)
+            self.model = pickle.load(f)
 
     def __call__(self, texts: ketch.Series) -> np.ndarray:
-        return self.model.embed(texts.to_pylist())  # (N, 64) float32
+        return embed(self.model, texts.to_pylist())  # (N, 64) float32
 
 
-def search(uri: str, model: TextModel, query: str, k: int = 5) -> ketch.DataFrame:
+def search(uri: str, model: dict[str, Any], query: str, k: int = 5) -> ketch.DataFrame:
     """The k chunks nearest to ``query`` by cosine distance, nearest first (column ``d``)."""
-    q = model.embed([query])[0]
+    q = embed(model, [query])[0]
     return (
         ketch.read_lance(uri)
         .with_column("d", col("emb").embedding.cosine_distance(q))
@@ -177,7 +178,7 @@ def run(out_dir: Path, small: bool, verbose: bool = True) -> dict[str, Any]:
     texts = chunks.select("text").to_pydict()["text"]
     say(f"{len(texts)} chunks from {len(modules)} modules")
 
-    model = TextModel(texts)
+    model = train_model(texts)
     model_path = out_dir / "text_model.pkl"
     model_path.write_bytes(pickle.dumps(model))
 

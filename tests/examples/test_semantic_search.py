@@ -7,6 +7,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import cloudpickle
 import pytest
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "semantic_search.py"
@@ -16,11 +17,15 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "semantic_search.py
 def result(tmp_path_factory):
     spec = importlib.util.spec_from_file_location("semantic_search_example", EXAMPLE)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # the UDFs pickle by reference to their module
+    sys.modules[spec.name] = module
     try:
         spec.loader.exec_module(module)
+        # The UDF worker processes cannot import the example by name: ship its code by value (as
+        # when it runs as __main__).
+        cloudpickle.register_pickle_by_value(module)
         yield module.run(tmp_path_factory.mktemp("semantic"), small=True, verbose=False)
     finally:
+        cloudpickle.unregister_pickle_by_value(module)
         sys.modules.pop(spec.name, None)
 
 
