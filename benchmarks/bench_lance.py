@@ -54,6 +54,17 @@ DATA_NAME = f"lance_{SIZE_NAME}"
 KETCH_VENV_ENGINES = ("pylance",)
 
 
+def setup(engine: str) -> None:
+    """Imports (untimed): the engine's module and pylance."""
+    import lance  # noqa: F401
+    import numpy  # noqa: F401
+
+    if engine.startswith("ketch"):
+        import ketch  # noqa: F401
+    elif engine.startswith("daft"):
+        import daft  # noqa: F401
+
+
 def _path(data_dir: str, name: str) -> str:
     return os.path.join(data_dir, name)
 
