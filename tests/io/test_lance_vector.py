@@ -111,6 +111,10 @@ def test_indexed_top_k_matches_brute_force(data, metric):
         recalls.append(len(truth & set(result["id"])) / K)
     plan = _optimized(_top(uris[metric], queries[0], metric))
     assert f"Nearest pushdown = ANN via index emb_idx (IVF_PQ, {metric})" in plan
+    # One read for the whole version, estimated at k rows.
+    assert "(1 task: Lance's nearest-neighbour search runs over all 3 fragments at once)" in plan
+    scan = plan[plan.index("* ScanLance") :]
+    assert "Approx num rows = 10," in scan.split("Stats = ")[1]
     assert np.mean(recalls) >= 0.9, recalls
     assert min(recalls) >= 0.8, recalls
 
