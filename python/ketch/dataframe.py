@@ -600,7 +600,7 @@ class DataFrame:
         mode: str = "create",
         io_config: Any = None,
         schema: pa.Schema | None = None,
-        max_rows_per_file: int = 1024 * 1024,
+        max_rows_per_file: int | None = None,
         max_rows_per_group: int = 1024,
         **kwargs: Any,
     ) -> DataFrame:
@@ -617,7 +617,9 @@ class DataFrame:
         engine workers); the driver commits once after every task succeeded, so a failed query
         leaves the dataset as it was. Rows are batched into fragments of up to
         ``max_rows_per_file`` rows (row groups of ``max_rows_per_group``) whatever the batch sizes
-        upstream; ``schema`` (a ``pyarrow.Schema`` with the same column names) casts the columns
+        upstream; by default Lance's 1,048,576 rows, or fewer for wide rows so that a fragment
+        (held in memory while written) is about 256 MiB (e.g. 173,857 rows of a 384-dim float32
+        embedding and an id). ``schema`` (a ``pyarrow.Schema`` with the same column names) casts the columns
         before writing; other keyword arguments go to ``lance.fragment.write_fragments`` (e.g.
         ``data_storage_version``). Ketch's Image, FixedShapeImage, Tensor and Embedding columns keep
         their types (``read_lance`` returns them).

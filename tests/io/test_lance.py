@@ -449,3 +449,13 @@ def test_is_in_semantics_in_memory():
     }
     with pytest.raises(TypeError):
         col("a").is_in(3)
+
+
+def test_default_fragment_rows_follow_the_row_width():
+    from ketch.io.lance_write import default_rows_per_file
+
+    emb = pa.schema([("id", pa.int64()), ("e", pa.list_(pa.float32(), 384))])
+    assert default_rows_per_file(emb) == (256 << 20) // (8 + 384 * 4)
+    assert default_rows_per_file(pa.schema([("id", pa.int64())])) == 1024 * 1024
+    fixed = DataType.image("RGB", 224, 224).to_arrow()
+    assert default_rows_per_file(pa.schema([("img", fixed)])) == (256 << 20) // (224 * 224 * 3)

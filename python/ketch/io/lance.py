@@ -159,9 +159,9 @@ def open_dataset(
 
 def read_lance(
     uri: str | os.PathLike[str],
+    io_config: IOConfig | None = None,
     version: int | str | None = None,
     asof: Any = None,
-    io_config: IOConfig | None = None,
 ) -> DataFrame:
     """A lazy DataFrame over a Lance dataset (``uri``: a local directory or an ``s3://`` URL).
 
@@ -170,8 +170,10 @@ def read_lance(
     written by :meth:`DataFrame.write_lance`. ``version`` (a version number or tag) or ``asof``
     (a ``datetime`` or ISO string: the latest version at or before it) selects an older version;
     the version read is pinned when ``read_lance`` is called, so later commits do not change the
-    result. Fragments become scan tasks; ``select``, ``where``/``filter`` and ``limit`` are pushed
-    into Lance's scanner (``explain()`` shows the Lance filter and what Ketch still filters).
+    result. Parameters in Daft's order (``uri, io_config, version, asof``); ``io_config``'s S3
+    settings become pylance's ``storage_options``. Fragments become scan tasks; ``select``,
+    ``where``/``filter`` and ``limit`` are pushed into Lance's scanner (``explain()`` shows the
+    Lance filter and what Ketch still filters).
 
     Raises KetchFileNotFoundError when no dataset is at ``uri``, KetchValueError for a version or
     timestamp the dataset lacks, TypeError for a bad ``io_config``.

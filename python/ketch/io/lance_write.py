@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_ROWS_PER_FILE = 1024 * 1024  # Lance's own default
 DEFAULT_MAX_ROWS_PER_GROUP = 1024
+# A fragment's rows are held in memory while it is written: by default a fragment holds at most
+# about this many bytes (estimated from the schema), and at most Lance's row default.
+DEFAULT_FRAGMENT_BYTES = 256 << 20
+_VARIABLE_WIDTH_GUESS = {"binary": 4096, "string": 64, "list": 256, "image": 64 << 10}
 _MODES = ("create", "append", "overwrite")
 
 
@@ -36,6 +40,38 @@ def _same_schema(a: pa.Schema, b: pa.Schema) -> bool:
     return len(a) == len(b) and all(
         x.name == y.name and x.type.equals(y.type) for x, y in zip(a, b, strict=True)
     )
+
+
+def _row_bytes(arrow_type: pa.DataType) -> int:
+    """Bytes one value takes in memory: exact for fixed-width types, a guess for the others
+    (decoded images are large, strings small)."""
+    if isinstance(arrow_type, pa.BaseExtensionType):
+        if "image" in getattr(arrow_type, "extension_name", "") and not pa.types.is_fixed_size_list(
+            arrow_type.storage_type
+        ):
+            return _VARIABLE_WIDTH_GUESS["image"]
+        return _row_bytes(arrow_type.storage_type)
+    if pa.types.is_fixed_size_list(arrow_type):
+        return arrow_type.list_size * _row_bytes(arrow_type.value_type)
+    if pa.types.is_struct(arrow_type):
+        return sum(_row_bytes(f.type) for f in arrow_type) or 1
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return _VARIABLE_WIDTH_GUESS["list"]
+    if pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type):
+        return _VARIABLE_WIDTH_GUESS["binary"]
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return _VARIABLE_WIDTH_GUESS["string"]
+    try:
+        return max(1, arrow_type.bit_width // 8)
+    except ValueError:
+        return 8
+
+
+def default_rows_per_file(schema: pa.Schema) -> int:
+    """Rows per fragment when ``max_rows_per_file`` is not given: Lance's default (1,048,576),
+    fewer when the schema's rows are wide, so a fragment being written holds about 256 MiB."""
+    row = sum(_row_bytes(f.type) for f in schema) or 1
+    return max(1, min(DEFAULT_MAX_ROWS_PER_FILE, DEFAULT_FRAGMENT_BYTES // row))
 
 
 def _existing(uri: str, options: dict[str, str]) -> Any:
@@ -100,7 +136,7 @@ def write_lance(
     mode: str = "create",
     io_config: IOConfig | None = None,
     schema: pa.Schema | None = None,
-    max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
+    max_rows_per_file: int | None = None,
     max_rows_per_group: int = DEFAULT_MAX_ROWS_PER_GROUP,
     **kwargs: Any,
 ) -> DataFrame:
@@ -111,6 +147,8 @@ def write_lance(
     lance = _import_lance()
     if mode not in _MODES:
         raise ValueError(f"write_lance: mode must be one of {_MODES}, got {mode!r}")
+    if max_rows_per_file is None:
+        max_rows_per_file = default_rows_per_file(schema if isinstance(schema, pa.Schema) else df.schema())
     for name, value in (("max_rows_per_file", max_rows_per_file), ("max_rows_per_group", max_rows_per_group)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ValueError(f"write_lance: {name} must be a positive int, got {value!r}")

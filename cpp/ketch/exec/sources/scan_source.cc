@@ -277,6 +277,22 @@ std::vector<ScanSource::Read> ScanSource::MakeReads(const std::vector<ScanTask>&
   return reads;
 }
 
+std::vector<ScanSource::Read> ScanSource::JoinLanceReads(std::vector<Read> reads) {
+  std::vector<Read> out;
+  for (auto& read : reads) {
+    const bool whole = read.task.row_count < 0 && read.segments.size() == 1;
+    if (!out.empty() && whole) {
+      Read& last = out.back();
+      if (last.task.row_count < 0 && last.segments.size() == 1 && last.task.group == read.task.group) {
+        last.more_files.push_back(read.task.file);
+        continue;
+      }
+    }
+    out.push_back(std::move(read));
+  }
+  return out;
+}
+
 void ScanSource::MarkStarted(int32_t group) {
   if (group < 0 || static_cast<size_t>(group) >= group_started_.size() || group_started_[group]) return;
   group_started_[group] = 1;
@@ -293,6 +309,11 @@ arrow::Status ScanSource::ReadTask(const Read& read, int64_t base_row,
   const ScanTask& task = read.task;
   const ScanFile& file = info_.files[task.file];
   if (!opened_[task.file].exchange(true)) metrics_->files_read++;  // a file counts once, when first read
+  for (int32_t more : read.more_files) {
+    if (!opened_[more].exchange(true)) metrics_->files_read++;
+  }
+  std::string fragment_names = std::to_string(file.fragment_id);
+  for (int32_t more : read.more_files) fragment_names += ", " + std::to_string(info_.files[more].fragment_id);
   std::shared_ptr<arrow::RecordBatchReader> reader;
   int64_t offset = 0;  // position of the next row within the read (row group or fragment)
   switch (info_.format) {
@@ -334,6 +355,7 @@ arrow::Status ScanSource::ReadTask(const Read& read, int64_t base_row,
       request.uri = info_.lance.uri;
       request.version = info_.lance.version;
       request.fragment_ids = {file.fragment_id};
+      for (int32_t more : read.more_files) request.fragment_ids.push_back(info_.files[more].fragment_id);
       request.columns = read_columns_;
       request.filter = lance_filter_;
       request.storage_options = info_.lance.storage_options;
@@ -365,7 +387,7 @@ arrow::Status ScanSource::ReadTask(const Read& read, int64_t base_row,
       }
       auto opened = io::OpenLance(request, lance_stats_);
       if (!opened.ok()) {
-        return opened.status().WithMessage("fragment ", file.fragment_id, ": ", opened.status().message());
+        return opened.status().WithMessage("fragments [", fragment_names, "]: ", opened.status().message());
       }
       reader = std::move(*opened);
       break;
@@ -375,7 +397,7 @@ arrow::Status ScanSource::ReadTask(const Read& read, int64_t base_row,
     std::shared_ptr<arrow::RecordBatch> batch;
     auto next = reader->ReadNext(&batch);
     if (!next.ok() && info_.format == FileFormat::kLance) {
-      return next.WithMessage("fragment ", file.fragment_id, ": ", next.message());
+      return next.WithMessage("fragments [", fragment_names, "]: ", next.message());
     }
     if (!next.ok() && !task.row_groups.empty()) {
       // Name the row groups the failing read covered.
@@ -527,6 +549,7 @@ arrow::Status ScanSource::Produce(const Emit& emit) {
     st = ProduceParallel(reads, emit);
   } else {
     if (reads.size() > 1) reads = MakeReads(tasks, /*per_row_group=*/false);  // one reader per entry
+    if (info_.format == FileFormat::kLance) reads = JoinLanceReads(std::move(reads));
     st = ProduceSequential(reads, emit);
   }
   if (st.IsCancelled()) return arrow::Status::OK();

@@ -59,7 +59,12 @@ class ScanSource : public Source {
   struct Read {
     ScanTask task;
     std::vector<Segment> segments;
+    // Lance: the whole fragments after `task.file` that the same scanner reads (consecutive
+    // entries of one scan task), so a task of many small fragments opens one Lance reader.
+    std::vector<int32_t> more_files;
   };
+  // Lance: joins consecutive whole-fragment reads of one scan task into one read.
+  static std::vector<Read> JoinLanceReads(std::vector<Read> reads);
   // The reads of the task entries: consecutive row ranges of one row group become one read (the
   // row group is fetched and decoded once); `per_row_group` gives each whole row group its own
   // read (for decoding side by side).
