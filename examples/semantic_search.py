@@ -7,7 +7,7 @@ TruncatedSVD to 64 dimensions (latent semantic analysis), rows L2-normalized, pi
 Pipeline, all in Ketch:
   from_pydict(docstrings) → chunk (a generator UDF: one chunk per paragraph, whitespace collapsed)
   → drop short chunks → embed (@ketch.cls, batched, 2 instances) → write_lance
-  → build an IVF_PQ index (ketch.io.lance_index.create_index, cosine)
+  → build an IVF_PQ index (ketch.io.lance.create_index, cosine)
   → semantic search: read_lance(...).with_column("d", col("emb").embedding.cosine_distance(q))
     .sort("d").limit(k), which the optimizer answers with Lance's indexed nearest-neighbour scan
   → a groupby summary (chunks and mean length per module).
@@ -186,7 +186,7 @@ def run(out_dir: Path, small: bool, verbose: bool = True) -> dict[str, Any]:
     embedded = chunks.with_column("emb", Embedder(str(model_path))(col("text")))
     embedded.write_lance(uri, mode="overwrite")
 
-    from ketch.io.lance_index import create_index
+    from ketch.io.lance import create_index
 
     # IVF_PQ: ~sqrt(rows) lists, 8 sub-vectors of 8 dims each (PQ trains 256 codes: needs >= 256 rows).
     index = create_index(

@@ -15,7 +15,8 @@ import pytest
 
 import ketch
 from ketch import col
-from ketch.io.lance_index import create_index, vector_indexes
+from ketch.io.lance import create_index
+from ketch.io.lance_index import vector_indexes
 
 ROWS, DIM, K = 5000, 32, 10
 QUERIES = 8
