@@ -242,3 +242,26 @@ def test_pushed_search_survives_plan_serialization(data):
         assert repr(raw.optimize()) == repr(optimized)
         assert ketch.DataFrame(copy).to_pydict() == df.to_pydict()
     assert "Nearest pushdown = ANN via index" in repr(_top(uris["cosine"], q)._plan.optimize())
+
+
+def test_rows_appended_after_the_index_are_searched_too(tmp_path):
+    """Lance searches the fragments its index does not cover yet by brute force (fast_search is
+    off): a row appended after create_index that equals the query comes back first, at d = 0."""
+    rng = np.random.default_rng(3)
+    dim = 16
+    vectors = rng.normal(size=(1000, dim)).astype(np.float32)
+    uri = str(tmp_path / "appended.lance")
+
+    def table(ids: np.ndarray, values: np.ndarray) -> pa.Table:
+        emb = pa.FixedSizeListArray.from_arrays(pa.array(values.reshape(-1)), dim)
+        return pa.table({"id": pa.array(ids, pa.int64()), "emb": emb})
+
+    lance.write_dataset(table(np.arange(1000), vectors), uri)
+    create_index(uri, "emb", "IVF_PQ", "cosine", num_partitions=4, num_sub_vectors=4)
+    q = rng.normal(size=dim).astype(np.float32)
+    lance.write_dataset(table(np.array([5000]), q[None, :]), uri, mode="append")
+    df = ketch.read_lance(uri).with_column("d", col("emb").embedding.cosine_distance(q)).sort("d").limit(3)
+    assert "Nearest pushdown = ANN via index emb_idx" in _optimized(df)
+    result = df.select("id", "d").to_pydict()
+    assert result["id"][0] == 5000
+    assert result["d"][0] == pytest.approx(0.0, abs=1e-7)
