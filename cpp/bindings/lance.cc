@@ -31,9 +31,20 @@ void BindLance(nb::module_& m) {
             nb::object columns = nb::cast(request.columns);
             nb::object filter = request.filter.empty() ? nb::none() : nb::cast(request.filter);
             nb::object limit = request.limit < 0 ? nb::none() : nb::cast(request.limit);
+            nb::object nearest = nb::none();
+            if (request.nearest) {
+              nb::dict search;
+              search["column"] = request.nearest->column;
+              search["q"] = nb::cast(request.nearest->query);
+              search["k"] = request.nearest->k;
+              search["metric"] = request.nearest->metric;
+              search["nprobes"] = request.nearest->nprobes;
+              search["refine_factor"] = request.nearest->refine_factor;
+              nearest = std::move(search);
+            }
             nb::object reader = nb::borrow<nb::callable>(fn)(
                 request.uri, request.version, nb::cast(request.fragment_ids), columns, filter, limit,
-                request.offset, nb::cast(request.storage_options), on_stats);
+                request.offset, nb::cast(request.storage_options), on_stats, nearest);
             nb::object capsule = reader.attr("__arrow_c_stream__")();
             auto* stream =
                 static_cast<ArrowArrayStream*>(PyCapsule_GetPointer(capsule.ptr(), "arrow_array_stream"));
@@ -50,8 +61,9 @@ void BindLance(nb::module_& m) {
       },
       nb::arg("open"),
       "Installs the function the Lance scan calls (with the GIL) to open a reader over fragments: "
-      "open(uri, version, fragment_ids, columns, filter, limit, offset, storage_options, on_bytes_read) "
-      "-> an object with __arrow_c_stream__.");
+      "open(uri, version, fragment_ids, columns, filter, limit, offset, storage_options, on_bytes_read, "
+      "nearest) -> an object with __arrow_c_stream__ (nearest: None, or a dict of LanceDataset.scanner's "
+      "nearest= keys for a search over the whole version).");
 }
 
 }  // namespace ketch::bindings

@@ -3,6 +3,7 @@
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
@@ -375,7 +376,8 @@ void BindPlans(nb::module_& m) {
           "scan_lance",
           [](const std::string& uri, int64_t version, std::vector<int64_t> fragment_ids,
              std::vector<int64_t> fragment_rows, std::vector<int64_t> fragment_bytes, nb::handle schema,
-             std::map<std::string, std::string> storage_options) {
+             std::map<std::string, std::string> storage_options,
+             std::vector<std::tuple<std::string, std::string, std::string, std::string>> vector_indexes) {
             if (fragment_rows.size() != fragment_ids.size() || fragment_bytes.size() != fragment_ids.size()) {
               throw nb::value_error("scan_lance: one row count and size per fragment");
             }
@@ -386,6 +388,9 @@ void BindPlans(nb::module_& m) {
             info.lance.uri = uri;
             info.lance.version = version;
             info.lance.storage_options = std::move(storage_options);
+            for (auto& [name, index_type, column, metric] : vector_indexes) {
+              info.lance.vector_indexes.push_back({name, index_type, column, metric});
+            }
             for (size_t i = 0; i < fragment_ids.size(); ++i) {
               ScanFile file;
               file.path = uri;
@@ -397,7 +402,9 @@ void BindPlans(nb::module_& m) {
             return PyPlan{Unwrap(LogicalPlan::Scan(std::move(info)))};
           },
           nb::arg("uri"), nb::arg("version"), nb::arg("fragment_ids"), nb::arg("fragment_rows"),
-          nb::arg("fragment_bytes"), nb::arg("schema"), nb::arg("storage_options"))
+          nb::arg("fragment_bytes"), nb::arg("schema"), nb::arg("storage_options"),
+          nb::arg("vector_indexes") =
+              std::vector<std::tuple<std::string, std::string, std::string, std::string>>{})
       .def("project",
            [](const PyPlan& p, nb::list exprs) {
              return PyPlan{Unwrap(LogicalPlan::Project(p.plan, Exprs(exprs)))};

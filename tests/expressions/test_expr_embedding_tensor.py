@@ -1,5 +1,5 @@
 """Embedding and Tensor data types (Arrow fixed_size_list / canonical fixed_shape_tensor) and the
-native embedding.cosine_distance kernel against numpy."""
+native embedding.cosine_distance / euclidean_distance kernels against numpy."""
 
 from __future__ import annotations
 
@@ -49,6 +49,29 @@ def test_cosine_distance_type_and_length_errors():
         df.select(col("s").embedding.cosine_distance(col("l")))
     with pytest.raises(KetchError, match="row 0.*2 and 3 values"):
         df.select(col("l").embedding.cosine_distance([1.0, 2.0, 3.0])).collect()
+
+
+def test_euclidean_distance_matches_numpy_and_l2_alias(rng):
+    a_arr, a = _embeddings(rng, 150, 12)
+    b_arr, b = _embeddings(rng, 150, 12)
+    a_list = a_arr.to_pylist()
+    a_list[7] = None
+    df = ketch.from_arrow(pa.table({"a": pa.array(a_list, a_arr.type), "b": b_arr}))
+    query = rng.normal(size=12)
+    with ketch.execution_config_ctx(morsel_size_rows=40):
+        got = df.select(
+            col("a").embedding.euclidean_distance(col("b")).alias("ab"),
+            col("a").embedding.l2_distance(query).alias("aq"),
+        ).to_pydict()
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    expected_ab = np.linalg.norm(a64 - b64, axis=1)
+    expected_aq = np.linalg.norm(a64 - query, axis=1)
+    assert got["ab"][7] is None and got["aq"][7] is None
+    keep = [i for i in range(150) if i != 7]
+    np.testing.assert_allclose([got["ab"][i] for i in keep], expected_ab[keep], rtol=1e-12)
+    np.testing.assert_allclose([got["aq"][i] for i in keep], expected_aq[keep], rtol=1e-12)
+    with pytest.raises(KetchTypeError, match="euclidean_distance expects Embedding"):
+        ketch.from_pydict({"s": ["a"]}).select(col("s").embedding.euclidean_distance([1.0]))
 
 
 def test_embedding_and_tensor_types_round_trip_parquet(tmp_path, rng):

@@ -19,9 +19,22 @@ class EmbeddingNamespace:
         Embedding column or one vector (list / numpy array) for every row. Null where either side
         is null or has zero norm. Errors: non-list inputs fail at plan time (``KetchTypeError``);
         rows of different lengths raise ``KetchValueError`` naming the row."""
+        return self._distance("embedding_cosine_distance", other)
+
+    def euclidean_distance(self, other: Any) -> Expression:
+        """sqrt(sum((a - b)^2)) per row (float64): the L2 distance (not squared), computed natively
+        in float64. ``other`` as for ``cosine_distance``. Null where either side or an element is
+        null. Errors as for ``cosine_distance``."""
+        return self._distance("embedding_euclidean_distance", other)
+
+    def l2_distance(self, other: Any) -> Expression:
+        """Alias of ``euclidean_distance`` (Daft's name); the metric Lance calls ``"l2"``."""
+        return self.euclidean_distance(other)
+
+    def _distance(self, function: str, other: Any) -> Expression:
         from ketch.expressions.expression import Expression, lit
 
         if not isinstance(other, Expression):
             values = [float(v) for v in other]
             other = lit(pa.scalar(values, pa.list_(pa.float64(), len(values))))
-        return Expression._call("embedding_cosine_distance", self._expr, other)
+        return Expression._call(function, self._expr, other)

@@ -98,10 +98,17 @@ def _open_reader(
     offset: int,
     options: dict[str, str],
     on_bytes_read: Callable[[int], None],
+    nearest: dict[str, Any] | None = None,
 ) -> pa.RecordBatchReader:
     """A reader over some fragments of one version, in the order given, with what was pushed down
-    (``filter`` is Lance SQL; ``limit``/``offset`` count rows after it). Called by the native scan."""
+    (``filter`` is Lance SQL; ``limit``/``offset`` count rows after it). Called by the native scan.
+    With ``nearest`` (the optimizer's PushDownNearest): Lance's ``k`` nearest rows of the whole
+    version instead (see :func:`ketch.io.lance_index.nearest_reader`)."""
     ds = _dataset(uri, version, options)
+    if nearest is not None:
+        from ketch.io.lance_index import nearest_reader
+
+        return nearest_reader(ds, columns, filter, nearest, on_bytes_read)
     fragments = []
     for fid in fragment_ids:
         fragment = ds.get_fragment(fid)
@@ -186,5 +193,14 @@ def read_lance(
     ids = [f.fragment_id for f in fragments]
     rows = [f.count_rows() for f in fragments]
     sizes = [_fragment_bytes(f) for f in fragments]
-    plan = _core.PyPlan.scan_lance(path, int(ds.version), ids, rows, sizes, schema, options)
+    from ketch.io.lance_index import vector_indexes
+
+    indexes = [(ix["name"], ix["index_type"], ix["column"], ix["metric"]) for ix in vector_indexes(ds)]
+    plan = _core.PyPlan.scan_lance(path, int(ds.version), ids, rows, sizes, schema, options, indexes)
     return DataFrame(plan)
+
+
+# Vector indexes (pylance's create_index); defined beside, exported here as ketch.io.lance.create_index.
+from ketch.io.lance_index import create_index  # noqa: E402
+
+__all__ = ["create_index", "read_lance"]

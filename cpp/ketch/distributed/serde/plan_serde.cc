@@ -385,7 +385,30 @@ class PlanWriter {
       auto uri = fbb_.CreateString(scan.lance.uri);
       auto keys_offset = StringList(keys);
       auto values_offset = StringList(values);
-      lance = fb::CreateLanceOptions(fbb_, uri, scan.lance.version, keys_offset, values_offset);
+      Offset<fb::LanceNearest> nearest;
+      if (const auto& search = scan.lance.nearest) {
+        auto column = fbb_.CreateString(search->column);
+        auto query = fbb_.CreateVector(search->query);
+        auto metric = fbb_.CreateString(search->metric);
+        auto index_name = fbb_.CreateString(search->index_name);
+        auto index_type = fbb_.CreateString(search->index_type);
+        nearest = fb::CreateLanceNearest(fbb_, column, query, search->k, metric, index_name, index_type,
+                                         search->nprobes, search->refine_factor);
+      }
+      std::vector<std::string> names, types, columns, metrics;
+      for (const auto& index : scan.lance.vector_indexes) {
+        names.push_back(index.name);
+        types.push_back(index.index_type);
+        columns.push_back(index.column);
+        metrics.push_back(index.metric);
+      }
+      auto names_offset = StringList(names);
+      auto types_offset = StringList(types);
+      auto columns_offset = StringList(columns);
+      auto metrics_offset = StringList(metrics);
+      auto note = fbb_.CreateString(scan.lance.nearest_note);
+      lance = fb::CreateLanceOptions(fbb_, uri, scan.lance.version, keys_offset, values_offset, nearest,
+                                     names_offset, types_offset, columns_offset, metrics_offset, note);
     }
     return fb::CreateScan(fbb_, ToFb(scan.format), files_offset, partition_values, file_schema,
                           partition_schema, parse_schema, scan.columns.has_value(), columns, filter,
@@ -851,6 +874,29 @@ class PlanReader {
       const auto values = Strings(lance->storage_values());
       if (keys.size() != values.size()) return Corrupt("Lance storage options without their values");
       for (size_t i = 0; i < keys.size(); ++i) info.lance.storage_options[keys[i]] = values[i];
+      if (const auto* search = lance->nearest()) {
+        io::LanceNearest nearest;
+        nearest.column = Str(search->column());
+        if (search->query()) nearest.query.assign(search->query()->begin(), search->query()->end());
+        nearest.k = search->k();
+        nearest.metric = Str(search->metric());
+        nearest.index_name = Str(search->index_name());
+        nearest.index_type = Str(search->index_type());
+        nearest.nprobes = search->nprobes();
+        nearest.refine_factor = search->refine_factor();
+        info.lance.nearest = std::move(nearest);
+      }
+      const auto names = Strings(lance->index_names());
+      const auto types = Strings(lance->index_types());
+      const auto columns = Strings(lance->index_columns());
+      const auto metrics = Strings(lance->index_metrics());
+      if (types.size() != names.size() || columns.size() != names.size() || metrics.size() != names.size()) {
+        return Corrupt("Lance vector indexes with missing fields");
+      }
+      for (size_t i = 0; i < names.size(); ++i) {
+        info.lance.vector_indexes.push_back({names[i], types[i], columns[i], metrics[i]});
+      }
+      info.lance.nearest_note = Str(lance->nearest_note());
     }
     // Footers read on this side are read once per file and shared by the scan's tasks.
     if (info.format == FileFormat::kParquet)

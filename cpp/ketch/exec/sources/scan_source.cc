@@ -359,6 +359,17 @@ arrow::Status ScanSource::ReadTask(const Read& read, int64_t base_row,
       request.columns = read_columns_;
       request.filter = lance_filter_;
       request.storage_options = info_.lance.storage_options;
+      if (info_.lance.nearest) {
+        // One read for the whole version (the task's only entry): Lance's k nearest rows.
+        request.nearest = info_.lance.nearest;
+        auto opened = io::OpenLance(request, lance_stats_);
+        if (!opened.ok()) {
+          return opened.status().WithMessage("nearest-neighbour search on '", info_.lance.nearest->column,
+                                             "': ", opened.status().message());
+        }
+        reader = std::move(*opened);
+        break;
+      }
       // Lance's limit counts rows after its filter: only exact when Ketch filters nothing more.
       const bool exact = filter_conjuncts_.empty();
       if (task.row_count >= 0) {

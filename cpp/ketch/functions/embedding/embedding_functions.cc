@@ -57,19 +57,47 @@ arrow::Result<Vectors> Flatten(const std::shared_ptr<arrow::Array>& array) {
   return v;
 }
 
-class CosineDistance : public ScalarFunction {
+enum class Metric { kCosine, kEuclidean };
+
+// One row's distance; false when it is undefined (cosine with a zero-norm side).
+bool RowDistance(Metric metric, const double* x, const double* y, int64_t n, double* out) {
+  if (metric == Metric::kEuclidean) {
+    double sum = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      const double d = x[k] - y[k];
+      sum += d * d;
+    }
+    *out = std::sqrt(sum);
+    return true;
+  }
+  double dot = 0, xx = 0, yy = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    dot += x[k] * y[k];
+    xx += x[k] * x[k];
+    yy += y[k] * y[k];
+  }
+  if (xx == 0 || yy == 0) return false;
+  *out = 1.0 - dot / (std::sqrt(xx) * std::sqrt(yy));
+  return true;
+}
+
+class VectorDistance : public ScalarFunction {
  public:
-  std::string name() const override { return "embedding_cosine_distance"; }
+  explicit VectorDistance(Metric metric) : metric_(metric) {}
+
+  std::string name() const override {
+    return metric_ == Metric::kCosine ? "embedding_cosine_distance" : "embedding_euclidean_distance";
+  }
 
   arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(
       const std::vector<std::shared_ptr<arrow::DataType>>& types, const std::vector<ExprPtr>& exprs,
       const FunctionOptions&) const override {
-    if (types.size() != 2) return arrow::Status::Invalid("cosine_distance takes 2 arguments");
+    if (types.size() != 2) return arrow::Status::Invalid(label(), " takes 2 arguments");
     for (size_t i = 0; i < 2; ++i) {
       if (!IsNumericList(*types[i])) {
-        return arrow::Status::TypeError(
-            "embedding.cosine_distance expects Embedding (fixed-size list of numbers) ", "inputs, but ",
-            exprs[i]->ToString(), " has type ", types[i]->ToString());
+        return arrow::Status::TypeError("embedding.", label(),
+                                        " expects Embedding (fixed-size list of numbers) ", "inputs, but ",
+                                        exprs[i]->ToString(), " has type ", types[i]->ToString());
       }
     }
     return arrow::float64();
@@ -92,8 +120,8 @@ class CosineDistance : public ScalarFunction {
       }
       const int64_t n = a.Length(i);
       if (b.Length(i) != n) {
-        return arrow::Status::Invalid("cosine_distance at row ", ctx.SourceRow(i), ": vectors have ", n,
-                                      " and ", b.Length(i), " values");
+        return arrow::Status::Invalid(label(), " at row ", ctx.SourceRow(i), ": vectors have ", n, " and ",
+                                      b.Length(i), " values");
       }
       // A null element makes the distance unknown (its slot holds an arbitrary value).
       bool null_element = false;
@@ -104,28 +132,28 @@ class CosineDistance : public ScalarFunction {
         out.UnsafeAppendNull();
         continue;
       }
-      const double* x = av + a.Offset(i);
-      const double* y = bv + b.Offset(i);
-      double dot = 0, xx = 0, yy = 0;
-      for (int64_t k = 0; k < n; ++k) {
-        dot += x[k] * y[k];
-        xx += x[k] * x[k];
-        yy += y[k] * y[k];
-      }
-      if (xx == 0 || yy == 0) {
-        out.UnsafeAppendNull();
+      double distance = 0;
+      if (RowDistance(metric_, av + a.Offset(i), bv + b.Offset(i), n, &distance)) {
+        out.UnsafeAppend(distance);
       } else {
-        out.UnsafeAppend(1.0 - dot / (std::sqrt(xx) * std::sqrt(yy)));
+        out.UnsafeAppendNull();
       }
     }
     return out.Finish();
   }
+
+ private:
+  const char* label() const { return metric_ == Metric::kCosine ? "cosine_distance" : "euclidean_distance"; }
+
+  Metric metric_;
 };
 
 }  // namespace
 
 arrow::Status RegisterEmbeddingFunctions() {
-  return FunctionRegistry::Global()->Register(std::make_shared<CosineDistance>());
+  ARROW_RETURN_NOT_OK(
+      FunctionRegistry::Global()->Register(std::make_shared<VectorDistance>(Metric::kCosine)));
+  return FunctionRegistry::Global()->Register(std::make_shared<VectorDistance>(Metric::kEuclidean));
 }
 
 }  // namespace ketch::embedding

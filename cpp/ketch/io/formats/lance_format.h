@@ -6,8 +6,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "ketch/io/formats/lance_nearest.h"
 
 namespace ketch::io {
 
@@ -24,6 +27,9 @@ struct LanceReadRequest {
   int64_t limit = -1;                 ///< rows after the filter; -1 = none
   int64_t offset = 0;                 ///< rows to skip (after the filter)
   std::map<std::string, std::string> storage_options;
+  /// A nearest-neighbour search over the whole version (fragment_ids, limit and offset are then
+  /// ignored): the k nearest rows, the filter applied first.
+  std::optional<LanceNearest> nearest;
 };
 
 /// The bytes Lance reported reading for one read, filled in when its reader is exhausted.

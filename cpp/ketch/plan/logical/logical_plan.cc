@@ -658,6 +658,16 @@ std::vector<std::string> LogicalPlan::Details() const {
     out.push_back(
         "Limit pushdown = " + (scan_.limit >= 0 ? std::to_string(scan_.limit) : std::string("None")) +
         (scan_.limit >= 0 && !lance.residual.empty() ? " (applied by Ketch after the filter)" : ""));
+    if (const auto& nearest = scan_.lance.nearest) {
+      out.push_back("Nearest pushdown = ANN via index " + nearest->index_name + " (" + nearest->index_type +
+                    ", " + nearest->metric + "): the " + std::to_string(nearest->k) + " rows nearest to a " +
+                    std::to_string(nearest->query.size()) + "-dim query in '" + nearest->column +
+                    "', nprobes " + std::to_string(nearest->nprobes) + ", refine factor " +
+                    std::to_string(nearest->refine_factor) +
+                    (lance.sql.empty() ? std::string() : ", after the Lance filter (prefilter)"));
+    } else if (!scan_.lance.nearest_note.empty()) {
+      out.push_back("Nearest pushdown = " + scan_.lance.nearest_note);
+    }
     if (scan_.tasks) {
       out.push_back("Scan tasks = " + std::to_string(scan_.tasks->num_tasks()) + " (" + scan_.tasks->reason +
                     ")");

@@ -135,6 +135,11 @@ void ScanStats(const LogicalPlan& plan, bool with_bytes, PlanStats* out) {
     rows *= kFilterSelectivity;
     bytes *= kFilterSelectivity;
   }
+  if (scan.lance.nearest && rows > 0) {  // k rows (its one task's count), the filter applied before
+    const double k = static_cast<double>(scan.lance.nearest->k);
+    bytes *= k / rows;
+    rows = k;
+  }
   if (scan.limit >= 0 && rows > static_cast<double>(scan.limit)) {
     bytes *= static_cast<double>(scan.limit) / rows;
     rows = static_cast<double>(scan.limit);

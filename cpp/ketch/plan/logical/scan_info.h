@@ -10,6 +10,7 @@
 
 #include "ketch/expr/expr.h"
 #include "ketch/io/formats/format_options.h"
+#include "ketch/io/formats/lance_nearest.h"
 #include "ketch/io/object_store.h"
 
 namespace parquet {
@@ -40,6 +41,12 @@ struct LanceOptions {
   int64_t version = -1;
   /// pylance's storage_options (object store keys: aws_region, aws_endpoint, ...), from IOConfig.
   std::map<std::string, std::string> storage_options;
+  /// The dataset's vector indexes (read_lance asks Lance), for PushDownNearest.
+  std::vector<io::LanceVectorIndex> vector_indexes;
+  /// Set by PushDownNearest: the scan returns only Lance's k nearest rows (see lance_nearest.h).
+  std::optional<io::LanceNearest> nearest;
+  /// Why a top-k by distance over this scan stays brute force (explain); "" = none seen.
+  std::string nearest_note;
 };
 
 /// One entry of a scan's task list: whole row groups of one Parquet file, a row range of one row

@@ -348,6 +348,20 @@ arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTas
     }
   }
 
+  if (info.format == FileFormat::kLance && info.lance.nearest && !kept.empty()) {
+    // Lance searches the whole version at once (its index spans the fragments): one task, one read.
+    ScanTask task;
+    task.file = kept[0];
+    task.row_groups = {0};
+    task.num_rows = info.lance.nearest->k;
+    for (int32_t f : kept) task.size_bytes += std::max<int64_t>(0, info.files[f].size_bytes);
+    tasks->tasks.push_back(std::move(task));
+    tasks->reason = "1 task: Lance's nearest-neighbour search runs over all " +
+                    Plural(static_cast<int64_t>(kept.size()), "fragment") + " at once";
+    info.tasks = std::move(tasks);
+    return LogicalPlan::Scan(std::move(info));
+  }
+
   if (info.format == FileFormat::kLance) {
     // Fragments (live row counts known from the manifest); with a limit and no filter, only the
     // fragments that reach it. Each unit is "row group 0" of its fragment, so that a fragment

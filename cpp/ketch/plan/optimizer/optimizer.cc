@@ -4,6 +4,7 @@
 #include "ketch/plan/optimizer/merge_projections.h"
 #include "ketch/plan/optimizer/push_down_filter.h"
 #include "ketch/plan/optimizer/push_down_limit.h"
+#include "ketch/plan/optimizer/push_down_nearest.h"
 #include "ketch/plan/optimizer/push_down_projection.h"
 #include "ketch/plan/optimizer/simplify_expressions.h"
 #include "ketch/plan/optimizer/split_udf_projections.h"
@@ -19,6 +20,7 @@ Optimizer::Optimizer(std::set<std::string> disabled, int max_passes, ScanTaskSiz
   pushdown_rules_.push_back(std::make_unique<MergeProjections>());
   pushdown_rules_.push_back(std::make_unique<SimplifyExpressions>());
   pushdown_rules_.push_back(std::make_unique<DropRepartitions>());
+  nearest_ = std::make_unique<PushDownNearest>();
   split_ = std::make_unique<SplitUdfProjections>();
   prune_after_split_ = std::make_unique<PushDownProjection>();
   scan_tasks_ = std::make_unique<MaterializeScanTasks>(sizing);
@@ -43,6 +45,8 @@ arrow::Result<LogicalPlanPtr> Optimizer::Optimize(const LogicalPlanPtr& plan) co
     }
     if (!changed) break;
   }
+  // A top-k by vector distance sees the scan with every filter pushed into it.
+  ARROW_ASSIGN_OR_RAISE(current, RunOnce(*nearest_, current));
   // After the pushdowns settled: UDFs and async I/O functions get projection nodes of their own,
   // then scans become scan tasks (they must see every pushed filter, column and limit).
   ARROW_ASSIGN_OR_RAISE(current, RunOnce(*split_, current));
