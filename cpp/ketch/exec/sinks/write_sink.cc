@@ -63,6 +63,8 @@ std::string Extension(FileFormat format) {
       return ".csv";
     case FileFormat::kJson:
       return ".json";
+    case FileFormat::kLance:  // written by write_lance (pylance), never by this sink
+      break;
   }
   return "";
 }
@@ -281,6 +283,10 @@ struct WriteFilesSink::State {
         break;
       case FileFormat::kJson:
         writer = std::unique_ptr<FormatWriter>(std::make_unique<JsonFormatWriter>(stream));
+        break;
+      case FileFormat::kLance:
+        writer =
+            arrow::Status::NotImplemented("Lance datasets are written by write_lance, not the file sink");
         break;
     }
     if (!writer.ok()) return Error(*file, writer.status());

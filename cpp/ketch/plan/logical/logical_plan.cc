@@ -243,6 +243,8 @@ std::string WriterName(FileFormat format) {
       return "write_csv";
     case FileFormat::kJson:
       return "write_json";
+    case FileFormat::kLance:
+      return "write_lance";
   }
   return "write";
 }
@@ -250,6 +252,10 @@ std::string WriterName(FileFormat format) {
 arrow::Result<LogicalPlanPtr> LogicalPlan::Write(LogicalPlanPtr input, WriteInfo info) {
   static const std::set<std::string> kCodecs = {"snappy", "zstd", "gzip", "lz4", "brotli", "none"};
   const std::string writer = WriterName(info.format);
+  if (info.format == FileFormat::kLance) {
+    return arrow::Status::NotImplemented(
+        "Lance datasets are written by write_lance (pylance), not the file sink");
+  }
   if (info.format == FileFormat::kParquet && !kCodecs.count(info.compression)) {
     return arrow::Status::Invalid(writer, ": unknown compression '", info.compression,
                                   "' (one of snappy, zstd, gzip, lz4, brotli, none)");

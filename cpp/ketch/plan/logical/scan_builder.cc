@@ -22,6 +22,8 @@ arrow::Result<std::shared_ptr<arrow::Schema>> InferSchema(const ScanRequest& req
       return io::InferCsvSchema(path, request.csv, request.s3);
     case FileFormat::kJson:
       return io::InferJsonSchema(path, request.s3);
+    case FileFormat::kLance:  // read_lance builds its scan from the dataset's own schema
+      break;
   }
   return arrow::Status::NotImplemented("unknown file format");
 }
