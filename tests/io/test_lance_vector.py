@@ -265,3 +265,22 @@ def test_rows_appended_after_the_index_are_searched_too(tmp_path):
     result = df.select("id", "d").to_pydict()
     assert result["id"][0] == 5000
     assert result["d"][0] == pytest.approx(0.0, abs=1e-7)
+
+
+@pytest.mark.ray_runner
+def test_on_ray_the_indexed_and_brute_force_searches_give_the_native_rows(data, on_ray):
+    """On the Ray runner the pushed search runs inside an engine worker (one scan task) and the
+    brute force as a distributed top-k: both give the native runner's rows and exact distances."""
+    uris, _table_, vectors, queries = data
+    q = queries[0]
+    for uri in (uris["cosine"], uris["plain"]):
+        df = _top(uri, q)
+        assert ("ANN via index" in _optimized(df)) == (uri == uris["cosine"])
+        on_ray_result = df.to_pydict()
+        ketch.set_runner_native()
+        try:
+            native = _top(uri, q).to_pydict()
+        finally:
+            ketch.runners._runner = on_ray
+        assert on_ray_result["id"] == native["id"]
+        _check_exact_d(on_ray_result, vectors, q, "cosine")
