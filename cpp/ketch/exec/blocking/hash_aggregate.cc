@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "ketch/exec/blocking/global_aggregate.h"
 #include "ketch/plan/logical/aggregate_phases.h"
 
 namespace ketch {
@@ -246,9 +247,21 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
                    states_schema);
   }
   auto table = arrow::Table::Make(arrow::schema(fields), columns, morsel->num_rows());
-  // Already one of many workers on the compute pool: single-threaded.
-  ARROW_ASSIGN_OR_RAISE(auto partial, GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/false));
-  ARROW_ASSIGN_OR_RAISE(auto combined, partial->CombineChunksToBatch());
+  std::shared_ptr<arrow::RecordBatch> combined;
+  if (spec_.group_by.empty() && !no_reduction_.load()) {
+    // No group keys: a plain reduction per morsel (Arrow's scalar kernels), no hashing.
+    ARROW_ASSIGN_OR_RAISE(auto reduced, GlobalAggregate(*table, aggs, kAllRowsKey));
+    if (reduced) {
+      combined = std::move(*reduced);
+    } else {
+      no_reduction_.store(true);  // decided by the input types: the same for every morsel
+    }
+  }
+  if (!combined) {
+    // Already one of many workers on the compute pool: single-threaded.
+    ARROW_ASSIGN_OR_RAISE(auto partial, GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/false));
+    ARROW_ASSIGN_OR_RAISE(combined, partial->CombineChunksToBatch());
+  }
   if (!partial_phase) return combined;
   const int64_t rows = probe_rows_.fetch_add(morsel->num_rows()) + morsel->num_rows();
   const int64_t groups = probe_groups_.fetch_add(combined->num_rows()) + combined->num_rows();
@@ -460,8 +473,17 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
   bool ordered = by_position;
   for (const auto& info : infos)
     ordered = ordered || info.function == "agg_list" || info.function == "agg_concat";
-  ARROW_ASSIGN_OR_RAISE(auto merged, GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/!ordered));
-  ARROW_ASSIGN_OR_RAISE(auto batch, merged->CombineChunksToBatch());
+  std::shared_ptr<arrow::RecordBatch> batch;
+  if (global) {
+    // No group keys: one plain reduction over all partial states (or raw rows), no hashing.
+    ARROW_ASSIGN_OR_RAISE(auto reduced, GlobalAggregate(*table, aggs, kAllRowsKey));
+    if (reduced) batch = std::move(*reduced);
+  }
+  if (!batch) {
+    ARROW_ASSIGN_OR_RAISE(auto merged,
+                          GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/!ordered));
+    ARROW_ASSIGN_OR_RAISE(batch, merged->CombineChunksToBatch());
+  }
   if (!finish_) {
     // Partial phase: the merged states themselves, in the order and types of the partial schema.
     arrow::ArrayVector states;
