@@ -598,7 +598,20 @@ def test_count_rows_and_global_sum_over_partitions(parts):
     }
 
 
-def test_global_int64_sum_overflow_still_fails():
-    df = ketch.from_pydict({"x": [2**62, 2**62, 2**62]}).into_partitions(2)
-    with pytest.raises(Exception, match="overflows"):
-        df.agg(col("x").sum()).to_pydict()
+@pytest.mark.parametrize("small", [False, True], ids=["bigmorsel", "morsel7"])
+def test_global_integer_sums_check_overflow_like_the_hash_aggregate(small):
+    big = 2**62
+    with morsels(small):
+        for values, dtype in [([big] * 3, pa.int64()), ([-big] * 3, pa.int64()), ([2**63] * 2, pa.uint64())]:
+            df = ketch.from_arrow(pa.table({"x": pa.array(values + [None], dtype)})).into_partitions(2)
+            with pytest.raises(Exception, match="overflows"):
+                df.agg(col("x").sum()).to_pydict()
+        # at the limits, or leaving the range and coming back: exact
+        for values, dtype in [
+            ([2**63 - 1, 0, None], pa.int64()),
+            ([-(2**63), 0], pa.int64()),
+            ([2**64 - 1, 0], pa.uint64()),
+            ([big, big, -big, None, 3], pa.int64()),
+        ]:
+            df = ketch.from_arrow(pa.table({"x": pa.array(values, dtype)})).into_partitions(2)
+            assert df.agg(col("x").sum()).to_pydict() == {"x": [sum(v for v in values if v is not None)]}

@@ -2,6 +2,7 @@
 
 #include <arrow/compute/api.h>
 
+#include <cstring>
 #include <limits>
 
 namespace ketch {
@@ -38,6 +39,33 @@ arrow::Result<std::optional<std::shared_ptr<arrow::Array>>> AsOneList(const arro
   return std::optional<std::shared_ptr<arrow::Array>>(std::move(list));
 }
 
+// Sum of the valid values of an int64/uint64 column as float64 (exact in 128 bits, then rounded
+// once); null if none is valid.
+template <typename ArrowType, typename Wide>
+std::shared_ptr<arrow::Scalar> Float64SumOf(const arrow::ChunkedArray& values) {
+  using CType = typename ArrowType::c_type;
+  Wide sum = 0;
+  int64_t valid = 0;
+  for (const auto& chunk : values.chunks()) {
+    const auto& array = static_cast<const arrow::NumericArray<ArrowType>&>(*chunk);
+    const CType* raw = array.raw_values();
+    const int64_t n = array.length();
+    if (array.null_count() == 0) {
+      for (int64_t i = 0; i < n; ++i) sum += raw[i];
+      valid += n;
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        if (array.IsValid(i)) {
+          sum += raw[i];
+          ++valid;
+        }
+      }
+    }
+  }
+  if (valid == 0) return arrow::MakeNullScalar(arrow::float64());
+  return std::make_shared<arrow::DoubleScalar>(static_cast<double>(sum));
+}
+
 // The scalar function computing `hash_function` over all rows, or "" when there is none here.
 std::string ScalarFunction(const std::string& hash_function) {
   if (hash_function == "hash_sum") return "sum";
@@ -49,6 +77,12 @@ std::string ScalarFunction(const std::string& hash_function) {
 }
 
 }  // namespace
+
+arrow::Result<std::shared_ptr<arrow::Array>> ZerosInt8(int64_t n) {
+  ARROW_ASSIGN_OR_RAISE(std::shared_ptr<arrow::Buffer> zeros, arrow::AllocateBuffer(n));
+  if (n > 0) std::memset(zeros->mutable_data(), 0, static_cast<size_t>(n));
+  return arrow::MakeArray(arrow::ArrayData::Make(arrow::int8(), n, {nullptr, std::move(zeros)}, 0));
+}
 
 arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> GlobalAggregate(
     const arrow::Table& table, const std::vector<cp::Aggregate>& aggregates, const std::string& key) {
@@ -62,7 +96,18 @@ arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> GlobalAggregat
     if (!values)
       return arrow::Status::KeyError("aggregate input '", *aggregate.target[0].name(), "' is missing");
     std::shared_ptr<arrow::Array> column;
-    if (aggregate.function == "hash_one") {
+    if (aggregate.function == kGlobalFloat64Sum) {
+      std::shared_ptr<arrow::Scalar> sum;
+      if (values->type()->id() == arrow::Type::INT64) {
+        sum = Float64SumOf<arrow::Int64Type, __int128>(*values);
+      } else if (values->type()->id() == arrow::Type::UINT64) {
+        sum = Float64SumOf<arrow::UInt64Type, unsigned __int128>(*values);
+      } else {
+        return arrow::Status::TypeError(kGlobalFloat64Sum, " takes int64 or uint64, not ",
+                                        values->type()->ToString());
+      }
+      ARROW_ASSIGN_OR_RAISE(column, arrow::MakeArrayFromScalar(*sum, 1));
+    } else if (aggregate.function == "hash_one") {
       ARROW_ASSIGN_OR_RAISE(auto one, FirstValid(*values));
       ARROW_ASSIGN_OR_RAISE(column, arrow::MakeArrayFromScalar(*one, 1));
     } else if (aggregate.function == "hash_list") {

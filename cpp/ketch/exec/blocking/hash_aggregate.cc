@@ -136,7 +136,7 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
     columns.push_back(std::move(array));
   };
   if (spec_.group_by.empty()) {
-    ARROW_ASSIGN_OR_RAISE(auto zeros, arrow::MakeArrayFromScalar(arrow::Int8Scalar(0), morsel->num_rows()));
+    ARROW_ASSIGN_OR_RAISE(auto zeros, ZerosInt8(morsel->num_rows()));
     add(kAllRowsKey, zeros);
   }
   for (const auto& key : spec_.group_by) {
@@ -149,6 +149,8 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
     }
     add(key, column);
   }
+  // No group keys and mergeable states: a plain reduction (GlobalAggregate) rather than hashing.
+  const bool reduce = spec_.group_by.empty() && !no_reduction_.load() && !SinglePhase(spec_, *input_schema_);
   std::vector<cp::Aggregate> aggs;
   for (size_t i = 0; i < spec_.aggregations.size(); ++i) {
     ARROW_ASSIGN_OR_RAISE(auto info, ResolveAggregation(spec_.aggregations[i], *input_schema_));
@@ -166,7 +168,9 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
       input = filled.make_array();
     }
     add(v, input);
-    if (ChecksOverflow(info)) {
+    if (ChecksOverflow(info) && reduce) {
+      aggs.emplace_back(kGlobalFloat64Sum, v, Col(i, "fsum"));  // no float64 copy of the column
+    } else if (ChecksOverflow(info)) {
       auto to_double = cp::CastOptions::Safe(arrow::float64());
       to_double.allow_float_truncate = true;
       ARROW_ASSIGN_OR_RAISE(auto as_double, cp::Cast(input, to_double));
@@ -248,16 +252,15 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
   }
   auto table = arrow::Table::Make(arrow::schema(fields), columns, morsel->num_rows());
   std::shared_ptr<arrow::RecordBatch> combined;
-  if (spec_.group_by.empty() && !no_reduction_.load()) {
-    // No group keys: a plain reduction per morsel (Arrow's scalar kernels), no hashing.
+  if (reduce) {
     ARROW_ASSIGN_OR_RAISE(auto reduced, GlobalAggregate(*table, aggs, kAllRowsKey));
-    if (reduced) {
-      combined = std::move(*reduced);
-    } else {
-      no_reduction_.store(true);  // decided by the input types: the same for every morsel
+    if (!reduced) {
+      // No scalar kernel for an input type (the same for every morsel): hash from now on.
+      no_reduction_.store(true);
+      return Execute(morsel, ctx);
     }
-  }
-  if (!combined) {
+    combined = std::move(*reduced);
+  } else {
     // Already one of many workers on the compute pool: single-threaded.
     ARROW_ASSIGN_OR_RAISE(auto partial, GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/false));
     ARROW_ASSIGN_OR_RAISE(combined, partial->CombineChunksToBatch());
@@ -265,7 +268,8 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
   if (!partial_phase) return combined;
   const int64_t rows = probe_rows_.fetch_add(morsel->num_rows()) + morsel->num_rows();
   const int64_t groups = probe_groups_.fetch_add(combined->num_rows()) + combined->num_rows();
-  if (rows >= kProbeRows && static_cast<double>(groups) > kSkipRatio * static_cast<double>(rows)) {
+  if (!spec_.group_by.empty() && rows >= kProbeRows &&
+      static_cast<double>(groups) > kSkipRatio * static_cast<double>(rows)) {
     skip_->store(true);
   }
   return Conform(*combined, states_schema);
