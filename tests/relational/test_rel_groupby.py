@@ -615,3 +615,28 @@ def test_global_integer_sums_check_overflow_like_the_hash_aggregate(small):
         ]:
             df = ketch.from_arrow(pa.table({"x": pa.array(values, dtype)})).into_partitions(2)
             assert df.agg(col("x").sum()).to_pydict() == {"x": [sum(v for v in values if v is not None)]}
+
+
+def test_count_of_nested_columns_beside_an_any_value_of_them():
+    # any_value/agg_list of nested values aggregate row positions; a count of a nested column in
+    # the same aggregate used to lose its input ("aggregate input '__a0_v' is missing").
+    structs = [{"a": 0}, {"a": 1}, {"a": 2}]
+    table = pa.table({"g": [1, 1, 2], "t": structs, "l": [[1], None, [2, 3]], "x": [1, 2, 3]})
+    df = ketch.from_arrow(table)
+
+    def aggs():
+        return [
+            col("t").count().alias("tc"),
+            col("l").count().alias("lc"),
+            col("l").agg_list().alias("ll"),
+            col("t").any_value().alias("ta"),
+            col("x").sum().alias("s"),
+        ]
+
+    row = df.agg(*aggs()).to_arrow().to_pylist()[0]
+    assert (row["tc"], row["lc"], row["s"]) == (3, 2, 6)
+    assert row["ll"] == [[1], None, [2, 3]]
+    assert row["ta"] in structs
+    grouped = df.groupby("g").agg(*aggs()).sort("g").to_pydict()
+    assert grouped["tc"] == [2, 1] and grouped["lc"] == [1, 1] and grouped["s"] == [3, 3]
+    assert grouped["ll"] == [[[1], None], [[2, 3]]]

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 #include "ketch/exec/blocking/global_aggregate.h"
 #include "ketch/plan/logical/aggregate_phases.h"
@@ -404,11 +405,17 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
     ARROW_RETURN_NOT_OK(positions.Reserve(table->num_rows()));
     for (int64_t r = 0; r < table->num_rows(); ++r) positions.UnsafeAppend(r);
     ARROW_ASSIGN_OR_RAISE(auto position_array, positions.Finish());
+    // The values of by-position aggregations leave the table (the hash kernels cannot take
+    // them; they are gathered afterwards); other aggregations' inputs stay, nested or not (a
+    // count of a list column beside an any_value of a struct column).
+    std::set<std::string> by_position_values;
+    for (size_t i = 0; i < infos.size(); ++i) {
+      if (ByRowPosition(infos[i])) by_position_values.insert(Col(i, "v"));
+    }
     arrow::FieldVector fields;
     arrow::ChunkedArrayVector columns;
     for (int c = 0; c < table->num_columns(); ++c) {
-      if (!arrow::is_nested(table->column(c)->type()->id()) &&
-          table->column(c)->type()->id() != arrow::Type::EXTENSION) {
+      if (by_position_values.count(table->schema()->field(c)->name()) == 0) {
         fields.push_back(table->schema()->field(c));
         columns.push_back(table->column(c));
       }
