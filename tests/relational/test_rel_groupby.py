@@ -454,3 +454,189 @@ def test_groupby_and_distinct_float_keys_negative_zero():
     got = {r["f"]: r["v"] for r in df.groupby("f").agg(col("v").sum()).to_arrow().to_pylist()}
     assert got == exp == {0.0: 9, 1.5: 8, None: 4}
     assert df.select("f").distinct().count_rows() == len(pdf["f"].drop_duplicates()) == 3
+
+
+# -- global aggregation as a plain reduction ------------------------------------------------------------
+# Without group keys both phases reduce with Arrow's scalar kernels (no hashing); the result must be
+# what the hash aggregate over a constant key gives, for every type and aggregation, with nulls, all
+# nulls, no rows, several partitions and tiny morsels.
+def _reduction_column(rng, kind: str, n: int, shape: str) -> pa.Array:
+    values = {
+        "int8": lambda: [int(x) for x in rng.integers(-100, 100, n)],
+        "uint64": lambda: [int(x) for x in rng.integers(0, 2**40, n)],
+        "int64": lambda: [int(x) for x in rng.integers(-(2**40), 2**40, n)],
+        "float32": lambda: [float(x) for x in rng.normal(0, 10, n)],
+        "float64": lambda: [float(x) for x in rng.normal(1e6, 3, n)],
+        "bool": lambda: [bool(x) for x in rng.integers(0, 2, n)],
+        "string": lambda: fixed_width_strings(rng, n),
+        "date32": lambda: [int(x) for x in rng.integers(0, 20000, n)],
+        "timestamp": lambda: [int(x) for x in rng.integers(0, 2**50, n)],
+        "decimal": lambda: [int(x) for x in rng.integers(-(10**6), 10**6, n)],
+    }[kind]()
+    if shape == "nulls":
+        values = with_nulls(rng, values, 0.3)
+    elif shape == "allnull":
+        values = [None] * n
+    types = {
+        "int8": pa.int8(),
+        "uint64": pa.uint64(),
+        "int64": pa.int64(),
+        "float32": pa.float32(),
+        "float64": pa.float64(),
+        "bool": pa.bool_(),
+        "string": pa.string(),
+        "date32": pa.date32(),
+        "timestamp": pa.timestamp("us", "UTC"),
+    }
+    if kind == "decimal":
+        import decimal
+
+        return pa.array(
+            [None if v is None else decimal.Decimal(v).scaleb(-2) for v in values], pa.decimal128(10, 2)
+        )
+    return pa.array(values, types[kind])
+
+
+REDUCTION_KINDS = [
+    "int8",
+    "uint64",
+    "int64",
+    "float32",
+    "float64",
+    "bool",
+    "string",
+    "date32",
+    "timestamp",
+    "decimal",
+]
+NUMERIC_KINDS = {"int8", "uint64", "int64", "float32", "float64"}
+ORDERED_KINDS = NUMERIC_KINDS | {"bool", "string", "date32", "timestamp"}
+
+
+def _reduction_aggs(kind: str) -> tuple[list, list]:
+    """(mergeable aggregations, value-collecting ones) that `kind` takes."""
+    x = col("x")
+    mergeable = [
+        x.count().alias("cnt"),
+        x.count(mode="all").alias("all"),
+        x.count(mode="null").alias("null"),
+        x.any_value(ignore_nulls=True).alias("any_nn"),
+        x.any_value().alias("any"),
+    ]
+    collecting = [x.agg_list().alias("list"), x.approx_count_distinct().alias("ndv")]
+    if kind in ORDERED_KINDS:
+        mergeable += [x.min().alias("min"), x.max().alias("max")]
+    if kind in NUMERIC_KINDS:
+        mergeable += [x.sum().alias("sum"), x.mean().alias("mean")]
+        collecting.append(x.stddev().alias("std"))
+    if kind == "string":
+        collecting.append(x.agg_concat().alias("cat"))
+    return mergeable, collecting
+
+
+def _same(name: str, got, want, values: list) -> None:
+    if name == "any":  # hash_one's pick: some non-null value, null only when there is none
+        non_null = [v for v in values if v is not None]
+        assert (got in non_null) if non_null else got is None, (name, got)
+    elif name == "list":
+        assert sorted(got, key=null_last) == sorted(want, key=null_last), name
+    elif name == "cat":
+        assert (got is None and want is None) or chunks(got) == chunks(want), (name, got, want)
+    elif isinstance(want, float) and isinstance(got, float):
+        assert math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-9), (name, got, want)
+    else:
+        assert got == want, (name, got, want)
+
+
+@pytest.mark.ray_subset(shape=["nulls", "empty"], parts=[3])
+@pytest.mark.parametrize("parts", [1, 3])
+@pytest.mark.parametrize("shape", ["nonull", "nulls", "allnull", "empty"])
+@pytest.mark.parametrize("kind", REDUCTION_KINDS)
+def test_global_reduction_equals_constant_key_hash_aggregate(kind, shape, parts):
+    rng = np.random.default_rng(len(kind) * 7 + len(shape))
+    n = 0 if shape == "empty" else 300
+    values = _reduction_column(rng, kind, n, shape)
+    df = ketch.from_arrow(pa.table({"x": values}))
+    if parts > 1:
+        df = df.into_partitions(parts)
+    mergeable, collecting = _reduction_aggs(kind)
+    keyed = df.with_column("__k", ketch.lit(0)).groupby("__k")
+    for small in (False, True):
+        with morsels(small):
+            # mergeable alone: two phases (partial states per morsel / partition, then a merge);
+            # with the collecting ones: one phase over the raw values
+            for aggs in (mergeable, mergeable + collecting):
+                got = df.agg(aggs).to_arrow()
+                want = keyed.agg(aggs).exclude("__k").to_arrow()  # no rows: no group, no row
+                assert got.num_rows == 1, (kind, shape)
+                assert got.schema == want.schema, (kind, shape, got.schema, want.schema)
+                row = got.to_pylist()[0]
+                if n == 0:  # counts 0, the rest null (or an empty list)
+                    for name, value in row.items():
+                        expected = 0 if name in ("cnt", "all", "null", "ndv") else None
+                        assert value == expected or (name == "list" and value in (None, [])), (name, value)
+                    continue
+                for name, value in want.to_pylist()[0].items():
+                    _same(name, row[name], value, values.to_pylist())
+
+
+@pytest.mark.parametrize("parts", [1, 4])
+def test_count_rows_and_global_sum_over_partitions(parts):
+    n = 10_000
+    df = ketch.from_pydict({"x": list(range(n))}).into_partitions(parts)
+    assert df.count_rows() == n
+    assert df.where(col("x") < 0).count_rows() == 0
+    out = df.agg(
+        col("x").sum().alias("s"), col("x").count().alias("c"), col("x").mean().alias("m")
+    ).to_pydict()
+    assert out == {"s": [n * (n - 1) // 2], "c": [n], "m": [(n - 1) / 2]}
+    empty = df.where(col("x") < 0)
+    assert empty.agg(col("x").sum()).to_pydict() == {"x": [None]}
+    assert empty.agg(col("x").min().alias("lo"), col("x").count().alias("c")).to_pydict() == {
+        "lo": [None],
+        "c": [0],
+    }
+
+
+@pytest.mark.parametrize("small", [False, True], ids=["bigmorsel", "morsel7"])
+def test_global_integer_sums_check_overflow_like_the_hash_aggregate(small):
+    big = 2**62
+    with morsels(small):
+        for values, dtype in [([big] * 3, pa.int64()), ([-big] * 3, pa.int64()), ([2**63] * 2, pa.uint64())]:
+            df = ketch.from_arrow(pa.table({"x": pa.array(values + [None], dtype)})).into_partitions(2)
+            with pytest.raises(Exception, match="overflows"):
+                df.agg(col("x").sum()).to_pydict()
+        # at the limits, or leaving the range and coming back: exact
+        for values, dtype in [
+            ([2**63 - 1, 0, None], pa.int64()),
+            ([-(2**63), 0], pa.int64()),
+            ([2**64 - 1, 0], pa.uint64()),
+            ([big, big, -big, None, 3], pa.int64()),
+        ]:
+            df = ketch.from_arrow(pa.table({"x": pa.array(values, dtype)})).into_partitions(2)
+            assert df.agg(col("x").sum()).to_pydict() == {"x": [sum(v for v in values if v is not None)]}
+
+
+def test_count_of_nested_columns_beside_an_any_value_of_them():
+    # any_value/agg_list of nested values aggregate row positions; a count of a nested column in
+    # the same aggregate used to lose its input ("aggregate input '__a0_v' is missing").
+    structs = [{"a": 0}, {"a": 1}, {"a": 2}]
+    table = pa.table({"g": [1, 1, 2], "t": structs, "l": [[1], None, [2, 3]], "x": [1, 2, 3]})
+    df = ketch.from_arrow(table)
+
+    def aggs():
+        return [
+            col("t").count().alias("tc"),
+            col("l").count().alias("lc"),
+            col("l").agg_list().alias("ll"),
+            col("t").any_value().alias("ta"),
+            col("x").sum().alias("s"),
+        ]
+
+    row = df.agg(*aggs()).to_arrow().to_pylist()[0]
+    assert (row["tc"], row["lc"], row["s"]) == (3, 2, 6)
+    assert row["ll"] == [[1], None, [2, 3]]
+    assert row["ta"] in structs
+    grouped = df.groupby("g").agg(*aggs()).sort("g").to_pydict()
+    assert grouped["tc"] == [2, 1] and grouped["lc"] == [1, 1] and grouped["s"] == [3, 3]
+    assert grouped["ll"] == [[[1], None], [[2, 3]]]

@@ -14,7 +14,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -184,23 +184,40 @@ def test_row_udf_batches_spread_over_its_workers_for_small_inputs():
 
 
 # -- timeout_s ---------------------------------------------------------------------------------
+@pytest.fixture
+def hang(tmp_path: Path) -> Iterator[Callable[[], None]]:
+    """A blocking wait for a UDF call that must time out: up to 120 s, released when the test ends.
+
+    A thread-mode call that timed out is abandoned, and Python cannot interrupt its thread: a plain
+    ``time.sleep(120)`` kept that thread alive two minutes past the test, and
+    tests/udf/test_udf_threads.py (which waits for every UDF thread to exit) failed when it came
+    sooner (``-m "not ray_runner"``). The flag is a file, so the wait also pickles to Ray workers."""
+    released = tmp_path / "released"
+
+    def block() -> None:
+        deadline = time.monotonic() + 120
+        while not released.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    yield block
+    released.touch()
 
 
-def test_timeout_s_stops_one_row_and_on_error_applies():
+def test_timeout_s_stops_one_row_and_on_error_applies(hang):
     @ketch.func(timeout_s=0.5, on_error="ignore")
     def sometimes_hangs(x: int) -> int:
         if x == 3:
-            time.sleep(120)
+            hang()
         return x + 1
 
     out = ketch.from_pydict({"x": [1, 2, 3, 4]}).with_column("y", sometimes_hangs(col("x"))).to_pydict()
     assert out["y"] == [2, 3, None, 5]
 
 
-def test_timeout_s_raise_names_the_udf_and_rows():
+def test_timeout_s_raise_names_the_udf_and_rows(hang):
     @ketch.func(timeout_s=0.3)
     def hangs(x: int) -> int:
-        time.sleep(120)
+        hang()
         return x
 
     df = ketch.from_pydict({"x": [1, 2]}).with_column("y", hangs(col("x")))
@@ -210,13 +227,13 @@ def test_timeout_s_raise_names_the_udf_and_rows():
 
 
 @pytest.mark.parametrize("use_process", [False, True])
-def test_timeout_s_on_a_class_udf_batch(use_process):
+def test_timeout_s_on_a_class_udf_batch(use_process, hang):
     @ketch.cls(return_dtype=int, batch_size=2, timeout_s=3, on_error="ignore", use_process=use_process)
     class SlowOnSecondBatch:
         def __call__(self, x):
             values = x.to_pylist()
             if 2 in values:
-                time.sleep(120)
+                hang()
             return values
 
     df = ketch.from_pydict({"x": [0, 1, 2, 3, 4]}).with_column("y", SlowOnSecondBatch()(col("x")))

@@ -7,7 +7,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <set>
 
+#include "ketch/exec/blocking/global_aggregate.h"
 #include "ketch/plan/logical/aggregate_phases.h"
 
 namespace ketch {
@@ -135,7 +137,7 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
     columns.push_back(std::move(array));
   };
   if (spec_.group_by.empty()) {
-    ARROW_ASSIGN_OR_RAISE(auto zeros, arrow::MakeArrayFromScalar(arrow::Int8Scalar(0), morsel->num_rows()));
+    ARROW_ASSIGN_OR_RAISE(auto zeros, ZerosInt8(morsel->num_rows()));
     add(kAllRowsKey, zeros);
   }
   for (const auto& key : spec_.group_by) {
@@ -148,6 +150,8 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
     }
     add(key, column);
   }
+  // No group keys and mergeable states: a plain reduction (GlobalAggregate) rather than hashing.
+  const bool reduce = spec_.group_by.empty() && !no_reduction_.load() && !SinglePhase(spec_, *input_schema_);
   std::vector<cp::Aggregate> aggs;
   for (size_t i = 0; i < spec_.aggregations.size(); ++i) {
     ARROW_ASSIGN_OR_RAISE(auto info, ResolveAggregation(spec_.aggregations[i], *input_schema_));
@@ -165,7 +169,9 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
       input = filled.make_array();
     }
     add(v, input);
-    if (ChecksOverflow(info)) {
+    if (ChecksOverflow(info) && reduce) {
+      aggs.emplace_back(kGlobalFloat64Sum, v, Col(i, "fsum"));  // no float64 copy of the column
+    } else if (ChecksOverflow(info)) {
       auto to_double = cp::CastOptions::Safe(arrow::float64());
       to_double.allow_float_truncate = true;
       ARROW_ASSIGN_OR_RAISE(auto as_double, cp::Cast(input, to_double));
@@ -246,13 +252,25 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
                    states_schema);
   }
   auto table = arrow::Table::Make(arrow::schema(fields), columns, morsel->num_rows());
-  // Already one of many workers on the compute pool: single-threaded.
-  ARROW_ASSIGN_OR_RAISE(auto partial, GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/false));
-  ARROW_ASSIGN_OR_RAISE(auto combined, partial->CombineChunksToBatch());
+  std::shared_ptr<arrow::RecordBatch> combined;
+  if (reduce) {
+    ARROW_ASSIGN_OR_RAISE(auto reduced, GlobalAggregate(*table, aggs, kAllRowsKey));
+    if (!reduced) {
+      // No scalar kernel for an input type (the same for every morsel): hash from now on.
+      no_reduction_.store(true);
+      return Execute(morsel, ctx);
+    }
+    combined = std::move(*reduced);
+  } else {
+    // Already one of many workers on the compute pool: single-threaded.
+    ARROW_ASSIGN_OR_RAISE(auto partial, GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/false));
+    ARROW_ASSIGN_OR_RAISE(combined, partial->CombineChunksToBatch());
+  }
   if (!partial_phase) return combined;
   const int64_t rows = probe_rows_.fetch_add(morsel->num_rows()) + morsel->num_rows();
   const int64_t groups = probe_groups_.fetch_add(combined->num_rows()) + combined->num_rows();
-  if (rows >= kProbeRows && static_cast<double>(groups) > kSkipRatio * static_cast<double>(rows)) {
+  if (!spec_.group_by.empty() && rows >= kProbeRows &&
+      static_cast<double>(groups) > kSkipRatio * static_cast<double>(rows)) {
     skip_->store(true);
   }
   return Conform(*combined, states_schema);
@@ -387,11 +405,17 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
     ARROW_RETURN_NOT_OK(positions.Reserve(table->num_rows()));
     for (int64_t r = 0; r < table->num_rows(); ++r) positions.UnsafeAppend(r);
     ARROW_ASSIGN_OR_RAISE(auto position_array, positions.Finish());
+    // The values of by-position aggregations leave the table (the hash kernels cannot take
+    // them; they are gathered afterwards); other aggregations' inputs stay, nested or not (a
+    // count of a list column beside an any_value of a struct column).
+    std::set<std::string> by_position_values;
+    for (size_t i = 0; i < infos.size(); ++i) {
+      if (ByRowPosition(infos[i])) by_position_values.insert(Col(i, "v"));
+    }
     arrow::FieldVector fields;
     arrow::ChunkedArrayVector columns;
     for (int c = 0; c < table->num_columns(); ++c) {
-      if (!arrow::is_nested(table->column(c)->type()->id()) &&
-          table->column(c)->type()->id() != arrow::Type::EXTENSION) {
+      if (by_position_values.count(table->schema()->field(c)->name()) == 0) {
         fields.push_back(table->schema()->field(c));
         columns.push_back(table->column(c));
       }
@@ -460,8 +484,17 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
   bool ordered = by_position;
   for (const auto& info : infos)
     ordered = ordered || info.function == "agg_list" || info.function == "agg_concat";
-  ARROW_ASSIGN_OR_RAISE(auto merged, GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/!ordered));
-  ARROW_ASSIGN_OR_RAISE(auto batch, merged->CombineChunksToBatch());
+  std::shared_ptr<arrow::RecordBatch> batch;
+  if (global) {
+    // No group keys: one plain reduction over all partial states (or raw rows), no hashing.
+    ARROW_ASSIGN_OR_RAISE(auto reduced, GlobalAggregate(*table, aggs, kAllRowsKey));
+    if (reduced) batch = std::move(*reduced);
+  }
+  if (!batch) {
+    ARROW_ASSIGN_OR_RAISE(auto merged,
+                          GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/!ordered));
+    ARROW_ASSIGN_OR_RAISE(batch, merged->CombineChunksToBatch());
+  }
   if (!finish_) {
     // Partial phase: the merged states themselves, in the order and types of the partial schema.
     arrow::ArrayVector states;

@@ -24,7 +24,9 @@ namespace ketch {
 /// Arrow's kernels, and stddev (population, ddof=0) is only numerically stable over the raw values
 /// (Arrow's hash_stddev), so a query that has one of these runs in a single phase (morsels pass
 /// through). Float keys group by IEEE equality (-0.0 == 0.0).
-/// With no group keys the result has exactly one row, also for empty input.
+/// With no group keys the result has exactly one row, also for empty input; both phases then
+/// reduce with Arrow's scalar aggregate kernels instead of hashing a constant key
+/// (GlobalAggregate), and fall back to the hash kernels for input types those do not take.
 ///
 /// Partial phase of an aggregation split across partitions (AggregatePhase::kPartial): morsels'
 /// states come out in the partial-state schema. Once kProbeRows input rows were grouped and they
@@ -56,6 +58,7 @@ class AggregatePartialOperator : public IntermediateOperator {
   std::shared_ptr<std::atomic<bool>> skip_;  // partial phase only: grouping skipped
   mutable std::atomic<int64_t> probe_rows_{0};
   mutable std::atomic<int64_t> probe_groups_{0};
+  mutable std::atomic<bool> no_reduction_{false};  // no group keys, yet GlobalAggregate cannot
 };
 
 /// `finish` = false (the partial phase of an aggregation split across partitions,

@@ -196,6 +196,18 @@ std::string PhysicalNode::Label() const {
     case PhysicalKind::kAggregate: {
       const std::string label = logical->Label();
       const std::string what = label.substr(label.find(": ") + 2);
+      if (logical->aggregate().group_by.empty()) {
+        // No group keys: Arrow's scalar kernels reduce each morsel, then the partial states.
+        switch (logical->aggregate().phase) {
+          case AggregatePhase::kPartial:
+            return "GlobalAggregate (partial phase: reduction per morsel, merged, not finished): " + what;
+          case AggregatePhase::kFinal:
+            return "GlobalAggregate (final phase: reduction of partial states, finish): " + what;
+          case AggregatePhase::kFull:
+            break;
+        }
+        return "GlobalAggregate (reduction per morsel, final merge): " + what;
+      }
       switch (logical->aggregate().phase) {
         case AggregatePhase::kPartial:
           return "HashAggregate (partial phase: partial states per morsel, merged, not finished): " + what;
