@@ -354,17 +354,7 @@ class DataFrame:
 
         return reshape.unpivot(self, ids, values, variable_name, value_name)
 
-    def melt(
-        self,
-        ids: Any,
-        values: Any = None,
-        variable_name: str = "variable",
-        value_name: str = "value",
-    ) -> DataFrame:
-        """Alias of ``unpivot``."""
-        from ketch.dataframe_ops import reshape
-
-        return reshape.unpivot(self, ids, values, variable_name, value_name, "melt")
+    melt = unpivot  # Daft's alias
 
     def drop_duplicates(self, *subset: str | Expression) -> DataFrame:
         """Alias of ``distinct``: unique rows over all columns, or over ``subset`` keeping one
