@@ -413,7 +413,12 @@ void BindPlans(nb::module_& m) {
            [](const PyPlan& p, nb::handle predicate) {
              return PyPlan{Unwrap(LogicalPlan::Filter(p.plan, nb::cast<PyExpr&>(predicate).expr))};
            })
-      .def("limit", [](const PyPlan& p, int64_t n) { return PyPlan{Unwrap(LogicalPlan::Limit(p.plan, n))}; })
+      .def(
+          "limit",
+          [](const PyPlan& p, int64_t n, int64_t offset) {
+            return PyPlan{Unwrap(LogicalPlan::Limit(p.plan, n, offset))};
+          },
+          nb::arg("n"), nb::arg("offset") = 0)
       // A write node: format "parquet" | "csv" | "json"; s3_options as for scans (s3_* keys).
       .def(
           "write",
@@ -526,7 +531,7 @@ void BindPlans(nb::module_& m) {
       .def("is_partition_local",
            [](const PyPlan& p) { return distributed::IsPartitionLocal(p.plan->kind()); })
       // The parameters the Ray runner's stage planner needs of a node, as a dict: Limit
-      // {"limit"}, Write {"root_dir", "format", "compression", "partition_cols"}, IntoPartitions
+      // {"limit", "offset"}, Write {"root_dir", "format", "compression", "partition_cols"}, IntoPartitions
       // {"num_partitions"}, IntoBatches {"batch_size"}, Repartition {"num_partitions", "by"}; {} for other
       // kinds.
       .def("params",
@@ -536,6 +541,7 @@ void BindPlans(nb::module_& m) {
              switch (node.kind()) {
                case LogicalKind::kLimit:
                  out["limit"] = node.limit();
+                 out["offset"] = node.offset();
                  break;
                case LogicalKind::kWrite:
                  out["root_dir"] = node.write().root_dir;
@@ -577,6 +583,12 @@ void BindPlans(nb::module_& m) {
            [](const PyPlan& p) -> nb::object {
              if (p.plan->kind() != LogicalKind::kLimit) return nb::none();
              return nb::cast(p.plan->limit());
+           })
+      // The rows a Limit node's input must produce (offset + limit, saturated), or None.
+      .def("limit_end",
+           [](const PyPlan& p) -> nb::object {
+             if (p.plan->kind() != LogicalKind::kLimit) return nb::none();
+             return nb::cast(p.plan->limit_end());
            })
       // (hash keys per input, fixed bucket count or -1) of a hash exchange, or None (PlanHashExchange).
       .def("hash_exchange",

@@ -116,6 +116,16 @@ class DataFrame:
             raise ValueError(f"limit() takes an int >= 0, got {num!r}")
         return DataFrame(self._plan.limit(min(num, 2**63 - 1)))
 
+    def offset(self, num: int) -> DataFrame:
+        """Skips the first ``num`` rows (in the order of the plan below: source order, or the sort
+        order after ``sort``); ``df.offset(m).limit(n)`` is rows m to m + n - 1, as SQL's
+        ``LIMIT n OFFSET m``. ``num`` larger than the number of rows leaves none. Over a sort, a
+        limit and its offset run as one top-N (``explain`` shows ``TopN``).
+        Raises ValueError unless ``num`` is an int >= 0."""
+        if not isinstance(num, int) or isinstance(num, bool) or num < 0:
+            raise ValueError(f"offset() takes an int >= 0, got {num!r}")
+        return DataFrame(self._plan.limit(2**63 - 1, min(num, 2**63 - 1)))
+
     def sort(
         self,
         by: str | Expression | list[str | Expression],

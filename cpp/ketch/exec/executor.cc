@@ -20,6 +20,7 @@
 #include "ketch/exec/blocking/repartition.h"
 #include "ketch/exec/blocking/sort_merge.h"
 #include "ketch/exec/blocking/sort_sink.h"
+#include "ketch/exec/blocking/top_n.h"
 #include "ketch/exec/intermediate/explode.h"
 #include "ketch/exec/intermediate/project.h"
 #include "ketch/exec/morsel.h"
@@ -225,7 +226,7 @@ class PipelineBuilder {
         return arrow::Status::OK();
       case PhysicalKind::kLimit:
         ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
-        SetSink(pipeline, std::make_unique<LimitSink>(logical.limit()));
+        SetSink(pipeline, std::make_unique<LimitSink>(logical.limit(), logical.offset()));
         return arrow::Status::OK();
       case PhysicalKind::kWrite: {
         ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
@@ -244,6 +245,16 @@ class PipelineBuilder {
         if (parallel_runs) runs = std::make_unique<SortRunOperator>(logical.sort(), compute_);
         ARROW_ASSIGN_OR_RAISE(auto* sorted, StreamInto(*node.inputs[0], std::move(sink), std::move(runs)));
         pipeline->source = std::make_unique<SinkOutputSource>(sorted);
+        return arrow::Status::OK();
+      }
+      case PhysicalKind::kTopN: {
+        // Each morsel is cut to its own best rows in parallel; the sink keeps the best overall.
+        const LogicalPlan& sort = *logical.inputs()[0];
+        auto sink = std::make_unique<TopNSink>(sort.sort(), logical.schema(), logical.limit(),
+                                               logical.offset(), config_.morsel_size_rows, memory_);
+        auto runs = std::make_unique<TopNRunOperator>(sort.sort(), logical.limit_end(), compute_);
+        ARROW_ASSIGN_OR_RAISE(auto* top, StreamInto(*node.inputs[0], std::move(sink), std::move(runs)));
+        pipeline->source = std::make_unique<SinkOutputSource>(top);
         return arrow::Status::OK();
       }
       case PhysicalKind::kAggregate: {
@@ -869,12 +880,16 @@ class PipelineRun {
         }
         if (segment.sink->Done()) stop_ = true;  // e.g. limit reached: stop reading
         if (out->has_value() && seg + 1 < pipeline_->segments.size()) {
-          // A limit keeps a prefix of the morsel: the row description is cut to that prefix.
+          // A limit keeps a slice of the morsel (a prefix, or past its offset's rows): the row
+          // description is cut to that slice.
           EvalContext rows = next.rows;
           const int64_t kept = (**out)->num_rows();
+          const int64_t start = segment.sink->LastOutputStart();
           rows.num_rows = kept;
+          if (!rows.source_rows) rows.row_offset += start;
           if (rows.source_rows && rows.source_rows->length() != kept) {
-            rows.source_rows = std::static_pointer_cast<arrow::Int64Array>(rows.source_rows->Slice(0, kept));
+            rows.source_rows =
+                std::static_pointer_cast<arrow::Int64Array>(rows.source_rows->Slice(start, kept));
           }
           forward.push_back(Morsel{segment.next_out_seq++, std::move(**out), std::move(rows),
                                    std::move(next.memory), next.permits,
@@ -1073,8 +1088,9 @@ class PipelineRun {
 }  // namespace
 
 bool PlanHasBlockingSink(const PhysicalNode& node) {
-  if (node.kind == PhysicalKind::kSort || node.kind == PhysicalKind::kAggregate ||
-      node.kind == PhysicalKind::kHashJoin || node.kind == PhysicalKind::kRepartition) {
+  if (node.kind == PhysicalKind::kSort || node.kind == PhysicalKind::kTopN ||
+      node.kind == PhysicalKind::kAggregate || node.kind == PhysicalKind::kHashJoin ||
+      node.kind == PhysicalKind::kRepartition) {
     return true;
   }
   for (const auto& input : node.inputs) {

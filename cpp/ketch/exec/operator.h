@@ -66,6 +66,9 @@ class StreamingSink {
   virtual arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> Push(
       std::shared_ptr<arrow::RecordBatch> morsel) = 0;
   virtual bool Done() const { return false; }
+  /// The first row of the last morsel passed to Push that the last output starts at (a limit
+  /// with an offset skips rows); 0 when the output is a prefix of the morsel.
+  virtual int64_t LastOutputStart() const { return 0; }
   /// Called (in stream order) before the first morsel of each partition after the first one, and
   /// for an empty partition, before or instead of its morsels.
   virtual arrow::Status BeginPartition(int64_t partition) { return arrow::Status::OK(); }

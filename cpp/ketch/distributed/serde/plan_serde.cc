@@ -583,6 +583,7 @@ class PlanWriter {
     if (!exprs.IsNull()) b.add_exprs(exprs);
     if (!predicate.IsNull()) b.add_predicate(predicate);
     b.add_limit(plan->limit());
+    b.add_limit_offset(plan->offset());
     if (!root_dir.IsNull()) b.add_write_root_dir(root_dir);
     if (!compression.IsNull()) b.add_write_compression(compression);
     if (!descending.IsNull()) b.add_sort_descending(descending);
@@ -950,7 +951,7 @@ class PlanReader {
       }
       case fb::PlanKind::Limit:
         ARROW_RETURN_NOT_OK(expect_inputs(1));
-        return LogicalPlan::Limit(inputs[0], n.limit());
+        return LogicalPlan::Limit(inputs[0], n.limit(), n.limit_offset());
       case fb::PlanKind::WriteParquet:
         ARROW_RETURN_NOT_OK(expect_inputs(1));
         {

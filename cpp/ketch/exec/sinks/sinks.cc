@@ -1,10 +1,20 @@
 #include "ketch/exec/sinks/sinks.h"
 
+#include <algorithm>
+
 namespace ketch {
 
 arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> LimitSink::Push(
     std::shared_ptr<arrow::RecordBatch> morsel) {
+  last_start_ = 0;
   if (remaining_ <= 0) return std::optional<std::shared_ptr<arrow::RecordBatch>>();
+  if (to_skip_ > 0) {
+    const int64_t skip = std::min(to_skip_, morsel->num_rows());
+    last_start_ = skip;
+    to_skip_ -= skip;
+    morsel = morsel->Slice(skip);
+    if (morsel->num_rows() == 0) return std::optional<std::shared_ptr<arrow::RecordBatch>>();
+  }
   if (morsel->num_rows() > remaining_) morsel = morsel->Slice(0, remaining_);
   remaining_ -= morsel->num_rows();
   return std::optional<std::shared_ptr<arrow::RecordBatch>>(std::move(morsel));

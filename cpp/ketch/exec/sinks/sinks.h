@@ -6,16 +6,21 @@
 namespace ketch {
 
 /// Passes on the first `limit` rows, then reports Done so the source stops reading.
+/// Passes on rows [offset, offset + limit) of the morsels it receives in order, then says it is
+/// done (the executor stops reading).
 class LimitSink : public StreamingSink {
  public:
-  explicit LimitSink(int64_t limit) : remaining_(limit) {}
+  explicit LimitSink(int64_t limit, int64_t offset = 0) : remaining_(limit), to_skip_(offset) {}
   std::string name() const override { return "Limit"; }
   arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> Push(
       std::shared_ptr<arrow::RecordBatch> morsel) override;
   bool Done() const override { return remaining_ <= 0; }
+  int64_t LastOutputStart() const override { return last_start_; }
 
  private:
   int64_t remaining_;
+  int64_t to_skip_;
+  int64_t last_start_ = 0;
 };
 
 /// A sink that tracks the partition of the morsels it receives (BeginPartition) and whether it

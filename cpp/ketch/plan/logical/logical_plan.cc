@@ -225,15 +225,19 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Filter(LogicalPlanPtr input, ExprPtr 
   return node;
 }
 
-arrow::Result<LogicalPlanPtr> LogicalPlan::Limit(LogicalPlanPtr input, int64_t limit) {
+arrow::Result<LogicalPlanPtr> LogicalPlan::Limit(LogicalPlanPtr input, int64_t limit, int64_t offset) {
   if (limit < 0) return arrow::Status::Invalid("limit must be >= 0, got ", limit);
+  if (offset < 0) return arrow::Status::Invalid("offset must be >= 0, got ", offset);
   auto node = std::make_shared<LogicalPlan>();
   node->kind_ = LogicalKind::kLimit;
   node->schema_ = input->schema();
   node->limit_ = limit;
+  node->offset_ = offset;
   node->inputs_ = {std::move(input)};
   return node;
 }
+
+int64_t LogicalPlan::limit_end() const { return limit_ > kNoLimit - offset_ ? kNoLimit : limit_ + offset_; }
 
 std::string WriterName(FileFormat format) {
   switch (format) {
@@ -563,7 +567,7 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::WithInputs(std::vector<LogicalPlanPtr
     case LogicalKind::kFilter:
       return Filter(inputs[0], predicate_);
     case LogicalKind::kLimit:
-      return Limit(inputs[0], limit_);
+      return Limit(inputs[0], limit_, offset_);
     case LogicalKind::kWrite:
       return Write(inputs[0], write_);
     case LogicalKind::kSort:
@@ -600,7 +604,9 @@ std::string LogicalPlan::Label() const {
     case LogicalKind::kFilter:
       return "Filter: " + predicate_->ToString();
     case LogicalKind::kLimit:
-      return "Limit: " + std::to_string(limit_);
+      if (offset_ == 0) return "Limit: " + std::to_string(limit_);
+      if (limit_ == kNoLimit) return "Offset: " + std::to_string(offset_);
+      return "Limit: " + std::to_string(limit_) + ", offset " + std::to_string(offset_);
     case LogicalKind::kWrite:
       return "Write" + FileFormatName(write_.format) + ":";
     case LogicalKind::kSort: {
@@ -753,7 +759,8 @@ std::optional<int64_t> KnownRows(const LogicalPlan& plan) {
       return KnownRows(*plan.inputs()[0]);
     case LogicalKind::kLimit: {
       auto rows = KnownRows(*plan.inputs()[0]);
-      return rows ? std::min(*rows, plan.limit()) : std::optional<int64_t>(std::nullopt);
+      return rows ? std::min(std::max<int64_t>(0, *rows - plan.offset()), plan.limit())
+                  : std::optional<int64_t>(std::nullopt);
     }
     case LogicalKind::kConcat: {
       auto a = KnownRows(*plan.inputs()[0]);

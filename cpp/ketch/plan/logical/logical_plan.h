@@ -2,6 +2,7 @@
 
 #include <arrow/api.h>
 
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -125,7 +126,11 @@ class LogicalPlan {
   static arrow::Result<LogicalPlanPtr> Scan(ScanInfo info);
   static arrow::Result<LogicalPlanPtr> Project(LogicalPlanPtr input, std::vector<ExprPtr> exprs);
   static arrow::Result<LogicalPlanPtr> Filter(LogicalPlanPtr input, ExprPtr predicate);
-  static arrow::Result<LogicalPlanPtr> Limit(LogicalPlanPtr input, int64_t limit);
+  /// The rows [offset, offset + limit) of the input, in order (DataFrame.limit / DataFrame.offset;
+  /// `offset(n)` alone is a limit of kNoLimit). Invalid for a negative limit or offset.
+  static arrow::Result<LogicalPlanPtr> Limit(LogicalPlanPtr input, int64_t limit, int64_t offset = 0);
+  /// The limit of a Limit node that only skips rows (DataFrame.offset).
+  static constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();
   /// Writes the input into files (WriteInfo); the output has one row per written file: "path"
   /// (utf8), the partition columns (their input types) and "num_rows" (int64, the file's rows).
   /// Invalid for an unknown compression, a partition column that is missing or not a
@@ -156,6 +161,10 @@ class LogicalPlan {
   const std::vector<ExprPtr>& exprs() const { return exprs_; }
   const ExprPtr& predicate() const { return predicate_; }
   int64_t limit() const { return limit_; }
+  /// Limit nodes: rows skipped before the limit's rows (0 for a plain limit).
+  int64_t offset() const { return offset_; }
+  /// Limit nodes: offset + limit, saturated at kNoLimit (rows the input must produce).
+  int64_t limit_end() const;
   const ScanInfo& scan() const { return scan_; }
   const WriteInfo& write() const { return write_; }
   const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches() const { return batches_; }
@@ -182,6 +191,7 @@ class LogicalPlan {
   std::vector<ExprPtr> exprs_;
   ExprPtr predicate_;
   int64_t limit_ = 0;
+  int64_t offset_ = 0;
   ScanInfo scan_;
   WriteInfo write_;
   std::vector<std::shared_ptr<arrow::RecordBatch>> batches_;

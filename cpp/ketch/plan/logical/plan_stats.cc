@@ -209,7 +209,8 @@ PlanStats Estimate(const LogicalPlan& plan, bool full) {
     }
     case LogicalKind::kLimit: {
       const auto in = input(0);
-      out.rows = std::min(in.rows, static_cast<double>(plan.limit()));
+      out.rows = std::min(std::max(0.0, in.rows - static_cast<double>(plan.offset())),
+                          static_cast<double>(plan.limit()));
       out.bytes = out.rows * RowWidth(in, *plan.schema());
       out.exact = in.exact;
       return out;

@@ -76,27 +76,40 @@ arrow::Result<Transformed> PushOnce(const LogicalPlanPtr& plan) {
   if (plan->kind() != LogicalKind::kLimit) return Transformed{plan, false};
   const auto& input = plan->inputs()[0];
   const int64_t n = plan->limit();
+  const int64_t offset = plan->offset();
+  // Rows the input must produce for this limit: its offset's and its own.
+  const int64_t end = plan->limit_end();
   switch (input->kind()) {
     case LogicalKind::kProject: {
-      ARROW_ASSIGN_OR_RAISE(auto limit, LogicalPlan::Limit(input->inputs()[0], n));
+      ARROW_ASSIGN_OR_RAISE(auto limit, LogicalPlan::Limit(input->inputs()[0], n, offset));
       ARROW_ASSIGN_OR_RAISE(auto project, input->WithInputs({limit}));
       return Transformed{project, true};
     }
     case LogicalKind::kLimit: {
-      ARROW_ASSIGN_OR_RAISE(auto limit, LogicalPlan::Limit(input->inputs()[0], std::min(n, input->limit())));
+      // Rows [o2, o2 + n2) of the inner limit's rows [o1, o1 + n1): rows [o1 + o2, ...) of its
+      // input, min(n2, n1 - o2) of them.
+      const int64_t inner_n = input->limit();
+      const int64_t inner_offset = input->offset();
+      const int64_t merged_n = std::max<int64_t>(
+          0, std::min(n, inner_n == LogicalPlan::kNoLimit ? LogicalPlan::kNoLimit : inner_n - offset));
+      const int64_t merged_offset =
+          inner_offset > LogicalPlan::kNoLimit - offset ? LogicalPlan::kNoLimit : inner_offset + offset;
+      ARROW_ASSIGN_OR_RAISE(auto limit, LogicalPlan::Limit(input->inputs()[0], merged_n, merged_offset));
       return Transformed{limit, true};
     }
     case LogicalKind::kScan: {
+      if (end == LogicalPlan::kNoLimit) return Transformed{plan, false};  // offset alone: reads all
       const int64_t current = input->scan().limit;
-      if (current >= 0 && current <= n) return Transformed{plan, false};
+      if (current >= 0 && current <= end) return Transformed{plan, false};
       ScanInfo info = input->scan();
-      info.limit = n;
+      info.limit = end;
       ARROW_ASSIGN_OR_RAISE(auto scan, LogicalPlan::Scan(std::move(info)));
-      ARROW_ASSIGN_OR_RAISE(auto limit, LogicalPlan::Limit(scan, n));
+      ARROW_ASSIGN_OR_RAISE(auto limit, plan->WithInputs({scan}));
       return Transformed{limit, true};
     }
     case LogicalKind::kExplode:
-      return CapGeneratorsUnderLimit(plan, input, n);
+      if (end == LogicalPlan::kNoLimit) return Transformed{plan, false};
+      return CapGeneratorsUnderLimit(plan, input, end);
     default:
       return Transformed{plan, false};
   }

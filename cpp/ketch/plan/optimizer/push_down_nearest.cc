@@ -68,7 +68,9 @@ arrow::Result<LogicalPlanPtr> WithNote(const LogicalPlanPtr& scan, const std::st
 
 arrow::Result<Transformed> RewriteOnce(const LogicalPlanPtr& plan) {
   const Transformed unchanged{plan, false};
-  if (plan->kind() != LogicalKind::kLimit || plan->limit() <= 0) return unchanged;
+  if (plan->kind() != LogicalKind::kLimit || plan->limit() <= 0 || plan->limit() == LogicalPlan::kNoLimit) {
+    return unchanged;
+  }
   const LogicalPlanPtr& sort = plan->inputs()[0];
   if (sort->kind() != LogicalKind::kSort) return unchanged;
   const SortSpec& spec = sort->sort();
@@ -130,7 +132,7 @@ arrow::Result<Transformed> RewriteOnce(const LogicalPlanPtr& plan) {
   io::LanceNearest nearest;
   nearest.column = distance->column;
   nearest.query = std::move(distance->query);
-  nearest.k = plan->limit();
+  nearest.k = plan->limit_end();  // the offset's rows are found too, then skipped by the limit
   nearest.metric = distance->metric;
   nearest.index_name = index->name;
   nearest.index_type = index->index_type;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ketch/exec/blocking/top_n.h"
+
 namespace ketch {
 namespace {
 
@@ -102,6 +104,11 @@ arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan,
       break;
     case LogicalKind::kLimit:
       node->kind = PhysicalKind::kLimit;
+      // sort(...).limit(n): a top-N keeps n rows instead of sorting (and carrying) every row.
+      if (node->inputs[0]->kind == PhysicalKind::kSort && plan->limit_end() <= kTopNMaxRows) {
+        node->kind = PhysicalKind::kTopN;
+        node->inputs = node->inputs[0]->inputs;
+      }
       break;
     case LogicalKind::kWrite:
       node->kind = PhysicalKind::kWrite;
@@ -193,6 +200,13 @@ std::string PhysicalNode::Label() const {
       return "Write" + FileFormatName(logical->write().format);
     case PhysicalKind::kSort:
       return "SortSink (blocking): " + logical->Label().substr(std::string("Sort: ").size());
+    case PhysicalKind::kTopN: {
+      std::string label =
+          "TopN (blocking): " + logical->inputs()[0]->Label().substr(std::string("Sort: ").size()) +
+          ", Limit = " + std::to_string(logical->limit());
+      if (logical->offset() > 0) label += ", Offset = " + std::to_string(logical->offset());
+      return label;
+    }
     case PhysicalKind::kAggregate: {
       const std::string label = logical->Label();
       const std::string what = label.substr(label.find(": ") + 2);

@@ -18,6 +18,7 @@ enum class PhysicalKind {
   kLimit,
   kWrite,
   kSort,       ///< blocking sink: sorts all input (Arrow sort_indices + take)
+  kTopN,       ///< Limit (at most kTopNMaxRows rows) of a Sort: best rows per morsel, then a blocking sink
   kAggregate,  ///< two-phase: partial aggregate per morsel, final merge in a blocking sink
   kHashJoin,   ///< blocking on both inputs, hash table on the smaller side
   kExplode,

@@ -64,7 +64,7 @@ class _Walk:
         if is_distributed_sort(node):
             if kind == "Limit":  # a top-k
                 label, tasks, stage_kind = self.walk(node.inputs()[0].inputs()[0])
-                k = node.params()["limit"]
+                k = node.limit_end()  # offset + limit rows per task
                 if tasks <= 1:
                     return f"{label} -> Sort -> Limit", tasks, stage_kind
                 self.stage("top-k map", f"{label} -> Sort -> Limit {k} (per task)", tasks)

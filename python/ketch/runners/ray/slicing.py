@@ -130,3 +130,19 @@ def first_rows(rows: list[int], n: int) -> list[Piece]:
             pieces.append((i, 0, take))
         n -= take
     return pieces
+
+
+def row_range(rows: list[int], offset: int, n: int) -> list[Piece]:
+    """The pieces that hold rows [offset, offset + n) of the concatenated inputs (a limit with an
+    offset; ``first_rows`` is offset 0)."""
+    pieces: list[Piece] = []
+    for i, r in enumerate(rows):
+        if n <= 0:
+            break
+        skip = min(r, offset)
+        offset -= skip
+        take = min(r - skip, n)
+        if take:
+            pieces.append((i, skip, take))
+        n -= take
+    return pieces

@@ -20,7 +20,7 @@ order), and each range is sorted with the same stable sort. Sort keys are column
 plan refuses expressions: computed keys come from ``with_column``).
 
 An input of one task is sorted in that task (no shuffle). ``Limit(Sort)`` with at most
-``TOP_K_MAX_ROWS`` rows is a top-k: each input task keeps its own first k rows in sort order
+``TOP_K_MAX_ROWS`` rows (offset included) is a top-k: each input task keeps its own first k rows in sort order
 (stage "top-k map"), and one task on a worker sorts their union and keeps k ("top-k merge");
 with a stable sort this is exactly the first k rows of the global sort."""
 
@@ -52,8 +52,8 @@ def is_distributed_sort(node: Any) -> bool:
     if kind == "Sort":
         return True
     if kind == "Limit":
-        count = node.limit_count()
-        return count is not None and count <= TOP_K_MAX_ROWS and node.inputs()[0].kind() == "Sort"
+        end = node.limit_end()  # offset + limit: the rows each task must keep
+        return end is not None and end <= TOP_K_MAX_ROWS and node.inputs()[0].kind() == "Sort"
     return False
 
 
@@ -237,11 +237,14 @@ class DistributedSort:
         sort = limit.inputs()[0]
         child = self.query._lower(sort.inputs()[0])
         self.query._settle(child)
-        child.plan = limit.with_inputs([sort.with_inputs([child.plan])])
+        sorted_plan = sort.with_inputs([child.plan])
         child.label = f"{child.label} -> Sort -> Limit"
         child.slices_only = False
         if child.num_tasks <= 1:
+            child.plan = limit.with_inputs([sorted_plan])
             return child
+        # Each task keeps its first offset + limit rows; the merge applies the offset.
+        child.plan = sorted_plan.limit(limit.limit_end())
         outputs = [refs[0] for refs in self.query._stage(child, 0, None, "top-k map")]
         template = limit.with_inputs([sort.with_inputs([_placeholder(sort.inputs()[0])])])
         return Pending(template, 1, False, [[outputs]], label="top-k merge: Sort -> Limit")

@@ -320,11 +320,15 @@ class QueryStages:
         if kind == "Write":
             return self._write(node, below, params)
         if kind == "Limit":
-            below.plan = node.with_inputs([below.plan])  # phase 1: each task stops at n rows
+            # Phase 1: each task stops at offset + limit rows (its own first rows: the offset
+            # counts rows of the whole input, so it is applied on the driver's cut).
+            end = node.limit_end()
+            offset = params["offset"]
+            below.plan = below.plan.limit(end) if offset else node.with_inputs([below.plan])
             below.label = f"{below.label} -> Limit"
             below.slices_only = False
-            outputs = self._gather(below, stop_after_rows=params["limit"])
-            cuts = [slicing.first_rows([rows for _, rows in outputs], params["limit"])]
+            outputs = self._gather(below, stop_after_rows=end)
+            cuts = [slicing.row_range([rows for _, rows in outputs], offset, params["limit"])]
         else:
             cutter: slicing.Cutter
             if kind == "IntoPartitions":
