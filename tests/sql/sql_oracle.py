@@ -32,9 +32,13 @@ EMP = pa.table(
         "id": pa.array(range(1, _N + 1), pa.int64()),
         "name": pa.array([_NAMES[i % len(_NAMES)] for i in range(_N)], pa.string()),
         "dept_id": pa.array(_maybe_null([int(x) for x in _rng.integers(1, 6, _N)], 9, 4), pa.int64()),
-        "salary": pa.array(_maybe_null([float(round(x, 2)) for x in _rng.uniform(30, 150, _N)], 7, 3), pa.float64()),
+        "salary": pa.array(
+            _maybe_null([float(round(x, 2)) for x in _rng.uniform(30, 150, _N)], 7, 3), pa.float64()
+        ),
         "age": pa.array(_maybe_null([int(x) for x in _rng.integers(20, 65, _N)], 11, 5), pa.int64()),
-        "city": pa.array(_maybe_null([["Paris", "Lyon", "Nice", "lyon"][i % 4] for i in range(_N)], 13), pa.string()),
+        "city": pa.array(
+            _maybe_null([["Paris", "Lyon", "Nice", "lyon"][i % 4] for i in range(_N)], 13), pa.string()
+        ),
     }
 )
 DEPT = pa.table(
@@ -70,7 +74,9 @@ def sqlite() -> sqlite3.Connection:
             cols = ", ".join(table.column_names)
             conn.execute(f"CREATE TABLE {name} ({cols})")
             marks = ", ".join("?" for _ in table.column_names)
-            conn.executemany(f"INSERT INTO {name} VALUES ({marks})", [tuple(r.values()) for r in table.to_pylist()])
+            conn.executemany(
+                f"INSERT INTO {name} VALUES ({marks})", [tuple(r.values()) for r in table.to_pylist()]
+            )
         _connection = conn
     return _connection
 
@@ -104,7 +110,9 @@ def oracle_rows(query: str) -> list[tuple]:
     return sqlite().execute(query).fetchall()
 
 
-def check(query: str, ordered: bool = False, reference: str | None = None, columns: list[str] | None = None) -> None:
+def check(
+    query: str, ordered: bool = False, reference: str | None = None, columns: list[str] | None = None
+) -> None:
     """Runs ``query`` on Ketch and ``reference`` (default: the same text) on SQLite and compares
     the rows (in order when ``ordered``; floats to 6 digits, booleans as 0/1)."""
     names, got = ketch_rows(query)

@@ -25,9 +25,13 @@ def test_parse_error_names_token_line_and_column():
 
 
 def test_unknown_table_and_columns_are_named():
-    with pytest.raises(InvalidSQLException, match=r"Table not found: 'nope'.*known tables: \['dept', 'emp', 'other'\]"):
+    with pytest.raises(
+        InvalidSQLException, match=r"Table not found: 'nope'.*known tables: \['dept', 'emp', 'other'\]"
+    ):
         plan("SELECT * FROM nope")
-    with pytest.raises(InvalidSQLException, match=r"Column salry not found; available columns: .*'emp.salary'"):
+    with pytest.raises(
+        InvalidSQLException, match=r"Column salry not found; available columns: .*'emp.salary'"
+    ):
         plan("SELECT salry FROM emp")
     with pytest.raises(InvalidSQLException, match=r"Column e.nope not found"):
         plan("SELECT e.nope FROM emp e")

@@ -17,14 +17,20 @@ def emp() -> ketch.DataFrame:
 
 def test_sql_expr_builds_expressions(emp):
     out = emp.with_column("x", ketch.sql_expr("age * 2 + dept_id")).select("age", "dept_id", "x").to_pydict()
-    want = [None if a is None or d is None else a * 2 + d for a, d in zip(out["age"], out["dept_id"], strict=True)]
+    want = [
+        None if a is None or d is None else a * 2 + d for a, d in zip(out["age"], out["dept_id"], strict=True)
+    ]
     assert out["x"] == want
     assert repr(ketch.sql_expr("1 + 2")) == repr(ketch.lit(1) + ketch.lit(2))
     assert repr(ketch.sql_expr("a AND NOT b")) == repr(col("a") & ~col("b"))
 
 
 def test_sql_expr_aggregates_in_agg(emp):
-    got = emp.groupby("dept_id").agg(ketch.sql_expr("sum(age)").alias("s"), ketch.sql_expr("max(salary)")).to_pydict()
+    got = (
+        emp.groupby("dept_id")
+        .agg(ketch.sql_expr("sum(age)").alias("s"), ketch.sql_expr("max(salary)"))
+        .to_pydict()
+    )
     frame = EMP.to_pandas()
     sums = frame.groupby("dept_id", dropna=False)["age"].sum(min_count=1)
     for key, total in zip(got["dept_id"], got["s"], strict=True):
@@ -33,7 +39,9 @@ def test_sql_expr_aggregates_in_agg(emp):
 
 
 def test_where_and_filter_take_sql_strings(emp):
-    want = sorted(r["id"] for r in EMP.to_pylist() if r["age"] is not None and r["age"] < 30 and r["city"] is not None)
+    want = sorted(
+        r["id"] for r in EMP.to_pylist() if r["age"] is not None and r["age"] < 30 and r["city"] is not None
+    )
     got = emp.where("age < 30 AND city IS NOT NULL").to_pydict()["id"]
     assert sorted(got) == want
     got = emp.filter("name LIKE 'a%' OR dept_id IN (2, 4)").to_pydict()["id"]

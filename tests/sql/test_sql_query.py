@@ -10,10 +10,12 @@ import ketch
 ORACLE_QUERIES = [
     "WITH rich AS (SELECT id, name, dept_id FROM emp WHERE salary > 90) SELECT name, count(*) AS n FROM rich "
     "GROUP BY name",
-    "WITH a AS (SELECT dept_id, avg(salary) AS s FROM emp GROUP BY dept_id), b AS (SELECT * FROM a WHERE s > 80) "
+    "WITH a AS (SELECT dept_id, avg(salary) AS s FROM emp GROUP BY dept_id), "
+    "b AS (SELECT * FROM a WHERE s > 80) "
     "SELECT b.dept_id, b.s, d.dept_name FROM b JOIN dept d ON b.dept_id = d.dept_id",
     "SELECT t.dept_id, t.n FROM (SELECT dept_id, count(*) AS n FROM emp GROUP BY dept_id) AS t WHERE t.n > 5",
-    "SELECT x.k, x.v FROM (SELECT id AS k, age AS v FROM emp WHERE age > 30) x JOIN dept d ON x.k = d.dept_id",
+    "SELECT x.k, x.v FROM (SELECT id AS k, age AS v FROM emp WHERE age > 30) x "
+    "JOIN dept d ON x.k = d.dept_id",
     "SELECT id, name FROM emp WHERE id < 5 UNION SELECT id, name FROM other",
     "SELECT id, name FROM emp WHERE id < 5 UNION ALL SELECT id, name FROM other",
     "SELECT id, name FROM other INTERSECT SELECT id, name FROM emp",
@@ -56,13 +58,15 @@ def test_cte_shadows_a_binding_and_nests():
 
 
 def test_globals_and_locals_are_tables():
-    people = ketch.from_arrow(EMP)
+    people = ketch.from_arrow(EMP)  # noqa: F841 - found by name from the caller's locals
     got = ketch.sql("SELECT count(*) AS n FROM people WHERE age > 30").to_pydict()
     assert got == {"n": [sum(1 for a in EMP.column("age").to_pylist() if a is not None and a > 30)]}
     # Explicit bindings win over variables.
     other_people = ketch.from_pydict({"id": [1]})
     assert ketch.sql("SELECT count(*) AS n FROM people", people=other_people).to_pydict() == {"n": [1]}
-    with pytest.raises(ketch.sql.InvalidSQLException if hasattr(ketch.sql, "InvalidSQLException") else Exception):
+    with pytest.raises(
+        ketch.sql.InvalidSQLException if hasattr(ketch.sql, "InvalidSQLException") else Exception
+    ):
         ketch.sql("SELECT * FROM people", register_globals=False)
 
 
@@ -82,7 +86,9 @@ def test_parameters_as_daft():
 def test_same_plan_as_the_dataframe_api():
     emp = frames()["emp"]
     from_sql = ketch.sql("SELECT id, age FROM emp WHERE age > 30", register_globals=False, emp=emp)
-    from_api = emp.where(ketch.col("age") > 30).select(ketch.col("id").alias("id"), ketch.col("age").alias("age"))
+    from_api = emp.where(ketch.col("age") > 30).select(
+        ketch.col("id").alias("id"), ketch.col("age").alias("age")
+    )
     assert "Filter" in _explain(from_sql) and _explain(from_sql) == _explain(from_api)
     assert from_sql.to_pydict() == from_api.to_pydict()
 
@@ -93,3 +99,13 @@ def _explain(df: ketch.DataFrame) -> str:
     out = io.StringIO()
     df.explain(file=out)
     return out.getvalue()
+
+
+def test_query_on_both_runners(runner):
+    # Joins, grouping, a LIKE (a row-wise Python function in this build) and ORDER BY, on the
+    # native runner and on the Ray runner (the plan is the same DataFrame plan).
+    check(
+        "SELECT d.dept_name, count(*) AS n, sum(e.age) AS s FROM emp e JOIN dept d ON e.dept_id = d.dept_id "
+        "WHERE e.name LIKE '%a%' GROUP BY d.dept_name ORDER BY n DESC, d.dept_name",
+        ordered=True,
+    )

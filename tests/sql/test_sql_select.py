@@ -32,7 +32,8 @@ ORACLE_QUERIES = [
     "SELECT id, salary / 4 AS q FROM emp",
     "SELECT id, age % 7 AS m, age > 40 AS old, salary >= 100 AS rich FROM emp",
     # CASE, CAST, COALESCE and other functions
-    "SELECT id, CASE WHEN salary > 100 THEN 'high' WHEN salary > 60 THEN 'mid' ELSE 'low' END AS band FROM emp",
+    "SELECT id, CASE WHEN salary > 100 THEN 'high' WHEN salary > 60 THEN 'mid' ELSE 'low' END AS band "
+    "FROM emp",
     "SELECT id, CASE dept_id WHEN 1 THEN 'one' WHEN 2 THEN 'two' END AS d FROM emp",
     "SELECT id, CAST(salary AS INT) AS s, CAST(age AS DOUBLE) AS a, CAST(id AS VARCHAR) AS t FROM emp",
     "SELECT id, COALESCE(dept_id, age, -1) AS c, NULLIF(dept_id, 2) AS n FROM emp",
@@ -89,7 +90,9 @@ def test_output_names():
 
 
 def test_functions_without_sqlite_equivalent():
-    got = rows("SELECT concat(name, '-', city) AS c, greatest(age, dept_id) AS g, least(age, dept_id) AS l FROM emp")
+    got = rows(
+        "SELECT concat(name, '-', city) AS c, greatest(age, dept_id) AS g, least(age, dept_id) AS l FROM emp"
+    )
     want = []
     for r in EMP.to_pylist():
         c = (r["name"] or "") + "-" + (r["city"] or "")
@@ -100,5 +103,9 @@ def test_functions_without_sqlite_equivalent():
 
 def test_is_true_and_ilike():
     got = rows("SELECT id FROM emp WHERE (age > 50) IS TRUE AND city ILIKE 'LYON'")
-    want = [(r["id"],) for r in EMP.to_pylist() if r["age"] is not None and r["age"] > 50 and (r["city"] or "").lower() == "lyon"]
+    want = [
+        (r["id"],)
+        for r in EMP.to_pylist()
+        if r["age"] is not None and r["age"] > 50 and (r["city"] or "").lower() == "lyon"
+    ]
     assert sorted_rows(got) == sorted_rows(want)

@@ -22,12 +22,12 @@ QUERIES = [
     "FROM emp",
     "SELECT id, sum(salary) OVER (PARTITION BY dept_id) AS total FROM emp",
     "SELECT id, count(*) OVER (PARTITION BY city) AS n, max(age) OVER (PARTITION BY city) AS oldest FROM emp",
-    "SELECT id, sum(age) OVER (PARTITION BY dept_id ORDER BY id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) AS s "
-    "FROM emp",
+    "SELECT id, sum(age) OVER (PARTITION BY dept_id ORDER BY id "
+    "ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) AS s FROM emp",
     "SELECT id, avg(salary) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS running "
     "FROM emp",
-    "SELECT id, min(age) OVER (PARTITION BY dept_id ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) AS m "
-    "FROM emp",
+    "SELECT id, min(age) OVER (PARTITION BY dept_id ORDER BY id "
+    "ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) AS m FROM emp",
     "SELECT id, lag(age, 1) OVER (PARTITION BY dept_id ORDER BY id) AS prev, "
     "lead(age, 2, -1) OVER (PARTITION BY dept_id ORDER BY id) AS next2 FROM emp",
     "SELECT id, salary / sum(salary) OVER (PARTITION BY dept_id) AS share FROM emp WHERE salary IS NOT NULL",

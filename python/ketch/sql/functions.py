@@ -293,7 +293,7 @@ def _offset(method: str) -> Builder:
         offset = args[1].literal(name, "the offset") if len(args) > 1 else 1
         default = args[2].expr if len(args) > 2 else None
         bound = _resolve_method(args[0].expr, method, name)
-        return bound(offset, default) if default is not None else bound(offset)
+        return bound(offset, default=default) if default is not None else bound(offset)
 
     return build
 

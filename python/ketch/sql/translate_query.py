@@ -383,7 +383,13 @@ class QueryPlanner:
                 )
             return post.resolve(table, name, node)
 
-        return post, ExprContext(resolve, "SELECT", replacements=replacements, type_of=post.type_of)
+        def count_rows() -> Expression:  # COUNT(*) OVER (..) after the grouping: counts groups
+            return col(grouped.column_names[0]).count("all")
+
+        ctx = ExprContext(
+            resolve, "SELECT", replacements=replacements, type_of=post.type_of, count_star=count_rows
+        )
+        return post, ctx
 
     @staticmethod
     def _group_target(node: exp.Expression, items: list[_Item], rel: Relation) -> exp.Expression:

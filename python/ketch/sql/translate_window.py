@@ -62,7 +62,13 @@ def translate_window(node: exp.Window, translator: ExprTranslator) -> Expression
         desc = [bool(o.args.get("desc")) for o in order.expressions]
         nulls = [bool(o.args.get("nulls_first")) for o in order.expressions]
         if nulls != desc:  # not Daft's default (nulls last ascending, first descending)
-            window = window.order_by(*keys, desc=desc, nulls_first=nulls)
+            try:
+                window = window.order_by(*keys, desc=desc, nulls_first=nulls)
+            except TypeError:
+                raise InvalidSQLException(
+                    f"Unsupported SQL: NULLS FIRST/LAST other than the default in '{order.sql()}' "
+                    "(Window.order_by takes no nulls_first in this build)"
+                ) from None
         else:
             window = window.order_by(*keys, desc=desc)
     spec = node.args.get("spec")
