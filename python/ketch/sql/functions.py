@@ -148,6 +148,17 @@ def _round(name: str, args: list[Arg]) -> Expression:
     return Expression._call("sign", x) * magnitude
 
 
+def _log(_name: str, args: list[Arg]) -> Expression:
+    # log(x) is base 10 (Postgres, DuckDB); sqlglot gives log(b, x) as (base, value), and
+    # log10(x) / log2(x) as log(10, x) / log(2, x).
+    if len(args) == 1:
+        return Expression._call("log10", args[0].expr)
+    base, value = args[0], args[1]
+    if base.value in (10, 2):
+        return Expression._call("log10" if base.value == 10 else "log2", value.expr)
+    return Expression._call("ln", value.expr) / Expression._call("ln", base.expr.cast(pa.float64()))
+
+
 def _power(_name: str, args: list[Arg]) -> Expression:
     return Expression._call("power", args[0].expr.cast(pa.float64()), args[1].expr.cast(pa.float64()))
 
@@ -201,6 +212,7 @@ register("exp", build=_arrow("exp"), nargs=(1,))
 register("ln", build=_arrow("ln"), nargs=(1,))
 register("log10", build=_arrow("log10"), nargs=(1,))
 register("log2", build=_arrow("log2"), nargs=(1,))
+register("log", build=_log, nargs=(1, 2))
 register("sign", "signum", build=_arrow("sign"), nargs=(1,))
 register("round", build=_method_or("round", _round), nargs=(1, 2))
 register("power", "pow", build=_power, nargs=(2,))
@@ -267,7 +279,7 @@ register("count_distinct", build=_count_distinct, aggregate=True, nargs=(1,))
 register("stddev", "stddev_pop", "std", build=_agg("stddev"), aggregate=True, nargs=(1,))
 register("any_value", "arbitrary", build=_agg("any_value"), aggregate=True, nargs=(1,))
 register("list", "array_agg", "agg_list", build=_agg("agg_list"), aggregate=True, nargs=(1,))
-register("string_agg", "agg_concat", build=_string_agg, aggregate=True, nargs=(1, 2))
+register("string_agg", "agg_concat", "group_concat", build=_string_agg, aggregate=True, nargs=(1, 2))
 register(
     "approx_count_distinct",
     "approx_distinct",
@@ -276,9 +288,9 @@ register(
     nargs=(1,),
 )
 register("product", method="product", aggregate=True, nargs=(1,))
-register("bool_and", method="bool_and", aggregate=True, nargs=(1,))
-register("bool_or", method="bool_or", aggregate=True, nargs=(1,))
-register("var", "var_pop", "variance", method="var", aggregate=True, nargs=(1,))
+register("bool_and", "logical_and", method="bool_and", aggregate=True, nargs=(1,))
+register("bool_or", "logical_or", method="bool_or", aggregate=True, nargs=(1,))
+register("var", "var_pop", "variance", "variance_pop", method="var", aggregate=True, nargs=(1,))
 register("skew", method="skew", aggregate=True, nargs=(1,))
 register("median", method="median", aggregate=True, nargs=(1,))
 
