@@ -25,6 +25,9 @@ ORACLE_QUERIES = [
     "SELECT city, count(*) AS n FROM emp GROUP BY 1",  # and a position
     "SELECT sum(CASE WHEN salary > 100 THEN 1 ELSE 0 END) AS rich, count(*) AS n FROM emp",
     "SELECT dept_id, sum(coalesce(salary, 0)) AS s FROM emp GROUP BY dept_id",
+    "SELECT city, count(*) AS n FROM emp GROUP BY city HAVING n > 12",  # an alias in HAVING
+    "SELECT count(1) AS c, count(*) AS n, sum(age) AS s FROM emp WHERE id > 1000",  # no rows
+    "SELECT city, count(*) AS n FROM emp WHERE id > 1000 GROUP BY city",
 ]
 
 

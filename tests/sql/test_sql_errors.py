@@ -54,6 +54,10 @@ def test_ambiguous_and_grouping_errors():
         plan("SELECT sum(max(age)) FROM emp")
     with pytest.raises(InvalidSQLException, match=r"duplicate output column names \['id'\]"):
         plan("SELECT e.id, d.dept_id AS id FROM emp e JOIN dept d ON e.dept_id = d.dept_id")
+    with pytest.raises(InvalidSQLException, match=r"column 'emp.id' must appear in the GROUP BY clause"):
+        plan("SELECT * FROM emp GROUP BY city")
+    with pytest.raises(InvalidSQLException, match=r"\(Filter is not supported\)"):
+        plan("SELECT sum(age) FILTER (WHERE id > 1) FROM emp")
     with pytest.raises(InvalidSQLException, match="ORDER BY position 5"):
         plan("SELECT id FROM emp ORDER BY 5")
 

@@ -4,7 +4,7 @@ compared with SQLite."""
 from __future__ import annotations
 
 import pytest
-from sql_oracle import DEPT, EMP, check, ketch_rows
+from sql_oracle import DEPT, EMP, OTHER, check, ketch_rows, rows, sorted_rows
 
 ORACLE_QUERIES = [
     "SELECT e.id, d.dept_name FROM emp e JOIN dept d ON e.dept_id = d.dept_id",
@@ -24,7 +24,27 @@ ORACLE_QUERIES = [
     "ON e.dept_id = d.dept_id GROUP BY d.dept_name",
     "SELECT e.id, d.dept_name, o.name FROM emp e JOIN dept d ON e.dept_id = d.dept_id "
     "JOIN other o ON o.id = e.id",
+    "SELECT o.id, o.name FROM other o WHERE o.id IN (1, 2, 61)",
 ]
+
+
+def test_semi_and_anti_joins():
+    emp_ids = {r["id"] for r in EMP.to_pylist()}
+    other = OTHER.to_pylist()
+    got = rows("SELECT o.id, o.name FROM other o SEMI JOIN emp e ON o.id = e.id")
+    assert sorted_rows(got) == sorted_rows([(r["id"], r["name"]) for r in other if r["id"] in emp_ids])
+    got = rows("SELECT o.id FROM other o ANTI JOIN emp e ON o.id = e.id")
+    assert sorted_rows(got) == sorted_rows([(r["id"],) for r in other if r["id"] not in emp_ids])
+
+
+def test_quoted_identifiers():
+    import ketch
+
+    spaced = ketch.from_pydict({"Col A": [1, 2, 3], "b": ["x", "y", "z"]})
+    assert rows('SELECT "Col A" AS c, b FROM spaced WHERE "Col A" >= 2', spaced=spaced) == [
+        (2, "y"),
+        (3, "z"),
+    ]
 
 
 @pytest.mark.parametrize("query", ORACLE_QUERIES)

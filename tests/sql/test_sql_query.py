@@ -21,12 +21,22 @@ ORACLE_QUERIES = [
     "SELECT id, name FROM other INTERSECT SELECT id, name FROM emp",
     "SELECT id, name FROM other EXCEPT SELECT id, name FROM emp",
     "SELECT city FROM emp UNION SELECT dept_name FROM dept",
+    "SELECT id FROM emp WHERE id < 3 UNION ALL SELECT id FROM other WHERE id > 60",
 ]
 
 
 @pytest.mark.parametrize("query", ORACLE_QUERIES)
 def test_query_matches_sqlite(query):
     check(query)
+
+
+def test_cte_over_the_table_it_hides():
+    # A non-recursive CTE's body sees the outer table of the same name (Postgres, DuckDB);
+    # SQLite calls it circular, so the reference uses another name.
+    check(
+        "WITH emp AS (SELECT id, age FROM emp WHERE age > 50) SELECT * FROM emp",
+        reference="WITH old AS (SELECT id, age FROM emp WHERE age > 50) SELECT * FROM old",
+    )
 
 
 def test_set_operation_with_order_and_limit():

@@ -41,6 +41,14 @@ ORACLE_QUERIES = [
     "SELECT id, abs(age - 40) AS a, round(salary, 1) AS r, round(salary) AS r0 FROM emp",
     "SELECT id, name || '@' || city AS tag FROM emp",
     "SELECT 1 + 2 AS three, 'x' AS s",
+    "SELECT upper('ab') AS u, 1e3 AS x, 'it''s' AS q, -2.5 AS n, NULL AS z",
+    "SELECT id FROM (SELECT id FROM emp WHERE age > 40)",
+    "SELECT id FROM emp WHERE name IN ('alice', NULL)",
+    "SELECT id FROM emp WHERE NOT dept_id IN (2)",
+    "SELECT ID, Name FROM emp WHERE Id < 4",
+    "SELECT id FROM emp WHERE city = 'Lyon' AND age > 30 OR dept_id = 2",
+    "SELECT id, CASE WHEN age > 40 THEN salary END AS s FROM emp",
+    "SELECT id FROM emp LIMIT 0",
 ]
 
 

@@ -185,6 +185,8 @@ class QueryPlanner:
         items = self._items(select, rel)
         group = select.args.get("group")
         having = select.args.get("having")
+        if having is not None:
+            having = exp.Having(this=self._expand_aliases(having.this, items, rel))
         order = select.args.get("order")
         order_nodes = [o.this for o in order.expressions] if order is not None else []
         agg_nodes = [a for i in items for a in aggregate_calls(i.node)]
@@ -208,7 +210,14 @@ class QueryPlanner:
         exprs: list[Expression] = []
         names: list[str] = []
         for item in items:
-            expr = col(item.field.internal) if item.field is not None else translate(item.node)
+            if item.field is not None:
+                if group is not None or agg_nodes:
+                    # A star column after GROUP BY: only grouping columns remain.
+                    expr = ctx.resolve(item.field.qualifier, item.field.name, item.node)
+                else:
+                    expr = col(item.field.internal)
+            else:
+                expr = translate(item.node)
             exprs.append(expr.alias(item.name))
             names.append(item.name)
         dupes = sorted({n for n in names if names.count(n) > 1})
@@ -390,6 +399,21 @@ class QueryPlanner:
             resolve, "SELECT", replacements=replacements, type_of=post.type_of, count_star=count_rows
         )
         return post, ctx
+
+    @staticmethod
+    def _expand_aliases(node: exp.Expression, items: list[_Item], rel: Relation) -> exp.Expression:
+        """``node`` with unqualified names of SELECT aliases that are no input column replaced by
+        the aliased expressions (``HAVING n > 1`` for ``count(*) AS n``, as DuckDB allows)."""
+        aliases = {i.name: i.node.this for i in items if isinstance(i.node, exp.Alias)}
+        if not aliases:
+            return node
+
+        def swap(n: exp.Expression) -> exp.Expression:
+            if isinstance(n, exp.Column) and not n.table and n.name in aliases and not rel.find(None, n.name):
+                return aliases[n.name].copy()
+            return n
+
+        return node.copy().transform(swap)
 
     @staticmethod
     def _group_target(node: exp.Expression, items: list[_Item], rel: Relation) -> exp.Expression:
