@@ -104,3 +104,10 @@ def test_function_arity_and_literal_arguments():
         plan("SELECT id FROM emp LIMIT id")
     with pytest.raises(InvalidSQLException, match="needs an OVER clause"):
         plan("SELECT row_number() FROM emp")
+
+
+def test_join_key_type_mismatch_names_the_sql_keys():
+    from ketch.errors import KetchTypeError
+
+    with pytest.raises(KetchTypeError, match=r"cannot join on e.name = d.dept_id: .*'e.name' of type string"):
+        plan("SELECT e.id FROM emp e JOIN dept d ON e.name = d.dept_id")

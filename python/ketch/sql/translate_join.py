@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from ketch.errors import KetchError
 from ketch.expressions.expression import Expression, col, lit
 from ketch.sql.errors import InvalidSQLException
 from ketch.sql.relation import Field, Relation
@@ -85,6 +86,9 @@ def plan_join(planner: QueryPlanner, left: Relation, right: Relation, join: exp.
 
     left_keys: list[Expression] = []
     right_keys: list[Expression] = []
+    key_texts: list[str] = []  # for messages: "a.x = b.y"
+    key_texts_left: list[str] = []
+    key_texts_right: list[str] = []
     same_name_keys: list[tuple[Field, Field]] = []
     residual: list[exp.Expression] = []
     using_pairs: list[tuple[Field, Field]] = []
@@ -95,6 +99,9 @@ def plan_join(planner: QueryPlanner, left: Relation, right: Relation, join: exp.
             using_pairs.append((lf, rf))
             left_keys.append(col(lf.internal))
             right_keys.append(col(rf.internal))
+            key_texts.append(f"USING ({name})")
+            key_texts_left.append(f"{lf.qualifier}.{name}")
+            key_texts_right.append(f"{rf.qualifier}.{name}")
     if on is not None:
         for cond in _conjuncts(on):
             if isinstance(cond, exp.EQ):
@@ -109,6 +116,9 @@ def plan_join(planner: QueryPlanner, left: Relation, right: Relation, join: exp.
                     right_keys.append(
                         ExprTranslator(ExprContext(right.resolve, "ON", allow_windows=False))(rnode)
                     )
+                    key_texts.append(sql_text(cond))
+                    key_texts_left.append(sql_text(lnode))
+                    key_texts_right.append(sql_text(rnode))
                     if (
                         isinstance(lnode, exp.Column)
                         and isinstance(rnode, exp.Column)
@@ -134,6 +144,7 @@ def plan_join(planner: QueryPlanner, left: Relation, right: Relation, join: exp.
                 f"{how} join needs an equality between the two sides: '{sql_text(join)}'"
             )
         left_keys, right_keys = [lit(1)], [lit(1)]  # a cross join: every row matches every row
+        key_texts_left, key_texts_right = ["1"], ["1"]
 
     # The keys travel as extra columns, so the output columns do not depend on how join() names
     # or merges key columns.
@@ -141,7 +152,15 @@ def plan_join(planner: QueryPlanner, left: Relation, right: Relation, join: exp.
     rnames = [planner.fresh("rkey") for _ in right_keys]
     ldf = left.df.with_columns(dict(zip(lnames, left_keys, strict=True)))
     rdf = right.df.with_columns(dict(zip(rnames, right_keys, strict=True)))
-    df = ldf.join(rdf, left_on=lnames, right_on=rnames, how="inner" if how == "cross" else how)
+    try:
+        df = ldf.join(rdf, left_on=lnames, right_on=rnames, how="inner" if how == "cross" else how)
+    except KetchError as error:
+        # The message names the internal key columns: name the SQL keys instead.
+        keys = ", ".join(key_texts) or "the join keys"
+        message = str(error)
+        for internal, text in zip(lnames + rnames, key_texts_left + key_texts_right, strict=True):
+            message = message.replace(f"'{internal}'", f"'{text}'")
+        raise type(error)(f"cannot join on {keys}: {message}") from None
     fields = list(left.fields) if how in ("semi", "anti") else left.fields + right.fields
     keep = [f.internal for f in fields]
 
