@@ -6,6 +6,7 @@ import pytest
 from sql_oracle import EMP, OTHER, check, frames, rows, sorted_rows
 
 import ketch
+from ketch.sql import InvalidSQLException
 
 ORACLE_QUERIES = [
     "WITH rich AS (SELECT id, name, dept_id FROM emp WHERE salary > 90) SELECT name, count(*) AS n FROM rich "
@@ -74,9 +75,7 @@ def test_globals_and_locals_are_tables():
     # Explicit bindings win over variables.
     other_people = ketch.from_pydict({"id": [1]})
     assert ketch.sql("SELECT count(*) AS n FROM people", people=other_people).to_pydict() == {"n": [1]}
-    with pytest.raises(
-        ketch.sql.InvalidSQLException if hasattr(ketch.sql, "InvalidSQLException") else Exception
-    ):
+    with pytest.raises(InvalidSQLException, match="Table not found: 'people'"):
         ketch.sql("SELECT * FROM people", register_globals=False)
 
 
