@@ -63,3 +63,21 @@ def test_sql_expr_refuses_statements():
         ketch.sql_expr("SELECT 1")
     with pytest.raises(InvalidSQLException, match="SQL must be a str"):
         ketch.sql_expr(3)  # type: ignore[arg-type]
+
+
+def test_a_function_plugs_in_with_one_line(emp):
+    from ketch.sql import functions
+
+    functions.register("double_it", build=lambda _name, args: args[0].expr * 2, nargs=(1,))
+    functions.register("not_here_yet", method="no_such_namespace.method", nargs=(1,))
+    try:
+        got = ketch.sql(
+            "SELECT id, double_it(id) AS d FROM emp WHERE id < 4", register_globals=False, emp=emp
+        )
+        assert sorted(zip(*got.to_pydict().values(), strict=True)) == [(1, 2), (2, 4), (3, 6)]
+        with pytest.raises(
+            InvalidSQLException, match=r"not_here_yet\(\) .* needs Expression.no_such_namespace"
+        ):
+            ketch.sql_expr("not_here_yet(id)")
+    finally:
+        del functions.FUNCTIONS["double_it"], functions.FUNCTIONS["not_here_yet"]
