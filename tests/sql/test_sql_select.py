@@ -117,3 +117,13 @@ def test_is_true_and_ilike():
         if r["age"] is not None and r["age"] > 50 and (r["city"] or "").lower() == "lyon"
     ]
     assert sorted_rows(got) == sorted_rows(want)
+
+
+def test_order_by_prefers_output_aliases_over_input_columns():
+    check("SELECT id, -age AS age FROM emp ORDER BY age NULLS LAST, id", ordered=True)
+    # An unaliased expression is named after its column but ORDER BY that name sorts the input.
+    got = rows("SELECT id, -age FROM emp WHERE age IS NOT NULL ORDER BY age, id")
+    want = sorted(
+        ((r["id"], -r["age"]) for r in EMP.to_pylist() if r["age"] is not None), key=lambda t: (-t[1], t[0])
+    )
+    assert got == want

@@ -261,16 +261,14 @@ class QueryPlanner:
 
     @staticmethod
     def _is_output_ref(node: exp.Expression, items: list[_Item]) -> bool:
-        """An unqualified name of a SELECT alias (ORDER BY's first choice, as in SQL)."""
-        return (
-            isinstance(node, exp.Column)
-            and not node.table
-            and not isinstance(node.this, exp.Star)
-            and any(i.name == node.name and isinstance(i.node, exp.Alias) for i in items)
-        ) or (
-            isinstance(node, exp.Column)
-            and not node.table
-            and any(i.name == node.name and i.field is None for i in items)
+        """An unqualified name of a SELECT alias or of a column selected as is (ORDER BY's first
+        choice, as in SQL). An unaliased expression named after its column does not count:
+        ``SELECT -x FROM t ORDER BY x`` sorts by the input ``x``."""
+        if not isinstance(node, exp.Column) or node.table or isinstance(node.this, exp.Star):
+            return False
+        return any(
+            i.name == node.name and i.field is None and isinstance(i.node, exp.Alias | exp.Column)
+            for i in items
         )
 
     def _items(self, select: exp.Select, rel: Relation) -> list[_Item]:
