@@ -65,7 +65,8 @@ def test_ambiguous_and_grouping_errors():
 @pytest.mark.parametrize(
     "query,construct",
     [
-        ("SELECT id FROM emp WHERE id IN (SELECT id FROM other)", "IN \\(subquery\\)"),
+        ("SELECT id FROM emp WHERE id > 3 OR id IN (SELECT id FROM other)", "IN \\(subquery\\) other than"),
+        ("SELECT id FROM emp WHERE id NOT IN (SELECT id FROM other)", "NOT IN \\(subquery\\)"),
         ("SELECT (SELECT max(id) FROM other) AS m FROM emp", "a subquery in an expression"),
         ("SELECT id FROM emp e LEFT JOIN dept d ON e.dept_id > d.dept_id", "in the ON clause of a left join"),
         ("WITH RECURSIVE r AS (SELECT 1 AS x) SELECT x FROM r", "WITH RECURSIVE"),

@@ -22,6 +22,8 @@ ORACLE_QUERIES = [
     "SELECT id, name FROM other INTERSECT SELECT id, name FROM emp",
     "SELECT id, name FROM other EXCEPT SELECT id, name FROM emp",
     "SELECT city FROM emp UNION SELECT dept_name FROM dept",
+    "SELECT id, name FROM emp WHERE dept_id IN (SELECT dept_id FROM dept WHERE budget > 50) AND age > 30",
+    "SELECT name, count(*) AS n FROM emp WHERE id IN (SELECT id FROM other) GROUP BY name",
     "SELECT id FROM emp WHERE id < 3 UNION ALL SELECT id FROM other WHERE id > 60",
 ]
 

@@ -219,6 +219,8 @@ class ExprTranslator:
         if isinstance(node, exp.Neg):
             return -self.translate(node.this)
         if isinstance(node, exp.Not):
+            if isinstance(node.this, exp.In) and node.this.args.get("query") is not None:
+                raise unsupported(node, "NOT IN (subquery)")
             return ~self.translate(node.this)
         if isinstance(node, exp.Is | exp.In | exp.Between | exp.Like | exp.ILike):
             # sqlglot marks IS NOT / NOT IN / NOT BETWEEN / NOT LIKE with negate=True.
@@ -286,7 +288,9 @@ class ExprTranslator:
 
     def _in(self, node: exp.In) -> Expression:
         if node.args.get("query") is not None or node.args.get("unnest") is not None:
-            raise unsupported(node, "IN (subquery)")
+            if node.args.get("negate"):
+                raise unsupported(node, "NOT IN (subquery)")
+            raise unsupported(node, "IN (subquery) other than a top-level WHERE condition")
         items = node.expressions
         values = [literal_value(i) for i in items]
         target = self.translate(node.this)

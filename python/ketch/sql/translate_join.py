@@ -15,16 +15,17 @@ from ketch.sql.relation import Field, Relation
 from ketch.sql.translate_expr import ExprContext, ExprTranslator, sql_text, unsupported
 
 if TYPE_CHECKING:
+    from ketch.dataframe import DataFrame
     from ketch.sql.translate_query import QueryPlanner
 
 _HOW = {"": "inner", "INNER": "inner", "LEFT": "left", "RIGHT": "right", "FULL": "outer"}
 
 
-def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
+def conjuncts(node: exp.Expression) -> list[exp.Expression]:
     if isinstance(node, exp.Paren):
-        return _conjuncts(node.this)
+        return conjuncts(node.this)
     if isinstance(node, exp.And):
-        return _conjuncts(node.this) + _conjuncts(node.expression)
+        return conjuncts(node.this) + conjuncts(node.expression)
     return [node]
 
 
@@ -103,7 +104,7 @@ def plan_join(planner: QueryPlanner, left: Relation, right: Relation, join: exp.
             key_texts_left.append(f"{lf.qualifier}.{name}")
             key_texts_right.append(f"{rf.qualifier}.{name}")
     if on is not None:
-        for cond in _conjuncts(on):
+        for cond in conjuncts(on):
             if isinstance(cond, exp.EQ):
                 a, b = _side(cond.this, left, right), _side(cond.expression, left, right)
                 if {a, b} == {"left", "right"}:
@@ -199,3 +200,24 @@ def plan_join(planner: QueryPlanner, left: Relation, right: Relation, join: exp.
 
 def _hide(f: Field) -> Field:
     return Field(f.qualifier, f.name, f.internal, in_star=False, unqualified=False)
+
+
+def semi_join_in(planner: QueryPlanner, rel: Relation, node: exp.In, ctes: dict[str, DataFrame]) -> Relation:
+    """``WHERE x IN (SELECT y ...)`` (a top-level conjunct, uncorrelated) as a semi join of
+    ``rel`` with the subquery's one column: a row stays when its ``x`` equals some ``y`` (a null
+    ``x`` never does). Raises InvalidSQLException when the subquery has more than one column."""
+    sub = planner.plan(node.args["query"], ctes)
+    if len(sub.column_names) != 1:
+        raise InvalidSQLException(
+            f"the subquery of IN must return one column, got {len(sub.column_names)}: '{sql_text(node)}'"
+        )
+    value = ExprTranslator(ExprContext(rel.resolve, "WHERE", allow_windows=False))(node.this)
+    lkey, rkey = planner.fresh("lkey"), planner.fresh("rkey")
+    left = rel.df.with_columns({lkey: value})
+    right = sub.select(col(sub.column_names[0]).alias(rkey))
+    try:
+        joined = left.join(right, left_on=lkey, right_on=rkey, how="semi")
+    except KetchError as error:
+        message = str(error).replace(f"'{lkey}'", f"'{sql_text(node.this)}'")
+        raise type(error)(f"cannot evaluate '{sql_text(node)}': {message}") from None
+    return Relation(joined.select(*[f.internal for f in rel.fields]) if rel.fields else joined, rel.fields)

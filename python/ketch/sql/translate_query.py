@@ -160,6 +160,29 @@ class QueryPlanner:
             rel = self._join(rel, join, ctes)
         return rel
 
+    def _where(self, rel: Relation, condition: exp.Expression, ctes: dict[str, DataFrame]) -> Relation:
+        """WHERE: ``x IN (SELECT ..)`` conjuncts become semi joins, the rest one filter."""
+        from ketch.sql.translate_join import conjuncts, semi_join_in
+
+        rest: list[exp.Expression] = []
+        for cond in conjuncts(condition):
+            if (
+                isinstance(cond, exp.In)
+                and cond.args.get("query") is not None
+                and not cond.args.get("negate")
+            ):
+                rel = semi_join_in(self, rel, cond, ctes)
+            else:
+                rest.append(cond)
+        if rest:
+            ctx = ExprContext(rel.resolve, "WHERE", allow_windows=False, type_of=rel.type_of)
+            translate = ExprTranslator(ctx)
+            predicate = translate(rest[0])
+            for cond in rest[1:]:
+                predicate = predicate & translate(cond)
+            rel = Relation(rel.df.where(predicate), rel.fields)
+        return rel
+
     def _join(self, left: Relation, join: exp.Join, ctes: dict[str, DataFrame]) -> Relation:
         from ketch.sql.translate_join import plan_join
 
@@ -178,9 +201,7 @@ class QueryPlanner:
         rel = self._from(select, ctes)
         where = select.args.get("where")
         if where is not None:
-            ctx = ExprContext(rel.resolve, "WHERE", allow_windows=False, type_of=rel.type_of)
-            predicate = ExprTranslator(ctx)(where.this)
-            rel = Relation(rel.df.where(predicate), rel.fields)
+            rel = self._where(rel, where.this, ctes)
 
         items = self._items(select, rel)
         group = select.args.get("group")
