@@ -92,8 +92,11 @@ def sql(
     BY (ASC/DESC, NULLS FIRST/LAST, positions, aliases), LIMIT, OFFSET, joins (INNER, LEFT,
     RIGHT, FULL, CROSS, SEMI, ANTI; ON with equality keys plus, for inner joins, any other
     condition; USING), UNION [ALL], INTERSECT [ALL], EXCEPT [ALL], CASE, CAST, IN, BETWEEN,
-    IS [NOT] NULL, LIKE / ILIKE, arithmetic and comparisons, the functions of
-    ``ketch.sql.functions`` and window functions (OVER).
+    IS [NOT] NULL, LIKE / ILIKE, ``x IN (SELECT ..)`` as a WHERE condition (a semi join),
+    arithmetic and comparisons, the functions of ``ketch.sql.functions`` and window functions
+    (OVER). Not supported (refused by name): correlated and scalar subqueries, NOT IN
+    (subquery), non-equality conditions in outer joins, NATURAL joins, WITH RECURSIVE,
+    GROUPING SETS / ROLLUP / CUBE, FILTER, named windows.
 
     Raises InvalidSQLException (``ketch.sql.InvalidSQLException``) while building the plan: for
     SQL that does not parse (naming the token, line and column), an unknown table or column, or
