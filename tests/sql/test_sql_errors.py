@@ -67,7 +67,11 @@ def test_ambiguous_and_grouping_errors():
     [
         ("SELECT id FROM emp WHERE id > 3 OR id IN (SELECT id FROM other)", "IN \\(subquery\\) other than"),
         ("SELECT id FROM emp WHERE id NOT IN (SELECT id FROM other)", "NOT IN \\(subquery\\)"),
-        ("SELECT (SELECT max(id) FROM other) AS m FROM emp", "a subquery in an expression"),
+        (
+            "SELECT dept_id, count(*) FROM emp GROUP BY dept_id HAVING count(*) > (SELECT 1)",
+            "a subquery here",
+        ),
+        ("SELECT id FROM emp WHERE age > (SELECT id, age FROM emp)", "must return one column, got 2"),
         ("SELECT id FROM emp e LEFT JOIN dept d ON e.dept_id > d.dept_id", "in the ON clause of a left join"),
         ("WITH RECURSIVE r AS (SELECT 1 AS x) SELECT x FROM r", "WITH RECURSIVE"),
         ("SELECT id FROM emp NATURAL JOIN dept", "NATURAL JOIN"),

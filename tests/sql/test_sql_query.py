@@ -24,6 +24,10 @@ ORACLE_QUERIES = [
     "SELECT city FROM emp UNION SELECT dept_name FROM dept",
     "SELECT id, name FROM emp WHERE dept_id IN (SELECT dept_id FROM dept WHERE budget > 50) AND age > 30",
     "SELECT name, count(*) AS n FROM emp WHERE id IN (SELECT id FROM other) GROUP BY name",
+    "SELECT id, salary FROM emp WHERE salary > (SELECT avg(salary) FROM emp)",
+    "SELECT id, salary - (SELECT min(salary) FROM emp) AS above_min, (SELECT count(*) FROM dept) AS n "
+    "FROM emp",
+    "SELECT id FROM emp WHERE age > (SELECT max(age) FROM emp WHERE id > 1000)",  # empty: NULL
     "SELECT id FROM emp WHERE id < 3 UNION ALL SELECT id FROM other WHERE id > 60",
 ]
 

@@ -93,10 +93,11 @@ def sql(
     RIGHT, FULL, CROSS, SEMI, ANTI; ON with equality keys plus, for inner joins, any other
     condition; USING), UNION [ALL], INTERSECT [ALL], EXCEPT [ALL], CASE, CAST, IN, BETWEEN,
     IS [NOT] NULL, LIKE / ILIKE, ``x IN (SELECT ..)`` as a WHERE condition (a semi join),
-    arithmetic and comparisons, the functions of ``ketch.sql.functions`` and window functions
-    (OVER). Not supported (refused by name): correlated and scalar subqueries, NOT IN
-    (subquery), non-equality conditions in outer joins, NATURAL joins, WITH RECURSIVE,
-    GROUPING SETS / ROLLUP / CUBE, FILTER, named windows.
+    uncorrelated scalar subqueries in WHERE and in a SELECT list without GROUP BY (a left join
+    on a constant key), arithmetic and comparisons, the functions of ``ketch.sql.functions``
+    and window functions (OVER). Not supported (refused by name): correlated subqueries, scalar
+    subqueries elsewhere, NOT IN (subquery), non-equality conditions in outer joins, NATURAL
+    joins, WITH RECURSIVE, GROUPING SETS / ROLLUP / CUBE, FILTER, named windows.
 
     Raises InvalidSQLException (``ketch.sql.InvalidSQLException``) while building the plan: for
     SQL that does not parse (naming the token, line and column), an unknown table or column, or

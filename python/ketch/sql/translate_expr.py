@@ -244,7 +244,10 @@ class ExprTranslator:
         if isinstance(node, exp.Func):
             return self._call(function_name(node), node, function_args(node))
         if isinstance(node, exp.Subquery | exp.Select | exp.Exists):
-            raise unsupported(node, "a subquery in an expression")
+            raise unsupported(
+                node,
+                "a subquery here (scalar subqueries work in WHERE and in the SELECT list without GROUP BY)",
+            )
         if isinstance(node, exp.Star):
             raise unsupported(node, "'*' outside the SELECT list and COUNT(*)")
         raise unsupported(node)

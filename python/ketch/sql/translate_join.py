@@ -221,3 +221,50 @@ def semi_join_in(planner: QueryPlanner, rel: Relation, node: exp.In, ctes: dict[
         message = str(error).replace(f"'{lkey}'", f"'{sql_text(node.this)}'")
         raise type(error)(f"cannot evaluate '{sql_text(node)}': {message}") from None
     return Relation(joined.select(*[f.internal for f in rel.fields]) if rel.fields else joined, rel.fields)
+
+
+def scalar_subqueries(node: exp.Expression) -> list[exp.Subquery]:
+    """Subqueries used as values inside ``node`` (not those of ``IN (SELECT ..)``)."""
+    found: list[exp.Subquery] = []
+
+    def walk(n: exp.Expression) -> None:
+        if isinstance(n, exp.Subquery):
+            found.append(n)
+            return
+        for key, child in n.args.items():
+            if isinstance(n, exp.In) and key == "query":
+                continue
+            for c in child if isinstance(child, list) else [child]:
+                if isinstance(c, exp.Expression):
+                    walk(c)
+
+    walk(node)
+    return found
+
+
+def attach_scalar_subqueries(
+    planner: QueryPlanner, rel: Relation, nodes: list[exp.Expression], ctes: dict[str, DataFrame]
+) -> tuple[Relation, dict[str, Expression]]:
+    """Each uncorrelated scalar subquery inside ``nodes`` planned once and joined onto every row
+    of ``rel`` (a left join on a constant key: an empty result gives null, as SQL). Returns the
+    widened relation and the replacements (subquery SQL text → its column). A subquery must
+    return one column; one returning several rows repeats each row of ``rel`` per subquery row
+    (SQL would raise at run time; Ketch checks nothing at run time here)."""
+    replacements: dict[str, Expression] = {}
+    for node in nodes:
+        for sub in scalar_subqueries(node):
+            text = sql_text(sub)
+            if text in replacements:
+                continue
+            df = planner.plan(sub, ctes)
+            if len(df.column_names) != 1:
+                raise InvalidSQLException(
+                    f"a scalar subquery must return one column, got {len(df.column_names)}: '{text}'"
+                )
+            name, lkey, rkey = planner.fresh("scalar"), planner.fresh("lkey"), planner.fresh("rkey")
+            right = df.select(col(df.column_names[0]).alias(name), lit(1).alias(rkey))
+            joined = rel.df.with_columns({lkey: lit(1)}).join(right, left_on=lkey, right_on=rkey, how="left")
+            replacements[text] = col(name)
+            keep = [f.internal for f in rel.fields] + [c.name() for c in replacements.values()]
+            rel = Relation(joined.select(*keep), rel.fields)
+    return rel, replacements

@@ -162,7 +162,7 @@ class QueryPlanner:
 
     def _where(self, rel: Relation, condition: exp.Expression, ctes: dict[str, DataFrame]) -> Relation:
         """WHERE: ``x IN (SELECT ..)`` conjuncts become semi joins, the rest one filter."""
-        from ketch.sql.translate_join import conjuncts, semi_join_in
+        from ketch.sql.translate_join import attach_scalar_subqueries, conjuncts, semi_join_in
 
         rest: list[exp.Expression] = []
         for cond in conjuncts(condition):
@@ -175,7 +175,10 @@ class QueryPlanner:
             else:
                 rest.append(cond)
         if rest:
-            ctx = ExprContext(rel.resolve, "WHERE", allow_windows=False, type_of=rel.type_of)
+            rel, scalars = attach_scalar_subqueries(self, rel, rest, ctes)
+            ctx = ExprContext(
+                rel.resolve, "WHERE", allow_windows=False, type_of=rel.type_of, replacements=scalars
+            )
             translate = ExprTranslator(ctx)
             predicate = translate(rest[0])
             for cond in rest[1:]:
@@ -218,7 +221,18 @@ class QueryPlanner:
         if group is not None or agg_nodes:
             rel, ctx = self._aggregate(rel, items, group, agg_nodes)
         else:
-            ctx = ExprContext(rel.resolve, "SELECT", count_star=self._count_star(rel), type_of=rel.type_of)
+            from ketch.sql.translate_join import attach_scalar_subqueries
+
+            select_nodes = [i.node for i in items if i.field is None]
+            select_nodes += [n for n in order_nodes if not self._is_output_ref(n, items)]
+            rel, scalars = attach_scalar_subqueries(self, rel, select_nodes, ctes)
+            ctx = ExprContext(
+                rel.resolve,
+                "SELECT",
+                count_star=self._count_star(rel),
+                type_of=rel.type_of,
+                replacements=scalars,
+            )
         if having is not None:
             if group is None and not agg_nodes:
                 raise InvalidSQLException("HAVING needs GROUP BY or an aggregate function")
