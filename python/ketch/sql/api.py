@@ -87,7 +87,8 @@ def sql(
     DataFrame variable in the caller's globals and locals (bindings win). ``params`` fills
     ``?`` / ``$1`` placeholders (a list or tuple) or ``:name`` ones (a dict).
 
-    Supported: SELECT (expressions, aliases, ``*``, ``t.*``, DISTINCT), FROM tables, subqueries
+    Supported: SELECT (expressions, aliases, ``*``, ``t.*``, DISTINCT), FROM tables, table
+    functions (``read_parquet(..)``, ``read_csv(..)``, ``read_json(..)``), subqueries
     and CTEs (WITH), WHERE, GROUP BY (columns, expressions, positions, aliases), HAVING, ORDER
     BY (ASC/DESC, NULLS FIRST/LAST, positions, aliases), LIMIT, OFFSET, joins (INNER, LEFT,
     RIGHT, FULL, CROSS, SEMI, ANTI; ON with equality keys plus, for inner joins, any other

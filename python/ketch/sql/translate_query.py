@@ -121,7 +121,12 @@ class QueryPlanner:
     # -- FROM ----------------------------------------------------------------------------------------------
     def _table(self, node: exp.Expression, ctes: dict[str, DataFrame]) -> Relation:
         alias = node.args.get("alias")
-        if isinstance(node, exp.Table):
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Func):
+            from ketch.sql.table_functions import table_function
+
+            name, df = table_function(node.this)
+            rel = Relation.of(df, node.alias or name)
+        elif isinstance(node, exp.Table):
             if node.args.get("db") is not None or node.args.get("catalog") is not None:
                 name = ".".join(p.name for p in node.parts)
             else:
