@@ -257,7 +257,8 @@ class QueryPlanner:
                 else:
                     expr = col(item.field.internal)
             else:
-                expr = translate(item.node)
+                node = item.node.this if isinstance(item.node, exp.Alias) else item.node
+                expr = translate(node)
             exprs.append(expr.alias(item.name))
             names.append(item.name)
         dupes = sorted({n for n in names if names.count(n) > 1})
