@@ -42,6 +42,7 @@ from ketch.io import (
 )
 from ketch.runners import set_runner_native, set_runner_ray
 from ketch.series import Series
+from ketch.sql import sql, sql_expr
 from ketch.udf import cls, func, udf
 
 arrow_pickle.register()  # tables of Ketch's extension types pickle (Ray moves partitions so)
@@ -82,6 +83,8 @@ __all__ = [
     "set_execution_config",
     "set_runner_native",
     "set_runner_ray",
+    "sql",
+    "sql_expr",
     "udf",
     "func",
 ]

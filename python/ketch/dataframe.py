@@ -95,8 +95,14 @@ class DataFrame:
             df = df.where(Expression._call("list_value_length", col(name)) > 0)
         return df.explode(*names)
 
-    def where(self, predicate: Expression) -> DataFrame:
-        """Keeps the rows where ``predicate`` (a Boolean expression) is true; null counts as false."""
+    def where(self, predicate: Expression | str) -> DataFrame:
+        """Keeps the rows where ``predicate`` (a Boolean expression, or a SQL predicate string such
+        as ``"x < 3 AND y IS NOT NULL"`` parsed by ``ketch.sql_expr``) is true; null counts as
+        false. A SQL string that does not parse raises ketch.sql.InvalidSQLException."""
+        if isinstance(predicate, str):
+            from ketch.sql import sql_expr
+
+            predicate = sql_expr(predicate)
         return DataFrame(self._plan.filter(_as_expression(predicate)._native))
 
     filter = where

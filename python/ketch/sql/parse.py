@@ -1,0 +1,46 @@
+"""SQL text to a sqlglot syntax tree. Parse errors become :class:`InvalidSQLException` naming the
+token, line and column."""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from ketch.sql.errors import InvalidSQLException
+
+# Postgres' dialect: standard SQL, and its null ordering (nulls sort as the largest value: last
+# ascending, first descending) is Daft's default, so an ORDER BY key without NULLS FIRST/LAST
+# comes out of the parser with Daft's rule already applied.
+DIALECT = "postgres"
+
+
+def _parse_error(sql: str, error: ParseError) -> InvalidSQLException:
+    details = error.errors[0] if error.errors else {}
+    line, column = details.get("line"), details.get("col")
+    token = details.get("highlight") or ""
+    description = details.get("description") or str(error)
+    where = f" at line {line}, column {column}" if line is not None else ""
+    near = f" near {token!r}" if token else ""
+    return InvalidSQLException(f"failed to parse SQL{where}{near}: {description}\n  in: {sql}")
+
+
+def parse_sql(sql: str) -> exp.Expression:
+    """One SQL statement or expression as a sqlglot tree.
+
+    Raises InvalidSQLException when ``sql`` is not a str, is empty, holds several statements, or
+    does not parse (naming the token, line and column)."""
+    if not isinstance(sql, str):
+        raise InvalidSQLException(f"SQL must be a str, got {type(sql).__name__}")
+    try:
+        trees = sqlglot.parse(sql, read=DIALECT)
+    except ParseError as error:
+        raise _parse_error(sql, error) from None
+    except TokenError as error:
+        raise InvalidSQLException(f"failed to tokenize SQL: {error}\n  in: {sql}") from None
+    trees = [t for t in trees if t is not None]
+    if not trees:
+        raise InvalidSQLException("empty SQL: expected a statement or an expression")
+    if len(trees) > 1:
+        raise InvalidSQLException(f"expected one SQL statement, got {len(trees)}")
+    return trees[0]

@@ -1,0 +1,270 @@
+"""SQL joins → ``DataFrame.join``: ON conditions split into equality keys (one side's columns
+against the other's) and a residual predicate (a filter after an inner join), USING merges the
+named columns, CROSS JOIN joins on a constant key."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from ketch.errors import KetchError
+from ketch.expressions.expression import Expression, col, lit
+from ketch.sql.errors import InvalidSQLException
+from ketch.sql.relation import Field, Relation
+from ketch.sql.translate_expr import ExprContext, ExprTranslator, sql_text, unsupported
+
+if TYPE_CHECKING:
+    from ketch.dataframe import DataFrame
+    from ketch.sql.translate_query import QueryPlanner
+
+_HOW = {"": "inner", "INNER": "inner", "LEFT": "left", "RIGHT": "right", "FULL": "outer"}
+
+
+def conjuncts(node: exp.Expression) -> list[exp.Expression]:
+    if isinstance(node, exp.Paren):
+        return conjuncts(node.this)
+    if isinstance(node, exp.And):
+        return conjuncts(node.this) + conjuncts(node.expression)
+    return [node]
+
+
+def _side(node: exp.Expression, left: Relation, right: Relation) -> str | None:
+    """ "left" / "right" when every column of ``node`` belongs to that side only, else None."""
+    sides = set()
+    for column in node.find_all(exp.Column):
+        in_left = bool(left.find(column.table or None, column.name))
+        in_right = bool(right.find(column.table or None, column.name))
+        if in_left == in_right:  # in neither (unknown) or in both (ambiguous): field() names it
+            Relation(left.df, left.fields + right.fields).field(column.table or None, column.name)
+        sides.add("left" if in_left else "right")
+    return sides.pop() if len(sides) == 1 else None
+
+
+def _rename_clashes(planner: QueryPlanner, left: Relation, right: Relation) -> Relation:
+    """``right`` with every column whose DataFrame name the left side uses renamed."""
+    taken = set(left.df.column_names)
+    fields: list[Field] = []
+    exprs: list[Expression] = []
+    for f in right.fields:
+        internal = f.internal
+        if internal in taken:
+            internal = planner.fresh(f.name + "_")
+        taken.add(internal)
+        fields.append(Field(f.qualifier, f.name, internal, f.in_star, f.unqualified))
+        exprs.append(col(f.internal).alias(internal))
+    return Relation(right.df.select(*exprs), fields) if exprs else right
+
+
+def plan_join(planner: QueryPlanner, left: Relation, right: Relation, join: exp.Join) -> Relation:
+    """``left JOIN right`` as ``join`` says. Raises InvalidSQLException for NATURAL joins, an
+    outer join without an equality between the sides, or a condition that is not understood."""
+    if join.args.get("method"):
+        raise unsupported(join, f"{join.args['method']} JOIN")
+    kind = str(join.args.get("kind") or "").upper()
+    side = str(join.args.get("side") or "").upper()
+    if kind in ("SEMI", "ANTI"):
+        how = kind.lower()
+    elif kind == "CROSS":
+        how = "cross"
+    elif kind in ("", "INNER", "OUTER"):
+        how = _HOW.get(side, "")
+    else:
+        how = ""
+    if not how:
+        raise unsupported(join, f"{side} {kind} JOIN".strip())
+    right = _rename_clashes(planner, left, right)
+    combined = Relation(left.df, left.fields + right.fields)
+    on = join.args.get("on")
+    using = join.args.get("using") or []
+    if how == "cross" and (on is not None or using):
+        raise InvalidSQLException(f"CROSS JOIN takes no ON / USING: '{sql_text(join)}'")
+    if how != "cross" and on is None and not using:
+        if not join.args.get("kind") and not side:
+            how = "cross"  # "FROM a, b" is a cross join
+        else:
+            raise InvalidSQLException(f"{side or kind or 'INNER'} JOIN needs ON or USING: '{sql_text(join)}'")
+
+    left_keys: list[Expression] = []
+    right_keys: list[Expression] = []
+    key_texts: list[str] = []  # for messages: "a.x = b.y"
+    key_texts_left: list[str] = []
+    key_texts_right: list[str] = []
+    same_name_keys: list[tuple[Field, Field]] = []
+    residual: list[exp.Expression] = []
+    using_pairs: list[tuple[Field, Field]] = []
+    if using:
+        for ident in using:
+            name = ident.name
+            lf, rf = left.field(None, name), right.field(None, name)
+            using_pairs.append((lf, rf))
+            left_keys.append(col(lf.internal))
+            right_keys.append(col(rf.internal))
+            key_texts.append(f"USING ({name})")
+            key_texts_left.append(f"{lf.qualifier}.{name}")
+            key_texts_right.append(f"{rf.qualifier}.{name}")
+    if on is not None:
+        for cond in conjuncts(on):
+            if isinstance(cond, exp.EQ):
+                a, b = _side(cond.this, left, right), _side(cond.expression, left, right)
+                if {a, b} == {"left", "right"}:
+                    lnode, rnode = (
+                        (cond.this, cond.expression) if a == "left" else (cond.expression, cond.this)
+                    )
+                    left_keys.append(
+                        ExprTranslator(ExprContext(left.resolve, "ON", allow_windows=False))(lnode)
+                    )
+                    right_keys.append(
+                        ExprTranslator(ExprContext(right.resolve, "ON", allow_windows=False))(rnode)
+                    )
+                    key_texts.append(sql_text(cond))
+                    key_texts_left.append(sql_text(lnode))
+                    key_texts_right.append(sql_text(rnode))
+                    if (
+                        isinstance(lnode, exp.Column)
+                        and isinstance(rnode, exp.Column)
+                        and lnode.name == rnode.name
+                    ):
+                        same_name_keys.append(
+                            (
+                                left.field(lnode.table or None, lnode.name),
+                                right.field(rnode.table or None, rnode.name),
+                            )
+                        )
+                    continue
+            residual.append(cond)
+    if residual and how not in ("inner", "cross"):
+        text = " AND ".join(sql_text(r) for r in residual)
+        raise InvalidSQLException(
+            f"Unsupported SQL: '{text}' in the ON clause of a {how} join (only equalities between "
+            "the two sides are supported there)"
+        )
+    if not left_keys:
+        if how not in ("inner", "cross"):
+            raise InvalidSQLException(
+                f"{how} join needs an equality between the two sides: '{sql_text(join)}'"
+            )
+        left_keys, right_keys = [lit(1)], [lit(1)]  # a cross join: every row matches every row
+        key_texts_left, key_texts_right = ["1"], ["1"]
+
+    # The keys travel as extra columns, so the output columns do not depend on how join() names
+    # or merges key columns.
+    lnames = [planner.fresh("lkey") for _ in left_keys]
+    rnames = [planner.fresh("rkey") for _ in right_keys]
+    ldf = left.df.with_columns(dict(zip(lnames, left_keys, strict=True)))
+    rdf = right.df.with_columns(dict(zip(rnames, right_keys, strict=True)))
+    try:
+        df = ldf.join(rdf, left_on=lnames, right_on=rnames, how="inner" if how == "cross" else how)
+    except KetchError as error:
+        # The message names the internal key columns: name the SQL keys instead.
+        keys = ", ".join(key_texts) or "the join keys"
+        message = str(error)
+        for internal, text in zip(lnames + rnames, key_texts_left + key_texts_right, strict=True):
+            message = message.replace(f"'{internal}'", f"'{text}'")
+        raise type(error)(f"cannot join on {keys}: {message}") from None
+    fields = list(left.fields) if how in ("semi", "anti") else left.fields + right.fields
+    keep = [f.internal for f in fields]
+
+    if how == "inner" or how == "left":
+        hidden = {id(r) for _, r in using_pairs + same_name_keys}
+        fields = [_hide(f) if id(f) in hidden else f for f in fields]
+    elif how == "right":
+        hidden = {id(lf) for lf, _ in using_pairs}
+        fields = [_hide(f) if id(f) in hidden else f for f in fields]
+    elif how == "outer" and using_pairs:
+        merged: dict[int, Field] = {}
+        extra: dict[str, Expression] = {}
+        for lf, rf in using_pairs:
+            name = planner.fresh(lf.name + "_")
+            extra[name] = Expression._call("coalesce", col(lf.internal), col(rf.internal))
+            merged[id(lf)] = Field(None, lf.name, name)
+        df = df.with_columns(extra)
+        keep += list(extra)
+        hidden = {id(r) for _, r in using_pairs} | set(merged)
+        out: list[Field] = []
+        for f in fields:
+            if id(f) in merged:
+                out.append(merged[id(f)])
+            out.append(_hide(f) if id(f) in hidden else f)
+        fields = out
+    df = df.select(*keep)
+    result = Relation(df, fields)
+    if residual:
+        translate = ExprTranslator(ExprContext(combined.resolve, "ON", allow_windows=False))
+        predicate = translate(residual[0])
+        for cond in residual[1:]:
+            predicate = predicate & translate(cond)
+        result = Relation(result.df.where(predicate), result.fields)
+    return result
+
+
+def _hide(f: Field) -> Field:
+    return Field(f.qualifier, f.name, f.internal, in_star=False, unqualified=False)
+
+
+def semi_join_in(planner: QueryPlanner, rel: Relation, node: exp.In, ctes: dict[str, DataFrame]) -> Relation:
+    """``WHERE x IN (SELECT y ...)`` (a top-level conjunct, uncorrelated) as a semi join of
+    ``rel`` with the subquery's one column: a row stays when its ``x`` equals some ``y`` (a null
+    ``x`` never does). Raises InvalidSQLException when the subquery has more than one column."""
+    sub = planner.plan(node.args["query"], ctes)
+    if len(sub.column_names) != 1:
+        raise InvalidSQLException(
+            f"the subquery of IN must return one column, got {len(sub.column_names)}: '{sql_text(node)}'"
+        )
+    value = ExprTranslator(ExprContext(rel.resolve, "WHERE", allow_windows=False))(node.this)
+    lkey, rkey = planner.fresh("lkey"), planner.fresh("rkey")
+    left = rel.df.with_columns({lkey: value})
+    right = sub.select(col(sub.column_names[0]).alias(rkey))
+    try:
+        joined = left.join(right, left_on=lkey, right_on=rkey, how="semi")
+    except KetchError as error:
+        message = str(error).replace(f"'{lkey}'", f"'{sql_text(node.this)}'")
+        raise type(error)(f"cannot evaluate '{sql_text(node)}': {message}") from None
+    return Relation(joined.select(*[f.internal for f in rel.fields]) if rel.fields else joined, rel.fields)
+
+
+def scalar_subqueries(node: exp.Expression) -> list[exp.Subquery]:
+    """Subqueries used as values inside ``node`` (not those of ``IN (SELECT ..)``)."""
+    found: list[exp.Subquery] = []
+
+    def walk(n: exp.Expression) -> None:
+        if isinstance(n, exp.Subquery):
+            found.append(n)
+            return
+        for key, child in n.args.items():
+            if isinstance(n, exp.In) and key == "query":
+                continue
+            for c in child if isinstance(child, list) else [child]:
+                if isinstance(c, exp.Expression):
+                    walk(c)
+
+    walk(node)
+    return found
+
+
+def attach_scalar_subqueries(
+    planner: QueryPlanner, rel: Relation, nodes: list[exp.Expression], ctes: dict[str, DataFrame]
+) -> tuple[Relation, dict[str, Expression]]:
+    """Each uncorrelated scalar subquery inside ``nodes`` planned once and joined onto every row
+    of ``rel`` (a left join on a constant key: an empty result gives null, as SQL). Returns the
+    widened relation and the replacements (subquery SQL text → its column). A subquery must
+    return one column; one returning several rows repeats each row of ``rel`` per subquery row
+    (SQL would raise at run time; Ketch checks nothing at run time here)."""
+    replacements: dict[str, Expression] = {}
+    for node in nodes:
+        for sub in scalar_subqueries(node):
+            text = sql_text(sub)
+            if text in replacements:
+                continue
+            df = planner.plan(sub, ctes)
+            if len(df.column_names) != 1:
+                raise InvalidSQLException(
+                    f"a scalar subquery must return one column, got {len(df.column_names)}: '{text}'"
+                )
+            name, lkey, rkey = planner.fresh("scalar"), planner.fresh("lkey"), planner.fresh("rkey")
+            right = df.select(col(df.column_names[0]).alias(name), lit(1).alias(rkey))
+            joined = rel.df.with_columns({lkey: lit(1)}).join(right, left_on=lkey, right_on=rkey, how="left")
+            replacements[text] = col(name)
+            keep = [f.internal for f in rel.fields] + [c.name() for c in replacements.values()]
+            rel = Relation(joined.select(*keep), rel.fields)
+    return rel, replacements
