@@ -70,11 +70,6 @@ ORDERED = [
 
 @pytest.mark.parametrize("query,reference", ORDERED)
 def test_ordered_query_matches_sqlite(query, reference):
-    if "OFFSET" in query:
-        import ketch
-
-        if not hasattr(ketch.DataFrame, "offset"):
-            pytest.skip("DataFrame.offset is not in this build (OFFSET raises InvalidSQLException)")
     check(query, ordered=True, reference=reference)
 
 
