@@ -413,7 +413,9 @@ class ScalarFunctionMethods:
         """String: normalized (remove_punct, lowercase, nfd_unicode, white_space)."""
         return self._str("normalize", **options)
 
-    def count_matches(self, patterns: Any, whole_words: bool = False, case_sensitive: bool = True) -> Expression:
+    def count_matches(
+        self, patterns: Any, whole_words: bool = False, case_sensitive: bool = True
+    ) -> Expression:
         """UInt64: occurrences of ``patterns``."""
         return self._str("count_matches", patterns, whole_words=whole_words, case_sensitive=case_sensitive)
 

@@ -141,7 +141,9 @@ class StringNamespace:
             white_space=white_space,
         )
 
-    def count_matches(self, patterns: Any, whole_words: bool = False, case_sensitive: bool = True) -> Expression:
+    def count_matches(
+        self, patterns: Any, whole_words: bool = False, case_sensitive: bool = True
+    ) -> Expression:
         """UInt64: occurrences of any of ``patterns`` (see :func:`ketch.functions.count_matches`)."""
         return _s.count_matches(self._expr, patterns, whole_words=whole_words, case_sensitive=case_sensitive)
 

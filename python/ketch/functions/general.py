@@ -8,7 +8,7 @@ from typing import Any
 import pyarrow as pa
 
 from ketch.datatype import DataType
-from ketch.expressions.expression import Expression, _expr, lit
+from ketch.expressions.expression import Expression, _expr
 
 
 def fill_null(expr: Any, fill_value: Any) -> Expression:
@@ -55,7 +55,9 @@ def hash(expr: Any, seed: Any = None, hash_function: str | None = "xxhash") -> E
     if hash_function not in (None, "xxhash", "xxhash64"):
         from ketch.errors import KetchNotImplementedError
 
-        raise KetchNotImplementedError(f"hash: hash_function {hash_function!r} is not available; use 'xxhash'")
+        raise KetchNotImplementedError(
+            f"hash: hash_function {hash_function!r} is not available; use 'xxhash'"
+        )
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
         raise TypeError(f"hash: seed must be an int literal, got {seed!r}")
     return Expression._call("hash", _expr(expr), seed=0 if seed is None else seed)
@@ -66,7 +68,8 @@ def get(expr: Expression, key: int | str, default: Any = None) -> Expression:
     ``default``, when out of range); ``key`` a str picks the struct field of that name."""
     if isinstance(key, bool) or not isinstance(key, int | str):
         raise TypeError(
-            f"Argument {key} of type {type(key)} is not supported in `get`. Only int and string types are supported."
+            f"Argument {key} of type {type(key)} is not supported in `get`. "
+            "Only int and string types are supported."
         )
     if isinstance(key, str):
         if default is not None:
