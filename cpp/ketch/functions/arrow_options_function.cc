@@ -68,6 +68,11 @@ class ArrowOptionsFunction : public ScalarFunction {
       if (result.status().IsInvalid() && result.status().message().rfind(spec_.name, 0) == 0) {
         return result.status();  // our own option errors already name the function
       }
+      if (!spec_.pattern_option.empty() && result.status().IsInvalid()) {
+        ARROW_ASSIGN_OR_RAISE(auto pattern, StringOption(options, spec_.pattern_option, "", spec_.name));
+        return arrow::Status::Invalid(spec_.name, ": invalid regular expression '", pattern,
+                                      "': ", result.status().message());
+      }
       std::ostringstream args;
       for (size_t i = 0; i < arg_types.size(); ++i) {
         if (i) args << ", ";
