@@ -338,3 +338,22 @@ def test_numeric_functions_refuse_strings_at_plan_time():
         df.select(col("s") % 2)
     with pytest.raises(KetchTypeError, match=r"cannot apply 'sqrt'"):
         df.select(F.sqrt(col("s")))
+
+
+def test_constants_hypot_try_divide_and_eq_null_safe(rng):
+    a, b = floats(rng), floats(rng)
+    pairs = list(zip(a, b, strict=True))
+    same(run({"a": a}, F.e() + col("a") * 0), ref(a, lambda v: math.e + v * 0))
+    same(run({"a": a}, F.pi() + col("a") * 0), ref(a, lambda v: math.pi + v * 0))
+    same(
+        run({"a": a, "b": b}, F.hypot(col("a"), col("b"))),
+        [None if x is None or y is None else math.sqrt(x * x + y * y) for x, y in pairs],
+    )
+    x, y = ints(rng, lo=-3, hi=3), ints(rng, lo=-3, hi=3)
+    same(
+        run({"x": x, "y": y}, F.try_divide(col("x"), col("y"))),
+        [None if p is None or q is None or q == 0 else p / q for p, q in zip(x, y, strict=True)],
+    )
+    assert run({"x": x, "y": y}, F.eq_null_safe(col("x"), col("y"))) == [
+        (p is None and q is None) if p is None or q is None else p == q for p, q in zip(x, y, strict=True)
+    ]

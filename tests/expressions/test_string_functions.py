@@ -284,3 +284,14 @@ def test_column_patterns_are_refused_clearly():
         F.contains(col("s"), col("t"))
     with pytest.raises(TypeError, match="left: nchars must be an int"):
         F.left(col("s"), "3")
+
+
+def test_concat_ws_skips_nulls_and_is_null_when_all_are(data):
+    other = list(reversed(data))
+    df = ketch.from_pydict({"a": data, "b": other})
+    out = df.select(F.concat_ws("-", col("a"), col("b")).alias("r")).to_pydict()["r"]
+    expected = []
+    for x, y in zip(data, other, strict=True):
+        parts = [p for p in (x, y) if p is not None]
+        expected.append("-".join(parts) if parts else None)
+    assert out == expected

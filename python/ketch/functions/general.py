@@ -125,3 +125,13 @@ __all__ = [
     "when",
     "WhenExpr",
 ]
+
+
+def eq_null_safe(left: Any, right: Any) -> Expression:
+    """Bool: ``left == right`` where null equals null (true) and null differs from any value
+    (false); never null."""
+    a, b = _expr(left), _expr(right)
+    return Expression._call("coalesce", a == b, a.is_null() & b.is_null())
+
+
+__all__ += ["eq_null_safe"]

@@ -294,3 +294,31 @@ __all__ = [
     "tan",
     "tanh",
 ]
+
+
+def e() -> Expression:
+    """Euler's number as a float64 literal."""
+    return lit(_math.e)
+
+
+def pi() -> Expression:
+    """Pi as a float64 literal."""
+    return lit(_math.pi)
+
+
+def hypot(a: Any, b: Any) -> Expression:
+    """sqrt(a ** 2 + b ** 2) (float64)."""
+    x, y = _expr(a).cast(pa.float64()), _expr(b).cast(pa.float64())
+    return Expression._call(
+        "sqrt",
+        Expression._call("add", Expression._call("multiply", x, x), Expression._call("multiply", y, y)),
+    )
+
+
+def try_divide(a: Any, b: Any) -> Expression:
+    """``a / b`` as float64, null where ``b`` is 0."""
+    divisor = _expr(b)
+    return Expression._call("if_else", divisor == 0, lit(None).cast(pa.float64()), _expr(a) / divisor)
+
+
+__all__ += ["e", "hypot", "pi", "try_divide"]

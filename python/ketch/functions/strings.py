@@ -307,3 +307,17 @@ __all__ = [
     "to_datetime",
     "upper",
 ]
+
+
+def concat_ws(sep: str, *exprs: Expression) -> Expression:
+    """String: the non-null values of ``exprs`` joined by ``sep``; null when all are null."""
+    if not exprs:
+        raise ValueError("concat_ws needs at least one expression")
+    separator = literal_str(sep, "sep", "concat_ws")
+    args = [_expr(e) for e in exprs]
+    joined = Expression._call("concat_ws", *args, lit(separator))
+    any_value = Expression._call("coalesce", *args)
+    return Expression._call("if_else", any_value.is_null(), lit(None), joined)
+
+
+__all__ += ["concat_ws"]
