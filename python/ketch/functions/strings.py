@@ -313,11 +313,16 @@ def concat_ws(sep: str, *exprs: Expression) -> Expression:
     """String: the non-null values of ``exprs`` joined by ``sep``; null when all are null."""
     if not exprs:
         raise ValueError("concat_ws needs at least one expression")
-    separator = literal_str(sep, "sep", "concat_ws")
-    args = [_expr(e) for e in exprs]
-    joined = Expression._call("concat_ws", *args, lit(separator))
-    any_value = Expression._call("coalesce", *args)
-    return Expression._call("if_else", any_value.is_null(), lit(None), joined)
+    separator = lit(literal_str(sep, "sep", "concat_ws"))
+    # Folded from concat and if_else: Arrow's join with null_handling=SKIP drops all-null rows.
+    out = _expr(exprs[0])
+    for e in exprs[1:]:
+        nxt = _expr(e)
+        joined = concat(concat(out, separator), nxt)
+        out = Expression._call(
+            "if_else", out.is_null(), nxt, Expression._call("if_else", nxt.is_null(), out, joined)
+        )
+    return out
 
 
 __all__ += ["concat_ws"]

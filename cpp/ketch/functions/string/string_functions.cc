@@ -229,11 +229,6 @@ arrow::Status RegisterStringFunctions() {
          return std::make_shared<cp::AssumeTimezoneOptions>(tz);
        }});
   specs.push_back(to_datetime_tz);
-  specs.push_back(
-      WithOptions("concat_ws",
-                  {{"binary_join_element_wise", [](const FunctionOptions&, const std::string&) -> OptionsPtr {
-                      return std::make_shared<cp::JoinOptions>(cp::JoinOptions::SKIP);
-                    }}}));
   ArrowOptionsSpec struct_get = WithOptions("struct_get", {{"struct_field", StructFieldOptions}});
   struct_get.first_arg = ArgKind::kStruct;
   specs.push_back(struct_get);

@@ -23,8 +23,6 @@ namespace ketch::str {
 /// - to_date (format) → date32, to_datetime (format, timezone) → timestamp[us] (strptime formats;
 ///   a string that does not parse is an error naming it).
 /// - find (substr) → int64: code point index of the first occurrence, -1 when absent.
-/// - concat_ws (s1, s2, ..., separator) → string: the non-null values joined by the separator (the
-///   last argument); all-null rows give "".
 /// - struct_get (field) → the field's type.
 arrow::Status RegisterStringFunctions();
 
