@@ -359,3 +359,21 @@ def test_constants_hypot_try_divide_and_eq_null_safe(rng):
     assert run({"x": x, "y": y}, F.eq_null_safe(col("x"), col("y"))) == [
         (p is None and q is None) if p is None or q is None else p == q for p, q in zip(x, y, strict=True)
     ]
+
+
+def test_options_survive_plan_serialization_on_both_runners(runner):
+    df = ketch.from_pydict({"s": ["a1", "b22", None, "x"], "i": [7, -7, None, 3]}).into_partitions(2)
+    out = df.select(
+        F.regexp_extract(col("s"), r"([a-z])(\d+)", 2).alias("digits"),
+        col("s").str.lpad(4, "*").alias("padded"),
+        col("s").try_cast(ketch.DataType.int64()).alias("n"),
+        col("s").hash(seed=3).alias("h"),
+        (col("i") % 4).alias("m"),
+        F.when(col("i") > 0, "pos").otherwise("neg").alias("w"),
+    ).to_pydict()
+    assert out["digits"] == ["1", "22", None, None]
+    assert out["padded"] == ["**a1", "*b22", None, "***x"]
+    assert out["n"] == [None, None, None, None]
+    assert out["h"] == [xxh64(b"a1", 3), xxh64(b"b22", 3), None, xxh64(b"x", 3)]
+    assert out["m"] == [3, -3, None, 3]
+    assert out["w"] == ["pos", "neg", "neg", "pos"]
