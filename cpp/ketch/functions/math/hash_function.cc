@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "ketch/functions/arrow_options_function.h"
+#include "ketch/functions/math/hash_kernels.h"
 #include "ketch/functions/math/math_functions.h"
 
 namespace ketch::math {
@@ -32,6 +33,8 @@ uint32_t Read32(const uint8_t* p) {
 }
 uint64_t Round(uint64_t acc, uint64_t input) { return Rotl(acc + input * kP2, 31) * kP1; }
 uint64_t Merge(uint64_t acc, uint64_t v) { return (acc ^ Round(0, v)) * kP1 + kP4; }
+
+}  // namespace
 
 uint64_t Xxh64(const uint8_t* p, size_t len, uint64_t seed) {
   const uint8_t* end = p + len;
@@ -63,6 +66,42 @@ uint64_t Xxh64(const uint8_t* p, size_t len, uint64_t seed) {
   h ^= h >> 32;
   return h;
 }
+
+static uint32_t Rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+
+uint32_t Murmur3_32(const uint8_t* data, size_t len, uint32_t seed) {
+  constexpr uint32_t kC1 = 0xcc9e2d51, kC2 = 0x1b873593;
+  uint32_t h = seed;
+  const size_t blocks = len / 4;
+  for (size_t i = 0; i < blocks; ++i) {
+    uint32_t k;
+    std::memcpy(&k, data + 4 * i, 4);
+    h ^= Rotl32(k * kC1, 15) * kC2;
+    h = Rotl32(h, 13) * 5 + 0xe6546b64;
+  }
+  const uint8_t* tail = data + 4 * blocks;
+  uint32_t k = 0;
+  switch (len & 3) {
+    case 3:
+      k ^= static_cast<uint32_t>(tail[2]) << 16;
+      [[fallthrough]];
+    case 2:
+      k ^= static_cast<uint32_t>(tail[1]) << 8;
+      [[fallthrough]];
+    case 1:
+      k ^= tail[0];
+      h ^= Rotl32(k * kC1, 15) * kC2;
+  }
+  h ^= static_cast<uint32_t>(len);
+  h ^= h >> 16;
+  h *= 0x85ebca6b;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35;
+  h ^= h >> 16;
+  return h;
+}
+
+namespace {
 
 class HashFunction : public ScalarFunction {
  public:

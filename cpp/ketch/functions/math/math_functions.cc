@@ -11,6 +11,7 @@ namespace ketch::math {
 
 arrow::Status RegisterDivisionFunctions();
 arrow::Status RegisterHashFunction();
+arrow::Status RegisterMinHashFunction();
 
 namespace {
 
@@ -231,6 +232,7 @@ arrow::Status RegisterMathFunctions() {
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<TryCastFunction>()));
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<ListGetItemFunction>()));
   ARROW_RETURN_NOT_OK(RegisterDivisionFunctions());
+  ARROW_RETURN_NOT_OK(RegisterMinHashFunction());
   return RegisterHashFunction();
 }
 

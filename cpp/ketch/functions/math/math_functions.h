@@ -17,6 +17,10 @@ namespace ketch::math {
 /// - list_getitem (x; index, negative from the end) → element type, null when out of range.
 /// - hash (x; seed) → uint64: XXH64 of each value's bytes (strings/binary: their bytes; numbers
 ///   and booleans: their little-endian fixed-width bytes; null → null).
+/// - minhash (text; num_hashes, ngram_size, seed = 1, hash_function = "murmurhash3" | "xxhash")
+///   → fixed_size_list<uint32>[num_hashes]: MinHash signatures of each string's word n-grams
+///   (the algorithm is spelled out in minhash_function.cc; values differ from Daft's, whose
+///   permutations come from another generator).
 arrow::Status RegisterMathFunctions();
 
 }  // namespace ketch::math
