@@ -377,3 +377,73 @@ def test_options_survive_plan_serialization_on_both_runners(runner):
     assert out["h"] == [xxh64(b"a1", 3), xxh64(b"b22", 3), None, xxh64(b"x", 3)]
     assert out["m"] == [3, -3, None, 3]
     assert out["w"] == ["pos", "neg", "neg", "pos"]
+
+
+def murmur3_32(data: bytes, seed: int) -> int:
+    c1, c2, m32 = 0xCC9E2D51, 0x1B873593, 0xFFFFFFFF
+
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & m32
+
+    h, n = seed & m32, len(data)
+    for i in range(0, n - n % 4, 4):
+        k = (rotl((int.from_bytes(data[i : i + 4], "little") * c1) & m32, 15) * c2) & m32
+        h = (rotl(h ^ k, 13) * 5 + 0xE6546B64) & m32
+    tail, k = data[n - n % 4 :], 0
+    for j in reversed(range(len(tail))):
+        k ^= tail[j] << (8 * j)
+    if tail:
+        h ^= (rotl((k * c1) & m32, 15) * c2) & m32
+    h ^= n
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & m32
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & m32
+    return h ^ (h >> 16)
+
+
+def splitmix64(state: int) -> tuple[int, int]:
+    state = (state + 0x9E3779B97F4A7C15) & _M
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M
+    return state, z ^ (z >> 31)
+
+
+def minhash_ref(text: str, num_hashes: int, ngram_size: int, seed: int, murmur: bool) -> list[int]:
+    p = 2**61 - 1
+    state, perms = seed & _M, []
+    for _ in range(num_hashes):
+        state, x = splitmix64(state)
+        state, y = splitmix64(state)
+        perms.append((x % (p - 1) + 1, y % p))
+    tokens = [t for t in text.split(" ") if t]
+    if len(tokens) < ngram_size:
+        grams = [" ".join(tokens)]
+    else:
+        grams = [" ".join(tokens[i : i + ngram_size]) for i in range(len(tokens) - ngram_size + 1)]
+    hashes = [murmur3_32(g.encode(), seed) if murmur else xxh64(g.encode(), seed) & 0xFFFFFFFF for g in grams]
+    return [min(((a * h + b) % p) & 0xFFFFFFFF for h in hashes) for a, b in perms]
+
+
+def test_minhash_matches_its_reference_and_estimates_jaccard(rng):
+    assert murmur3_32(b"", 1) == 0x514E28B7 and murmur3_32(b"hello", 0) == 0x248BFA47  # published vectors
+    words = ["the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "😉", "é"]
+    texts: list[str | None] = [
+        " ".join(words[int(i)] for i in rng.integers(0, len(words), int(rng.integers(0, 12))))
+        for _ in range(40)
+    ]
+    texts += [None, "", "  double  spaces ", "one"]
+    for murmur, name in ((True, "murmurhash3"), (False, "xxhash")):
+        out = run({"t": texts}, F.minhash(col("t"), num_hashes=16, ngram_size=2, seed=7, hash_function=name))
+        assert out == [None if t is None else minhash_ref(t, 16, 2, 7, murmur) for t in texts]
+    sig = run({"t": texts[:2]}, col("t").minhash(num_hashes=4, ngram_size=1))
+    assert sig == [minhash_ref(t, 4, 1, 1, True) for t in texts[:2]]  # type: ignore[arg-type]
+    # Similar documents share about a Jaccard-similarity share of signature positions.
+    base = [f"w{i}" for i in range(200)]
+    a, b = " ".join(base), " ".join(base[:150] + [f"v{i}" for i in range(50)])
+    sa, sb = run({"t": [a, b]}, F.minhash(col("t"), num_hashes=512, ngram_size=1))
+    agreement = sum(x == y for x, y in zip(sa, sb, strict=True)) / 512
+    assert abs(agreement - 150 / 250) < 0.08
+    with pytest.raises(KetchTypeError, match=r"minhash expects a string, got col\(i\)"):
+        ketch.from_pydict({"i": [1]}).select(F.minhash(col("i"), num_hashes=2, ngram_size=1))

@@ -111,6 +111,20 @@ class ScalarFunctionMethods:
 
         return general.hash(self, seed, hash_function)
 
+    def minhash(
+        self, *, num_hashes: int, ngram_size: int, seed: int = 1, hash_function: str = "murmurhash3"
+    ) -> Expression:
+        """MinHash signatures (see :func:`ketch.functions.minhash`)."""
+        from ketch.functions import general
+
+        return general.minhash(
+            self,  # type: ignore[arg-type]
+            num_hashes=num_hashes,
+            ngram_size=ngram_size,
+            seed=seed,
+            hash_function=hash_function,
+        )
+
     def get(self, key: int | str, default: Any = None) -> Expression:
         """List element (int key) or struct field (str key); see :func:`ketch.functions.get`."""
         from ketch.functions import general

@@ -135,3 +135,33 @@ def eq_null_safe(left: Any, right: Any) -> Expression:
 
 
 __all__ += ["eq_null_safe"]
+
+
+def minhash(
+    expr: Expression | str,
+    *,
+    num_hashes: int,
+    ngram_size: int,
+    seed: int = 1,
+    hash_function: str = "murmurhash3",
+) -> Expression:
+    """FixedSizeList[UInt32; num_hashes]: MinHash signatures of each string's word n-grams
+    (tokens split on spaces, ``ngram_size`` tokens per n-gram, each hashed to 32 bits with
+    ``hash_function`` ("murmurhash3" or "xxhash") and ``seed``, then ``num_hashes`` permutations
+    ``(a*h + b) mod (2**61 - 1)`` drawn from SplitMix64(``seed``)). Two strings' signatures agree
+    in about a Jaccard-similarity share of positions. Values differ from Daft's (another
+    permutation generator). Null stays null."""
+    from ketch.expressions.expression import col
+
+    target = col(expr) if isinstance(expr, str) else expr
+    return Expression._call(
+        "minhash",
+        target,
+        num_hashes=num_hashes,
+        ngram_size=ngram_size,
+        seed=seed,
+        hash_function=hash_function,
+    )
+
+
+__all__ += ["minhash"]
