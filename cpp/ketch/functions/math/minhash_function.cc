@@ -10,6 +10,7 @@
 
 #include <arrow/api.h>
 
+#include <algorithm>
 #include <limits>
 #include <string_view>
 #include <vector>
@@ -120,6 +121,7 @@ class MinHashFunction : public ScalarFunction {
         }
       }
       ARROW_RETURN_NOT_OK(builder.Append());
+      ARROW_RETURN_NOT_OK(values->Reserve(s.num_hashes));
       for (int64_t i = 0; i < s.num_hashes; ++i) values->UnsafeAppend(static_cast<uint32_t>(mins[i]));
     }
     return builder.Finish();
