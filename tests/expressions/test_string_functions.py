@@ -295,3 +295,17 @@ def test_concat_ws_skips_nulls_and_is_null_when_all_are(data):
         parts = [p for p in (x, y) if p is not None]
         expected.append("-".join(parts) if parts else None)
     assert out == expected
+
+
+@pytest.mark.parametrize(
+    "pattern,index", [(r"(\d)(\d*)", 0), (r"(\d)(\d*)", 1), (r"(\d)(\d*)", 2), ("[a-zé]+", 0)]
+)
+def test_regexp_extract_all_matches_python_finditer(data, pattern, index):
+    rx = re.compile(pattern)
+    values = data + ["123-456 78", "x1y22z", "no digits"]
+    expected = ref(values, lambda s: [m.group(index) for m in rx.finditer(s)])
+    assert run(values, lambda c: F.regexp_extract_all(c, pattern, index)) == expected
+    assert run(values, lambda c: c.str.extract_all(pattern, index)) == expected
+    assert run(values, lambda c: c.regexp_extract_all(pattern, index)) == expected
+    with pytest.raises(KetchValueError, match=r"invalid regular expression 'a\)\|\(b'"):
+        run(["a"], lambda c: F.regexp_extract_all(c, "a)|(b"))

@@ -335,6 +335,10 @@ class ScalarFunctionMethods:
         """String: group ``index`` of the first match."""
         return self._str("regexp_extract", pattern, index)
 
+    def regexp_extract_all(self, pattern: str, index: int = 0) -> Expression:
+        """List[String]: group ``index`` of every match."""
+        return self._str("regexp_extract_all", pattern, index)
+
     def regexp_replace(self, pattern: str, replacement: str) -> Expression:
         """String: regex matches replaced."""
         return self._str("regexp_replace", pattern, replacement)

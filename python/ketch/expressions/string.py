@@ -35,6 +35,10 @@ class StringNamespace:
         """String: group ``index`` of the first match of the regex ``pattern`` (null: no match)."""
         return _s.regexp_extract(self._expr, pattern, index)
 
+    def extract_all(self, pattern: str, index: int = 0) -> Expression:
+        """List[String]: group ``index`` of every match of the regex ``pattern``."""
+        return _s.regexp_extract_all(self._expr, pattern, index)
+
     def replace(self, pattern: str, replacement: str, regex: bool = False) -> Expression:
         """String: every occurrence of ``pattern`` (plain text, or a regex with ``regex=True``)
         replaced by ``replacement``."""

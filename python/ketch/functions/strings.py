@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pyarrow as pa
+
 from ketch.expressions.expression import Expression, _expr, lit
 from ketch.functions._args import literal_int, literal_str
 
@@ -47,6 +49,30 @@ def regexp_extract(expr: Expression, pattern: str, index: int = 0) -> Expression
         pattern=literal_str(pattern, "pattern", "regexp_extract"),
         index=literal_int(index, "index", "regexp_extract"),
     )
+
+
+def regexp_extract_all(expr: Expression, pattern: str, index: int = 0) -> Expression:
+    """List[String]: group ``index`` (0: the whole match, at most 8) of every non-overlapping
+    match of ``pattern``, left to right; an empty list when nothing matches, null for null.
+
+    Built from Arrow's regex replace and split: each match is rewritten to its group between the
+    control characters U+001E and U+001F, so strings that contain those two characters themselves
+    give wrong results."""
+    regex = literal_str(pattern, "pattern", "regexp_extract_all")
+    group = literal_int(index, "index", "regexp_extract_all")
+    if not 0 <= group <= 8:
+        raise ValueError(f"regexp_extract_all: index must be in 0..8, got {group}")
+    text = _expr(expr).cast(pa.large_string())
+    count = Expression._call("regexp_count", text, pattern=regex)  # also checks the pattern
+    marked = Expression._call(
+        "regexp_replace", text, pattern=f"(?s:.*?)({regex})", replacement=f"\x1e\\{group + 1}\x1f"
+    )
+    matches_only = Expression._call("regexp_replace", marked, pattern="\x1f[^\x1f]*$", replacement="")
+    parts = Expression._call(
+        "split", Expression._call("substr", matches_only, start=1, length=-1), pattern="\x1f\x1e"
+    )
+    empty = lit(pa.scalar([], type=pa.list_(pa.large_string())))
+    return Expression._call("if_else", count == 0, empty, parts)
 
 
 def regexp_replace(expr: Expression, pattern: str, replacement: str) -> Expression:
@@ -325,4 +351,4 @@ def concat_ws(sep: str, *exprs: Expression) -> Expression:
     return out
 
 
-__all__ += ["concat_ws"]
+__all__ += ["concat_ws", "regexp_extract_all"]
