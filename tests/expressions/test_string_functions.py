@@ -309,3 +309,9 @@ def test_regexp_extract_all_matches_python_finditer(data, pattern, index):
     assert run(values, lambda c: c.regexp_extract_all(pattern, index)) == expected
     with pytest.raises(KetchValueError, match=r"invalid regular expression 'a\)\|\(b'"):
         run(["a"], lambda c: F.regexp_extract_all(c, "a)|(b"))
+
+
+def test_bit_length_and_space(data):
+    assert run(data, F.bit_length) == ref(data, lambda s: 8 * len(s.encode()))
+    df = ketch.from_pydict({"n": [0, 3, None]})
+    assert df.select(F.space(col("n")).alias("r")).to_pydict()["r"] == ["", "   ", None]

@@ -351,4 +351,14 @@ def concat_ws(sep: str, *exprs: Expression) -> Expression:
     return out
 
 
-__all__ += ["concat_ws", "regexp_extract_all"]
+def bit_length(expr: Expression) -> Expression:
+    """UInt64: the length of each string in bits (8 per UTF-8 byte)."""
+    return Expression._call("multiply", length_bytes(expr), lit(8).cast(pa.uint64()))
+
+
+def space(n: int | Expression) -> Expression:
+    """String of ``n`` spaces (an int or an integer column; null for null)."""
+    return Expression._call("binary_repeat", lit(" "), _expr(n))
+
+
+__all__ += ["bit_length", "concat_ws", "regexp_extract_all", "space"]
