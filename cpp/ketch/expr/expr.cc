@@ -353,10 +353,15 @@ arrow::Result<arrow::Datum> EvaluateDatum(const Expr& expr, const arrow::RecordB
         args.push_back(std::move(arg));
       }
       ARROW_ASSIGN_OR_RAISE(auto function, FunctionRegistry::Global()->Get(expr.name()));
-      if (ctx.num_rows == batch.num_rows()) return function->Execute(args, expr.options(), ctx);
       EvalContext call_ctx = ctx;
       call_ctx.num_rows = batch.num_rows();
-      return function->Execute(args, expr.options(), call_ctx);
+      auto result = function->Execute(args, expr.options(), call_ctx);
+      // Name the failing call itself ("... overflow (in col(a) + lit(1))"); a child's failure
+      // returned above and already names its own call.
+      if (!result.ok()) {
+        return result.status().WithMessage(result.status().message(), " (in ", expr.ToString(), ")");
+      }
+      return result;
     }
     case ExprKind::kUdf: {
       ARROW_ASSIGN_OR_RAISE(auto out, CallUdf(expr, batch, ctx));

@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from ketch import _core
 from ketch.datatype import DataType
+from ketch.expressions.scalar_methods import ScalarFunctionMethods
 
 if TYPE_CHECKING:
     from ketch.expressions.embedding import EmbeddingNamespace
@@ -61,7 +62,7 @@ def _expr(value: Any) -> Expression:
     return value if isinstance(value, Expression) else lit(value)
 
 
-class Expression:
+class Expression(ScalarFunctionMethods):
     """A column expression. Build with :func:`col` and :func:`lit`, combine with operators
     (``+ - * / == != < <= > >= & | ~``) and methods; namespaces ``.image`` and ``.url`` hold the
     multimodal kernels."""

@@ -1,0 +1,240 @@
+#include "ketch/functions/string/string_functions.h"
+
+#include <arrow/compute/api.h>
+
+#include <limits>
+
+#include "ketch/functions/arrow_options_function.h"
+
+namespace ketch::str {
+
+arrow::Status RegisterFindFunction();
+arrow::Status RegisterLengthFunction();
+
+namespace {
+
+namespace cp = arrow::compute;
+using OptionsPtr = arrow::Result<std::shared_ptr<cp::FunctionOptions>>;
+
+OptionsMaker MatchOptions(bool ignore_case) {
+  return [ignore_case](const FunctionOptions& options, const std::string& function) -> OptionsPtr {
+    ARROW_ASSIGN_OR_RAISE(auto pattern, GetStringOption(options, "pattern", function));
+    ARROW_ASSIGN_OR_RAISE(auto ic, BoolOption(options, "ignore_case", ignore_case, function));
+    return std::make_shared<cp::MatchSubstringOptions>(pattern, ic);
+  };
+}
+
+OptionsPtr ReplaceOptions(const FunctionOptions& options, const std::string& function) {
+  ARROW_ASSIGN_OR_RAISE(auto pattern, GetStringOption(options, "pattern", function));
+  ARROW_ASSIGN_OR_RAISE(auto replacement, GetStringOption(options, "replacement", function));
+  return std::make_shared<cp::ReplaceSubstringOptions>(pattern, replacement);
+}
+
+OptionsPtr SplitOptions(const FunctionOptions& options, const std::string& function) {
+  ARROW_ASSIGN_OR_RAISE(auto pattern, GetStringOption(options, "pattern", function));
+  if (pattern.empty()) return arrow::Status::Invalid(function, ": the split pattern must not be empty");
+  return std::make_shared<cp::SplitPatternOptions>(pattern);
+}
+
+arrow::Result<int64_t> NonNegative(const FunctionOptions& options, const std::string& key,
+                                   const std::string& function) {
+  ARROW_ASSIGN_OR_RAISE(auto n, GetIntOption(options, key, function));
+  if (n < 0) return arrow::Status::Invalid(function, ": ", key, " must be >= 0, got ", n);
+  return n;
+}
+
+constexpr int64_t kToEnd = std::numeric_limits<int64_t>::max();
+
+OptionsPtr LeftOptions(const FunctionOptions& options, const std::string& function) {
+  ARROW_ASSIGN_OR_RAISE(auto n, NonNegative(options, "n", function));
+  return std::make_shared<cp::SliceOptions>(0, n);
+}
+
+OptionsPtr RightOptions(const FunctionOptions& options, const std::string& function) {
+  ARROW_ASSIGN_OR_RAISE(auto n, NonNegative(options, "n", function));
+  if (n == 0) return std::make_shared<cp::SliceOptions>(0, 0);
+  return std::make_shared<cp::SliceOptions>(-n, kToEnd);
+}
+
+OptionsPtr SubstrOptions(const FunctionOptions& options, const std::string& function) {
+  ARROW_ASSIGN_OR_RAISE(auto start, NonNegative(options, "start", function));
+  ARROW_ASSIGN_OR_RAISE(auto length, IntOption(options, "length", -1, function));
+  if (length < -1) return arrow::Status::Invalid(function, ": length must be >= 0, got ", length);
+  return std::make_shared<cp::SliceOptions>(start, length == -1 ? kToEnd : start + length);
+}
+
+OptionsPtr TruncateOptions(const FunctionOptions& options, const std::string& function) {
+  ARROW_ASSIGN_OR_RAISE(auto n, NonNegative(options, "length", function));
+  return std::make_shared<cp::SliceOptions>(0, n);
+}
+
+OptionsPtr PadOptions(const FunctionOptions& options, const std::string& function) {
+  ARROW_ASSIGN_OR_RAISE(auto n, NonNegative(options, "length", function));
+  ARROW_ASSIGN_OR_RAISE(auto pad, GetStringOption(options, "pad", function));
+  int64_t code_points = 0;
+  for (unsigned char c : pad) code_points += (c & 0xC0) != 0x80;
+  if (code_points != 1) {
+    return arrow::Status::Invalid(function, ": pad must be a single character, got '", pad, "'");
+  }
+  return std::make_shared<cp::PadOptions>(n, pad);
+}
+
+OptionsPtr StrptimeOptions(const FunctionOptions& options, const std::string& function,
+                           arrow::TimeUnit::type unit) {
+  ARROW_ASSIGN_OR_RAISE(auto format, GetStringOption(options, "format", function));
+  return std::make_shared<cp::StrptimeOptions>(format, unit, /*error_is_null=*/false);
+}
+
+// extract_regex needs every group named: name the whole match g0 and the groups g1, g2, ... in
+// the order RE2 numbers them (by their opening parenthesis).
+arrow::Result<std::string> NameGroups(const std::string& pattern) {
+  std::string out = "(?P<g0>";
+  int group = 0;
+  bool in_class = false;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\' && i + 1 < pattern.size()) {
+      out += c;
+      out += pattern[++i];
+      continue;
+    }
+    if (in_class) {
+      if (c == ']') in_class = false;
+      out += c;
+      continue;
+    }
+    if (c == '[') {
+      in_class = true;
+      out += c;
+      if (i + 1 < pattern.size() && pattern[i + 1] == '^') out += pattern[++i];
+      if (i + 1 < pattern.size() && pattern[i + 1] == ']') out += pattern[++i];
+      continue;
+    }
+    if (c == '(') {
+      if (i + 1 < pattern.size() && pattern[i + 1] == '?') {
+        // (?P<name>...) and (?<name>...) capture; (?:...), (?i) and friends do not.
+        size_t name_start = std::string::npos;
+        if (pattern.compare(i + 1, 3, "?P<") == 0)
+          name_start = i + 4;
+        else if (pattern.compare(i + 1, 2, "?<") == 0)
+          name_start = i + 3;
+        if (name_start != std::string::npos) {
+          const size_t close = pattern.find('>', name_start);
+          if (close == std::string::npos) return pattern;  // let RE2 report it
+          out += "(?P<g" + std::to_string(++group) + ">";
+          i = close;
+          continue;
+        }
+        out += c;
+        continue;
+      }
+      out += "(?P<g" + std::to_string(++group) + ">";
+      continue;
+    }
+    out += c;
+  }
+  return out + ")";
+}
+
+OptionsPtr ExtractOptions(const FunctionOptions& options, const std::string& function) {
+  ARROW_ASSIGN_OR_RAISE(auto pattern, GetStringOption(options, "pattern", function));
+  ARROW_ASSIGN_OR_RAISE(auto named, NameGroups(pattern));
+  return std::make_shared<cp::ExtractRegexOptions>(named);
+}
+
+OptionsPtr ExtractFieldOptions(const FunctionOptions& options, const std::string& function) {
+  ARROW_ASSIGN_OR_RAISE(auto index, NonNegative(options, "index", function));
+  return std::make_shared<cp::StructFieldOptions>(arrow::FieldRef("g" + std::to_string(index)));
+}
+
+OptionsPtr StructFieldOptions(const FunctionOptions& options, const std::string& function) {
+  ARROW_ASSIGN_OR_RAISE(auto field, GetStringOption(options, "field", function));
+  return std::make_shared<cp::StructFieldOptions>(arrow::FieldRef(field));
+}
+
+ArrowOptionsSpec Simple(std::string name, std::string arrow_function,
+                        std::shared_ptr<arrow::DataType> result_type = nullptr) {
+  ArrowOptionsSpec spec;
+  spec.name = std::move(name);
+  spec.steps = {{std::move(arrow_function), nullptr}};
+  spec.result_type = std::move(result_type);
+  return spec;
+}
+
+ArrowOptionsSpec WithOptions(std::string name, std::vector<ArrowStep> steps, std::string pattern_option = "",
+                             std::shared_ptr<arrow::DataType> result_type = nullptr) {
+  ArrowOptionsSpec spec;
+  spec.name = std::move(name);
+  spec.steps = std::move(steps);
+  spec.pattern_option = std::move(pattern_option);
+  spec.result_type = std::move(result_type);
+  return spec;
+}
+
+}  // namespace
+
+arrow::Status RegisterStringFunctions() {
+  std::vector<ArrowOptionsSpec> specs = {
+      WithOptions("utf8_contains", {{"match_substring", MatchOptions(false)}}),
+      WithOptions("starts_with", {{"starts_with", MatchOptions(false)}}),
+      WithOptions("ends_with", {{"ends_with", MatchOptions(false)}}),
+      WithOptions("regexp_match", {{"match_substring_regex", MatchOptions(false)}}, "pattern"),
+      WithOptions("like", {{"match_like", MatchOptions(false)}}),
+      WithOptions("ilike", {{"match_like", MatchOptions(true)}}),
+      WithOptions("replace", {{"replace_substring", ReplaceOptions}}),
+      WithOptions("regexp_replace", {{"replace_substring_regex", ReplaceOptions}}, "pattern"),
+      WithOptions("split", {{"split_pattern", SplitOptions}}),
+      WithOptions("regexp_split", {{"split_pattern_regex", SplitOptions}}, "pattern"),
+      WithOptions("regexp_count", {{"count_substring_regex", MatchOptions(false)}}, "pattern",
+                  arrow::uint64()),
+      WithOptions("regexp_extract",
+                  {{"extract_regex", ExtractOptions}, {"struct_field", ExtractFieldOptions}}, "pattern"),
+      Simple("lower", "utf8_lower"),
+      Simple("upper", "utf8_upper"),
+      Simple("capitalize", "utf8_capitalize"),
+      Simple("reverse", "utf8_reverse"),
+      Simple("lstrip", "utf8_ltrim_whitespace"),
+      Simple("rstrip", "utf8_rtrim_whitespace"),
+      Simple("strip", "utf8_trim_whitespace"),
+      Simple("length_bytes", "binary_length", arrow::uint64()),
+      WithOptions("left", {{"utf8_slice_codeunits", LeftOptions}}),
+      WithOptions("right", {{"utf8_slice_codeunits", RightOptions}}),
+      WithOptions("substr", {{"utf8_slice_codeunits", SubstrOptions}}),
+      WithOptions("lpad", {{"utf8_slice_codeunits", TruncateOptions}, {"utf8_lpad", PadOptions}}),
+      WithOptions("rpad", {{"utf8_slice_codeunits", TruncateOptions}, {"utf8_rpad", PadOptions}}),
+      WithOptions("normalize_nfd", {{"utf8_normalize",
+                                     [](const FunctionOptions&, const std::string&) -> OptionsPtr {
+                                       return std::make_shared<cp::Utf8NormalizeOptions>(
+                                           cp::Utf8NormalizeOptions::NFD);
+                                     }}}),
+      WithOptions(
+          "to_date",
+          {{"strptime", [](const FunctionOptions& o,
+                           const std::string& f) { return StrptimeOptions(o, f, arrow::TimeUnit::SECOND); }},
+           {"cast",
+            [](const FunctionOptions&, const std::string&) -> OptionsPtr {
+              return std::make_shared<cp::CastOptions>(cp::CastOptions::Unsafe(arrow::date32()));
+            }}}),
+  };
+  ArrowOptionsSpec to_datetime =
+      WithOptions("to_datetime", {{"strptime", [](const FunctionOptions& o, const std::string& f) {
+                                     return StrptimeOptions(o, f, arrow::TimeUnit::MICRO);
+                                   }}});
+  specs.push_back(to_datetime);
+  ArrowOptionsSpec to_datetime_tz = to_datetime;
+  to_datetime_tz.name = "to_datetime_tz";
+  to_datetime_tz.steps.push_back(
+      {"assume_timezone", [](const FunctionOptions& o, const std::string& f) -> OptionsPtr {
+         ARROW_ASSIGN_OR_RAISE(auto tz, GetStringOption(o, "timezone", f));
+         return std::make_shared<cp::AssumeTimezoneOptions>(tz);
+       }});
+  specs.push_back(to_datetime_tz);
+  ArrowOptionsSpec struct_get = WithOptions("struct_get", {{"struct_field", StructFieldOptions}});
+  struct_get.first_arg = ArgKind::kStruct;
+  specs.push_back(struct_get);
+  for (auto& spec : specs) ARROW_RETURN_NOT_OK(RegisterArrowOptionsFunction(std::move(spec)));
+  ARROW_RETURN_NOT_OK(RegisterLengthFunction());
+  return RegisterFindFunction();
+}
+
+}  // namespace ketch::str

@@ -1,0 +1,6 @@
+"""Daft's ``daft.functions``: free functions over expressions. Each family lives in its own
+module and is re-exported here."""
+
+from ketch.functions.general import *  # noqa: F403
+from ketch.functions.math import *  # noqa: F403
+from ketch.functions.strings import *  # noqa: F403

@@ -1,0 +1,364 @@
+"""String functions in Daft's free-function spelling (``ketch.functions.lower(col("s"))``); the
+``.str`` namespace and the flat Expression methods call these. Every function takes a string column
+(a KetchTypeError at plan time names the function, the expression and the type otherwise), keeps
+nulls as nulls and counts characters in Unicode code points. Patterns, lengths and counts are
+literals; a regex is RE2 syntax and an invalid one raises KetchValueError naming it at plan time."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pyarrow as pa
+
+from ketch.expressions.expression import Expression, _expr, lit
+from ketch.functions._args import literal_int, literal_str
+
+
+def contains(expr: Expression, substr: str) -> Expression:
+    """Bool: whether each string contains ``substr`` (plain text, case sensitive)."""
+    return Expression._call("utf8_contains", expr, pattern=literal_str(substr, "substr", "contains"))
+
+
+def startswith(expr: Expression, prefix: str) -> Expression:
+    """Bool: whether each string starts with ``prefix``."""
+    return Expression._call("starts_with", expr, pattern=literal_str(prefix, "prefix", "startswith"))
+
+
+def endswith(expr: Expression, suffix: str) -> Expression:
+    """Bool: whether each string ends with ``suffix``."""
+    return Expression._call("ends_with", expr, pattern=literal_str(suffix, "suffix", "endswith"))
+
+
+def regexp(expr: Expression, pattern: str) -> Expression:
+    """Bool: whether the regex ``pattern`` matches anywhere in each string."""
+    return Expression._call("regexp_match", expr, pattern=literal_str(pattern, "pattern", "regexp"))
+
+
+def regexp_count(expr: Expression, pattern: str) -> Expression:
+    """UInt64: the number of non-overlapping matches of the regex ``pattern``."""
+    return Expression._call("regexp_count", expr, pattern=literal_str(pattern, "pattern", "regexp_count"))
+
+
+def regexp_extract(expr: Expression, pattern: str, index: int = 0) -> Expression:
+    """String: group ``index`` (0: the whole match) of the first match of ``pattern``; null when
+    nothing matches. An ``index`` above the pattern's group count fails at plan time."""
+    return Expression._call(
+        "regexp_extract",
+        expr,
+        pattern=literal_str(pattern, "pattern", "regexp_extract"),
+        index=literal_int(index, "index", "regexp_extract"),
+    )
+
+
+def regexp_extract_all(expr: Expression, pattern: str, index: int = 0) -> Expression:
+    """List[String]: group ``index`` (0: the whole match, at most 8) of every non-overlapping
+    match of ``pattern``, left to right; an empty list when nothing matches, null for null.
+
+    Built from Arrow's regex replace and split: each match is rewritten to its group between the
+    control characters U+001E and U+001F, so strings that contain those two characters themselves
+    give wrong results."""
+    regex = literal_str(pattern, "pattern", "regexp_extract_all")
+    group = literal_int(index, "index", "regexp_extract_all")
+    if not 0 <= group <= 8:
+        raise ValueError(f"regexp_extract_all: index must be in 0..8, got {group}")
+    text = _expr(expr).cast(pa.large_string())
+    count = Expression._call("regexp_count", text, pattern=regex)  # also checks the pattern
+    marked = Expression._call(
+        "regexp_replace", text, pattern=f"(?s:.*?)({regex})", replacement=f"\x1e\\{group + 1}\x1f"
+    )
+    matches_only = Expression._call("regexp_replace", marked, pattern="\x1f[^\x1f]*$", replacement="")
+    parts = Expression._call(
+        "split", Expression._call("substr", matches_only, start=1, length=-1), pattern="\x1f\x1e"
+    )
+    empty = lit(pa.scalar([], type=pa.list_(pa.large_string())))
+    return Expression._call("if_else", count == 0, empty, parts)
+
+
+def regexp_replace(expr: Expression, pattern: str, replacement: str) -> Expression:
+    """String: every match of the regex ``pattern`` replaced by ``replacement`` (RE2: ``\\1``
+    names group 1)."""
+    return Expression._call(
+        "regexp_replace",
+        expr,
+        pattern=literal_str(pattern, "pattern", "regexp_replace"),
+        replacement=literal_str(replacement, "replacement", "regexp_replace"),
+    )
+
+
+def regexp_split(expr: Expression, pattern: str) -> Expression:
+    """List[String]: each string split on matches of the regex ``pattern``."""
+    return Expression._call("regexp_split", expr, pattern=literal_str(pattern, "pattern", "regexp_split"))
+
+
+def replace(expr: Expression, search: str, replacement: str) -> Expression:
+    """String: every occurrence of the plain text ``search`` replaced by ``replacement``."""
+    return Expression._call(
+        "replace",
+        expr,
+        pattern=literal_str(search, "search", "replace"),
+        replacement=literal_str(replacement, "replacement", "replace"),
+    )
+
+
+def split(expr: Expression, split_on: str) -> Expression:
+    """List[String]: each string split on the plain text ``split_on`` (not empty)."""
+    return Expression._call("split", expr, pattern=literal_str(split_on, "split_on", "split"))
+
+
+def lower(expr: Expression) -> Expression:
+    """String: Unicode lowercase."""
+    return Expression._call("lower", expr)
+
+
+def upper(expr: Expression) -> Expression:
+    """String: Unicode uppercase."""
+    return Expression._call("upper", expr)
+
+
+def capitalize(expr: Expression) -> Expression:
+    """String: the first character uppercased, the rest lowercased."""
+    return Expression._call("capitalize", expr)
+
+
+def reverse(expr: Expression) -> Expression:
+    """String: the code points in reverse order."""
+    return Expression._call("reverse", expr)
+
+
+def lstrip(expr: Expression) -> Expression:
+    """String: leading Unicode whitespace removed."""
+    return Expression._call("lstrip", expr)
+
+
+def rstrip(expr: Expression) -> Expression:
+    """String: trailing Unicode whitespace removed."""
+    return Expression._call("rstrip", expr)
+
+
+def strip(expr: Expression) -> Expression:
+    """String: leading and trailing Unicode whitespace removed."""
+    return Expression._call("strip", expr)
+
+
+def length(expr: Expression) -> Expression:
+    """UInt64: characters of a string, bytes of a binary, elements of a list."""
+    return Expression._call("length", expr)
+
+
+def length_bytes(expr: Expression) -> Expression:
+    """UInt64: the length of each string in UTF-8 bytes."""
+    return Expression._call("length_bytes", expr)
+
+
+def left(expr: Expression, nchars: int) -> Expression:
+    """String: the first ``nchars`` (>= 0) characters."""
+    return Expression._call("left", expr, n=literal_int(nchars, "nchars", "left"))
+
+
+def right(expr: Expression, nchars: int) -> Expression:
+    """String: the last ``nchars`` (>= 0) characters."""
+    return Expression._call("right", expr, n=literal_int(nchars, "nchars", "right"))
+
+
+def substr(expr: Expression, start: int, length: int | None = None) -> Expression:
+    """String: ``length`` characters (all remaining when None) from character ``start`` (>= 0)."""
+    n = -1 if length is None else literal_int(length, "length", "substr")
+    return Expression._call("substr", expr, start=literal_int(start, "start", "substr"), length=n)
+
+
+def lpad(expr: Expression, length: int, pad: str) -> Expression:
+    """String of exactly ``length`` characters: truncated on the right when longer, else
+    left-padded with the single character ``pad``."""
+    return Expression._call(
+        "lpad", expr, length=literal_int(length, "length", "lpad"), pad=literal_str(pad, "pad", "lpad")
+    )
+
+
+def rpad(expr: Expression, length: int, pad: str) -> Expression:
+    """String of exactly ``length`` characters: truncated when longer, else right-padded with
+    the single character ``pad``."""
+    return Expression._call(
+        "rpad", expr, length=literal_int(length, "length", "rpad"), pad=literal_str(pad, "pad", "rpad")
+    )
+
+
+def repeat(expr: Expression, n: int | Expression) -> Expression:
+    """String: each string repeated ``n`` times (an int or an integer column)."""
+    return Expression._call("binary_repeat", expr, n)
+
+
+def like(expr: Expression, pattern: str) -> Expression:
+    """Bool: SQL LIKE (``%`` any run, ``_`` one character), case sensitive."""
+    return Expression._call("like", expr, pattern=literal_str(pattern, "pattern", "like"))
+
+
+def ilike(expr: Expression, pattern: str) -> Expression:
+    """Bool: SQL ILIKE (``%`` any run, ``_`` one character), case insensitive."""
+    return Expression._call("ilike", expr, pattern=literal_str(pattern, "pattern", "ilike"))
+
+
+def find(expr: Expression, substr: str) -> Expression:
+    """Int64: the character index of the first occurrence of ``substr``, -1 when absent."""
+    return Expression._call("find", expr, substr=literal_str(substr, "substr", "find"))
+
+
+_ASCII_PUNCTUATION = "[" + re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~") + "]"
+
+
+def normalize(
+    expr: Expression,
+    *,
+    remove_punct: bool = False,
+    lowercase: bool = False,
+    nfd_unicode: bool = False,
+    white_space: bool = False,
+) -> Expression:
+    """String, in this order: ASCII punctuation removed, lowercased, Unicode NFD, whitespace runs
+    collapsed to one space and the ends stripped (each step only when asked)."""
+    out = expr
+    if remove_punct:
+        out = Expression._call("regexp_replace", out, pattern=_ASCII_PUNCTUATION, replacement="")
+    if lowercase:
+        out = Expression._call("lower", out)
+    if nfd_unicode:
+        out = Expression._call("normalize_nfd", out)
+    if white_space:
+        out = Expression._call("regexp_replace", out, pattern=r"\s+", replacement=" ")
+        out = Expression._call("strip", out)
+    if out is expr:  # no step: the identity, still type-checked at plan time
+        out = Expression._call("substr", expr, start=0, length=-1)
+    return out
+
+
+def count_matches(
+    expr: Expression, patterns: Any, *, whole_words: bool = False, case_sensitive: bool = True
+) -> Expression:
+    """UInt64: how many times any of ``patterns`` (a str or a list of str, plain text) occurs,
+    non-overlapping, longer patterns first where they overlap; ``whole_words`` counts only matches
+    bounded by non-word characters; ``case_sensitive=False`` ignores case."""
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    if hasattr(patterns, "to_pylist"):
+        patterns = patterns.to_pylist()
+    if not isinstance(patterns, list | tuple) or not patterns:
+        raise TypeError(f"count_matches: patterns must be a str or a non-empty list of str, got {patterns!r}")
+    words = [literal_str(p, "patterns", "count_matches") for p in patterns]
+    alternation = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    regex = rf"\b(?:{alternation})\b" if whole_words else f"(?:{alternation})"
+    return Expression._call("regexp_count", expr, pattern=regex, ignore_case=not case_sensitive)
+
+
+def to_date(expr: Expression, format: str) -> Expression:
+    """Date: each string parsed with the strptime ``format`` (e.g. ``"%Y-%m-%d"``); a string that
+    does not parse raises KetchValueError naming it."""
+    return Expression._call("to_date", expr, format=literal_str(format, "format", "to_date"))
+
+
+def to_datetime(expr: Expression, format: str, timezone: str | None = None) -> Expression:
+    """Timestamp[us]: each string parsed with the strptime ``format``; with ``timezone`` the
+    parsed wall time is read in that zone (timestamp[us, timezone]); ``%z`` in the format gives
+    timestamp[us, UTC]."""
+    fmt = literal_str(format, "format", "to_datetime")
+    if timezone is None:
+        return Expression._call("to_datetime", expr, format=fmt)
+    return Expression._call(
+        "to_datetime_tz", expr, format=fmt, timezone=literal_str(timezone, "timezone", "to_datetime")
+    )
+
+
+def concat(left: Expression | str | bytes, right: Expression | str | bytes) -> Expression:
+    """String (or binary): ``left`` followed by ``right``; null when either is null. Same as ``+``."""
+    return Expression._call("add_checked", _expr(left), _expr(right))
+
+
+def format(f_string: str, *args: Expression | str) -> Expression:
+    """String: ``f_string`` with each ``{}`` replaced by the next argument (a str names a column)."""
+    from ketch.expressions.expression import col
+
+    if f_string.count("{}") != len(args):
+        raise ValueError(
+            f"Format string {f_string} has {f_string.count('{}')} placeholders but {len(args)} arguments "
+            "were provided"
+        )
+    parts = f_string.split("{}")
+    exprs: list[Expression] = []
+    for part, arg in zip(parts, args, strict=False):
+        if part:
+            exprs.append(lit(part))
+        exprs.append(col(arg) if isinstance(arg, str) else arg)
+    if parts[-1]:
+        exprs.append(lit(parts[-1]))
+    if not exprs:
+        return lit("")
+    out = exprs[0]
+    for e in exprs[1:]:
+        out = concat(out, e)
+    return out
+
+
+__all__ = [
+    "capitalize",
+    "concat",
+    "contains",
+    "count_matches",
+    "endswith",
+    "find",
+    "format",
+    "ilike",
+    "left",
+    "length",
+    "length_bytes",
+    "like",
+    "lower",
+    "lpad",
+    "lstrip",
+    "normalize",
+    "regexp",
+    "regexp_count",
+    "regexp_extract",
+    "regexp_replace",
+    "regexp_split",
+    "repeat",
+    "replace",
+    "reverse",
+    "right",
+    "rpad",
+    "rstrip",
+    "split",
+    "startswith",
+    "strip",
+    "substr",
+    "to_date",
+    "to_datetime",
+    "upper",
+]
+
+
+def concat_ws(sep: str, *exprs: Expression) -> Expression:
+    """String: the non-null values of ``exprs`` joined by ``sep``; null when all are null."""
+    if not exprs:
+        raise ValueError("concat_ws needs at least one expression")
+    separator = lit(literal_str(sep, "sep", "concat_ws"))
+    # Folded from concat and if_else: Arrow's join with null_handling=SKIP drops all-null rows.
+    out = _expr(exprs[0])
+    for e in exprs[1:]:
+        nxt = _expr(e)
+        joined = concat(concat(out, separator), nxt)
+        out = Expression._call(
+            "if_else", out.is_null(), nxt, Expression._call("if_else", nxt.is_null(), out, joined)
+        )
+    return out
+
+
+def bit_length(expr: Expression) -> Expression:
+    """UInt64: the length of each string in bits (8 per UTF-8 byte)."""
+    return Expression._call("multiply", length_bytes(expr), lit(8).cast(pa.uint64()))
+
+
+def space(n: int | Expression) -> Expression:
+    """String of ``n`` spaces (an int or an integer column; null for null)."""
+    return Expression._call("binary_repeat", lit(" "), _expr(n))
+
+
+__all__ += ["bit_length", "concat_ws", "regexp_extract_all", "space"]
