@@ -77,6 +77,11 @@ std::vector<Required> JoinRequired(const LogicalPlan& join, const Required& requ
   }
   left.insert(spec.left_on.begin(), spec.left_on.end());
   right.insert(spec.right_on.begin(), spec.right_on.end());
+  // A cross join's side whose columns are all unused still gives its row count: keep one column.
+  if (left.empty() && left_schema.num_fields() > 0) left.insert(left_schema.field(0)->name());
+  if (right.empty() && join.inputs()[1]->schema()->num_fields() > 0) {
+    right.insert(join.inputs()[1]->schema()->field(0)->name());
+  }
   return {left, right};
 }
 

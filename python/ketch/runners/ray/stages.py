@@ -261,17 +261,21 @@ class QueryStages:
         two_phase = self._two_phase_aggregate(node)
         if two_phase is not None:
             return two_phase
+        if kind == "Join" and node.join_type() == "cross":
+            return self._cross_join(node)
         exchange = node.hash_exchange()
         if exchange is not None:
             keys, fixed = exchange
             children = [self._lower(child) for child in node.inputs()]
             n = fixed if fixed > 0 else min(max(c.num_tasks for c in children), self.max_shuffle_partitions)
             n = max(1, n)
-            if kind == "Join" and node.join_type() in BROADCAST_RIGHT:
-                # The right side first: when its shuffled bytes are under the threshold, every task
-                # of the left side gets all of it instead (no shuffle of the left side).
+            strategy = node.join_strategy() if kind == "Join" else ""
+            if kind == "Join" and node.join_type() in BROADCAST_RIGHT and strategy in ("", "broadcast"):
+                # The right side first: when its shuffled bytes are under the threshold (or the
+                # user asked for strategy="broadcast"), every task of the left side gets all of it
+                # instead (no shuffle of the left side). "hash"/"sort_merge" always shuffle both.
                 right = self._shuffle(children[1], keys[1], n)
-                if self.stages[-1].bytes_shuffled <= self.broadcast_threshold:
+                if strategy == "broadcast" or self.stages[-1].bytes_shuffled <= self.broadcast_threshold:
                     self.stages[-1].kind = "broadcast"
                     self.stages[-1].name = self.stages[-1].name.replace("shuffle map", "broadcast", 1)
                     return self._broadcast_join(node, children[0], [r for refs in right for r in refs])
@@ -468,6 +472,23 @@ class QueryStages:
         return Pending(
             plan, left.num_tasks, left.split_source, inputs, label=f"{left.label} -> broadcast Join"
         )
+
+    def _cross_join(self, node: Any) -> Pending:
+        """``how="cross"``: both sides run; the side with fewer rows is broadcast whole to one task
+        per partition of the other side, which pairs its partition with it (CrossJoinOperator)."""
+        left_child, right_child = node.inputs()
+        left = self._gather(self._lower(left_child))
+        right = self._gather(self._lower(right_child))
+        plan = node.with_inputs([_placeholder(left_child), _placeholder(right_child)])
+        if sum(rows for _, rows in left) < sum(rows for _, rows in right):
+            small = [ref for ref, _ in left]
+            inputs = [[small, [ref]] for ref, _ in right] or [[small, []]]
+            label = "cross Join (left side broadcast)"
+        else:
+            small = [ref for ref, _ in right]
+            inputs = [[[ref], small] for ref, _ in left] or [[[], small]]
+            label = "cross Join (right side broadcast)"
+        return Pending(plan, len(inputs), False, inputs, label=label)
 
     def _on_driver(self, node: Any) -> tuple[pa.Table, list[int]]:
         """``node`` on the driver's native executor over its inputs' partitions (run on Ray)."""
