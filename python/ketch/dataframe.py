@@ -122,8 +122,10 @@ class DataFrame:
         desc: bool | list[bool] = False,
         nulls_first: bool | list[bool] | None = None,
     ) -> DataFrame:
-        """Sorts by one or more columns. ``desc`` and ``nulls_first`` take one value or one per key;
-        by default nulls go last ascending and first descending (Daft's rule). Stable."""
+        """Sorts by one or more keys: column names or expressions (``col("a") + col("b")``,
+        computed into hidden columns and dropped after). ``desc`` and ``nulls_first`` take one value
+        or one per key; by default nulls go last ascending and first descending (Daft's rule).
+        Stable. Raises ValueError for no key or flag lists of the wrong length."""
         keys = by if isinstance(by, list) else [by]
         if not keys:
             raise ValueError("sort() needs at least one key")
@@ -134,8 +136,10 @@ class DataFrame:
             nulls = nulls_first if isinstance(nulls_first, list) else [nulls_first] * len(keys)
         if len(descending) != len(keys) or len(nulls) != len(keys):
             raise ValueError("sort(): desc and nulls_first need one value per key")
-        natives = [_as_expression(k)._native for k in keys]
-        return DataFrame(self._plan.sort(natives, [bool(d) for d in descending], [bool(n) for n in nulls]))
+        from ketch.dataframe_ops import sort
+
+        exprs = [_as_expression(k) for k in keys]
+        return sort.sort(self, exprs, [bool(d) for d in descending], [bool(n) for n in nulls])
 
     def groupby(self, *group_by: str | Expression) -> GroupedDataFrame:
         """Groups rows by the given columns; follow with ``.agg(...)`` or ``.sum(...)`` etc."""
