@@ -245,11 +245,24 @@ def test_cross_join_with_filter_projection_and_count():
     assert both["x"] == [v for v in [1, 2, 3, 4] for _ in range(4)]
 
 
-def test_cross_join_plan_names_the_operator():
+def test_cross_join_plan_names_the_operator(runner):
     out = io.StringIO()
     ketch.from_pydict({"x": [1]}).join(ketch.from_pydict({"y": [1, 2]}), how="cross").explain(True, file=out)
     assert "Join: Type = cross" in out.getvalue()
-    assert "CrossJoin (materialized:" in out.getvalue()
+    assert "CrossJoin (materialized: left input, estimated smaller; right input streams)" in out.getvalue()
+    if runner == "ray":
+        plan = out.getvalue().split("== Distributed Plan ==")[-1]
+        assert "cross Join: the side with fewer rows is broadcast" in plan
+        assert "driver: Join" not in plan
+
+
+def test_strategy_shows_in_plans(runner):
+    L, R, _, _ = frames()
+    out = io.StringIO()
+    L.join(R, on="k", strategy="broadcast").explain(True, file=out)
+    assert "Join: Type = inner, On = [k] = [k], Strategy = broadcast" in out.getvalue()
+    if runner == "ray":
+        assert "strategy broadcast: the right side is broadcast" in out.getvalue()
 
 
 # -- strategy, errors, names -----------------------------------------------------------------------------
