@@ -238,9 +238,10 @@ class DataFrame:
         semi, anti or cross (every pair of rows; no keys). Keys are column names or expressions
         (``col("a") + 1``); key pairs of different types are compared in their common supertype
         (int32 with int64 as int64, int64 with float64 as float64; a null-typed side takes the
-        other's type). Output: the left columns, then the right ones (none for semi/anti); a key
-        named the same on both sides and given as a plain column appears once (in the common
-        type; for outer joins the non-null of both sides); other right columns whose names clash
+        other's type). Output (Daft's order): keys named the same on both sides and given as
+        plain columns, once each, first (in key order; in the common type; for outer joins the
+        non-null of both sides), then the other left columns, then the right ones (none for
+        semi/anti: the left columns as they are); right columns whose names clash
         get ``prefix`` (default "right.") and ``suffix`` (default ""). ``strategy``: None (the
         engine chooses), "hash", "sort_merge" (inner only) or "broadcast" (not outer); the Ray
         runner broadcasts the right side for "broadcast" and shuffles both for the others; the

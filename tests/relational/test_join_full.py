@@ -315,6 +315,24 @@ def test_incompatible_key_types_name_both_keys():
     assert "id" in message and "string" in message and "int64" in message
 
 
+@pytest.mark.parametrize("how", ["inner", "left", "right", "outer", "semi"])
+def test_merged_keys_come_first_in_key_order(how):
+    L = ketch.from_pydict({"a": [1, 2, 3], "k2": ["x", "y", "z"], "k1": [1, 2, 2]})
+    R = ketch.from_pydict({"b": [7, 8], "k1": [2, 2], "k2": ["y", "q"]})
+    joined = L.join(R, on=["k2", "k1"], how=how)
+    expected = ["a", "k2", "k1"] if how == "semi" else ["k2", "k1", "a", "b"]
+    assert joined.column_names == expected
+    rows = rows_of(joined)[1]
+    want = {
+        "inner": [("y", 2, 2, 7)],
+        "left": [("x", 1, 1, None), ("y", 2, 2, 7), ("z", 2, 3, None)],
+        "right": [("q", 2, None, 8), ("y", 2, 2, 7)],
+        "outer": [("q", 2, None, 8), ("x", 1, 1, None), ("y", 2, 2, 7), ("z", 2, 3, None)],
+        "semi": [(2, "y", 2)],
+    }[how]
+    assert rows == sorted(want, key=row_key)
+
+
 def test_prefix_and_suffix():
     L = ketch.from_pydict({"k": [1, 2], "v": [1, 2], "w": [0, 0]})
     R = ketch.from_pydict({"k": [2, 3], "v": [20, 30], "w": [9, 9]})

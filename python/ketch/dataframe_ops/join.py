@@ -12,6 +12,9 @@ How keys reach the native join (cpp/ketch/plan/logical, which joins on column na
   cast to the supertype, joined on, and dropped after the join: the output keeps the columns of
   both inputs unchanged, as in Daft.
 
+Output columns, as Daft's ``infer_join_schema``: the merged keys (in key order), the other left
+columns, then the right ones (clashing names prefixed/suffixed); semi/anti: the left columns.
+
 Both runners therefore see join keys of equal types, so the Ray runner hash-partitions both
 sides of such a join (a hash exchange) instead of running it on the driver."""
 
@@ -140,6 +143,7 @@ def join(
     left_hidden: dict[str, Expression] = {}  # computed / cast keys under a hidden name
     right_hidden: dict[str, Expression] = {}
     right_dropped: list[str] = []  # merged null-typed keys (the left column stands for both)
+    merged_keys: list[str] = []  # output first, in key order (Daft's infer_join_schema)
     for i, (lk, rk) in enumerate(zip(lkeys, rkeys, strict=True)):
         lt, rt = _resolve(lk, lschema), _resolve(rk, rschema)
         common = join_key_type(lt, rt)
@@ -150,6 +154,8 @@ def join(
             )
         ln, rn = _plain_name(lk), _plain_name(rk)
         merged = ln is not None and ln == rn and how not in ("semi", "anti")
+        if merged and ln not in merged_keys:
+            merged_keys.append(ln)
         if pa.types.is_null(common):
             # Keys of Arrow's null type never match, and the hash join has no null-typed keys:
             # compare them as int64 (all null). A merged key is all null whichever side a row
@@ -184,7 +190,9 @@ def join(
     joined = DataFrame(
         left._plan.join(right._plan, left_names, right_names, how, prefix, suffix, strategy or "")
     )
-    if not left_hidden:
+    names = list(joined._plan.schema().names)
+    # Daft's column order: the merged keys, then the other left columns, then the right ones.
+    order = merged_keys + [name for name in names if name not in left_hidden and name not in merged_keys]
+    if order == names:
         return joined
-    kept = [col(name)._native for name in joined._plan.schema().names if name not in left_hidden]
-    return DataFrame(joined._plan.project(kept))
+    return DataFrame(joined._plan.project([col(name)._native for name in order]))
