@@ -19,9 +19,10 @@
   buckets (round-robin from a random start per morsel), and the buckets are the partitions.
 - A sort is a sample stage, a range shuffle and a sort per range on the workers; a small limit
   over a sort a top-k (sort_stage.py).
-- Anything else (single-phase global aggregates, joins on keys of different types) runs on the
-  driver's native executor over its inputs' partitions, as before; when a distributed stage sits
-  above it, its output partitions are put in the object store.
+- Anything else (single-phase global aggregates, joins built with keys of different types
+  outside DataFrame.join) runs on the driver's native executor over its inputs' partitions, as
+  before; when a distributed stage sits above it, its output partitions are put in the object
+  store.
 
 Each stage draws a tqdm bar of its tasks on a terminal (progress.py).
 
@@ -30,8 +31,12 @@ Buckets: ``repartition(n, keys)`` uses n. Otherwise N = the widest input's task 
 a shuffle never makes more partitions than its input had, so small inputs stay few tasks.
 Joins (inner, left, semi, anti) broadcast the right side when its bytes, measured by its shuffle
 map stage, are at most ``broadcast_join_size_bytes_threshold`` (the runner's; 10 MiB as in
-Daft): every task of the left side then joins its partition with the whole right side, and the
-left side is not shuffled. Right and outer joins always shuffle both sides.
+Daft), or always with ``strategy="broadcast"``: every task of the left side then joins its
+partition with the whole right side, and the left side is not shuffled. Right and outer joins,
+and joins with ``strategy="hash"`` or ``"sort_merge"``, shuffle both sides. DataFrame.join casts
+keys of different types to their supertype when it builds the plan, so its joins always have a
+hash exchange. A cross join runs both sides, then broadcasts the one with fewer rows to one task
+per partition of the other (``_cross_join``).
 
 Aggregations with mergeable states (sum, count, mean, min, max, any_value) run in two phases:
 each map task aggregates its own partition into partial states (one row per group), those are
