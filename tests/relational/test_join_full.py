@@ -263,6 +263,15 @@ def test_strategy_shows_in_plans(runner):
     assert "Join: Type = inner, On = [k] = [k], Strategy = broadcast" in out.getvalue()
     if runner == "ray":
         assert "strategy broadcast: the right side is broadcast" in out.getvalue()
+    out = io.StringIO()
+    L.join(R, on="k", how="right", strategy="broadcast").explain(True, file=out)
+    assert "Join: Type = right, On = [k] = [k], Strategy = broadcast" in out.getvalue()
+    if runner == "ray":
+        assert "strategy broadcast: the left side is broadcast" in out.getvalue()
+        from ketch.runners import get_runner
+
+        L.join(R, on="k", how="right", strategy="broadcast").collect()
+        assert any("broadcast Join (left side)" in stage.name for stage in get_runner().last_stages)
 
 
 # -- strategy, errors, names -----------------------------------------------------------------------------
@@ -275,6 +284,7 @@ def test_strategy_shows_in_plans(runner):
         ("broadcast", "left"),
         ("broadcast", "inner"),
         ("broadcast", "semi"),
+        ("broadcast", "right"),
         ("hash", "anti"),
     ],
 )

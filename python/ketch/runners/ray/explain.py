@@ -119,7 +119,11 @@ class _Walk:
             strategy = node.join_strategy() if kind == "Join" else ""
             if kind == "Join" and strategy:
                 self.lines.append(f"    (join strategy = {strategy})")
-            if kind == "Join" and node.join_type() in BROADCAST_RIGHT and strategy == "broadcast":
+            if kind == "Join" and node.join_type() == "right" and strategy == "broadcast":
+                self.lines.append(
+                    "    (strategy broadcast: the left side is broadcast to the right side's tasks)"
+                )
+            elif kind == "Join" and node.join_type() in BROADCAST_RIGHT and strategy == "broadcast":
                 self.lines.append(
                     "    (strategy broadcast: the right side is broadcast to the left side's tasks)"
                 )

@@ -32,8 +32,10 @@ a shuffle never makes more partitions than its input had, so small inputs stay f
 Joins (inner, left, semi, anti) broadcast the right side when its bytes, measured by its shuffle
 map stage, are at most ``broadcast_join_size_bytes_threshold`` (the runner's; 10 MiB as in
 Daft), or always with ``strategy="broadcast"``: every task of the left side then joins its
-partition with the whole right side, and the left side is not shuffled. Right and outer joins,
-and joins with ``strategy="hash"`` or ``"sort_merge"``, shuffle both sides. DataFrame.join casts
+partition with the whole right side, and the left side is not shuffled. A right join with
+``strategy="broadcast"`` sends the whole left side to one task per right partition instead.
+Other right and outer joins, and joins with ``strategy="hash"`` or ``"sort_merge"``, shuffle both
+sides. DataFrame.join casts
 keys of different types to their supertype when it builds the plan, so its joins always have a
 hash exchange. A cross join runs both sides, then broadcasts the one with fewer rows to one task
 per partition of the other (``_cross_join``).
@@ -275,6 +277,8 @@ class QueryStages:
             n = fixed if fixed > 0 else min(max(c.num_tasks for c in children), self.max_shuffle_partitions)
             n = max(1, n)
             strategy = node.join_strategy() if kind == "Join" else ""
+            if kind == "Join" and node.join_type() == "right" and strategy == "broadcast":
+                return self._broadcast_left_join(node, children[0], children[1])
             if kind == "Join" and node.join_type() in BROADCAST_RIGHT and strategy in ("", "broadcast"):
                 # The right side first: when its shuffled bytes are under the threshold (or the
                 # user asked for strategy="broadcast"), every task of the left side gets all of it
@@ -477,6 +481,15 @@ class QueryStages:
         return Pending(
             plan, left.num_tasks, left.split_source, inputs, label=f"{left.label} -> broadcast Join"
         )
+
+    def _broadcast_left_join(self, node: Any, left: Pending, right: Pending) -> Pending:
+        """A right join with ``strategy="broadcast"``: the left side whole to one task per
+        partition of the right side (each right row is in one task only, so an unmatched one is
+        output once)."""
+        left_refs = [ref for ref, _ in self._gather(left)]
+        inputs = [[left_refs, [ref]] for ref, _ in self._gather(right)] or [[left_refs, []]]
+        plan = node.with_inputs([_placeholder(child) for child in node.inputs()])
+        return Pending(plan, len(inputs), False, inputs, label="broadcast Join (left side)")
 
     def _cross_join(self, node: Any) -> Pending:
         """``how="cross"``: both sides run; the side with fewer rows is broadcast whole to one task
