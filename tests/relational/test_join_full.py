@@ -343,6 +343,26 @@ def test_merged_keys_come_first_in_key_order(how):
     assert rows == sorted(want, key=row_key)
 
 
+def test_renamed_again_until_new_as_daft():
+    L = ketch.from_pydict({"k": [1, 2], "x": [10, 20], "right.x": [100, 200]})
+    R = ketch.from_pydict({"k": [1, 2], "x": [5, 6], "y": [7, 8]})
+    joined = L.join(R, on="k")
+    assert joined.column_names == ["k", "x", "right.x", "right.right.x", "y"]
+    # Projection pushdown keeps the columns the renaming depends on.
+    assert joined.select("right.right.x", "k").sort("k").to_pydict() == {"right.right.x": [5, 6], "k": [1, 2]}
+    crossed = R.join(R.join(R, how="cross"), how="cross")
+    assert crossed.column_names[3:] == [
+        "right.k",
+        "right.x",
+        "right.y",
+        "right.right.k",
+        "right.right.x",
+        "right.right.y",
+    ]
+    picked = crossed.select("right.right.y").to_pydict()["right.right.y"]
+    assert sorted(picked) == sorted([7, 8] * 4)
+
+
 def test_prefix_and_suffix():
     L = ketch.from_pydict({"k": [1, 2], "v": [1, 2], "w": [0, 0]})
     R = ketch.from_pydict({"k": [2, 3], "v": [20, 30], "w": [9, 9]})

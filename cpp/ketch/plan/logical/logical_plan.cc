@@ -457,10 +457,12 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Join(LogicalPlanPtr left, LogicalPlan
     for (const auto& field : right->schema()->fields()) {
       if (merged_right_keys.count(field->name())) continue;
       std::string name = field->name();
-      if (names.count(name)) name = spec.prefix + name + spec.suffix;
-      if (!names.insert(name).second) {
+      if (names.count(name) && spec.prefix.empty() && spec.suffix.empty()) {
         return arrow::Status::Invalid("join output would have two columns named '", name, "'");
       }
+      // Daft's rule: prefix/suffix again until the name is new ("right.right.x").
+      while (names.count(name)) name = spec.prefix + name + spec.suffix;
+      names.insert(name);
       fields.push_back(field->WithName(name));
     }
   }
