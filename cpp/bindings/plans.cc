@@ -455,13 +455,17 @@ void BindPlans(nb::module_& m) {
              return PyPlan{
                  Unwrap(LogicalPlan::Aggregate(p.plan, AggregateSpec{group_by, Exprs(aggregations)}))};
            })
-      .def("join",
-           [](const PyPlan& p, const PyPlan& right, std::vector<std::string> left_on,
-              std::vector<std::string> right_on, std::string how, std::string prefix, std::string suffix) {
-             JoinSpec spec{std::move(left_on), std::move(right_on), Unwrap(ParseJoinType(how)),
-                           std::move(prefix), std::move(suffix)};
-             return PyPlan{Unwrap(LogicalPlan::Join(p.plan, right.plan, std::move(spec)))};
-           })
+      .def(
+          "join",
+          [](const PyPlan& p, const PyPlan& right, std::vector<std::string> left_on,
+             std::vector<std::string> right_on, std::string how, std::string prefix, std::string suffix,
+             std::string strategy) {
+            JoinSpec spec{std::move(left_on), std::move(right_on), Unwrap(ParseJoinType(how)),
+                          std::move(prefix),  std::move(suffix),   std::move(strategy)};
+            return PyPlan{Unwrap(LogicalPlan::Join(p.plan, right.plan, std::move(spec)))};
+          },
+          nb::arg("right"), nb::arg("left_on"), nb::arg("right_on"), nb::arg("how"), nb::arg("prefix"),
+          nb::arg("suffix"), nb::arg("strategy") = "")
       .def("explode",
            [](const PyPlan& p, std::vector<std::string> columns) {
              return PyPlan{Unwrap(LogicalPlan::Explode(p.plan, std::move(columns)))};
@@ -563,6 +567,11 @@ void BindPlans(nb::module_& m) {
                  break;
              }
              return out;
+           })
+      .def("join_strategy",
+           [](const PyPlan& p) -> nb::object {
+             if (p.plan->kind() != LogicalKind::kJoin) return nb::none();
+             return nb::cast(p.plan->join().strategy);
            })
       .def("join_type",
            [](const PyPlan& p) -> nb::object {

@@ -176,6 +176,19 @@ TEST(PlanSerde, EveryNodeKindOverInMemoryData) {
     auto join = LogicalPlan::Join(source, right, spec).ValueOrDie();
     plans.push_back(LogicalPlan::Sort(join, SortSpec{{Col("x")}, {false}, {false}}).ValueOrDie());
   }
+  // A cross join (no keys) and a join with a strategy (both kept through the round trip).
+  auto few = LogicalPlan::Limit(other, 5).ValueOrDie();
+  auto cross = LogicalPlan::Join(LogicalPlan::Limit(source, 7).ValueOrDie(), few,
+                                 JoinSpec{{}, {}, JoinType::kCross, "r_", "", ""})
+                   .ValueOrDie();
+  plans.push_back(LogicalPlan::Sort(cross, SortSpec{{Col("x"), Col("r_x")}, {false, false}, {false, false}})
+                      .ValueOrDie());
+  auto broadcast =
+      LogicalPlan::Join(source, few, JoinSpec{{"k"}, {"k"}, JoinType::kInner, "r_", "", "broadcast"})
+          .ValueOrDie();
+  plans.push_back(
+      LogicalPlan::Sort(broadcast, SortSpec{{Col("x"), Col("r_x")}, {false, false}, {false, false}})
+          .ValueOrDie());
   plans.push_back(LogicalPlan::Explode(source, {"l"}).ValueOrDie());
   plans.push_back(LogicalPlan::Concat(source, other).ValueOrDie());
   plans.push_back(LogicalPlan::Sample(source, SampleSpec{0.5, false, 42}).ValueOrDie());

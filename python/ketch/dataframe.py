@@ -138,8 +138,10 @@ class DataFrame:
         desc: bool | list[bool] = False,
         nulls_first: bool | list[bool] | None = None,
     ) -> DataFrame:
-        """Sorts by one or more columns. ``desc`` and ``nulls_first`` take one value or one per key;
-        by default nulls go last ascending and first descending (Daft's rule). Stable."""
+        """Sorts by one or more keys: column names or expressions (``col("a") + col("b")``,
+        computed into hidden columns and dropped after). ``desc`` and ``nulls_first`` take one value
+        or one per key; by default nulls go last ascending and first descending (Daft's rule).
+        Stable. Raises ValueError for no key or flag lists of the wrong length."""
         keys = by if isinstance(by, list) else [by]
         if not keys:
             raise ValueError("sort() needs at least one key")
@@ -150,8 +152,10 @@ class DataFrame:
             nulls = nulls_first if isinstance(nulls_first, list) else [nulls_first] * len(keys)
         if len(descending) != len(keys) or len(nulls) != len(keys):
             raise ValueError("sort(): desc and nulls_first need one value per key")
-        natives = [_as_expression(k)._native for k in keys]
-        return DataFrame(self._plan.sort(natives, [bool(d) for d in descending], [bool(n) for n in nulls]))
+        from ketch.dataframe_ops import sort
+
+        exprs = [_as_expression(k) for k in keys]
+        return sort.sort(self, exprs, [bool(d) for d in descending], [bool(n) for n in nulls])
 
     def groupby(self, *group_by: str | Expression) -> GroupedDataFrame:
         """Groups rows by the given columns; follow with ``.agg(...)`` or ``.sum(...)`` etc."""
@@ -238,29 +242,33 @@ class DataFrame:
     def join(
         self,
         other: DataFrame,
-        on: str | list[str] | None = None,
-        left_on: str | list[str] | None = None,
-        right_on: str | list[str] | None = None,
+        on: str | Expression | list[str | Expression] | None = None,
+        left_on: str | Expression | list[str | Expression] | None = None,
+        right_on: str | Expression | list[str | Expression] | None = None,
         how: str = "inner",
         strategy: str | None = None,
         prefix: str | None = None,
         suffix: str | None = None,
     ) -> DataFrame:
-        """Equi-join with ``other`` (how: inner, left, right, outer, semi, anti). Keys named the same
-        on both sides appear once; other clashing right columns are renamed ``prefix + name +
-        suffix`` (default prefix "right."). Row order is not defined. Keys of incompatible types fail
-        at plan time naming both columns and types."""
-        if on is not None:
-            if left_on is not None or right_on is not None:
-                raise ValueError("join(): give either on= or left_on=/right_on=, not both")
-            left_on = right_on = on
-        if left_on is None or right_on is None:
-            raise ValueError("join() needs on= or both left_on= and right_on=")
-        lk = [_column_name(k) for k in (left_on if isinstance(left_on, list) else [left_on])]
-        rk = [_column_name(k) for k in (right_on if isinstance(right_on, list) else [right_on])]
-        if prefix is None:
-            prefix = "" if suffix else "right."
-        return DataFrame(self._plan.join(other._plan, lk, rk, how, prefix, suffix or ""))
+        """Column-wise join with ``other`` (Daft's ``join``). ``how``: inner, left, right, outer,
+        semi, anti or cross (every pair of rows; no keys). Keys are column names or expressions
+        (``col("a") + 1``); key pairs of different types are compared in their common supertype
+        (int32 with int64 as int64, int64 with float64 as float64; a null-typed side takes the
+        other's type). Output (Daft's order): keys named the same on both sides and given as
+        plain columns, once each, first (in key order; in the common type; for outer joins the
+        non-null of both sides), then the other left columns, then the right ones (none for
+        semi/anti: the left columns as they are); right columns whose names clash
+        get ``prefix`` (default "right.") and ``suffix`` (default ""). ``strategy``: None (the
+        engine chooses), "hash", "sort_merge" (inner only) or "broadcast" (not outer); the Ray
+        runner broadcasts the right side for "broadcast" and shuffles both for the others; the
+        native runner hash-joins. Row order is not defined.
+        Raises KetchValueError (a ValueError, as Daft's) for an unknown ``how`` or ``strategy``,
+        ``on`` together with ``left_on``/``right_on``, keys with a cross join, or key lists of
+        different lengths; KetchTypeError naming both keys and types for keys without a common
+        type (a string with a number), all when the plan is built."""
+        from ketch.dataframe_ops import join
+
+        return join.join(self, other, on, left_on, right_on, how, strategy, prefix, suffix)
 
     def explode(
         self,

@@ -78,7 +78,8 @@ def expected_joins(lp, rp, lk, rk, prefix="right.", suffix=""):
     only as unmatched rows. semi/anti use isin on the right's non-null keys."""
     same = [x for x, y in zip(lk, rk, strict=True) if x == y]
     r_out = {c: (c if c in same else (prefix + c + suffix if c in lp.columns else c)) for c in rp.columns}
-    names = list(lp.columns) + [r_out[c] for c in rp.columns if c not in same]
+    # Daft's order (infer_join_schema): merged keys in key order, other left columns, right columns.
+    names = same + [c for c in lp.columns if c not in same] + [r_out[c] for c in rp.columns if c not in same]
     lnn_mask = lp[lk].notna().all(axis=1)
     rnn_mask = rp[rk].notna().all(axis=1)
     lnn, lnull = lp[lnn_mask], lp[~lnn_mask]

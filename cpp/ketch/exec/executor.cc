@@ -14,6 +14,7 @@
 
 #include "ketch/common/memory_manager.h"
 #include "ketch/common/thread_pools.h"
+#include "ketch/exec/blocking/cross_join.h"
 #include "ketch/exec/blocking/hash_aggregate.h"
 #include "ketch/exec/blocking/hash_join.h"
 #include "ketch/exec/blocking/into_partitions.h"
@@ -359,6 +360,25 @@ class PipelineBuilder {
         ARROW_RETURN_NOT_OK(run_stage_(stages.back()));
         pipeline->source = std::make_unique<HashJoinSource>(left, right, spec, left_schema, right_schema,
                                                             logical.schema(), config_.morsel_size_rows);
+        return arrow::Status::OK();
+      }
+      case PhysicalKind::kCrossJoin: {
+        // The smaller input (estimated) is collected into one batch; the other streams past it.
+        const int materialized_input = node.build_left ? 0 : 1;
+        const auto& materialized_schema = logical.inputs()[materialized_input]->schema();
+        ARROW_ASSIGN_OR_RAISE(auto collected,
+                              Materialize(*node.inputs[materialized_input], std::make_unique<CollectSink>()));
+        ARROW_ASSIGN_OR_RAISE(auto table, collected->batches.empty()
+                                              ? arrow::Table::MakeEmpty(materialized_schema)
+                                              : arrow::Table::FromRecordBatches(collected->batches));
+        ARROW_ASSIGN_OR_RAISE(auto rows, table->CombineChunksToBatch());
+        PhysicalNode streamed = node;
+        streamed.max_morsel_rows = CrossJoinStreamRows(config_.morsel_size_rows, rows->num_rows());
+        ARROW_RETURN_NOT_OK(Build(*node.inputs[1 - materialized_input], pipeline));
+        AddOperator(pipeline,
+                    std::make_unique<CrossJoinOperator>(CrossJoinSide{rows, node.build_left},
+                                                        logical.schema(), compute_),
+                    streamed, /*grows_rows=*/true);
         return arrow::Status::OK();
       }
       case PhysicalKind::kConcat: {
@@ -1090,6 +1110,7 @@ class PipelineRun {
 bool PlanHasBlockingSink(const PhysicalNode& node) {
   if (node.kind == PhysicalKind::kSort || node.kind == PhysicalKind::kTopN ||
       node.kind == PhysicalKind::kAggregate || node.kind == PhysicalKind::kHashJoin ||
+      node.kind == PhysicalKind::kCrossJoin ||
       node.kind == PhysicalKind::kRepartition) {
     return true;
   }

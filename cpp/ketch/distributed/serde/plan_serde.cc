@@ -450,7 +450,7 @@ class PlanWriter {
     Offset<fb::Scan> scan;
     Offset<Vector<Offset<fb::Expr>>> exprs;
     Offset<fb::Expr> predicate;
-    Offset<flatbuffers::String> root_dir, compression, prefix, suffix;
+    Offset<flatbuffers::String> root_dir, compression, prefix, suffix, strategy;
     Offset<Vector<uint8_t>> descending, nulls_first;
     Offset<Vector<Offset<flatbuffers::String>>> group_by, left_on, right_on, explode_columns, partition_by,
         write_partition_cols;
@@ -530,6 +530,7 @@ class PlanWriter {
         right_on = StringList(join.right_on);
         prefix = fbb_.CreateString(join.prefix);
         suffix = fbb_.CreateString(join.suffix);
+        if (!join.strategy.empty()) strategy = fbb_.CreateString(join.strategy);
         switch (join.how) {
           case JoinType::kInner:
             how = fb::JoinType::Inner;
@@ -548,6 +549,9 @@ class PlanWriter {
             break;
           case JoinType::kAnti:
             how = fb::JoinType::Anti;
+            break;
+          case JoinType::kCross:
+            how = fb::JoinType::Cross;
             break;
         }
         break;
@@ -594,6 +598,7 @@ class PlanWriter {
     b.add_join_how(how);
     if (!prefix.IsNull()) b.add_join_prefix(prefix);
     if (!suffix.IsNull()) b.add_join_suffix(suffix);
+    if (!strategy.IsNull()) b.add_join_strategy(strategy);
     if (!explode_columns.IsNull()) b.add_explode_columns(explode_columns);
     b.add_sample_fraction(plan->sample().fraction);
     b.add_sample_with_replacement(plan->sample().with_replacement);
@@ -1022,11 +1027,15 @@ class PlanReader {
           case fb::JoinType::Anti:
             spec.how = JoinType::kAnti;
             break;
+          case fb::JoinType::Cross:
+            spec.how = JoinType::kCross;
+            break;
           default:
             return Corrupt("unknown join type " + std::to_string(static_cast<int>(n.join_how())));
         }
         spec.prefix = Str(n.join_prefix());
         spec.suffix = Str(n.join_suffix());
+        spec.strategy = Str(n.join_strategy());
         return LogicalPlan::Join(inputs[0], inputs[1], std::move(spec));
       }
       case fb::PlanKind::Explode:

@@ -84,6 +84,7 @@ std::vector<bool> ValidKeys(const std::vector<arrow::Datum>& keys, int64_t n) {
 ac::JoinType AceroType(JoinType how, bool swapped) {
   switch (how) {
     case JoinType::kInner:
+    case JoinType::kCross:  // never hash-joined: CrossJoinOperator
       return ac::JoinType::INNER;
     case JoinType::kLeft:
       return swapped ? ac::JoinType::RIGHT_OUTER : ac::JoinType::LEFT_OUTER;

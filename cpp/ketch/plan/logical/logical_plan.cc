@@ -61,6 +61,7 @@ arrow::Result<JoinType> ParseJoinType(const std::string& how) {
   if (how == "outer") return JoinType::kOuter;
   if (how == "semi") return JoinType::kSemi;
   if (how == "anti") return JoinType::kAnti;
+  if (how == "cross") return JoinType::kCross;
   return arrow::Status::Invalid("unknown join type '", how,
                                 "' (one of inner, left, right, outer, semi, anti)");
 }
@@ -79,8 +80,26 @@ std::string JoinTypeName(JoinType type) {
       return "semi";
     case JoinType::kAnti:
       return "anti";
+    case JoinType::kCross:
+      return "cross";
   }
   return "?";
+}
+
+arrow::Status ValidateJoinStrategy(const std::string& strategy, JoinType how) {
+  if (strategy.empty()) return arrow::Status::OK();
+  if (strategy != "hash" && strategy != "sort_merge" && strategy != "broadcast") {
+    return arrow::Status::Invalid("join strategy '", strategy,
+                                  "' is not supported; choose one of hash, sort_merge, broadcast");
+  }
+  if (how == JoinType::kCross) return arrow::Status::Invalid("In a cross join, `strategy` cannot be set");
+  if (strategy == "sort_merge" && how != JoinType::kInner) {
+    return arrow::Status::Invalid("Sort merge join only supports inner joins");
+  }
+  if (strategy == "broadcast" && how == JoinType::kOuter) {
+    return arrow::Status::Invalid("Broadcast join does not support outer joins");
+  }
+  return arrow::Status::OK();
 }
 
 std::shared_ptr<arrow::DataType> JoinKeyCast(const arrow::DataType& l, const arrow::DataType& r) {
@@ -394,7 +413,12 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Aggregate(LogicalPlanPtr input, Aggre
 }
 
 arrow::Result<LogicalPlanPtr> LogicalPlan::Join(LogicalPlanPtr left, LogicalPlanPtr right, JoinSpec spec) {
-  if (spec.left_on.empty() || spec.left_on.size() != spec.right_on.size()) {
+  ARROW_RETURN_NOT_OK(ValidateJoinStrategy(spec.strategy, spec.how));
+  if (spec.how == JoinType::kCross) {
+    if (!spec.left_on.empty() || !spec.right_on.empty()) {
+      return arrow::Status::Invalid("In a cross join, `on`, `left_on`, and `right_on` cannot be set");
+    }
+  } else if (spec.left_on.empty() || spec.left_on.size() != spec.right_on.size()) {
     return arrow::Status::Invalid("join needs the same number (>= 1) of left and right keys, got ",
                                   spec.left_on.size(), " and ", spec.right_on.size());
   }
@@ -437,10 +461,12 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Join(LogicalPlanPtr left, LogicalPlan
     for (const auto& field : right->schema()->fields()) {
       if (merged_right_keys.count(field->name())) continue;
       std::string name = field->name();
-      if (names.count(name)) name = spec.prefix + name + spec.suffix;
-      if (!names.insert(name).second) {
+      if (names.count(name) && spec.prefix.empty() && spec.suffix.empty()) {
         return arrow::Status::Invalid("join output would have two columns named '", name, "'");
       }
+      // Daft's rule: prefix/suffix again until the name is new ("right.right.x").
+      while (names.count(name)) name = spec.prefix + name + spec.suffix;
+      names.insert(name);
       fields.push_back(field->WithName(name));
     }
   }
@@ -627,8 +653,11 @@ std::string LogicalPlan::Label() const {
              (aggregate_.group_by.empty() ? "" : ", Group by = " + JoinNames(aggregate_.group_by));
     }
     case LogicalKind::kJoin:
-      return "Join: Type = " + JoinTypeName(join_.how) + ", On = [" + JoinNames(join_.left_on) + "] = [" +
-             JoinNames(join_.right_on) + "]";
+      return "Join: Type = " + JoinTypeName(join_.how) +
+             (join_.how == JoinType::kCross
+                  ? std::string()
+                  : ", On = [" + JoinNames(join_.left_on) + "] = [" + JoinNames(join_.right_on) + "]") +
+             (join_.strategy.empty() ? std::string() : ", Strategy = " + join_.strategy);
     case LogicalKind::kExplode:
       return "Explode: " + JoinNames(explode_columns_);
     case LogicalKind::kConcat:

@@ -58,20 +58,27 @@ struct AggregateSpec {
   std::shared_ptr<arrow::Schema> source_schema;
 };
 
-enum class JoinType { kInner, kLeft, kRight, kOuter, kSemi, kAnti };
+enum class JoinType { kInner, kLeft, kRight, kOuter, kSemi, kAnti, kCross };
 arrow::Result<JoinType> ParseJoinType(const std::string& how);
 std::string JoinTypeName(JoinType type);
 
 /// Equi-join on column pairs. Right columns whose names clash with left ones are renamed
 /// prefix + name + suffix (Daft's default prefix "right."); right key columns named like their
-/// left key are merged into the left one.
+/// left key are merged into the left one. A cross join (`kCross`) has no keys.
 struct JoinSpec {
   std::vector<std::string> left_on;
   std::vector<std::string> right_on;
   JoinType how = JoinType::kInner;
   std::string prefix = "right.";
   std::string suffix;
+  /// Daft's join strategy: "" (chosen by the engine), "hash", "sort_merge" or "broadcast". The
+  /// native runner always hash-joins; the Ray runner broadcasts the right side for "broadcast"
+  /// and shuffles both sides for "hash" and "sort_merge".
+  std::string strategy;
 };
+
+/// Checks a join strategy name ("" = automatic) against the join type, with Daft's messages.
+arrow::Status ValidateJoinStrategy(const std::string& strategy, JoinType how);
 
 /// The type two join key columns are compared (and a merged key column output) in: nullptr when
 /// they are equal; large_string for two string types; uint64 for two unsigned integers; int64 for

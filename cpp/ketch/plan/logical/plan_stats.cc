@@ -248,6 +248,10 @@ PlanStats Estimate(const LogicalPlan& plan, bool full) {
         case JoinType::kOuter:
           out.rows = left.rows + right.rows;
           break;
+        case JoinType::kCross:
+          out.rows = left.rows * right.rows;
+          out.exact = left.exact && right.exact;
+          break;
         default:
           out.rows = left.rows;
       }

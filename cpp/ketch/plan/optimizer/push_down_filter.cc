@@ -32,9 +32,9 @@ bool ReadsOnly(const Expr& expr, const arrow::Schema& schema) {
 arrow::Result<Transformed> PushIntoJoin(const LogicalPlanPtr& plan) {
   const auto& join = plan->inputs()[0];
   const JoinType how = join->join().how;
-  const bool to_left =
-      how == JoinType::kInner || how == JoinType::kLeft || how == JoinType::kSemi || how == JoinType::kAnti;
-  const bool to_right = how == JoinType::kInner;
+  const bool to_left = how == JoinType::kInner || how == JoinType::kLeft || how == JoinType::kSemi ||
+                       how == JoinType::kAnti || how == JoinType::kCross;
+  const bool to_right = how == JoinType::kInner || how == JoinType::kCross;
   std::vector<ExprPtr> conjuncts, left, right, kept;
   SplitConjuncts(plan->predicate(), &conjuncts);
   const auto& left_schema = *join->inputs()[0]->schema();

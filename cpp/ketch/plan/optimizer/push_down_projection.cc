@@ -2,6 +2,8 @@
 
 #include <optional>
 #include <set>
+#include <utility>
+#include <vector>
 
 namespace ketch {
 namespace {
@@ -60,23 +62,39 @@ std::vector<Required> JoinRequired(const LogicalPlan& join, const Required& requ
   for (size_t i = 0; i < spec.left_on.size(); ++i) {
     if (spec.left_on[i] == spec.right_on[i]) merged.insert(spec.right_on[i]);
   }
+  // The right columns follow the left ones in the output, in order: read their output names there.
+  std::vector<std::pair<std::string, std::string>> right_out;  // (input name, output name)
+  const bool keeps_right = spec.how != JoinType::kSemi && spec.how != JoinType::kAnti;
+  int out_index = left_schema.num_fields();
   for (const auto& field : join.inputs()[1]->schema()->fields()) {
     if (merged.count(field->name())) {
       if (required->count(field->name())) right.insert(field->name());
       continue;
     }
-    std::string out = field->name();
-    const bool clashes = left_schema.GetFieldIndex(out) >= 0;
-    if (clashes) out = spec.prefix + out + spec.suffix;
-    if (required->count(out)) {
-      right.insert(field->name());
-      // The right column is renamed because the left side has that name: keep the left column
-      // too, or the renaming (and so the column the query reads) would change.
-      if (clashes) left.insert(field->name());
+    if (!keeps_right || out_index >= join.schema()->num_fields()) break;
+    right_out.emplace_back(field->name(), join.schema()->field(out_index++)->name());
+  }
+  for (size_t p = 0; p < right_out.size(); ++p) {
+    const auto& [input, out] = right_out[p];
+    if (!required->count(out)) continue;
+    right.insert(input);
+    // Renamed because a column before it has that name (or, renamed again, the renamed one):
+    // keep those columns too, or the renaming (and so the column the query reads) would change.
+    for (std::string name = input; name != out && name.size() < out.size();
+         name = spec.prefix + name + spec.suffix) {
+      if (left_schema.GetFieldIndex(name) >= 0) left.insert(name);
+      for (size_t q = 0; q < p; ++q) {
+        if (right_out[q].second == name) right.insert(right_out[q].first);
+      }
     }
   }
   left.insert(spec.left_on.begin(), spec.left_on.end());
   right.insert(spec.right_on.begin(), spec.right_on.end());
+  // A cross join's side whose columns are all unused still gives its row count: keep one column.
+  if (left.empty() && left_schema.num_fields() > 0) left.insert(left_schema.field(0)->name());
+  if (right.empty() && join.inputs()[1]->schema()->num_fields() > 0) {
+    right.insert(join.inputs()[1]->schema()->field(0)->name());
+  }
   return {left, right};
 }
 

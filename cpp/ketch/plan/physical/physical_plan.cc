@@ -120,6 +120,11 @@ arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan,
       node->kind = PhysicalKind::kAggregate;
       break;
     case LogicalKind::kJoin:
+      if (plan->join().how == JoinType::kCross) {
+        node->kind = PhysicalKind::kCrossJoin;
+        node->build_left = EstimateRows(*plan->inputs()[0]) < EstimateRows(*plan->inputs()[1]);
+        break;
+      }
       node->kind = PhysicalKind::kHashJoin;
       node->build_left = plan->join().how == JoinType::kInner &&
                          EstimateRows(*plan->inputs()[1]) > 2 * EstimateRows(*plan->inputs()[0]);
@@ -237,6 +242,9 @@ std::string PhysicalNode::Label() const {
                              ? "HashJoin (build: left input, estimated smaller; right input streams): "
                              : "HashJoin (build: right input; probe streams for inner/left/semi/anti): ") +
              logical->Label().substr(std::string("Join: ").size());
+    case PhysicalKind::kCrossJoin:
+      return build_left ? "CrossJoin (materialized: left input, estimated smaller; right input streams)"
+                        : "CrossJoin (materialized: right input; left input streams)";
     case PhysicalKind::kExplode:
     case PhysicalKind::kConcat:
     case PhysicalKind::kSample:

@@ -21,6 +21,7 @@ enum class PhysicalKind {
   kTopN,       ///< Limit (at most kTopNMaxRows rows) of a Sort: best rows per morsel, then a blocking sink
   kAggregate,  ///< two-phase: partial aggregate per morsel, final merge in a blocking sink
   kHashJoin,   ///< blocking on both inputs, hash table on the smaller side
+  kCrossJoin,  ///< how="cross": the smaller input materialized, the larger one streams
   kExplode,
   kConcat,
   kSample,
@@ -50,7 +51,8 @@ struct PhysicalNode {
   /// executor sizes its morsels by the bytes it is seen to produce per row (memory budget).
   bool grows_bytes = false;
   /// Hash joins: build the hash table on the left input (inner joins whose right input is
-  /// estimated at more than twice the left's rows); else on the right.
+  /// estimated at more than twice the left's rows); else on the right. Cross joins: materialize
+  /// the left input (estimated smaller) and stream the right one; else the other way round.
   bool build_left = false;
   /// Estimated output rows (EstimateRows), for choosing join sides.
   double estimated_rows = 0;

@@ -95,6 +95,14 @@ class _Walk:
                 "shuffle map", f"{label} -> random shuffle into {n} ({self.algorithm(tasks, n)})", tasks
             )
             return "Repartition (random)", n, "reduce"
+        if kind == "Join" and node.join_type() == "cross":
+            for child in node.inputs():
+                label, tasks, stage_kind = self.walk(child)
+                self.stage(stage_kind, label, tasks)
+            self.lines.append(
+                "    cross Join: the side with fewer rows is broadcast to one task per partition of the other"
+            )
+            return "cross Join", -1, "reduce"
         exchange = node.hash_exchange()
         if exchange is not None:
             keys, fixed = exchange
@@ -108,7 +116,18 @@ class _Walk:
                     f"{label} -> hash shuffle by {side_keys} into {n} ({self.algorithm(tasks, n)})",
                     tasks,
                 )
-            if kind == "Join" and node.join_type() in BROADCAST_RIGHT:
+            strategy = node.join_strategy() if kind == "Join" else ""
+            if kind == "Join" and strategy:
+                self.lines.append(f"    (join strategy = {strategy})")
+            if kind == "Join" and node.join_type() == "right" and strategy == "broadcast":
+                self.lines.append(
+                    "    (strategy broadcast: the left side is broadcast to the right side's tasks)"
+                )
+            elif kind == "Join" and node.join_type() in BROADCAST_RIGHT and strategy == "broadcast":
+                self.lines.append(
+                    "    (strategy broadcast: the right side is broadcast to the left side's tasks)"
+                )
+            elif kind == "Join" and node.join_type() in BROADCAST_RIGHT and not strategy:
                 self.lines.append(
                     f"    (when the right side's shuffled bytes are at most {self.broadcast_threshold} "
                     "the right side is broadcast to the left side's tasks instead)"

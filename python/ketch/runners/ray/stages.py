@@ -19,9 +19,10 @@
   buckets (round-robin from a random start per morsel), and the buckets are the partitions.
 - A sort is a sample stage, a range shuffle and a sort per range on the workers; a small limit
   over a sort a top-k (sort_stage.py).
-- Anything else (single-phase global aggregates, joins on keys of different types) runs on the
-  driver's native executor over its inputs' partitions, as before; when a distributed stage sits
-  above it, its output partitions are put in the object store.
+- Anything else (single-phase global aggregates, joins built with keys of different types
+  outside DataFrame.join) runs on the driver's native executor over its inputs' partitions, as
+  before; when a distributed stage sits above it, its output partitions are put in the object
+  store.
 
 Each stage draws a tqdm bar of its tasks on a terminal (progress.py).
 
@@ -30,8 +31,14 @@ Buckets: ``repartition(n, keys)`` uses n. Otherwise N = the widest input's task 
 a shuffle never makes more partitions than its input had, so small inputs stay few tasks.
 Joins (inner, left, semi, anti) broadcast the right side when its bytes, measured by its shuffle
 map stage, are at most ``broadcast_join_size_bytes_threshold`` (the runner's; 10 MiB as in
-Daft): every task of the left side then joins its partition with the whole right side, and the
-left side is not shuffled. Right and outer joins always shuffle both sides.
+Daft), or always with ``strategy="broadcast"``: every task of the left side then joins its
+partition with the whole right side, and the left side is not shuffled. A right join with
+``strategy="broadcast"`` sends the whole left side to one task per right partition instead.
+Other right and outer joins, and joins with ``strategy="hash"`` or ``"sort_merge"``, shuffle both
+sides. DataFrame.join casts
+keys of different types to their supertype when it builds the plan, so its joins always have a
+hash exchange. A cross join runs both sides, then broadcasts the one with fewer rows to one task
+per partition of the other (``_cross_join``).
 
 Aggregations with mergeable states (sum, count, mean, min, max, any_value) run in two phases:
 each map task aggregates its own partition into partial states (one row per group), those are
@@ -261,17 +268,23 @@ class QueryStages:
         two_phase = self._two_phase_aggregate(node)
         if two_phase is not None:
             return two_phase
+        if kind == "Join" and node.join_type() == "cross":
+            return self._cross_join(node)
         exchange = node.hash_exchange()
         if exchange is not None:
             keys, fixed = exchange
             children = [self._lower(child) for child in node.inputs()]
             n = fixed if fixed > 0 else min(max(c.num_tasks for c in children), self.max_shuffle_partitions)
             n = max(1, n)
-            if kind == "Join" and node.join_type() in BROADCAST_RIGHT:
-                # The right side first: when its shuffled bytes are under the threshold, every task
-                # of the left side gets all of it instead (no shuffle of the left side).
+            strategy = node.join_strategy() if kind == "Join" else ""
+            if kind == "Join" and node.join_type() == "right" and strategy == "broadcast":
+                return self._broadcast_left_join(node, children[0], children[1])
+            if kind == "Join" and node.join_type() in BROADCAST_RIGHT and strategy in ("", "broadcast"):
+                # The right side first: when its shuffled bytes are under the threshold (or the
+                # user asked for strategy="broadcast"), every task of the left side gets all of it
+                # instead (no shuffle of the left side). "hash"/"sort_merge" always shuffle both.
                 right = self._shuffle(children[1], keys[1], n)
-                if self.stages[-1].bytes_shuffled <= self.broadcast_threshold:
+                if strategy == "broadcast" or self.stages[-1].bytes_shuffled <= self.broadcast_threshold:
                     self.stages[-1].kind = "broadcast"
                     self.stages[-1].name = self.stages[-1].name.replace("shuffle map", "broadcast", 1)
                     return self._broadcast_join(node, children[0], [r for refs in right for r in refs])
@@ -472,6 +485,32 @@ class QueryStages:
         return Pending(
             plan, left.num_tasks, left.split_source, inputs, label=f"{left.label} -> broadcast Join"
         )
+
+    def _broadcast_left_join(self, node: Any, left: Pending, right: Pending) -> Pending:
+        """A right join with ``strategy="broadcast"``: the left side whole to one task per
+        partition of the right side (each right row is in one task only, so an unmatched one is
+        output once)."""
+        left_refs = [ref for ref, _ in self._gather(left)]
+        inputs = [[left_refs, [ref]] for ref, _ in self._gather(right)] or [[left_refs, []]]
+        plan = node.with_inputs([_placeholder(child) for child in node.inputs()])
+        return Pending(plan, len(inputs), False, inputs, label="broadcast Join (left side)")
+
+    def _cross_join(self, node: Any) -> Pending:
+        """``how="cross"``: both sides run; the side with fewer rows is broadcast whole to one task
+        per partition of the other side, which pairs its partition with it (CrossJoinOperator)."""
+        left_child, right_child = node.inputs()
+        left = self._gather(self._lower(left_child))
+        right = self._gather(self._lower(right_child))
+        plan = node.with_inputs([_placeholder(left_child), _placeholder(right_child)])
+        if sum(rows for _, rows in left) < sum(rows for _, rows in right):
+            small = [ref for ref, _ in left]
+            inputs = [[small, [ref]] for ref, _ in right] or [[small, []]]
+            label = "cross Join (left side broadcast)"
+        else:
+            small = [ref for ref, _ in right]
+            inputs = [[[ref], small] for ref, _ in left] or [[[], small]]
+            label = "cross Join (right side broadcast)"
+        return Pending(plan, len(inputs), False, inputs, label=label)
 
     def _on_driver(self, node: Any) -> tuple[pa.Table, list[int]]:
         """``node`` on the driver's native executor over its inputs' partitions (run on Ray)."""
