@@ -44,6 +44,7 @@ from ketch.runners import set_runner_native, set_runner_ray
 from ketch.schema import Field, Schema
 from ketch.series import Series
 from ketch.udf import cls, func, udf
+from ketch.udf_methods import method
 
 arrow_pickle.register()  # tables of Ketch's extension types pickle (Ray moves partitions so)
 
@@ -74,6 +75,7 @@ __all__ = [
     "from_pylist",
     "get_execution_config",
     "lit",
+    "method",
     "range",
     "read_csv",
     "read_json",

@@ -95,15 +95,13 @@ class DataFrame:
         return DataFrame(self._plan.project([e._native for e in exprs]))._explode_generators(exprs)
 
     def _explode_generators(self, exprs: list[Expression]) -> DataFrame:
-        """Generator UDF columns hold one list per input row: rows whose generator yielded
-        nothing are dropped, the others become one row per yielded value."""
+        """Generator UDF columns hold one list per input row: each becomes one row per yielded
+        value; a row whose generator yielded nothing gives one row with null there (Daft's rule)."""
         names = [e.name() for e in exprs if e._explode]
         if not names:
             return self
-        df = self
-        for name in names:
-            df = df.where(Expression._call("list_value_length", col(name)) > 0)
-        return df.explode(*names)
+        # A row's list is null when its generator yielded nothing: explode keeps one null row.
+        return self.explode(*names)
 
     def where(self, predicate: Expression) -> DataFrame:
         """Keeps the rows where ``predicate`` (a Boolean expression) is true; null counts as false."""
