@@ -38,10 +38,11 @@ def tensor_rows(array: pa.Array) -> list[Any] | None:
     if is_variable_tensor(arrow_type):
         rows = array.to_pylist()
         value_type = arrow_type.field(0).type.value_type.to_pandas_dtype()
-        return [
-            None if r is None else np.asarray(r["data"], dtype=value_type).reshape([int(d) for d in r["shape"]])
-            for r in rows
-        ]
+        out = []
+        for r in rows:
+            shape = None if r is None else [int(d) for d in r["shape"]]
+            out.append(None if r is None else np.asarray(r["data"], dtype=value_type).reshape(shape))
+        return out
     return None
 
 
@@ -62,7 +63,8 @@ def variable_tensors_to_arrow(values: Any, arrow_type: pa.StructType) -> pa.Arra
         try:
             block = np.asarray(value, dtype=value_type.to_pandas_dtype())
         except (TypeError, ValueError) as exc:
-            raise TypeError(f"row {i}: {type(value).__name__} is not a tensor of {value_type}: {exc}") from exc
+            kind = type(value).__name__
+            raise TypeError(f"row {i}: {kind} is not a tensor of {value_type}: {exc}") from exc
         data.append(block.reshape(-1))
         shapes.append(list(block.shape))
         mask.append(False)
