@@ -14,6 +14,9 @@ from ketch.display.cells import cell_html, cell_text, column_kinds
 from ketch.display.text_table import box_table
 from ketch.series import to_pylist
 
+_CELL = "border: 1px solid #ccc; padding: 2px 6px; vertical-align: top;"
+# Long values wrap inside their column instead of running over the next one.
+_VALUE = "text-align: left; max-width: 192px; overflow-wrap: anywhere"
 NOT_MATERIALIZED = "(No data to display: Dataframe not materialized, use .collect() to materialize)"
 
 
@@ -56,16 +59,19 @@ def html_repr(schema: pa.Schema, result: pa.Table | None) -> str:
     ``num_preview_rows`` rows when materialized; images as PNG thumbnails of at most 128 px,
     tensors and embeddings as shapes, strings cut at 40 characters, everything HTML-escaped."""
     head = "".join(
-        f'<th style="text-wrap: nowrap; max-width: 192px; overflow: auto; text-align: left">'
+        f'<th style="{_CELL} text-align: left; white-space: nowrap">'
         f"{html.escape(f.name)}<br />{html.escape(str(DataType(f.type)))}</th>"
         for f in schema
     )
-    parts = ['<div><table class="dataframe">', f"<thead><tr>{head}</tr></thead>"]
+    parts = [
+        '<div><table class="dataframe" style="border-collapse: collapse">',
+        f"<thead><tr>{head}</tr></thead>",
+    ]
     if result is not None:
         shown = result.slice(0, _preview_rows())
         body = "".join(
             "<tr>"
-            + "".join(f'<td><div style="text-align:left; max-width:192px">{c}</div></td>' for c in row)
+            + "".join(f'<td style="{_CELL}"><div style="{_VALUE}">{c}</div></td>' for c in row)
             + "</tr>"
             for row in _rows(shown, column_kinds(schema), cell_html)
         )
