@@ -19,7 +19,7 @@ import atexit
 import pyarrow  # noqa: F401
 import pyarrow.fs  # noqa: F401
 
-from ketch import _core, arrow_pickle, errors
+from ketch import _core, arrow_pickle, context, errors, exceptions
 from ketch.context import execution_config_ctx, get_execution_config, set_execution_config
 from ketch.dataframe import DataFrame
 from ketch.dataframe_ops.constructors import from_pylist, range
@@ -41,9 +41,11 @@ from ketch.io import (
     read_parquet,
 )
 from ketch.runners import set_runner_native, set_runner_ray
+from ketch.schema import Field, Schema
 from ketch.series import Series
 from ketch.sql import sql, sql_expr
 from ketch.udf import cls, func, udf
+from ketch.udf_methods import method
 
 arrow_pickle.register()  # tables of Ketch's extension types pickle (Ray moves partitions so)
 
@@ -62,7 +64,11 @@ __all__ = [
     "cls",
     "col",
     "concat",
+    "context",
     "errors",
+    "exceptions",
+    "Field",
+    "Schema",
     "execution_config_ctx",
     "from_arrow",
     "from_pandas",
@@ -70,6 +76,7 @@ __all__ = [
     "from_pylist",
     "get_execution_config",
     "lit",
+    "method",
     "range",
     "read_csv",
     "read_json",

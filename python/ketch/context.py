@@ -84,6 +84,28 @@ class ExecutionConfig:
         default_factory=lambda: [os.path.join(tempfile.gettempdir(), "ketch_flight_shuffle")]
     )
     flight_shuffle_compression: str | None = "lz4"
+    # Daft knobs without a native field (see ketch.execution_knobs), as (name, value) pairs.
+    daft_options: tuple[tuple[str, object], ...] = ()
+
+    def daft_value(self, name: str) -> object:
+        """The value of a Daft-only knob (``num_preview_rows``, ``enable_dynamic_batching``...):
+        the one set, else Daft's default. KeyError for a name Daft's config does not have."""
+        from ketch import execution_knobs
+
+        for key, value in self.daft_options:
+            if key == name:
+                return value
+        return execution_knobs.default(name)
+
+    def __getattr__(self, name: str) -> object:
+        # Daft's knob names read like fields (``config.default_morsel_size``).
+        from ketch import execution_knobs
+
+        if name in execution_knobs.RENAMED:
+            return getattr(self, execution_knobs.RENAMED[name])
+        if execution_knobs.is_daft_only(name):
+            return self.daft_value(name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def to_native(self) -> _core.ExecutionConfig:
         native = _core.ExecutionConfig()
@@ -162,12 +184,27 @@ def set_execution_config(
 ) -> ExecutionConfig:
     """Sets the global execution config from ``config`` and/or keyword fields; returns the old one.
 
+    Takes Ketch's fields (see ``ExecutionConfig``) and every keyword of Daft's
+    ``set_execution_config``: Daft's names are translated where Ketch has the knob
+    (``default_morsel_size`` → ``morsel_size_rows``...), ``num_preview_rows`` sets the rows
+    ``repr(df)`` shows, and the others are accepted, kept and ignored with one ``UserWarning``
+    per knob; ``ketch.execution_knobs`` lists which are which.
+
     Raises ``TypeError`` for unknown fields and ``ValueError`` for negative values.
     """
+    from ketch import execution_knobs
+
     global _config
+    native_names = {f.name for f in dataclasses.fields(ExecutionConfig)} - {"daft_options"}
+    fields, daft = execution_knobs.split_fields(fields, native_names)
     with _lock:
         old = _config
-        new = dataclasses.replace(config or old, **fields)
+        base = config or old
+        if daft:
+            merged = dict(base.daft_options)
+            merged.update(daft)
+            fields["daft_options"] = tuple(merged.items())
+        new = dataclasses.replace(base, **fields)
         new.to_native()  # validates
         _config = new
         return old
@@ -181,3 +218,71 @@ def execution_config_ctx(**fields: int | float | bool | str | list[str] | None) 
         yield get_execution_config()
     finally:
         set_execution_config(old)
+
+
+class KetchContext:
+    """The global context (Daft's ``DaftContext``): ``daft_execution_config`` is the
+    :class:`ExecutionConfig` the next query runs with, ``daft_planning_config`` the planning
+    settings (``default_io_config``). Get it with :func:`get_context`."""
+
+    @property
+    def daft_execution_config(self) -> ExecutionConfig:
+        return get_execution_config()
+
+    @property
+    def daft_planning_config(self) -> PlanningConfig:
+        return _planning
+
+    def __repr__(self) -> str:
+        return f"KetchContext(daft_execution_config={get_execution_config()!r})"
+
+
+DaftContext = KetchContext  # Daft's name
+
+
+@dataclasses.dataclass(frozen=True)
+class PlanningConfig:
+    """Daft's planning config: ``default_io_config`` and ``enable_strict_filter_pushdown`` are
+    accepted and kept so Daft code ports, but Ketch's readers do not consult them yet (pass
+    ``io_config=`` to each read)."""
+
+    default_io_config: object = None
+    enable_strict_filter_pushdown: bool = False
+
+
+_planning = PlanningConfig()
+_context = KetchContext()
+
+
+def get_context() -> KetchContext:
+    """The global context (Daft's ``daft.context.get_context()``)."""
+    return _context
+
+
+def set_planning_config(
+    config: PlanningConfig | None = None,
+    default_io_config: object = None,
+    enable_strict_filter_pushdown: bool | None = None,
+) -> KetchContext:
+    """Sets the planning config (Daft's ``set_planning_config``); returns the context."""
+    global _planning
+    with _lock:
+        base = config or _planning
+        changes: dict[str, object] = {}
+        if default_io_config is not None:
+            changes["default_io_config"] = default_io_config
+        if enable_strict_filter_pushdown is not None:
+            changes["enable_strict_filter_pushdown"] = bool(enable_strict_filter_pushdown)
+        _planning = dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+    return _context
+
+
+@contextlib.contextmanager
+def planning_config_ctx(**fields: object) -> Iterator[PlanningConfig]:
+    """Runs the block with some planning-config fields changed, then restores the previous ones."""
+    old = _planning
+    set_planning_config(**fields)  # type: ignore[arg-type]
+    try:
+        yield _planning
+    finally:
+        set_planning_config(config=old)

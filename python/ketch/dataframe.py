@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
@@ -17,6 +17,9 @@ from ketch.datatype import DataType
 from ketch.errors import ColumnNotFoundError, KetchError, KetchNotImplementedError
 from ketch.expressions.expression import Expression, col, lit
 from ketch.series import to_pylist
+
+if TYPE_CHECKING:
+    from ketch.schema import Schema
 
 
 def _as_expression(column: str | Expression) -> Expression:
@@ -43,13 +46,20 @@ class DataFrame:
         self._plan = _core.PyPlan.in_memory(table, partition_rows)
 
     # -- schema ----------------------------------------------------------------------------------------
-    def schema(self) -> pa.Schema:
-        """Column names and types (Arrow schema; image columns carry Ketch extension types)."""
+    def schema(self) -> Schema:
+        """Column names and types as a :class:`ketch.Schema` (Daft's): ``schema()["x"].dtype``,
+        ``column_names()``, ``to_pyarrow_schema()`` (image columns keep Ketch's extension types)."""
+        from ketch.schema import Schema
+
+        return Schema(self._plan.schema())
+
+    def _arrow_schema(self) -> pa.Schema:
+        """The Arrow schema of the plan's output (what internal code works with)."""
         return self._plan.schema()
 
     @property
     def column_names(self) -> list[str]:
-        return list(self.schema().names)
+        return list(self._arrow_schema().names)
 
     def _check_columns(self, names: tuple[str, ...] | list[str]) -> None:
         missing = [n for n in names if n not in self.column_names]
@@ -85,15 +95,13 @@ class DataFrame:
         return DataFrame(self._plan.project([e._native for e in exprs]))._explode_generators(exprs)
 
     def _explode_generators(self, exprs: list[Expression]) -> DataFrame:
-        """Generator UDF columns hold one list per input row: rows whose generator yielded
-        nothing are dropped, the others become one row per yielded value."""
+        """Generator UDF columns hold one list per input row: each becomes one row per yielded
+        value; a row whose generator yielded nothing gives one row with null there (Daft's rule)."""
         names = [e.name() for e in exprs if e._explode]
         if not names:
             return self
-        df = self
-        for name in names:
-            df = df.where(Expression._call("list_value_length", col(name)) > 0)
-        return df.explode(*names)
+        # A row's list is null when its generator yielded nothing: explode keeps one null row.
+        return self.explode(*names)
 
     def where(self, predicate: Expression | str) -> DataFrame:
         """Keeps the rows where ``predicate`` (a Boolean expression, or a SQL predicate string such
@@ -190,7 +198,7 @@ class DataFrame:
             raise ValueError(f"pivot(): agg_fn must be one of {sorted(kinds)}, got {agg_fn!r}")
         keys = [_column_name(g) for g in (group_by if isinstance(group_by, list) else [group_by])]
         pivot_name, value_name = _column_name(pivot_col), _column_name(value_col)
-        schema = self.schema()
+        schema = self._arrow_schema()
         # Pivot values are matched by their string form (as Arrow casts them), as the names are.
         pivot_key = col(pivot_name)
         if not pa.types.is_string(schema.field(pivot_name).type):
@@ -218,7 +226,7 @@ class DataFrame:
             agg_value = col(value_name).any_value(ignore_nulls=True)
         grouped = self.with_column("__pivot_key", pivot_key).groupby(*keys, "__pivot_key")
         grouped_df = grouped.agg(agg_value.alias("__pivot_value"))
-        value_type = grouped_df.schema().field("__pivot_value").type
+        value_type = grouped_df._arrow_schema().field("__pivot_value").type
         parts: dict[str, Expression] = {}
         aggs = []
         for i, name in enumerate(names):
@@ -536,7 +544,7 @@ class DataFrame:
                     current_partition += 1
                 if batch.num_rows:
                     current.append(batch)
-        yield _materialized(pa.Table.from_batches(current, schema=self.schema()))
+        yield _materialized(pa.Table.from_batches(current, schema=self._arrow_schema()))
 
     def _partitions_of_result(self) -> list[pa.Table]:
         assert self._result is not None
@@ -715,9 +723,11 @@ class DataFrame:
         return self._result.num_rows
 
     def show(self, n: int = 8) -> None:
-        """Prints the first ``n`` rows as a table."""
+        """Prints the first ``n`` rows as a table (Daft's layout: names, then types, then rows)."""
+        from ketch.display.dataframe_repr import text_table
+
         table = self.limit(n).to_arrow()
-        print(_format_table(table, n))
+        print(text_table(table.schema, table) + f"\n\n(Showing first {min(n, table.num_rows)} rows)")
 
     def explain(self, show_all: bool = False, file: IO[str] | None = None) -> None:
         """Prints the logical plan; with ``show_all`` also the optimized logical plan (with the
@@ -863,9 +873,18 @@ class DataFrame:
         )
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{f.name}: {DataType(f.type)!r}" for f in self.schema())
-        state = "materialized" if self._result is not None else "lazy"
-        return f"DataFrame({state}) {{{fields}}}"
+        """Daft's layout: the first ``num_preview_rows`` (default 8) rows of a materialized
+        DataFrame under column names and types, or only the schema when nothing has run."""
+        from ketch.display.dataframe_repr import text_repr
+
+        return text_repr(self._arrow_schema(), self._result)
+
+    def _repr_html_(self) -> str:
+        """The notebook table (see ``ketch.display.dataframe_repr.html_repr``): images as PNG
+        thumbnails of at most 128 px, tensors and embeddings as shapes, long strings cut."""
+        from ketch.display.dataframe_repr import html_repr
+
+        return html_repr(self._arrow_schema(), self._result)
 
 
 def _materialized(table: pa.Table) -> DataFrame:
@@ -937,38 +956,3 @@ class GroupedDataFrame:
 
     def agg_concat(self, *columns: str) -> DataFrame:
         return self._shortcut("agg_concat", columns)
-
-
-def _format_cell(value: Any) -> str:
-    import numpy as np
-
-    if value is None:
-        return "None"
-    if isinstance(value, np.ndarray):
-        if value.ndim == 3:
-            return f"<Image {value.shape[1]}x{value.shape[0]}x{value.shape[2]}>"
-        return f"<ndarray {value.shape}>"
-    if isinstance(value, bytes):
-        text = repr(value[:16]) + ("..." if len(value) > 16 else "")
-        return text
-    text = str(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _format_table(table: pa.Table, n: int) -> str:
-    names = table.column_names
-    types = [repr(DataType(table.schema.field(i).type)) for i in range(len(names))]
-    rows = [[_format_cell(v) for v in to_pylist(table.column(name))] for name in names]
-    widths = [max([len(names[i]), len(types[i])] + [len(c) for c in rows[i]]) for i in range(len(names))]
-    line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
-    out = [
-        line,
-        "| " + " | ".join(names[i].ljust(widths[i]) for i in range(len(names))) + " |",
-        "| " + " | ".join(types[i].ljust(widths[i]) for i in range(len(names))) + " |",
-        line,
-    ]
-    for r in range(table.num_rows):
-        out.append("| " + " | ".join(rows[i][r].ljust(widths[i]) for i in range(len(names))) + " |")
-    out.append(line)
-    out.append(f"(Showing first {min(n, table.num_rows)} rows)")
-    return "\n".join(out)

@@ -203,7 +203,14 @@ class DataType:
         return _core.image_type_info(self._arrow_type)
 
     def __repr__(self) -> str:
-        return str(self._arrow_type)
+        """The type as Daft prints it: ``Int64``, ``Utf8``, ``List[Float64]``,
+        ``Image[RGB; 224 x 224]``, ``Embedding[Float32; 384]``, ``Tensor[Float32]`` ...
+        (``to_arrow()`` gives the Arrow type)."""
+        from ketch.datatype_names import daft_type_name
+
+        return daft_type_name(self._arrow_type)
+
+    __str__ = __repr__
 
 
 def _datatype_from_ipc(data: bytes) -> DataType:

@@ -34,3 +34,13 @@ class KetchNotImplementedError(KetchError, NotImplementedError):
 
 class UDFError(KetchError):
     """A user-defined function raised; the original exception (with its traceback) is ``__cause__``."""
+
+    @property
+    def original_exception(self) -> BaseException | None:
+        """The exception the UDF raised (Daft's ``UDFException.original_exception``)."""
+        return self.__cause__
+
+
+# Daft's names in ``daft.errors``: ``except daft.errors.UDFException`` ports by changing the import.
+UDFException = UDFError  # the original exception is ``__cause__``
+ExpressionTypeError = KetchTypeError

@@ -48,11 +48,17 @@ def fixed_shape_image_block(array: pa.Array) -> np.ndarray:
 
 
 def to_pylist(array: pa.Array | pa.ChunkedArray) -> list[Any]:
-    """Python values of a column; images become numpy (H, W, C) uint8 arrays."""
+    """Python values of a column; images become numpy (H, W, C) uint8 arrays, tensors (fixed or
+    variable shape) numpy arrays of their shapes."""
     if isinstance(array, pa.ChunkedArray):
         return [v for chunk in array.chunks for v in to_pylist(chunk)]
     if DataType(array.type).extension_name in ("ketch.image", "ketch.fixed_shape_image"):
         return _image_rows(array)
+    from ketch.tensor_values import tensor_rows
+
+    tensors = tensor_rows(array)  # tensors: numpy arrays of their shapes, as Daft gives them
+    if tensors is not None:
+        return tensors
     if DataType(array.type).extension_name == "ketch.python":
         import pickle
 

@@ -109,6 +109,16 @@ def _to_arrow_result(result: Any, dtype: DataType, num_rows: int, name: str) -> 
             if dtype.extension_name == "arrow.fixed_shape_tensor":
                 return tensors_to_arrow(values, dtype)
             return images_to_arrow(values, dtype)
+    from ketch.tensor_values import is_variable_tensor, variable_tensors_to_arrow
+
+    if is_variable_tensor(dtype.to_arrow()) and not isinstance(result, (Series, pa.Array, pa.ChunkedArray)):
+        values = list(result)
+        if len(values) != num_rows:
+            raise ValueError(f"UDF '{name}' returned {len(values)} values for a batch of {num_rows} rows")
+        try:
+            return variable_tensors_to_arrow(values, dtype.to_arrow())
+        except TypeError as exc:
+            raise TypeError(f"UDF '{name}' returned values that are not {dtype!r}: {exc}") from exc
     if isinstance(result, Series):
         array = result.to_arrow()
     elif isinstance(result, pa.ChunkedArray):
@@ -428,8 +438,10 @@ class _RowFunctionRunner(_Runner):
 
     def invoke(self, args: list[pa.Array], num_rows: int) -> Any:
         results = [self._call_row(row) for row in self._rows(args)]
-        if self.dtype.extension_name is not None:
-            return results  # Python objects, images, tensors: converted by _to_arrow_result
+        if self.dtype.extension_name is not None or isinstance(self.dtype.to_arrow(), pa.StructType):
+            # Python objects, images, tensors (variable-shape ones are structs), structs:
+            # converted by _to_arrow_result
+            return results
         try:
             # Then a safe cast to the dtype (1.7 for int64 is an error); values over 2 GiB come
             # back as the large variant (large_binary...), never as a ChunkedArray.
@@ -464,7 +476,7 @@ class _GeneratorRunner(_RowFunctionRunner):
 
     def _call_row(self, row: tuple) -> Any:
         out = super()._call_row(row)
-        return [] if out is None else out  # a failed row (on_error log/ignore) yields no rows
+        return out or None  # nothing yielded (or a failed row under on_error log/ignore): a null row
 
     def invoke(self, args: list[pa.Array], num_rows: int) -> Any:
         return [self._call_row(row) for row in self._rows(args)]
@@ -565,7 +577,8 @@ class _GeneratorStream:
         return first, array, self.row >= len(self.rows)
 
     def _pull(self, max_items: int, max_bytes: int) -> tuple[int, list[list[Any]]]:
-        """``lists[i]``: the items taken now from row ``first + i`` (the rows up to the current one)."""
+        """``lists[i]``: the items taken now from row ``first + i`` (the rows up to the current one;
+        None for a row whose generator yielded nothing)."""
         first = self.row
         lists: list[list[Any]] = []
         count = size = 0
@@ -574,6 +587,13 @@ class _GeneratorStream:
                 lists.append([])  # the current row's items in this chunk
             item, finished = self._next_item()
             if finished:
+                if self.taken == 0:
+                    lists[-1] = None  # the row yielded nothing: one null row (Daft's rule)
+                elif not lists[-1]:
+                    # Its items all went out in earlier chunks (only the chunk's first row can be
+                    # so): it has no entry here, or the explode would add a null row for it.
+                    lists.pop()
+                    first += 1
                 self._finish_row()
                 continue
             lists[-1].append(item)
@@ -729,12 +749,14 @@ class _InstancePoolRunner(_Runner):
         init_kwargs: dict,
         method: str,
         concurrency: int,
+        row_wise: bool = False,
         **options: Any,
     ) -> None:
         super().__init__(name, dtype, **options)
         self.cls, self.init_args, self.init_kwargs = cls, init_args, init_kwargs
         self.method = method
         self.concurrency = concurrency
+        self.row_wise = row_wise  # one call per row with Python values (Daft 0.7 methods)
 
     _RUNTIME_STATE = (*_Runner._RUNTIME_STATE, "_idle", "_created", "_lock")
 
@@ -782,7 +804,10 @@ class _InstancePoolRunner(_Runner):
         instance = self._acquire()
         restart_call_clock()  # timeout_s bounds the call, not __init__
         try:
-            return getattr(instance, self.method)(*[Series(a) for a in args])
+            bound = getattr(instance, self.method)
+            if self.row_wise:
+                return [bound(*row) for row in zip(*[to_pylist(a) for a in args], strict=True)]
+            return bound(*[Series(a) for a in args])
         finally:
             if not current_call_abandoned():
                 self._idle.put(instance)  # an abandoned call's instance is dropped when it returns
@@ -801,7 +826,12 @@ class _InstancePoolRunner(_Runner):
             self.init_args,
             self.init_kwargs,
             self.method,
-            {"max_retries": self.max_retries, "on_error": self.on_error, "timeout_s": self.timeout_s},
+            {
+                "max_retries": self.max_retries,
+                "on_error": self.on_error,
+                "timeout_s": self.timeout_s,
+                "row_wise": self.row_wise,
+            },
             self.batch_size,
         )
 
@@ -1008,12 +1038,19 @@ class _BoundClass:
         self._spec = spec
         self._args = args
         self._kwargs = kwargs
+        self._local: Any = None  # the instance plain-value calls run on
 
     def _method_expression(self, method: str, *exprs: Any) -> Expression:
         spec = self._spec
-        options = spec.options
+        name = f"{spec.cls.__name__}.{method}" if method != "__call__" else spec.cls.__name__
+        if not any(isinstance(e, Expression) for e in exprs):
+            # Plain values (Daft 0.7): run here, on an instance made here once.
+            if self._local is None:
+                self._local = spec.cls(*self._args, **self._kwargs)
+            return getattr(self._local, method)(*exprs)
+        options, row_wise = _method_options(spec, method, name)
         runner = _InstancePoolRunner(
-            f"{spec.cls.__name__}.{method}" if method != "__call__" else spec.cls.__name__,
+            name,
             options.return_dtype,
             spec.cls,
             self._args,
@@ -1023,6 +1060,7 @@ class _BoundClass:
             max_retries=options.max_retries,
             on_error=options.on_error,
             timeout_s=options.timeout_s,
+            row_wise=row_wise,
         )
         return _udf_expression(runner, exprs, options, True)
 
@@ -1030,15 +1068,49 @@ class _BoundClass:
         return self._method_expression("__call__", *exprs)
 
     def __getattr__(self, method: str) -> Callable[..., Expression]:
-        if method.startswith("_") or not callable(getattr(self._spec.cls, method, None)):
+        if method.startswith("__") or not callable(getattr(self._spec.cls, method, None)):
             raise AttributeError(method)
         return functools.partial(self._method_expression, method)
+
+
+def _method_options(spec: _ClassUdf, method: str, name: str) -> tuple[_Options, bool]:
+    """(options, row-wise?) of a call to ``method``: a ``@ketch.method`` / ``.batch`` mark decides;
+    an undecorated method is batch-wise when the class was given ``return_dtype=`` (Ketch's
+    original form), else row-wise as in Daft 0.7. The type: the mark's ``return_dtype``, the
+    class's, then the method's return annotation; none raises TypeError naming the method."""
+    from ketch.udf_methods import annotated_dtype, method_spec
+
+    options = spec.options
+    mark = method_spec(spec.cls, method)
+    row_wise = not mark.batch if mark is not None else options.return_dtype is None
+    dtype: Any = mark.return_dtype if mark is not None else None
+    if dtype is None:
+        dtype = options.return_dtype or annotated_dtype(spec.cls, method)
+    if dtype is None:
+        raise TypeError(f"@ketch.cls method {name} needs return_dtype= (or a return annotation)")
+    changes: dict[str, Any] = {"return_dtype": DataType._infer(dtype)}
+    if mark is not None:
+        if mark.batch_size is not None:
+            changes["batch_size"] = mark.batch_size
+        if mark.max_retries is not None:
+            changes["max_retries"] = mark.max_retries
+        if mark.on_error is not None:
+            changes["on_error"] = mark.on_error
+    options = dataclasses.replace(options, **changes)
+    _check_positive("batch_size", options.batch_size)
+    if not isinstance(options.max_retries, int) or options.max_retries < 0:
+        raise ValueError(f"max_retries must be an int >= 0, got {options.max_retries!r}")
+    if options.on_error not in ("raise", "log", "ignore"):
+        raise ValueError(f"on_error must be 'raise', 'log' or 'ignore', got {options.on_error!r}")
+    if options.use_process and not _arrow_representable(options.return_dtype):
+        raise TypeError(f"@ketch.cls method {name}: use_process=True needs an Arrow return_dtype")
+    return options, row_wise
 
 
 class _ClassUdf:
     def __init__(self, cls: type, options: _Options) -> None:
         self.cls = cls
-        self.options = _check_options(cls.__name__, options)
+        self.options = _check_options(cls.__name__, options)  # return_dtype None: per method
         functools.update_wrapper(self, cls, updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> _BoundClass:
@@ -1090,10 +1162,8 @@ def cls(
     machine."""
 
     def wrap(c: type) -> _ClassUdf:
-        if return_dtype is None:
-            raise TypeError(f"@ketch.cls on {c.__name__} needs return_dtype=")
-        dtype = DataType._infer(return_dtype)
-        if use_process and not _arrow_representable(dtype):
+        dtype = DataType._infer(return_dtype) if return_dtype is not None else None
+        if use_process and dtype is not None and not _arrow_representable(dtype):
             raise TypeError(
                 f"@ketch.cls on {c.__name__}: use_process=True needs an Arrow return_dtype, got {dtype!r}"
             )
@@ -1110,7 +1180,7 @@ def cls(
             timeout_s=timeout_s,
             ray_options=ray_options,
         )
-        if use_process is not False and _arrow_representable(dtype):
+        if use_process is not False and (dtype is None or _arrow_representable(dtype)):
             _prestart_workers()
         return _ClassUdf(c, options)
 
@@ -1203,7 +1273,8 @@ def func(
     - ``async def``: the rows of all batches in flight run concurrently on one event loop,
       ``max_concurrency`` (default 1,024) at most awaiting at once.
     - Generator (``yield``): one row in, any number out — the other columns repeat; a row whose
-      generator yields nothing is dropped. ``return_dtype`` is the element type.
+      generator yields nothing gives one row with null there (Daft's rule). ``return_dtype`` is
+      the element type.
     - ``batch=True`` (or ``@ketch.func.batch``): Series arguments, one call per batch of
       ``batch_size`` rows; must return one value per row (a wrong length names the UDF).
 
@@ -1262,17 +1333,23 @@ def udf(
     use_process: bool | None = None,
     timeout_s: float | None = None,
     ray_options: dict[str, Any] | None = None,
+    max_concurrency: int | None = None,
 ) -> Any:
     """Legacy decorator: a batch function ``f(*Series) -> Series | array | list``, or a class whose
     ``__call__`` takes Series (instances made from ``__init__`` without arguments). On the Ray
     runner a class with ``concurrency`` or ``num_gpus`` runs as a pool of Ray actors (see
-    :func:`cls`; ``ray_options`` as there)."""
+    :func:`cls`; ``ray_options`` as there). ``max_concurrency`` is Daft's newer name for
+    ``concurrency`` (ValueError when both are given and differ)."""
+    if concurrency is not None and max_concurrency is not None and concurrency != max_concurrency:
+        raise ValueError(
+            f"@ketch.udf: concurrency={concurrency!r} and max_concurrency={max_concurrency!r} disagree"
+        )
 
     def wrap(target: Any) -> Any:
         options = _Options(
             DataType._infer(return_dtype),
             batch_size=batch_size,
-            concurrency=concurrency,
+            concurrency=concurrency if concurrency is not None else max_concurrency,
             num_cpus=num_cpus,
             num_gpus=num_gpus or 0,
             memory_bytes=memory_bytes,

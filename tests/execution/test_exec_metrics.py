@@ -69,7 +69,9 @@ def test_progress_bars_draw_on_a_terminal_and_stay_off_otherwise():
         while "rows" not in terminal.getvalue() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert bars is not None
-    assert "InMemoryScan" in terminal.getvalue()
+    drawn = terminal.getvalue()
+    assert "[0] In-memory source → Filter" in drawn  # one bar per stage, user-facing names
+    assert "rows/s" in drawn  # with tqdm's rate
 
     pipe = io.StringIO()  # not a terminal
     with ProgressBars(_core.ExecutionStats(), replace(config, progress_bar_delay_seconds=0.0), stream=pipe):

@@ -35,7 +35,7 @@ def drop_null(df: DataFrame, cols: tuple[Any, ...]) -> DataFrame:
 def drop_nan(df: DataFrame, cols: tuple[Any, ...]) -> DataFrame:
     """See ``DataFrame.drop_nan``."""
     targets = _targets(df, cols)
-    types = df.select(*targets).schema().types if targets else []
+    types = df.select(*targets)._arrow_schema().types if targets else []
     floats = [
         e for e, t in zip(targets, types, strict=True) if pa.types.is_float32(t) or pa.types.is_float64(t)
     ]

@@ -59,7 +59,7 @@ def unpivot(
         )
     # Resolve the value columns' types (and missing columns) against the input.
     probe = df.select(*value_exprs)
-    fields = list(probe.schema())
+    fields = list(probe._arrow_schema())
     common = fields[0].type
     for field in fields[1:]:
         merged = supertype(common, field.type)
@@ -92,7 +92,7 @@ def explode(
         raise ValueError("explode() needs at least one column")
     df._check_columns(names)
     for name in names:
-        dtype = df.schema().field(name).type
+        dtype = df._arrow_schema().field(name).type
         if not (
             pa.types.is_list(dtype) or pa.types.is_large_list(dtype) or pa.types.is_fixed_size_list(dtype)
         ):

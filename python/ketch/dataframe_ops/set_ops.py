@@ -27,13 +27,13 @@ _REPEAT = "__ketch_set_repeat"
 
 
 def _schema_text(df: DataFrame) -> str:
-    return "{" + ", ".join(f"{f.name}: {f.type}" for f in df.schema()) + "}"
+    return "{" + ", ".join(f"{f.name}: {f.type}" for f in df._arrow_schema()) + "}"
 
 
 def _cast_to(df: DataFrame, names: list[str], types: list[pa.DataType]) -> DataFrame:
     """``df``'s columns, by position, renamed to ``names`` and cast to ``types`` where they differ."""
     exprs = []
-    for field, name, dtype in zip(df.schema(), names, types, strict=True):
+    for field, name, dtype in zip(df._arrow_schema(), names, types, strict=True):
         expr = col(field.name)
         if field.type != dtype:
             expr = expr.cast(dtype)
@@ -45,7 +45,7 @@ def union_all(left: DataFrame, right: DataFrame, operation: str = "union") -> Da
     """The rows of ``left`` then ``right``, matched by position: output names are ``left``'s, each
     column cast to the supertype of both sides' types. Raises KetchValueError when the numbers of
     columns differ or two columns have no common type."""
-    ls, rs = left.schema(), right.schema()
+    ls, rs = left._arrow_schema(), right._arrow_schema()
     if len(ls) != len(rs):
         raise KetchValueError(
             f"{operation}: both DataFrames must have the same number of columns, got "
@@ -70,7 +70,7 @@ def union_all_by_name(left: DataFrame, right: DataFrame, operation: str = "union
     """The rows of ``left`` then ``right``, matched by column name: ``left``'s columns then those
     only ``right`` has; a side without a column gives nulls there; a column on both sides is cast
     to the supertype of its two types (KetchValueError when there is none)."""
-    ls, rs = left.schema(), right.schema()
+    ls, rs = left._arrow_schema(), right._arrow_schema()
     names = list(ls.names) + [n for n in rs.names if n not in ls.names]
     types: list[pa.DataType] = []
     for name in names:
@@ -100,7 +100,7 @@ def union_all_by_name(left: DataFrame, right: DataFrame, operation: str = "union
 
 def _check_structurally_equal(left: DataFrame, right: DataFrame, operation: str) -> None:
     """Daft's rule for intersect / except: as many columns, the same type at each position."""
-    ls, rs = left.schema(), right.schema()
+    ls, rs = left._arrow_schema(), right._arrow_schema()
     if len(ls) != len(rs):
         raise KetchValueError(
             f"{operation}: both DataFrames must have the same number of columns, got "
@@ -171,7 +171,7 @@ def except_all(left: DataFrame, right: DataFrame) -> DataFrame:
 
 def check_same_schema(left: DataFrame, right: DataFrame) -> None:
     """Daft's rule for concat: exactly the same schema (names and types, in order)."""
-    ls, rs = left.schema(), right.schema()
+    ls, rs = left._arrow_schema(), right._arrow_schema()
     if ls.names != rs.names or ls.types != rs.types:
         raise KetchValueError(
             "DataFrames must have exactly the same schema for concatenation! "

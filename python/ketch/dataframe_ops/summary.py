@@ -43,7 +43,7 @@ def describe(df: DataFrame) -> DataFrame:
     """See ``DataFrame.describe``."""
     from ketch.dataframe import _materialized
 
-    schema = df.schema()
+    schema = df._arrow_schema()
     table = pa.table(
         {
             "column_name": pa.array(list(schema.names), pa.large_string()),
@@ -78,7 +78,7 @@ def _countable(dtype: pa.DataType) -> bool:
 
 def summarize(df: DataFrame) -> DataFrame:
     """See ``DataFrame.summarize``."""
-    schema = df.schema()
+    schema = df._arrow_schema()
     if not schema.names:
         raise ValueError("summarize(): the DataFrame has no columns")
     text, u64 = pa.large_string(), pa.uint64()

@@ -148,13 +148,15 @@ def write_lance(
     if mode not in _MODES:
         raise ValueError(f"write_lance: mode must be one of {_MODES}, got {mode!r}")
     if max_rows_per_file is None:
-        max_rows_per_file = default_rows_per_file(schema if isinstance(schema, pa.Schema) else df.schema())
+        max_rows_per_file = default_rows_per_file(
+            schema if isinstance(schema, pa.Schema) else df._arrow_schema()
+        )
     for name, value in (("max_rows_per_file", max_rows_per_file), ("max_rows_per_group", max_rows_per_group)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ValueError(f"write_lance: {name} must be a positive int, got {value!r}")
     options = storage_options(io_config)
     path = normalize_uri(uri)
-    data_schema = df.schema()
+    data_schema = df._arrow_schema()
     if schema is not None:
         if not isinstance(schema, pa.Schema):
             raise TypeError(f"write_lance: schema must be a pyarrow.Schema, got {type(schema).__name__}")

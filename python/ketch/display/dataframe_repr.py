@@ -1,0 +1,82 @@
+"""A DataFrame as Daft shows it: ``repr`` (terminal) and ``_repr_html_`` (notebooks).
+
+A materialized DataFrame shows its first rows under a header of column names and types; an
+unmaterialized one shows only the header (running nothing) and says so."""
+
+from __future__ import annotations
+
+import html
+
+import pyarrow as pa
+
+from ketch.datatype import DataType
+from ketch.display.cells import cell_html, cell_text, column_kinds
+from ketch.display.text_table import box_table
+from ketch.series import to_pylist
+
+_CELL = "border: 1px solid #ccc; padding: 2px 6px; vertical-align: top;"
+# Long values wrap inside their column instead of running over the next one.
+_VALUE = "text-align: left; max-width: 192px; overflow-wrap: anywhere"
+NOT_MATERIALIZED = "(No data to display: Dataframe not materialized, use .collect() to materialize)"
+
+
+def _preview_rows() -> int:
+    from ketch.context import get_execution_config
+
+    return int(get_execution_config().daft_value("num_preview_rows"))
+
+
+def _rows(table: pa.Table, kinds: list[str], render: object) -> list[list[str]]:
+    columns = [[render(v, k) for v in to_pylist(table.column(i))] for i, k in enumerate(kinds)]  # type: ignore[operator]
+    return [[column[r] for column in columns] for r in range(table.num_rows)]
+
+
+def _footer(shown: int, total: int | None) -> str:
+    if total is None:
+        return NOT_MATERIALIZED
+    return f"(Showing first {shown} of {total} rows)"
+
+
+def text_table(schema: pa.Schema, table: pa.Table | None) -> str:
+    """The box table of ``schema`` and, when given, the rows of ``table``."""
+    header = [[f.name, "---", str(DataType(f.type))] for f in schema]
+    if table is None:
+        return box_table(header, [])
+    return box_table(header, _rows(table, column_kinds(schema), cell_text))
+
+
+def text_repr(schema: pa.Schema, result: pa.Table | None) -> str:
+    """``repr(df)``: up to ``num_preview_rows`` (execution config, default 8) rows of a
+    materialized result, else the schema and a note that nothing ran."""
+    if result is None:
+        return text_table(schema, None) + "\n\n" + NOT_MATERIALIZED
+    shown = result.slice(0, _preview_rows())
+    return text_table(schema, shown) + "\n\n" + _footer(shown.num_rows, result.num_rows)
+
+
+def html_repr(schema: pa.Schema, result: pa.Table | None) -> str:
+    """``df._repr_html_()``: an HTML table (header: name and type per column) with the first
+    ``num_preview_rows`` rows when materialized; images as PNG thumbnails of at most 128 px,
+    tensors and embeddings as shapes, strings cut at 40 characters, everything HTML-escaped."""
+    head = "".join(
+        f'<th style="{_CELL} text-align: left; white-space: nowrap">'
+        f"{html.escape(f.name)}<br />{html.escape(str(DataType(f.type)))}</th>"
+        for f in schema
+    )
+    parts = [
+        '<div><table class="dataframe" style="border-collapse: collapse">',
+        f"<thead><tr>{head}</tr></thead>",
+    ]
+    if result is not None:
+        shown = result.slice(0, _preview_rows())
+        body = "".join(
+            "<tr>"
+            + "".join(f'<td style="{_CELL}"><div style="{_VALUE}">{c}</div></td>' for c in row)
+            + "</tr>"
+            for row in _rows(shown, column_kinds(schema), cell_html)
+        )
+        parts.append(f"<tbody>{body}</tbody></table>")
+        parts.append(f"<small>{html.escape(_footer(shown.num_rows, result.num_rows))}</small></div>")
+    else:
+        parts.append(f"</table><small>{html.escape(NOT_MATERIALIZED)}</small></div>")
+    return "".join(parts)

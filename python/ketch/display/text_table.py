@@ -1,0 +1,34 @@
+"""Terminal tables drawn with box characters, in the layout Daft prints schemas and DataFrames:
+rounded corners, ``┆`` between columns, ``╞═╡`` under the header and ``├╌┤`` between rows."""
+
+from __future__ import annotations
+
+
+def box_table(header: list[list[str]], rows: list[list[str]]) -> str:
+    """A table whose header cells hold one or more lines (``header[c]`` for column ``c``) and
+    whose body has ``rows`` (each a list of one-line cells, one per column). With no rows, the
+    table closes right under the header (Daft's unmaterialized DataFrame)."""
+    if not header:
+        return "(No columns)"
+    widths = [
+        max([len(line) for line in header[c]] + [len(row[c]) for row in rows]) for c in range(len(header))
+    ]
+    height = max(len(cell) for cell in header)
+
+    def line(left: str, fill: str, mid: str, right: str) -> str:
+        return left + mid.join(fill * (w + 2) for w in widths) + right
+
+    def cells(values: list[str]) -> str:
+        return "│ " + " ┆ ".join(v.ljust(w) for v, w in zip(values, widths, strict=True)) + " │"
+
+    out = [line("╭", "─", "┬", "╮")]
+    for i in range(height):
+        out.append(cells([cell[i] if i < len(cell) else "" for cell in header]))
+    if rows:
+        out.append(line("╞", "═", "╪", "╡"))
+        for r, row in enumerate(rows):
+            if r:
+                out.append(line("├", "╌", "┼", "┤"))
+            out.append(cells(row))
+    out.append(line("╰", "─", "┴", "╯"))
+    return "\n".join(out)
