@@ -43,6 +43,7 @@ from ketch.io import (
 from ketch.runners import set_runner_native, set_runner_ray
 from ketch.series import Series
 from ketch.udf import cls, func, udf
+from ketch.window import Window
 
 arrow_pickle.register()  # tables of Ketch's extension types pickle (Ray moves partitions so)
 
@@ -58,6 +59,7 @@ __all__ = [
     "Expression",
     "ImageMode",
     "Series",
+    "Window",
     "cls",
     "col",
     "concat",

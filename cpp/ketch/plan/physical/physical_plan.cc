@@ -109,6 +109,9 @@ arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan,
     case LogicalKind::kSort:
       node->kind = PhysicalKind::kSort;
       break;
+    case LogicalKind::kWindow:
+      node->kind = PhysicalKind::kWindow;
+      break;
     case LogicalKind::kAggregate:
       node->kind = PhysicalKind::kAggregate;
       break;
@@ -193,6 +196,8 @@ std::string PhysicalNode::Label() const {
       return "Write" + FileFormatName(logical->write().format);
     case PhysicalKind::kSort:
       return "SortSink (blocking): " + logical->Label().substr(std::string("Sort: ").size());
+    case PhysicalKind::kWindow:
+      return "Window (blocking): " + logical->Label().substr(std::string("Window: ").size());
     case PhysicalKind::kAggregate: {
       const std::string label = logical->Label();
       const std::string what = label.substr(label.find(": ") + 2);
