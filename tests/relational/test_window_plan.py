@@ -127,3 +127,31 @@ def test_window_spills_under_small_budget_and_matches_pandas(tmp_path):
     pd.testing.assert_series_equal(got["tot"], pdf["tot"], check_dtype=False)
     assert stats.peak_memory_bytes < table.nbytes
     assert os.listdir(tmp_path) == []
+
+
+def test_window_plan_round_trips_through_serde(df):
+    from ketch import _core
+    from ketch.functions import lead
+
+    config = ketch.get_execution_config().to_native()
+    w = Window().partition_by("g").order_by("t", desc=True).range_between(-1.5, Window.current_row)
+    out = df.with_columns(
+        {
+            "s1": col("v").sum().over(w),
+            "nx": lead(col("v"), 1, default=0.0).over(Window().partition_by("g").order_by("t")),
+            "rn": row_number().over(Window().order_by("t").rows_between(-1, 1, min_periods=2)),
+        }
+    )
+    optimized = out._plan.optimize(config=config)
+    copy = _core.PyPlan.from_bytes(optimized.to_bytes())
+    assert repr(copy) == repr(optimized)
+    assert copy.physical_repr(config) == optimized.physical_repr(config)
+    assert "Window" in repr(copy)
+    raw = _core.PyPlan.from_bytes(out._plan.to_bytes())
+    assert repr(raw) == repr(out._plan)
+    expected = out.to_pydict()
+    assert sorted(zip(expected["t"], expected["s1"], expected["nx"], expected["rn"], strict=True)) == [
+        (1, 3.0, 2.0, 1),
+        (2, 2.0, 0.0, 2),
+        (3, 3.0, 0.0, 3),
+    ]
