@@ -218,3 +218,22 @@ def test_window_without_partition_by():
     got = result(ketch.from_arrow(table).with_column("rn", row_number().over(w)))
     expected = table.to_pandas()["t"].rank(method="first").astype("int64")
     assert got["rn"].tolist() == expected.tolist()
+
+
+def test_distributed_plan_shuffles_on_partition_keys(runner):
+    import io
+
+    table = make_table(9)
+    w = Window().partition_by("g").order_by("t")
+    df = ketch.from_arrow(table).into_partitions(3).with_column("rk", rank().over(w))
+    buf = io.StringIO()
+    df.explain(show_all=True, file=buf)
+    text = buf.getvalue()
+    assert "Window (blocking)" in text
+    if runner == "ray":
+        distributed = text[text.index("== Distributed Plan ==") :]
+        assert "Window" in distributed and "g" in distributed
+        assert "shuffle" in distributed.lower()
+    got = result(df)
+    pdf = frame(table).sort_values("id").reset_index(drop=True)
+    assert got["rk"].tolist() == pdf.groupby("g")["t"].rank(method="min").astype("int64").tolist()
