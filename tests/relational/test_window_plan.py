@@ -155,3 +155,10 @@ def test_window_plan_round_trips_through_serde(df):
         (2, 2.0, 0.0, 2),
         (3, 3.0, 0.0, 3),
     ]
+
+
+def test_aliased_function_inside_over(df):
+    got = df.select(
+        "t", col("v").sum().alias("inner").over(Window().partition_by("g")).alias("total")
+    ).to_pydict()
+    assert sorted(zip(got["t"], got["total"], strict=True)) == [(1, 3.0), (2, 3.0), (3, 3.0)]

@@ -123,7 +123,9 @@ arrow::Result<LogicalPlanPtr> ProjectWithWindows(LogicalPlanPtr input, std::vect
   std::vector<ExprPtr> column_calls;
   for (const auto& call : calls) {
     std::vector<ExprPtr> children;
-    const ExprPtr& function = call->children()[0];
+    ExprPtr function = call->children()[0];
+    while (function->kind() == ExprKind::kAlias)
+      function = function->children()[0];  // sum().alias(x).over(w)
     std::vector<ExprPtr> function_args;
     for (const auto& arg : function->children()) function_args.push_back(arguments.ColumnFor(arg));
     children.push_back(function->kind() == ExprKind::kCall ? function->WithChildren(std::move(function_args))
