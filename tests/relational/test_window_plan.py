@@ -162,3 +162,29 @@ def test_aliased_function_inside_over(df):
         "t", col("v").sum().alias("inner").over(Window().partition_by("g")).alias("total")
     ).to_pydict()
     assert sorted(zip(got["t"], got["total"], strict=True)) == [(1, 3.0), (2, 3.0), (3, 3.0)]
+
+
+def test_string_min_max_and_count_modes_over_frames():
+    data = {
+        "g": ["a", "a", "a", "a", "b", "b"],
+        "t": [1, 2, 3, 4, 1, 2],
+        "s": ["m", None, "c", "x", "q", "b"],
+    }
+    w = Window().partition_by("g").order_by("t")
+    got = (
+        ketch.from_pydict(data)
+        .with_columns(
+            {
+                "mn": col("s").min().over(w),
+                "mx": col("s").max().over(w.rows_between(-1, 1)),
+                "all": col("s").count("all").over(w),
+                "nulls": col("s").count("null").over(Window().partition_by("g")),
+            }
+        )
+        .sort(["g", "t"])
+        .to_pydict()
+    )
+    assert got["mn"] == ["m", "m", "c", "c", "q", "b"]
+    assert got["mx"] == ["m", "m", "x", "x", "q", "q"]
+    assert got["all"] == [1, 2, 3, 4, 1, 2]
+    assert got["nulls"] == [1, 1, 1, 1, 0, 0]
