@@ -25,6 +25,7 @@
 #include "ketch/plan/logical/logical_plan.h"
 #include "ketch/plan/logical/plan_stats.h"
 #include "ketch/plan/logical/scan_builder.h"
+#include "ketch/plan/logical/window_plan.h"
 #include "ketch/plan/optimizer/optimizer.h"
 #include "ketch/plan/physical/physical_plan.h"
 
@@ -407,7 +408,7 @@ void BindPlans(nb::module_& m) {
               std::vector<std::tuple<std::string, std::string, std::string, std::string>>{})
       .def("project",
            [](const PyPlan& p, nb::list exprs) {
-             return PyPlan{Unwrap(LogicalPlan::Project(p.plan, Exprs(exprs)))};
+             return PyPlan{Unwrap(ProjectWithWindows(p.plan, Exprs(exprs)))};  // window calls: window_plan.h
            })
       .def("filter",
            [](const PyPlan& p, nb::handle predicate) {

@@ -46,6 +46,7 @@ from ketch.series import Series
 from ketch.sql import sql, sql_expr
 from ketch.udf import cls, func, udf
 from ketch.udf_methods import method
+from ketch.window import Window
 
 arrow_pickle.register()  # tables of Ketch's extension types pickle (Ray moves partitions so)
 
@@ -61,6 +62,7 @@ __all__ = [
     "Expression",
     "ImageMode",
     "Series",
+    "Window",
     "cls",
     "col",
     "concat",

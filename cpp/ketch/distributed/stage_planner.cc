@@ -32,6 +32,12 @@ std::optional<HashExchange> PlanHashExchange(const LogicalPlan& node) {
       }
       return HashExchange{{spec.left_on, spec.right_on}, -1};
     }
+    case LogicalKind::kWindow: {
+      // Rows of one window partition meet in one bucket; no partition_by: one bucket for all.
+      const auto& keys = node.window_spec().partition_by;
+      if (keys.empty()) return HashExchange{{std::vector<std::string>{}}, 1};
+      return HashExchange{{keys}, -1};
+    }
     case LogicalKind::kRepartition: {
       const PartitionSpec& spec = node.partitioning();
       if (spec.by.empty()) return std::nullopt;  // random partitioning: not a hash exchange
@@ -74,6 +80,8 @@ std::string LogicalKindName(LogicalKind kind) {
       return "IntoPartitions";
     case LogicalKind::kIntoBatches:
       return "IntoBatches";
+    case LogicalKind::kWindow:
+      return "Window";
   }
   return "Unknown";
 }

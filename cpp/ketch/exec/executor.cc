@@ -22,6 +22,7 @@
 #include "ketch/exec/blocking/sort_merge.h"
 #include "ketch/exec/blocking/sort_sink.h"
 #include "ketch/exec/blocking/top_n.h"
+#include "ketch/exec/blocking/window_sink.h"
 #include "ketch/exec/intermediate/explode.h"
 #include "ketch/exec/intermediate/project.h"
 #include "ketch/exec/morsel.h"
@@ -256,6 +257,14 @@ class PipelineBuilder {
         auto runs = std::make_unique<TopNRunOperator>(sort.sort(), logical.limit_end(), compute_);
         ARROW_ASSIGN_OR_RAISE(auto* top, StreamInto(*node.inputs[0], std::move(sink), std::move(runs)));
         pipeline->source = std::make_unique<SinkOutputSource>(top);
+        return arrow::Status::OK();
+      }
+      case PhysicalKind::kWindow: {
+        auto sink = std::make_unique<WindowSink>(logical.window_spec(), logical.window_functions(),
+                                                 logical.inputs()[0]->schema(), logical.schema(),
+                                                 config_.morsel_size_rows, memory_, config_.spill_dir);
+        ARROW_ASSIGN_OR_RAISE(auto* windowed, StreamInto(*node.inputs[0], std::move(sink), nullptr));
+        pipeline->source = std::make_unique<SinkOutputSource>(windowed);
         return arrow::Status::OK();
       }
       case PhysicalKind::kAggregate: {
@@ -1109,8 +1118,8 @@ class PipelineRun {
 
 bool PlanHasBlockingSink(const PhysicalNode& node) {
   if (node.kind == PhysicalKind::kSort || node.kind == PhysicalKind::kTopN ||
-      node.kind == PhysicalKind::kAggregate || node.kind == PhysicalKind::kHashJoin ||
-      node.kind == PhysicalKind::kCrossJoin ||
+      node.kind == PhysicalKind::kAggregate || node.kind == PhysicalKind::kWindow ||
+      node.kind == PhysicalKind::kHashJoin || node.kind == PhysicalKind::kCrossJoin ||
       node.kind == PhysicalKind::kRepartition) {
     return true;
   }

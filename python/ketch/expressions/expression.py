@@ -245,6 +245,24 @@ class Expression(ScalarFunctionMethods):
         """Number of distinct non-null values (uint64; computed exactly)."""
         return Expression._call("agg_approx_count_distinct", self)
 
+    # -- window functions (ketch/functions/window.py) ----------------------------------------------
+    def over(self, window: Any) -> Expression:
+        """This expression (an aggregation or a window function) computed over ``window``
+        (:class:`ketch.Window`), one value per row."""
+        return window._apply(self)
+
+    def lag(self, offset: int = 1, default: Any | None = None) -> Expression:
+        """The value ``offset`` rows before the current row in its window partition, else ``default``."""
+        from ketch.functions.window import lag
+
+        return lag(self, offset=offset, default=default)
+
+    def lead(self, offset: int = 1, default: Any | None = None) -> Expression:
+        """The value ``offset`` rows after the current row in its window partition, else ``default``."""
+        from ketch.functions.window import lead
+
+        return lead(self, offset=offset, default=default)
+
     # -- Python functions ----------------------------------------------------------------------------
     def apply(self, func: Callable[[Any], Any], return_dtype: DataType | pa.DataType | type) -> Expression:
         """Calls ``func`` on every value (a Python object; images as numpy (H, W, C) uint8 arrays) and

@@ -4,3 +4,4 @@ module and is re-exported here."""
 from ketch.functions.general import *  # noqa: F403
 from ketch.functions.math import *  # noqa: F403
 from ketch.functions.strings import *  # noqa: F403
+from ketch.functions.window import dense_rank, first_value, lag, last_value, lead, over, rank, row_number  # noqa: F401

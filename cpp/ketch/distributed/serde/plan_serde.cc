@@ -576,6 +576,11 @@ class PlanWriter {
       case LogicalKind::kIntoBatches:
         kind = fb::PlanKind::IntoBatches;
         break;
+      case LogicalKind::kWindow:
+        // The window calls carry their window (keys, frame) in their options.
+        kind = fb::PlanKind::Window;
+        ARROW_ASSIGN_OR_RAISE(exprs, WriteExprs(plan->exprs()));
+        break;
     }
     fb::PlanNodeBuilder b(fbb_);
     b.add_kind(kind);
@@ -1058,6 +1063,11 @@ class PlanReader {
       case fb::PlanKind::IntoBatches:
         ARROW_RETURN_NOT_OK(expect_inputs(1));
         return LogicalPlan::IntoBatches(inputs[0], n.batch_size());
+      case fb::PlanKind::Window: {
+        ARROW_RETURN_NOT_OK(expect_inputs(1));
+        ARROW_ASSIGN_OR_RAISE(auto window_exprs, ReadExprs(n.exprs()));
+        return LogicalPlan::Window(inputs[0], std::move(window_exprs));
+      }
     }
     return Corrupt("unknown plan node kind " + std::to_string(static_cast<int>(n.kind())));
   }

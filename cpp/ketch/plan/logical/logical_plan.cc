@@ -217,6 +217,10 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Project(LogicalPlanPtr input, std::ve
   arrow::FieldVector fields;
   std::set<std::string> seen;
   for (const auto& expr : exprs) {
+    if (ContainsWindowCall(*expr)) {
+      return arrow::Status::Invalid("window expressions are computed by select / with_column(s) only: ",
+                                    expr->ToString());
+    }
     ARROW_ASSIGN_OR_RAISE(auto field, ResolveField(*expr, *input->schema()));
     if (!seen.insert(field->name()).second) {
       return arrow::Status::Invalid("duplicate column name '", field->name(),
@@ -231,6 +235,12 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Project(LogicalPlanPtr input, std::ve
 }
 
 arrow::Result<LogicalPlanPtr> LogicalPlan::Filter(LogicalPlanPtr input, ExprPtr predicate) {
+  if (ContainsWindowCall(*predicate)) {
+    return arrow::Status::Invalid(
+        "window expressions cannot be used in a filter (compute them with with_column "
+        "first): ",
+        predicate->ToString());
+  }
   ARROW_ASSIGN_OR_RAISE(auto field, ResolveField(*predicate, *input->schema()));
   if (field->type()->id() != arrow::Type::BOOL) {
     return arrow::Status::TypeError("where() needs a Boolean predicate, but ", predicate->ToString(),
@@ -338,6 +348,11 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Sort(LogicalPlanPtr input, SortSpec s
 }
 
 arrow::Result<LogicalPlanPtr> LogicalPlan::Aggregate(LogicalPlanPtr input, AggregateSpec spec) {
+  for (const auto& agg : spec.aggregations) {
+    if (ContainsWindowCall(*agg)) {
+      return arrow::Status::Invalid("window expressions cannot be used in an aggregation: ", agg->ToString());
+    }
+  }
   if (spec.phase != AggregatePhase::kFinal && spec.source_schema) {
     return arrow::Status::Invalid("aggregate: only a final phase takes a source schema");
   }
@@ -598,6 +613,8 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::WithInputs(std::vector<LogicalPlanPtr
       return Write(inputs[0], write_);
     case LogicalKind::kSort:
       return Sort(inputs[0], sort_);
+    case LogicalKind::kWindow:
+      return Window(inputs[0], exprs_);
     case LogicalKind::kAggregate:
       return Aggregate(inputs[0], aggregate_);
     case LogicalKind::kJoin:
@@ -642,6 +659,14 @@ std::string LogicalPlan::Label() const {
                         (sort_.nulls_first[i] ? " nulls first" : " nulls last"));
       }
       return "Sort: " + JoinNames(parts);
+    }
+    case LogicalKind::kWindow: {
+      std::vector<std::string> parts;
+      for (size_t i = 0; i < window_functions_.size(); ++i) {
+        parts.push_back(window_functions_[i].function + "(" + window_functions_[i].input + ") as " +
+                        window_functions_[i].output);
+      }
+      return "Window: " + JoinNames(parts) + " over (" + window_spec_.ToString() + ")";
     }
     case LogicalKind::kAggregate: {
       std::vector<std::string> aggs;
@@ -782,6 +807,7 @@ std::optional<int64_t> KnownRows(const LogicalPlan& plan) {
     }
     case LogicalKind::kProject:
     case LogicalKind::kSort:
+    case LogicalKind::kWindow:
     case LogicalKind::kRepartition:
     case LogicalKind::kIntoPartitions:
     case LogicalKind::kIntoBatches:
@@ -819,6 +845,7 @@ PartitionCount NumPartitions(const LogicalPlan& plan) {
       return NumPartitions(*plan.inputs()[0]);
     case LogicalKind::kLimit:
     case LogicalKind::kSort:
+    case LogicalKind::kWindow:
     case LogicalKind::kAggregate:
     case LogicalKind::kJoin:
     case LogicalKind::kWrite:

@@ -10,6 +10,7 @@
 
 #include "ketch/expr/expr.h"
 #include "ketch/plan/logical/scan_info.h"
+#include "ketch/plan/logical/window_spec.h"
 
 namespace ketch {
 
@@ -29,6 +30,7 @@ enum class LogicalKind {
   kRepartition,     ///< hash (by columns) or random partitioning into N partitions
   kIntoPartitions,  ///< split or coalesce adjacent partitions, order kept
   kIntoBatches,     ///< batches (and partitions) of exactly batch_size rows, order kept
+  kWindow,          ///< window functions over partitions of rows (window_plan.h)
 };
 
 /// Sort keys with a direction and a null placement each.
@@ -159,6 +161,12 @@ class LogicalPlan {
   /// Batches of exactly `batch_size` (>= 1) rows, the stream's last one shorter; each batch a partition.
   static arrow::Result<LogicalPlanPtr> IntoBatches(LogicalPlanPtr input, int64_t batch_size);
 
+  /// Window functions sharing one window (defined in window_plan.cc): `window_exprs` are aliased
+  /// window calls (MakeWindowCall) whose function arguments, partition and order keys are columns.
+  /// The output is every input column then one column per window expression. Errors: see
+  /// ResolveWindowFunction; Invalid when the expressions do not share one window.
+  static arrow::Result<LogicalPlanPtr> Window(LogicalPlanPtr input, std::vector<ExprPtr> window_exprs);
+
   /// The same node over new inputs (schema re-derived and re-validated).
   arrow::Result<LogicalPlanPtr> WithInputs(std::vector<LogicalPlanPtr> inputs) const;
 
@@ -181,6 +189,9 @@ class LogicalPlan {
   const std::vector<std::string>& explode_columns() const { return explode_columns_; }
   const SampleSpec& sample() const { return sample_; }
   const PartitionSpec& partitioning() const { return partitioning_; }
+  /// Window nodes: the shared window and the resolved functions (one per expr, in order).
+  const WindowSpec& window_spec() const { return window_spec_; }
+  const std::vector<WindowFunction>& window_functions() const { return window_functions_; }
   /// In-memory sources: the partition of each batch (empty: all in partition 0).
   const std::vector<int64_t>& batch_partitions() const { return batch_partitions_; }
 
@@ -209,6 +220,8 @@ class LogicalPlan {
   SampleSpec sample_;
   PartitionSpec partitioning_;
   std::vector<int64_t> batch_partitions_;
+  WindowSpec window_spec_;
+  std::vector<WindowFunction> window_functions_;
 };
 
 /// The number of partitions a plan produces on the native runner, and whether it is exact: an

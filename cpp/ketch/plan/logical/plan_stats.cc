@@ -270,6 +270,7 @@ PlanStats Estimate(const LogicalPlan& plan, bool full) {
       return out;
     }
     case LogicalKind::kSort:
+    case LogicalKind::kWindow:
     case LogicalKind::kRepartition:
     case LogicalKind::kIntoPartitions:
     case LogicalKind::kIntoBatches: {

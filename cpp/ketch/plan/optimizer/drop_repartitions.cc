@@ -4,7 +4,8 @@ namespace ketch {
 namespace {
 
 bool Regroups(LogicalKind kind) {
-  return kind == LogicalKind::kSort || kind == LogicalKind::kAggregate || kind == LogicalKind::kRepartition;
+  return kind == LogicalKind::kSort || kind == LogicalKind::kAggregate || kind == LogicalKind::kRepartition ||
+         kind == LogicalKind::kWindow;
 }
 
 bool IsPartitioning(LogicalKind kind) {

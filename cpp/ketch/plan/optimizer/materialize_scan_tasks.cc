@@ -27,7 +27,8 @@ bool IsExpensive(const LogicalPlan& plan) {
 }
 
 bool IsBlocking(LogicalKind kind) {
-  return kind == LogicalKind::kSort || kind == LogicalKind::kAggregate || kind == LogicalKind::kJoin;
+  return kind == LogicalKind::kSort || kind == LogicalKind::kAggregate || kind == LogicalKind::kJoin ||
+         kind == LogicalKind::kWindow;
 }
 
 std::string Megabytes(int64_t bytes) {

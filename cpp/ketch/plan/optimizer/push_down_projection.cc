@@ -144,6 +144,22 @@ arrow::Result<Transformed> Prune(const LogicalPlanPtr& plan, const Required& req
       for (const auto& key : plan->sort().keys) keys.push_back(key->name());
       return RebuildWithChild(plan, WithColumns(required, keys), false);
     }
+    case LogicalKind::kWindow: {
+      // The input columns asked for, plus the keys and function inputs the window reads.
+      Required child_required = required;
+      if (child_required) {
+        for (const auto& f : plan->window_functions()) child_required->erase(f.output);
+        const auto& spec = plan->window_spec();
+        std::vector<std::string> needed(spec.partition_by.begin(), spec.partition_by.end());
+        needed.insert(needed.end(), spec.order_by.begin(), spec.order_by.end());
+        for (const auto& f : plan->window_functions()) {
+          if (!f.input.empty()) needed.push_back(f.input);
+          if (!f.default_input.empty()) needed.push_back(f.default_input);
+        }
+        child_required = WithColumns(child_required, needed);
+      }
+      return RebuildWithChild(plan, child_required, false);
+    }
     case LogicalKind::kAggregate: {
       if (plan->aggregate().phase == AggregatePhase::kFinal) {
         // Reads partial-state columns, not the aggregations' own inputs: keep every column.

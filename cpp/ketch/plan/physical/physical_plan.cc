@@ -116,6 +116,9 @@ arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan,
     case LogicalKind::kSort:
       node->kind = PhysicalKind::kSort;
       break;
+    case LogicalKind::kWindow:
+      node->kind = PhysicalKind::kWindow;
+      break;
     case LogicalKind::kAggregate:
       node->kind = PhysicalKind::kAggregate;
       break;
@@ -212,6 +215,8 @@ std::string PhysicalNode::Label() const {
       if (logical->offset() > 0) label += ", Offset = " + std::to_string(logical->offset());
       return label;
     }
+    case PhysicalKind::kWindow:
+      return "Window (blocking): " + logical->Label().substr(std::string("Window: ").size());
     case PhysicalKind::kAggregate: {
       const std::string label = logical->Label();
       const std::string what = label.substr(label.find(": ") + 2);

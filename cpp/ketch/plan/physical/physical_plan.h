@@ -28,6 +28,7 @@ enum class PhysicalKind {
   kRepartition,     ///< map (partition ids per morsel, parallel) + blocking sink per output partition
   kIntoPartitions,  ///< blocking sink: splits / coalesces adjacent partitions
   kIntoBatches,     ///< ordered re-chunk into exact batches, one partition each
+  kWindow,          ///< blocking sink: window functions per partition (exec/blocking/window_sink.h)
 };
 
 struct PhysicalNode;
