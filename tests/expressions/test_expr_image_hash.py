@@ -10,6 +10,7 @@ import math
 import imagehash
 import numpy as np
 import pytest
+import scipy.fftpack
 from PIL import Image
 from sklearn.datasets import load_sample_image
 
@@ -86,21 +87,75 @@ def generated() -> list[tuple[np.ndarray, str]]:
     ]
 
 
+def flat() -> list[tuple[np.ndarray, str]]:
+    """Images whose thumbnails have flat rows or columns: a horizontal gradient, a vertical one and
+    a constant gray (and the 1 x 1 image of generated())."""
+    x = np.tile(np.linspace(0, 255, 120).astype(np.uint8), (50, 1))
+    return [(x, "L"), (np.ascontiguousarray(x.T), "L"), (np.full((30, 40, 3), 77, np.uint8), "RGB")]
+
+
+def exact_zero_dct_bits(pixels: np.ndarray, mode: str, hash_size: int) -> np.ndarray:
+    """Which phash bits look at DCT coefficients that are 0 in exact arithmetic (a flat thumbnail
+    row or column): scipy's value there is rounding noise (~1e-12), so its bit is noise too."""
+    n = hash_size * 4
+    thumb = np.asarray(Image.fromarray(pixels, mode).convert("L").resize((n, n), Image.LANCZOS), float)
+    dct = scipy.fftpack.dct(scipy.fftpack.dct(thumb, axis=0), axis=1)[:hash_size, :hash_size]
+    return np.abs(dct).ravel() < 1e-6 * max(np.abs(dct).max(), 1.0)
+
+
+def bits(data: bytes, n: int) -> np.ndarray:
+    return np.unpackbits(np.frombuffer(data, np.uint8))[-n:].astype(bool)
+
+
+def assert_same_hash(got: bytes, pixels: np.ndarray, mode: str, algorithm: str, hash_size: int) -> None:
+    """Equal bytes; for the perceptual hash, equal bits wherever the DCT coefficient is not 0 in
+    exact arithmetic (see test_perceptual_hash_of_flat_images_matches_off_the_rounding_noise)."""
+    want = expected_bytes(pixels, mode, algorithm, hash_size)
+    where = f"{mode} {pixels.shape} {algorithm} {hash_size}: {got.hex()} != {want.hex()}"
+    if algorithm != "perceptual" or got == want:
+        assert got == want, where
+        return
+    n = hash_size * hash_size
+    noise = exact_zero_dct_bits(pixels, mode, hash_size)
+    assert noise.any(), where
+    assert (bits(got, n) == bits(want, n))[~noise].all(), where
+
+
 @pytest.mark.parametrize("algorithm", ["average", "difference", "perceptual", "wavelet"])
 @pytest.mark.parametrize("hash_size", [8, 16])
 def test_hash_matches_imagehash_bit_for_bit(algorithm: str, hash_size: int) -> None:
-    images = photos() + generated()
+    images = photos() + generated() + flat()
     got = ketch_hashes(images, algorithm, hash_size)
-    want = [expected_bytes(p, m, algorithm, hash_size) for p, m in images]
-    for i, (g, w) in enumerate(zip(got, want, strict=True)):
-        assert g == w, f"image {i} ({images[i][1]}, {images[i][0].shape}): {g.hex()} != {w.hex()}"
+    exact = 0
+    for (pixels, mode), g in zip(images, got, strict=True):
+        assert_same_hash(g, pixels, mode, algorithm, hash_size)
+        exact += g == expected_bytes(pixels, mode, algorithm, hash_size)
+    # Every image is bit-exact except, for the perceptual hash, the four with flat thumbnails.
+    assert exact == len(images) - (4 if algorithm == "perceptual" else 0)
+
+
+@pytest.mark.parametrize("hash_size", [8, 16])
+def test_perceptual_hash_of_flat_images_matches_off_the_rounding_noise(hash_size: int) -> None:
+    """The one inexact case: where the thumbnail has flat rows or columns, DCT coefficients that are
+    exactly 0 mathematically come out of scipy's FFT as ~1e-12 noise and out of Ketch's direct
+    long-double sums as different noise, so those bits (and only those) may differ. Every bit of a
+    coefficient that is not 0 matches, including the DC bit of the constant images."""
+    images = generated()[-1:] + flat()
+    got = ketch_hashes(images, "perceptual", hash_size)
+    n = hash_size * hash_size
+    for (pixels, mode), g in zip(images, got, strict=True):
+        want = expected_bytes(pixels, mode, "perceptual", hash_size)
+        noise = exact_zero_dct_bits(pixels, mode, hash_size)
+        assert noise.sum() >= n // 2  # the case this test is about
+        assert (bits(g, n) == bits(want, n))[~noise].all()
 
 
 @pytest.mark.parametrize("algorithm", ["average", "difference", "perceptual"])
 def test_odd_hash_size_packs_like_imagehash_hex(algorithm: str) -> None:
     images = photos()[:2] + generated()[:3]
     got = ketch_hashes(images, algorithm, 5)
-    assert got == [expected_bytes(p, m, algorithm, 5) for p, m in images]
+    for (pixels, mode), g in zip(images, got, strict=True):
+        assert_same_hash(g, pixels, mode, algorithm, 5)
     assert all(len(h) == 4 for h in got)  # 25 bits in 4 bytes, left-padded like imagehash's hex
 
 

@@ -23,8 +23,8 @@ GrayImage ToPillowGray(const ImageView& view);
 
 /// Pillow's `resize((width, height), Image.LANCZOS)` of an 8-bit image (Resample.c): separable
 /// Lanczos-3 with support scaled by the downscale factor, coefficients normalised then rounded to
-/// 22-bit fixed point; two passes, each rounded and clipped to uint8: horizontal then vertical,
-/// except vertical first when widening while shrinking the height (as Pillow 13 orders them).
+/// 22-bit fixed point; two passes, each rounded and clipped to uint8, in Pillow 13's order
+/// (see the .cc).
 /// Returns a copy when the size is unchanged; width, height > 0.
 GrayImage PillowLanczosResize(const GrayImage& in, int32_t width, int32_t height);
 
