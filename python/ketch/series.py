@@ -48,19 +48,19 @@ def fixed_shape_image_block(array: pa.Array) -> np.ndarray:
 
 
 def to_pylist(array: pa.Array | pa.ChunkedArray) -> list[Any]:
-    """Python values of a column; images become numpy (H, W, C) uint8 arrays, files ketch.File."""
+    """Python values of a column; images become numpy (H, W, C) uint8 arrays."""
     if isinstance(array, pa.ChunkedArray):
         return [v for chunk in array.chunks for v in to_pylist(chunk)]
     if DataType(array.type).extension_name in ("ketch.image", "ketch.fixed_shape_image"):
         return _image_rows(array)
-    if DataType(array.type).extension_name == "ketch.file":
-        from ketch.file import files_from_arrow
-
-        return files_from_arrow(array)
     if DataType(array.type).extension_name == "ketch.python":
         import pickle
 
         return [None if v is None else pickle.loads(v) for v in array.storage.to_pylist()]
+    if DataType(array.type).extension_name == "ketch.file":  # ketch.File objects, as Daft gives
+        from ketch.file import files_from_arrow
+
+        return files_from_arrow(array)
     return array.to_pylist()
 
 
