@@ -26,6 +26,7 @@ from ketch.dataframe_ops.constructors import from_pylist, range
 from ketch.dataframe_ops.set_ops import concat
 from ketch.datatype import DataType, ImageMode
 from ketch.expressions import Expression, col, lit
+from ketch.file import File
 from ketch.io import (
     HTTPConfig,
     IOConfig,
@@ -60,6 +61,7 @@ __all__ = [
     "DataFrame",
     "DataType",
     "Expression",
+    "File",
     "ImageMode",
     "Series",
     "Window",

@@ -63,6 +63,10 @@ def to_pylist(array: pa.Array | pa.ChunkedArray) -> list[Any]:
         import pickle
 
         return [None if v is None else pickle.loads(v) for v in array.storage.to_pylist()]
+    if DataType(array.type).extension_name == "ketch.file":  # ketch.File objects, as Daft gives
+        from ketch.file import files_from_arrow
+
+        return files_from_arrow(array)
     return array.to_pylist()
 
 

@@ -99,6 +99,13 @@ def _to_arrow_result(result: Any, dtype: DataType, num_rows: int, name: str) -> 
         if len(values) != num_rows:
             raise ValueError(f"UDF '{name}' returned {len(values)} values for a batch of {num_rows} rows")
         return python_array(values)
+    if dtype.extension_name == "ketch.file" and not isinstance(result, (Series, pa.Array, pa.ChunkedArray)):
+        from ketch.file import files_to_arrow
+
+        values = list(result)
+        if len(values) != num_rows:
+            raise ValueError(f"UDF '{name}' returned {len(values)} values for a batch of {num_rows} rows")
+        return files_to_arrow(values)
     if dtype.is_image() or dtype.is_fixed_shape_image() or dtype.extension_name == "arrow.fixed_shape_tensor":
         if not isinstance(result, (Series, pa.Array, pa.ChunkedArray)):
             from ketch.convert import images_to_arrow, tensors_to_arrow
@@ -1239,6 +1246,10 @@ def _hinted_dtype(func: Callable[..., Any], generator: bool) -> DataType | None:
 
 
 def _dtype_from_hint(hint: Any) -> DataType | None:
+    from ketch.file import File
+
+    if hint is File:
+        return DataType.file()
     origin = typing.get_origin(hint)
     if origin in (list, typing.List):  # noqa: UP006
         (item,) = typing.get_args(hint) or (None,)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ketch.datatype import mode_name
+from ketch.expressions.image_hash import HashAlgorithm
 
 if TYPE_CHECKING:
     from ketch.expressions.expression import Expression
@@ -113,3 +114,10 @@ class ImageNamespace:
         from ketch.expressions.expression import Expression
 
         return Expression._call("image_mode", self._expr)
+
+    def hash(self, algorithm: HashAlgorithm = "average", hash_size: int = 8) -> Expression:
+        """Perceptual hash of every image, identical to the ``imagehash`` package's; see
+        :func:`ketch.expressions.image_hash.image_hash` for algorithms, output type and errors."""
+        from ketch.expressions.image_hash import image_hash
+
+        return image_hash(self._expr, algorithm, hash_size)

@@ -4,6 +4,7 @@
 #include "ketch/expr/function_registry.h"
 #include "ketch/functions/image/codecs.h"
 #include "ketch/functions/image/image_function_util.h"
+#include "ketch/types/file_type.h"
 #include "ketch/types/image_array.h"
 
 namespace ketch::image {
@@ -17,9 +18,10 @@ class ImageDecode : public ScalarFunction {
       const std::vector<std::shared_ptr<arrow::DataType>>& types, const std::vector<ExprPtr>& exprs,
       const FunctionOptions& options) const override {
     ARROW_RETURN_NOT_OK(ExpectArgs(name(), 1, types.size()));
-    if (!arrow::is_binary_like(types[0]->id()) && !arrow::is_large_binary_like(types[0]->id())) {
-      return arrow::Status::TypeError("image.decode expects binary bytes, but ", exprs[0]->ToString(),
-                                      " has type ", types[0]->ToString());
+    if (!arrow::is_binary_like(types[0]->id()) && !arrow::is_large_binary_like(types[0]->id()) &&
+        !IsFileType(*types[0])) {
+      return arrow::Status::TypeError("image.decode expects binary bytes or a File column, but ",
+                                      exprs[0]->ToString(), " has type ", types[0]->ToString());
     }
     ARROW_RETURN_NOT_OK(OnError(options, name()).status());
     ARROW_ASSIGN_OR_RAISE(auto mode, OptionalMode(options, name()));
@@ -31,6 +33,13 @@ class ImageDecode : public ScalarFunction {
     ARROW_ASSIGN_OR_RAISE(auto input, ToArray(args[0], ctx.num_rows));
     ARROW_ASSIGN_OR_RAISE(auto on_error, OnError(options, name()));
     ARROW_ASSIGN_OR_RAISE(auto mode, OptionalMode(options, name()));
+    if (IsFileType(*input->type())) {
+      // A File column: its objects are read first (file_read: the I/O pool, the row's path in errors;
+      // with on_error="null" an unreadable file decodes to null).
+      ARROW_ASSIGN_OR_RAISE(auto file_read, FunctionRegistry::Global()->Get("file_read"));
+      ARROW_ASSIGN_OR_RAISE(auto read, file_read->Execute({arrow::Datum(input)}, options, ctx));
+      input = read.make_array();
+    }
     ARROW_ASSIGN_OR_RAISE(auto binary, arrow::compute::Cast(*input, arrow::large_binary()));
     const auto& bytes = static_cast<const arrow::LargeBinaryArray&>(*binary);
     ImageArrayBuilder builder(mode);
@@ -174,6 +183,7 @@ arrow::Status RegisterImageFunctions() {
   ARROW_RETURN_NOT_OK(FunctionRegistry::Global()->Register(std::make_shared<ImageResize>()));
   ARROW_RETURN_NOT_OK(RegisterImageEncode());
   ARROW_RETURN_NOT_OK(RegisterImageTransforms());
+  ARROW_RETURN_NOT_OK(RegisterImageHash());
   return RegisterImageProperties();
 }
 

@@ -18,6 +18,9 @@ arrow::Status RegisterImageFunctions();
 arrow::Status RegisterImageEncode();
 arrow::Status RegisterImageTransforms();
 arrow::Status RegisterImageProperties();
+/// image_hash(img; algorithm: "average"|"difference"|"perceptual"|"wavelet", hash_size: int = 8)
+/// → fixed_size_binary(ceil(hash_size^2 / 8)), bit-identical to imagehash 4.3.2 (image_hash.cc).
+arrow::Status RegisterImageHash();
 
 /// Largest pixel count a decoder accepts (refused from the header, before allocation).
 /// Pillow's decompression-bomb error threshold (2 x Image.MAX_IMAGE_PIXELS): 178,956,970 pixels,
