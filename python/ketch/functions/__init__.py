@@ -1,6 +1,7 @@
 """Daft's ``daft.functions``: free functions over expressions. Each family lives in its own
 module and is re-exported here."""
 
+from ketch.expressions.image_hash import image_hash  # noqa: F401
 from ketch.functions.general import *  # noqa: F403
 from ketch.functions.math import *  # noqa: F403
 from ketch.functions.strings import *  # noqa: F403
