@@ -24,7 +24,7 @@ from ketch.context import execution_config_ctx, get_execution_config, set_execut
 from ketch.dataframe import DataFrame
 from ketch.dataframe_ops.constructors import from_pylist, range
 from ketch.dataframe_ops.set_ops import concat
-from ketch.datatype import DataType, ImageMode
+from ketch.datatype import DataType, ImageMode, TimeUnit
 from ketch.expressions import Expression, col, lit
 from ketch.io import (
     HTTPConfig,
@@ -58,6 +58,7 @@ __all__ = [
     "Expression",
     "ImageMode",
     "Series",
+    "TimeUnit",
     "cls",
     "col",
     "concat",

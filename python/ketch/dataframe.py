@@ -91,7 +91,9 @@ class DataFrame:
         if not names:
             return self
         df = self
-        for name in names:
+        # Generator UDFs (flag True) drop rows that yielded nothing; Expression.explode() ("list")
+        # keeps them as one null row, like DataFrame.explode.
+        for name in [e.name() for e in exprs if e._explode is True]:
             df = df.where(Expression._call("list_value_length", col(name)) > 0)
         return df.explode(*names)
 

@@ -7,6 +7,8 @@
 #include "ketch/functions/embedding/embedding_functions.h"
 #include "ketch/functions/file/file_functions.h"
 #include "ketch/functions/image/image_functions.h"
+#include "ketch/functions/nested/nested_functions.h"
+#include "ketch/functions/temporal/temporal_functions.h"
 #include "ketch/functions/url/url_functions.h"
 #include "ketch/types/image_type.h"
 
@@ -22,6 +24,8 @@ arrow::Status RegisterBuiltins() {
     if (status.ok()) status = url::RegisterUrlFunctions();
     if (status.ok()) status = embedding::RegisterEmbeddingFunctions();
     if (status.ok()) status = file::RegisterFileFunctions();
+    if (status.ok()) status = temporal::RegisterTemporalFunctions();
+    if (status.ok()) status = nested::RegisterNestedFunctions();
   });
   return status;
 }

@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from ketch.expressions.embedding import EmbeddingNamespace
     from ketch.expressions.file import FileNamespace
     from ketch.expressions.image import ImageNamespace
+    from ketch.expressions.list import ListNamespace
+    from ketch.expressions.map import MapNamespace
+    from ketch.expressions.struct import StructNamespace
+    from ketch.expressions.temporal import DatetimeNamespace
     from ketch.expressions.url import UrlNamespace
 
 
@@ -66,7 +70,7 @@ class Expression:
     (``+ - * / == != < <= > >= & | ~``) and methods; namespaces ``.image`` and ``.url`` hold the
     multimodal kernels."""
 
-    def __init__(self, native: _core.PyExpr, explode: bool = False) -> None:
+    def __init__(self, native: _core.PyExpr, explode: bool | str = False) -> None:
         self._native = native
         # A generator UDF's column: a list per input row that the DataFrame explodes into rows.
         self._explode = explode
@@ -276,6 +280,35 @@ class Expression:
         from ketch.expressions.url import UrlNamespace
 
         return UrlNamespace(self)
+
+    @property
+    def dt(self) -> DatetimeNamespace:
+        from ketch.expressions.temporal import DatetimeNamespace
+
+        return DatetimeNamespace(self)
+
+    @property
+    def list(self) -> ListNamespace:
+        from ketch.expressions.list import ListNamespace
+
+        return ListNamespace(self)
+
+    @property
+    def map(self) -> MapNamespace:
+        from ketch.expressions.map import MapNamespace
+
+        return MapNamespace(self)
+
+    @property
+    def struct(self) -> StructNamespace:
+        from ketch.expressions.struct import StructNamespace
+
+        return StructNamespace(self)
+
+    def explode(self) -> Expression:
+        """One row per element of this list column (Daft's ``explode`` expression): in ``select`` /
+        ``with_column`` the other columns repeat; an empty or null list gives one null row."""
+        return Expression(self._native, explode="list")
 
     # Daft 0.7's flat spellings, one implementation behind both.
     def decode_image(self, on_error: str = "raise", mode: Any = None) -> Expression:
