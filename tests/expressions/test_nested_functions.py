@@ -206,3 +206,31 @@ def test_wrong_types_fail_at_plan_time():
         lists.select(col("l").list.get("x"))
     with pytest.raises(TypeError, match="list.contains"):
         lists.select(col("l").list.contains(lit([1])))
+
+
+def test_options_travel_to_the_ray_runner(runner):
+    """Kernel options (sort order, chunk size, field names, formats, intervals) survive plan
+    serialization: the same answers on both runners."""
+    import datetime as dt
+
+    df = ketch.from_pydict(
+        {
+            "l": [[3, 1, 2], None, [5, 4]],
+            "s": [{"a": 1}, {"a": 2}, None],
+            "t": [dt.datetime(2024, 2, 29, 13, 45), None, dt.datetime(1969, 12, 31, 23, 59, 59)],
+        }
+    )
+    out = df.select(
+        col("l").list.sort(desc=True).alias("sorted"),
+        col("l").list.chunk(2).alias("chunks"),
+        col("s").struct.get("a"),
+        col("t").dt.strftime("%d/%m/%Y %H").alias("text"),
+        col("t").dt.truncate("1 hour").alias("hour"),
+    ).to_pydict()
+    assert out == {
+        "sorted": [[3, 2, 1], None, [5, 4]],
+        "chunks": [[[3, 1]], None, [[5, 4]]],
+        "a": [1, 2, None],
+        "text": ["29/02/2024 13", None, "31/12/1969 23"],
+        "hour": [dt.datetime(2024, 2, 29, 13), None, dt.datetime(1969, 12, 31, 23)],
+    }

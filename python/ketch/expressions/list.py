@@ -60,9 +60,10 @@ class ListNamespace:
         return self._call("list_chunk", size=size)
 
     def join(self, delimiter: Any) -> Expression:
-        """Each list of strings joined with ``delimiter`` (str or string column); null elements make
-        the row null (Arrow's binary_join)."""
-        return self._call("binary_join", delimiter)
+        """Each list of strings joined with ``delimiter`` (str or string column), a string of the
+        list's string type; a null element makes the row null (Arrow's binary_join). KetchTypeError
+        at plan time for lists of non-strings."""
+        return self._call("list_join", delimiter)
 
     def sort(self, desc: bool | None = None, nulls_first: bool | None = None) -> Expression:
         """Each list sorted (ascending unless ``desc``; nulls last unless ``nulls_first``)."""

@@ -188,8 +188,9 @@ class DatetimeNamespace:
         return Expression._call("dt_convert_time_zone", self._expr, **options)
 
     def replace_time_zone(self, timezone: str | None = None) -> Expression:
-        """The same wall-clock time in ``timezone`` (naive when None). Ambiguous or nonexistent local
-        times (DST changes) resolve to the earliest instant."""
+        """The same wall-clock time in ``timezone`` (naive when None). A local time that occurs
+        twice (clocks falling back) takes its first instant; one that does not exist (clocks
+        springing forward) moves to the end of the gap (02:30 -> 03:00 in New York)."""
         from ketch.expressions.expression import Expression
 
         if timezone is None:

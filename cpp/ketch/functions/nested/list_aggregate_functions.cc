@@ -28,8 +28,8 @@ class ListAggregate : public ScalarFunction {
     ARROW_ASSIGN_OR_RAISE(auto empty, arrow::MakeEmptyArray(value_type));
     auto result = Aggregate(empty);
     if (!result.ok()) {
-      return arrow::Status::TypeError(label, " cannot aggregate values of type ", value_type->ToString(), " in ",
-                                      exprs[0]->ToString());
+      return arrow::Status::TypeError(label, " cannot aggregate values of type ", value_type->ToString(),
+                                      " in ", exprs[0]->ToString());
     }
     return result->type();
   }
@@ -71,13 +71,13 @@ class ListAggregate : public ScalarFunction {
 
 arrow::Status RegisterListAggregateFunctions() {
   auto* registry = FunctionRegistry::Global();
-  for (const auto& [name, arrow_name] : std::vector<std::pair<std::string, std::string>>{
-           {"list_sum", "sum"},
-           {"list_mean", "mean"},
-           {"list_min", "min"},
-           {"list_max", "max"},
-           {"list_bool_and", "all"},
-           {"list_bool_or", "any"}}) {
+  for (const auto& [name, arrow_name] :
+       std::vector<std::pair<std::string, std::string>>{{"list_sum", "sum"},
+                                                        {"list_mean", "mean"},
+                                                        {"list_min", "min"},
+                                                        {"list_max", "max"},
+                                                        {"list_bool_and", "all"},
+                                                        {"list_bool_or", "any"}}) {
     ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<ListAggregate>(name, arrow_name)));
   }
   return arrow::Status::OK();

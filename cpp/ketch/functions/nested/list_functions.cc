@@ -37,8 +37,9 @@ arrow::Status ExpectCastable(const std::string& label, size_t index, const TypeV
   if (IsNullType(*types[index]) || types[index]->Equals(target) || cp::CanCast(*types[index], target)) {
     return arrow::Status::OK();
   }
-  return arrow::Status::TypeError(label, ": ", exprs[index]->ToString(), " of type ", types[index]->ToString(),
-                                  " cannot be compared with list values of type ", target.ToString());
+  return arrow::Status::TypeError(label, ": ", exprs[index]->ToString(), " of type ",
+                                  types[index]->ToString(), " cannot be compared with list values of type ",
+                                  target.ToString());
 }
 
 // list_get(list, index, default): the element at `index` (negative counts from the end), `default`
@@ -201,8 +202,8 @@ class ListSort : public ScalarFunction {
     auto value_type = ValueField(*types[0])->type();
     ARROW_ASSIGN_OR_RAISE(auto empty, arrow::MakeEmptyArray(value_type));
     if (!cp::SortIndices(*empty).ok()) {
-      return arrow::Status::TypeError("list.sort cannot order values of type ", value_type->ToString(), " in ",
-                                      exprs[0]->ToString());
+      return arrow::Status::TypeError("list.sort cannot order values of type ", value_type->ToString(),
+                                      " in ", exprs[0]->ToString());
     }
     return VariableListOf(*types[0], ValueField(*types[0]));
   }
@@ -214,7 +215,8 @@ class ListSort : public ScalarFunction {
     ARROW_ASSIGN_OR_RAISE(auto list, ToArray(args[0], ctx.num_rows));
     ARROW_ASSIGN_OR_RAISE(auto rows, ToListRows(list));
     ARROW_ASSIGN_OR_RAISE(auto parents, rows.ParentIndices());
-    auto schema = arrow::schema({arrow::field("row", arrow::int64()), arrow::field("value", rows.values->type())});
+    auto schema =
+        arrow::schema({arrow::field("row", arrow::int64()), arrow::field("value", rows.values->type())});
     auto batch = arrow::RecordBatch::Make(schema, rows.values->length(), {parents, rows.values});
     cp::SortOptions sort_options(
         {cp::SortKey("row", cp::SortOrder::Ascending),
@@ -266,7 +268,8 @@ class ListDistinct : public ScalarFunction {
     } else {
       ARROW_ASSIGN_OR_RAISE(values, arrow::Concatenate(parts));
     }
-    return MakeListArray(VariableListOf(*list->type(), ValueField(*list->type())), offsets, rows.valid, values);
+    return MakeListArray(VariableListOf(*list->type(), ValueField(*list->type())), offsets, rows.valid,
+                         values);
   }
 };
 
@@ -284,8 +287,8 @@ class ListValueCounts : public ScalarFunction {
     auto value_type = ValueField(*types[0])->type();
     ARROW_ASSIGN_OR_RAISE(auto empty, arrow::MakeEmptyArray(value_type));
     if (!cp::ValueCounts(empty).ok()) {
-      return arrow::Status::TypeError("list.value_counts cannot count values of type ", value_type->ToString(),
-                                      " in ", exprs[0]->ToString());
+      return arrow::Status::TypeError("list.value_counts cannot count values of type ",
+                                      value_type->ToString(), " in ", exprs[0]->ToString());
     }
     return arrow::map(value_type, arrow::uint64());
   }
@@ -326,8 +329,8 @@ class ListValueCounts : public ScalarFunction {
     for (int64_t i = 0; i <= rows.length; ++i) out[i] = static_cast<int32_t>(offsets[i]);
     ARROW_ASSIGN_OR_RAISE(auto validity, MakeValidity(rows.valid));
     return std::make_shared<arrow::MapArray>(arrow::map(value_type, arrow::uint64()), rows.length,
-                                             std::shared_ptr<arrow::Buffer>(std::move(offset_buffer)), key_values,
-                                             count_values, validity.first, validity.second);
+                                             std::shared_ptr<arrow::Buffer>(std::move(offset_buffer)),
+                                             key_values, count_values, validity.first, validity.second);
   }
 };
 
@@ -424,6 +427,43 @@ class ListCount : public ScalarFunction {
   }
 };
 
+// list_join(list, delimiter): Arrow's binary_join with the delimiter cast to the list's string type
+// (Arrow wants both the same), so string / large_string lists and literals mix freely.
+class ListJoin : public ScalarFunction {
+ public:
+  std::string name() const override { return "list_join"; }
+
+  arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(const TypeVector& types,
+                                                              const std::vector<ExprPtr>& exprs,
+                                                              const FunctionOptions&) const override {
+    ARROW_RETURN_NOT_OK(ExpectArgumentCount("list.join", 2, types));
+    ARROW_RETURN_NOT_OK(ExpectListArgument("list.join", 0, types, exprs));
+    auto value_type = ValueField(*types[0])->type();
+    if (!arrow::is_base_binary_like(value_type->id()) && value_type->id() != arrow::Type::NA) {
+      return arrow::Status::TypeError("list.join expects a list of strings, but ", exprs[0]->ToString(),
+                                      " has type ", types[0]->ToString());
+    }
+    if (!arrow::is_base_binary_like(types[1]->id()) && types[1]->id() != arrow::Type::NA) {
+      return arrow::Status::TypeError("list.join expects a string delimiter, but ", exprs[1]->ToString(),
+                                      " has type ", types[1]->ToString());
+    }
+    return value_type->id() == arrow::Type::NA ? arrow::large_utf8() : value_type;
+  }
+
+  arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args, const FunctionOptions&,
+                                      const EvalContext& ctx) const override {
+    ARROW_ASSIGN_OR_RAISE(auto list, ToArray(args[0], ctx.num_rows));
+    auto value_type = ValueField(*list->type())->type();
+    if (value_type->id() == arrow::Type::NA) value_type = arrow::large_utf8();
+    // binary_join takes list or large_list of strings; fixed-size lists and null values are cast.
+    auto list_type = VariableListOf(*list->type(), arrow::field("item", value_type));
+    ARROW_ASSIGN_OR_RAISE(auto lists, cp::Cast(list, list_type));
+    ARROW_ASSIGN_OR_RAISE(auto delimiter, ToArray(args[1], ctx.num_rows));
+    ARROW_ASSIGN_OR_RAISE(auto delimiter_cast, cp::Cast(delimiter, value_type));
+    return cp::CallFunction("binary_join", {lists, delimiter_cast});
+  }
+};
+
 }  // namespace
 
 arrow::Status RegisterListFunctions() {
@@ -435,6 +475,7 @@ arrow::Status RegisterListFunctions() {
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<ListDistinct>()));
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<ListValueCounts>()));
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<ListContains>()));
+  ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<ListJoin>()));
   return registry->Register(std::make_shared<ListCount>());
 }
 

@@ -111,7 +111,8 @@ std::shared_ptr<arrow::DataType> VariableListOf(const arrow::DataType& input,
   return arrow::large_list(std::move(value_field));
 }
 
-arrow::Result<std::pair<std::shared_ptr<arrow::Buffer>, int64_t>> MakeValidity(const std::vector<uint8_t>& valid) {
+arrow::Result<std::pair<std::shared_ptr<arrow::Buffer>, int64_t>> MakeValidity(
+    const std::vector<uint8_t>& valid) {
   int64_t null_count = 0;
   for (uint8_t v : valid) null_count += v ? 0 : 1;
   if (null_count == 0) return std::make_pair(std::shared_ptr<arrow::Buffer>(), int64_t{0});
@@ -140,7 +141,8 @@ arrow::Result<std::shared_ptr<arrow::Array>> MakeListArray(const std::shared_ptr
   }
   ARROW_ASSIGN_OR_RAISE(auto buffer, arrow::AllocateBuffer((n + 1) * sizeof(int64_t)));
   std::memcpy(buffer->mutable_data(), offsets.data(), (n + 1) * sizeof(int64_t));
-  return std::make_shared<arrow::LargeListArray>(list_type, n, std::shared_ptr<arrow::Buffer>(std::move(buffer)),
+  return std::make_shared<arrow::LargeListArray>(list_type, n,
+                                                 std::shared_ptr<arrow::Buffer>(std::move(buffer)),
                                                  std::move(values), validity.first, validity.second);
 }
 

@@ -42,6 +42,7 @@ arrow::Result<std::shared_ptr<arrow::Array>> MakeListArray(const std::shared_ptr
                                                            std::shared_ptr<arrow::Array> values);
 
 /// A validity bitmap (nullptr when every row is valid) and its null count.
-arrow::Result<std::pair<std::shared_ptr<arrow::Buffer>, int64_t>> MakeValidity(const std::vector<uint8_t>& valid);
+arrow::Result<std::pair<std::shared_ptr<arrow::Buffer>, int64_t>> MakeValidity(
+    const std::vector<uint8_t>& valid);
 
 }  // namespace ketch::nested

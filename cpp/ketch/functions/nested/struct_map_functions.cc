@@ -30,7 +30,8 @@ class StructGet : public ScalarFunction {
     auto field = struct_type.GetFieldByName(field_name);
     if (!field) {
       std::ostringstream names;
-      for (int i = 0; i < struct_type.num_fields(); ++i) names << (i ? ", " : "") << struct_type.field(i)->name();
+      for (int i = 0; i < struct_type.num_fields(); ++i)
+        names << (i ? ", " : "") << struct_type.field(i)->name();
       return arrow::Status::Invalid("struct.get: ", exprs[0]->ToString(), " has no field '", field_name,
                                     "' (fields: ", names.str(), ")");
     }
@@ -41,7 +42,7 @@ class StructGet : public ScalarFunction {
                                       const EvalContext& ctx) const override {
     ARROW_ASSIGN_OR_RAISE(auto field_name, GetStringOption(options, "name", "struct.get"));
     ARROW_ASSIGN_OR_RAISE(auto array, ToArray(args[0], ctx.num_rows));
-    cp::StructFieldOptions field_options(arrow::FieldRef(field_name));
+    cp::StructFieldOptions field_options{arrow::FieldRef(field_name)};
     return cp::CallFunction("struct_field", {array}, &field_options);
   }
 };
@@ -61,8 +62,9 @@ class MapGet : public ScalarFunction {
     const auto& map_type = static_cast<const arrow::MapType&>(*types[0]);
     if (types[1]->id() != arrow::Type::NA && !types[1]->Equals(*map_type.key_type()) &&
         !cp::CanCast(*types[1], *map_type.key_type())) {
-      return arrow::Status::TypeError("map.get: key ", exprs[1]->ToString(), " of type ", types[1]->ToString(),
-                                      " does not match the map's key type ", map_type.key_type()->ToString());
+      return arrow::Status::TypeError("map.get: key ", exprs[1]->ToString(), " of type ",
+                                      types[1]->ToString(), " does not match the map's key type ",
+                                      map_type.key_type()->ToString());
     }
     return map_type.item_type();
   }

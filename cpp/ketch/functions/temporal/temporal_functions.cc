@@ -1,6 +1,6 @@
 // Temporal kernels over int64 time values. Zoned timestamps are handled by converting to local wall
-// time (Arrow's local_timestamp), working on that, and converting back with assume_timezone (earliest
-// instant for ambiguous and nonexistent local times), so day boundaries follow the zone's calendar.
+// time (Arrow's local_timestamp), working on that, and converting back with assume_timezone (see
+// AssumeZone for DST gaps and overlaps), so day boundaries follow the zone's calendar.
 #include "ketch/functions/temporal/temporal_functions.h"
 
 #include <arrow/compute/api.h>
@@ -72,8 +72,11 @@ std::shared_ptr<arrow::Array> Reinterpret(const std::shared_ptr<arrow::Array>& a
 
 arrow::Result<std::shared_ptr<arrow::Array>> AssumeZone(const std::shared_ptr<arrow::Array>& naive,
                                                         const std::string& zone) {
+  // An ambiguous local time (the repeated hour when clocks fall back) takes its first instant; a
+  // nonexistent one (skipped when clocks spring forward) moves to the end of the gap (03:00 for
+  // 02:30 in New York), as pandas' shift_forward.
   cp::AssumeTimezoneOptions options(zone, cp::AssumeTimezoneOptions::AMBIGUOUS_EARLIEST,
-                                    cp::AssumeTimezoneOptions::NONEXISTENT_EARLIEST);
+                                    cp::AssumeTimezoneOptions::NONEXISTENT_LATEST);
   ARROW_ASSIGN_OR_RAISE(auto result, cp::CallFunction("assume_timezone", {naive}, &options));
   return result.make_array();
 }
@@ -170,7 +173,8 @@ arrow::Result<ArrowFormat> TranslateFormat(const std::string& chrono) {
       // %.f, %.3f, %.6f, %.9f: the fraction of the preceding %S.
       size_t j = i + 2;
       char digits = 0;
-      if (j < chrono.size() && (chrono[j] == '3' || chrono[j] == '6' || chrono[j] == '9')) digits = chrono[j++];
+      if (j < chrono.size() && (chrono[j] == '3' || chrono[j] == '6' || chrono[j] == '9'))
+        digits = chrono[j++];
       if (j >= chrono.size() || chrono[j] != 'f' || !has_seconds || out.format.size() < 2 ||
           out.format.compare(out.format.size() - 2, 2, "%S") != 0) {
         return arrow::Status::Invalid("strftime: unsupported format '", chrono,
@@ -212,7 +216,8 @@ arrow::Result<std::shared_ptr<arrow::Array>> FloorToUnit(const std::shared_ptr<a
     });
   }
   const int64_t factor = to_ns / from_ns;
-  return MapInt64(ts, type, [factor](int64_t v, int64_t) -> arrow::Result<int64_t> { return FloorDiv(v, factor); });
+  return MapInt64(ts, type,
+                  [factor](int64_t v, int64_t) -> arrow::Result<int64_t> { return FloorDiv(v, factor); });
 }
 
 class Strftime : public ScalarFunction {
@@ -292,7 +297,8 @@ class TimeOf : public ScalarFunction {
   arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(const TypeVector& types,
                                                               const std::vector<ExprPtr>& exprs,
                                                               const FunctionOptions&) const override {
-    if (types.size() != 1 || !IsTimestamp(*types[0])) return WrongType("dt.time", "a timestamp", exprs[0], *types[0]);
+    if (types.size() != 1 || !IsTimestamp(*types[0]))
+      return WrongType("dt.time", "a timestamp", exprs[0], *types[0]);
     return TimeType(UnitOf(*types[0]));
   }
 
@@ -344,7 +350,8 @@ class Truncate : public ScalarFunction {
       ARROW_ASSIGN_OR_RAISE(auto relative_unit,
                             cp::Cast(relative_wall, arrow::timestamp(UnitOf(*wall->type())),
                                      cp::CastOptions::Unsafe(arrow::timestamp(UnitOf(*wall->type())))));
-      origin = std::static_pointer_cast<arrow::Int64Array>(Reinterpret(relative_unit.make_array(), arrow::int64()));
+      origin = std::static_pointer_cast<arrow::Int64Array>(
+          Reinterpret(relative_unit.make_array(), arrow::int64()));
     }
     ARROW_ASSIGN_OR_RAISE(auto floored,
                           MapInt64(wall, wall->type(), [&](int64_t v, int64_t i) -> arrow::Result<int64_t> {
@@ -365,8 +372,9 @@ class Truncate : public ScalarFunction {
     }
     const int64_t per = NanosPerUnit(UnitOf(type));
     if (step_ns <= 0 || step_ns % per != 0) {
-      return arrow::Status::Invalid("dt.truncate: interval '", interval, "' is not a positive whole number of ",
-                                    "the column's unit (", type.ToString(), ")");
+      return arrow::Status::Invalid("dt.truncate: interval '", interval,
+                                    "' is not a positive whole number of ", "the column's unit (",
+                                    type.ToString(), ")");
     }
     return step_ns / per;
   }
@@ -417,8 +425,9 @@ class ConvertTimeZone : public ScalarFunction {
       ARROW_ASSIGN_OR_RAISE(auto from, GetStringOption(options, "from_timezone", "dt.convert_time_zone"));
       ARROW_RETURN_NOT_OK(ValidateZone(from, "dt.convert_time_zone"));
     } else if (ZoneOf(*types[0]).empty()) {
-      return arrow::Status::Invalid("dt.convert_time_zone: ", exprs[0]->ToString(),
-                                    " has no time zone; pass from_timezone to say which zone its values are in");
+      return arrow::Status::Invalid(
+          "dt.convert_time_zone: ", exprs[0]->ToString(),
+          " has no time zone; pass from_timezone to say which zone its values are in");
     }
     return arrow::timestamp(UnitOf(*types[0]), to);
   }
@@ -465,7 +474,8 @@ class ToUnixEpoch : public ScalarFunction {
       return MapInt64(input, arrow::int64(), [from, per](int64_t v, int64_t) -> arrow::Result<int64_t> {
         if (from >= per) {
           int64_t out;
-          if (__builtin_mul_overflow(v, from / per, &out)) return arrow::Status::Invalid("to_unix_epoch overflows");
+          if (__builtin_mul_overflow(v, from / per, &out))
+            return arrow::Status::Invalid("to_unix_epoch overflows");
           return out;
         }
         return FloorDiv(v, per / from);
@@ -499,7 +509,8 @@ class DurationTotal : public ScalarFunction {
     return MapInt64(input, arrow::int64(), [from, target](int64_t v, int64_t) -> arrow::Result<int64_t> {
       if (from >= target) {
         int64_t out;
-        if (__builtin_mul_overflow(v, from / target, &out)) return arrow::Status::Invalid("duration total overflows");
+        if (__builtin_mul_overflow(v, from / target, &out))
+          return arrow::Status::Invalid("duration total overflows");
         return out;
       }
       return v / (target / from);  // truncates toward zero, as Daft
