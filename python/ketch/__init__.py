@@ -26,6 +26,7 @@ from ketch.dataframe_ops.constructors import from_pylist, range
 from ketch.dataframe_ops.set_ops import concat
 from ketch.datatype import DataType, ImageMode, TimeUnit
 from ketch.expressions import Expression, col, lit
+from ketch.expressions.temporal import interval
 from ketch.io import (
     HTTPConfig,
     IOConfig,
@@ -68,6 +69,7 @@ __all__ = [
     "from_pandas",
     "from_pydict",
     "from_pylist",
+    "interval",
     "get_execution_config",
     "lit",
     "range",

@@ -300,3 +300,30 @@ def test_timestamp_dtype_with_zone_round_trips_through_parquet(tmp_path):
     back = ketch.read_parquet(str(tmp_path))
     assert back.schema().field("t").type == pa.timestamp("us", tz="America/New_York")
     assert back.select(col("t").dt.hour().alias("h")).to_pydict()["h"] == [3, None]
+
+
+@pytest.mark.parametrize("months,days,hours", [(1, 0, 0), (-13, 3, 0), (0, -40, 5), (25, 1, -30), (0, 0, 0)])
+def test_interval_arithmetic_matches_relativedelta(stamps, months, days, hours):
+    from dateutil.relativedelta import relativedelta
+
+    step = relativedelta(months=months, days=days, hours=hours)
+    iv = ketch.interval(months=months, days=days, hours=hours)
+    assert _run(stamps, col("t") + iv) == _expect(stamps, lambda v: v + step)
+    assert _run(stamps, col("t") - iv) == _expect(stamps, lambda v: v - step)
+    dates = [None if v is None else v.date() for v in stamps]
+    date_step = relativedelta(months=months, days=days)
+    date_iv = ketch.interval(months=months, days=days)
+    assert _run(dates, col("t") + date_iv, pa.date32()) == _expect(dates, lambda v: v + date_step)
+
+
+def test_interval_clamps_to_month_end_and_follows_the_local_clock():
+    dates = [dt.date(2024, 1, 31), dt.date(2023, 1, 31), dt.date(2024, 2, 29)]
+    out = _run(dates, col("t") + F.interval(months=1), pa.date32())
+    assert out == [dt.date(2024, 2, 29), dt.date(2023, 2, 28), dt.date(2024, 3, 29)]
+    assert _run(dates[2:], col("t") + F.interval(years=1), pa.date32()) == [dt.date(2025, 2, 28)]
+    zone = "America/New_York"
+    before_dst = [dt.datetime(2024, 3, 9, 17, 0, tzinfo=dt.timezone.utc)]  # 12:00 local, EST
+    out = _run(before_dst, col("t") + ketch.interval(days=1), pa.timestamp("us", tz=zone))
+    assert out[0] == dt.datetime(2024, 3, 10, 12, 0, tzinfo=ZoneInfo(zone))  # 12:00 local, EDT
+    with pytest.raises(TypeError, match="interval arithmetic"):
+        ketch.from_pydict({"s": ["x"]}).select(col("s") + ketch.interval(days=1))

@@ -96,12 +96,24 @@ class Expression:
 
     # -- arithmetic and comparison ------------------------------------------------------------------
     def __add__(self, other: Any) -> Expression:
+        from ketch.expressions.temporal import is_interval
+
+        if is_interval(other):  # date/timestamp + interval: calendar arithmetic
+            return Expression._call("dt_add_interval", self, other)
         return Expression._call("add_checked", self, other)
 
     def __radd__(self, other: Any) -> Expression:
+        from ketch.expressions.temporal import is_interval
+
+        if is_interval(other):
+            return Expression._call("dt_add_interval", self, other)
         return Expression._call("add_checked", other, self)
 
     def __sub__(self, other: Any) -> Expression:
+        from ketch.expressions.temporal import is_interval
+
+        if is_interval(other):
+            return Expression._call("dt_add_interval", self, other, negate=True)
         return Expression._call("subtract_checked", self, other)
 
     def __rsub__(self, other: Any) -> Expression:

@@ -49,6 +49,46 @@ def time_unit_name(unit: str | TimeUnit | None, default: str = "s") -> str:
     return name
 
 
+def is_interval(value: Any) -> bool:
+    """True for an interval operand of ``+`` / ``-``: ``ketch.interval(...)``, a
+    ``pyarrow.MonthDayNano`` or a pyarrow interval scalar."""
+    if isinstance(value, pa.MonthDayNano):
+        return True
+    if isinstance(value, pa.Scalar):
+        return value.type == pa.month_day_nano_interval()
+    return bool(getattr(value, "_interval_literal", False))
+
+
+def interval(
+    years: int | None = None,
+    months: int | None = None,
+    days: int | None = None,
+    hours: int | None = None,
+    minutes: int | None = None,
+    seconds: int | None = None,
+    millis: int | None = None,
+    nanos: int | None = None,
+) -> Expression:
+    """A calendar interval literal (month_day_nano_interval) for date arithmetic:
+    ``col("date") + interval(months=1)`` moves the calendar (Jan 31 + 1 month = Feb 28/29, the day
+    clamped to the month's length), then adds days, then the time parts. Works on dates and
+    timestamps (zoned ones on their local wall clock)."""
+    from ketch.expressions.expression import lit
+
+    total_months = (years or 0) * 12 + (months or 0)
+    total_nanos = (
+        (hours or 0) * 3_600_000_000_000
+        + (minutes or 0) * 60_000_000_000
+        + (seconds or 0) * 1_000_000_000
+        + (millis or 0) * 1_000_000
+        + (nanos or 0)
+    )
+    value = pa.scalar(pa.MonthDayNano([total_months, days or 0, total_nanos]), pa.month_day_nano_interval())
+    expr = lit(value)
+    expr._interval_literal = True  # type: ignore[attr-defined]
+    return expr
+
+
 class DatetimeNamespace:
     """Kernels over timestamp, date, time and duration columns. Field extractors read the local
     wall clock of zoned timestamps; a wrong input type raises KetchTypeError at plan time naming

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ketch.expressions.expression import Expression, _expr
+from ketch.expressions.temporal import interval
 
 if TYPE_CHECKING:
     from ketch.datatype import TimeUnit
@@ -186,6 +187,7 @@ __all__ = [
     "dayofmonth",
     "dayofyear",
     "hour",
+    "interval",
     "microsecond",
     "millisecond",
     "minute",

@@ -539,7 +539,8 @@ arrow::Status RegisterTemporalFunctions() {
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<ReplaceTimeZone>()));
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<ConvertTimeZone>()));
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<ToUnixEpoch>()));
-  return registry->Register(std::make_shared<DurationTotal>());
+  ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<DurationTotal>()));
+  return RegisterIntervalArithmetic();
 }
 
 }  // namespace ketch::temporal

@@ -16,4 +16,10 @@ namespace ketch::temporal {
 /// Unknown time zones and unsupported format specifiers fail at plan time naming the zone / pattern.
 arrow::Status RegisterTemporalFunctions();
 
+/// Registers dt_add_interval(ts|date, month_day_nano interval; negate?) → the input's type: months
+/// first (the day clamped to the target month's length), then days, then nanoseconds (truncated to
+/// the timestamp's unit; whole days only for dates). Zoned timestamps move on their wall clock.
+/// Called by RegisterTemporalFunctions.
+arrow::Status RegisterIntervalArithmetic();
+
 }  // namespace ketch::temporal
