@@ -226,6 +226,7 @@ def test_options_travel_to_the_ray_runner(runner):
         col("s").struct.get("a"),
         col("t").dt.strftime("%d/%m/%Y %H").alias("text"),
         col("t").dt.truncate("1 hour").alias("hour"),
+        (col("t") + ketch.interval(months=1)).alias("later"),
     ).to_pydict()
     assert out == {
         "sorted": [[3, 2, 1], None, [5, 4]],
@@ -233,4 +234,5 @@ def test_options_travel_to_the_ray_runner(runner):
         "a": [1, 2, None],
         "text": ["29/02/2024 13", None, "31/12/1969 23"],
         "hour": [dt.datetime(2024, 2, 29, 13), None, dt.datetime(1969, 12, 31, 23)],
+        "later": [dt.datetime(2024, 3, 29, 13, 45), None, dt.datetime(1970, 1, 31, 23, 59, 59)],
     }
