@@ -236,3 +236,21 @@ def test_options_travel_to_the_ray_runner(runner):
         "hour": [dt.datetime(2024, 2, 29, 13), None, dt.datetime(1969, 12, 31, 23)],
         "later": [dt.datetime(2024, 3, 29, 13, 45), None, dt.datetime(1970, 1, 31, 23, 59, 59)],
     }
+
+
+def test_append_flatten_to_list_and_map_keys(lists):
+    assert _run(lists, col("l").list.append(7)) == _rows(lists, lambda r: [*r, 7])
+    nested = [[[1, 2], None, []], None, [], [[3], [None, 4]]]
+    out = _run(nested, F.list_flatten(col("l")), pa.large_list(pa.large_list(pa.int64())))
+    assert out == [[1, 2], None, [], [3, None, 4]]
+    df = ketch.from_pydict({"a": [1, None, 3], "b": [4, 5, None]})
+    assert df.select(F.to_list(col("a"), col("b"), 0).alias("l")).to_pydict()["l"] == [
+        [1, 4, 0],
+        [None, 5, 0],
+        [3, None, 0],
+    ]
+    maps = pa.array([[("x", 1), ("y", 2)], None, []], pa.map_(pa.large_string(), pa.int64()))
+    keys = ketch.from_arrow(pa.table({"m": maps})).select(F.map_keys(col("m")).alias("k")).to_pydict()["k"]
+    assert keys == [["x", "y"], None, []]
+    with pytest.raises(TypeError, match="list.flatten"):
+        ketch.from_pydict({"l": [[1]]}).select(col("l").list.flatten())

@@ -89,6 +89,16 @@ class ListNamespace:
         """True where the list holds ``item`` (literal or column); null for a null list or item."""
         return self._call("list_contains", item)
 
+    def append(self, other: Any) -> Expression:
+        """Each list with ``other`` (literal or column, cast to the value type) added at its end; a
+        null list stays null."""
+        return self._call("list_append", other)
+
+    def flatten(self) -> Expression:
+        """Each row's inner lists concatenated (list<list<T>> -> list<T>); null inner lists add
+        nothing, a null row stays null."""
+        return self._call("list_flatten")
+
     def sum(self) -> Expression:
         """Sum of each list's non-null elements (Arrow's sum type: int64 / uint64 / float64 /
         decimal); null for empty or all-null lists."""

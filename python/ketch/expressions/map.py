@@ -19,3 +19,9 @@ class MapNamespace:
         from ketch.expressions.expression import Expression
 
         return Expression._call("map_get", self._expr, key)
+
+    def keys(self) -> Expression:
+        """Each map's keys as a list (large_list of the key type), in stored order."""
+        from ketch.expressions.expression import Expression
+
+        return Expression._call("map_keys", self._expr)

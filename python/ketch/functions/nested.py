@@ -83,6 +83,29 @@ def slice(expr: Expression, start: Any, end: Any = None) -> Expression:
     return _expr(expr).list.slice(start, end)
 
 
+def list_append(list_expr: Expression, other: Any) -> Expression:
+    """See :meth:`ListNamespace.append`."""
+    return _expr(list_expr).list.append(other)
+
+
+def list_flatten(list_expr: Expression) -> Expression:
+    """See :meth:`ListNamespace.flatten`."""
+    return _expr(list_expr).list.flatten()
+
+
+def to_list(*items: Any) -> Expression:
+    """One list per row holding ``items`` (expressions or literals, cast to the first non-null
+    item's type): large_list. ValueError without items."""
+    if not items:
+        raise ValueError("to_list needs at least one item")
+    return Expression._call("to_list", *items)
+
+
+def map_keys(expr: Expression) -> Expression:
+    """See :meth:`MapNamespace.keys`."""
+    return _expr(expr).map.keys()
+
+
 def map_get(expr: Expression, key: Any) -> Expression:
     """See :meth:`MapNamespace.get`."""
     return _expr(expr).map.get(key)
@@ -91,11 +114,13 @@ def map_get(expr: Expression, key: Any) -> Expression:
 __all__ = [
     "chunk",
     "explode",
+    "list_append",
     "list_bool_and",
     "list_bool_or",
     "list_contains",
     "list_count",
     "list_distinct",
+    "list_flatten",
     "list_join",
     "list_max",
     "list_mean",
@@ -103,6 +128,8 @@ __all__ = [
     "list_sort",
     "list_sum",
     "map_get",
+    "map_keys",
     "slice",
+    "to_list",
     "value_counts",
 ]

@@ -482,6 +482,7 @@ arrow::Status RegisterListFunctions() {
 arrow::Status RegisterNestedFunctions() {
   ARROW_RETURN_NOT_OK(RegisterListFunctions());
   ARROW_RETURN_NOT_OK(RegisterListAggregateFunctions());
+  ARROW_RETURN_NOT_OK(RegisterListBuildFunctions());
   return RegisterStructMapFunctions();
 }
 

@@ -15,5 +15,7 @@ arrow::Status RegisterNestedFunctions();
 arrow::Status RegisterListFunctions();
 arrow::Status RegisterListAggregateFunctions();
 arrow::Status RegisterStructMapFunctions();
+/// list_append(list, item), to_list(items...), list_flatten(list of lists), map_keys(map).
+arrow::Status RegisterListBuildFunctions();
 
 }  // namespace ketch::nested
