@@ -24,8 +24,9 @@ from ketch.context import execution_config_ctx, get_execution_config, set_execut
 from ketch.dataframe import DataFrame
 from ketch.dataframe_ops.constructors import from_pylist, range
 from ketch.dataframe_ops.set_ops import concat
-from ketch.datatype import DataType, ImageMode
+from ketch.datatype import DataType, ImageMode, TimeUnit
 from ketch.expressions import Expression, col, lit
+from ketch.expressions.temporal import interval
 from ketch.file import File
 from ketch.io import (
     HTTPConfig,
@@ -65,6 +66,7 @@ __all__ = [
     "ImageMode",
     "Series",
     "Window",
+    "TimeUnit",
     "cls",
     "col",
     "concat",
@@ -78,6 +80,7 @@ __all__ = [
     "from_pandas",
     "from_pydict",
     "from_pylist",
+    "interval",
     "get_execution_config",
     "lit",
     "method",

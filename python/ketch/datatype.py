@@ -34,6 +34,56 @@ def mode_name(mode: str | ImageMode | None) -> str | None:
     return ImageMode.from_mode_string(mode).value
 
 
+class TimeUnit:
+    """A time resolution for timestamp, time and duration types (Daft's ``TimeUnit``):
+    ``TimeUnit.s()``, ``ms()``, ``us()``, ``ns()`` or ``TimeUnit.from_str("us")``."""
+
+    _NAMES = ("s", "ms", "us", "ns")
+
+    def __init__(self, unit: str) -> None:
+        if unit not in self._NAMES:
+            raise ValueError(f"unknown time unit {unit!r}: one of 's', 'ms', 'us', 'ns'")
+        self._unit = unit
+
+    @classmethod
+    def s(cls) -> TimeUnit:
+        return cls("s")
+
+    @classmethod
+    def ms(cls) -> TimeUnit:
+        return cls("ms")
+
+    @classmethod
+    def us(cls) -> TimeUnit:
+        return cls("us")
+
+    @classmethod
+    def ns(cls) -> TimeUnit:
+        return cls("ns")
+
+    @classmethod
+    def from_str(cls, unit: str) -> TimeUnit:
+        """From "s", "ms", "us", "ns" (or "seconds", "milliseconds", "microseconds", "nanoseconds")."""
+        aliases = {"seconds": "s", "milliseconds": "ms", "microseconds": "us", "nanoseconds": "ns"}
+        return cls(aliases.get(unit.lower(), unit.lower()))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TimeUnit) and other._unit == self._unit
+
+    def __hash__(self) -> int:
+        return hash(self._unit)
+
+    def __str__(self) -> str:
+        return self._unit
+
+    def __repr__(self) -> str:
+        return f"TimeUnit({self._unit})"
+
+
+def _unit_name(unit: TimeUnit | str) -> str:
+    return unit._unit if isinstance(unit, TimeUnit) else TimeUnit.from_str(str(unit))._unit
+
+
 class DataType:
     """A column type. Wraps a ``pyarrow.DataType``; multimodal types are Arrow extension types
     ("ketch.image", "ketch.fixed_shape_image") so they survive Parquet and IPC round trips."""
@@ -95,6 +145,73 @@ class DataType:
         return cls(pa.large_list(DataType._infer(dtype).to_arrow()))
 
     @classmethod
+    def uint16(cls) -> DataType:
+        return cls(pa.uint16())
+
+    @classmethod
+    def null(cls) -> DataType:
+        """Null: a column of nulls only."""
+        return cls(pa.null())
+
+    @classmethod
+    def date(cls) -> DataType:
+        """Date: days since 1970-01-01 (Arrow date32)."""
+        return cls(pa.date32())
+
+    @classmethod
+    def time(cls, timeunit: TimeUnit | str) -> DataType:
+        """Time of day in ``timeunit``: time32 for s / ms, time64 for us / ns."""
+        unit = _unit_name(timeunit)
+        return cls(pa.time32(unit) if unit in ("s", "ms") else pa.time64(unit))
+
+    @classmethod
+    def timestamp(cls, timeunit: TimeUnit | str, timezone: str | None = None) -> DataType:
+        """Timestamp in ``timeunit`` since the Unix epoch (UTC), shown in ``timezone`` (an IANA name
+        such as "America/New_York" or an offset "+02:00"); naive when ``timezone`` is None."""
+        return cls(pa.timestamp(_unit_name(timeunit), tz=timezone))
+
+    @classmethod
+    def duration(cls, timeunit: TimeUnit | str) -> DataType:
+        """A signed length of time in ``timeunit`` (int64)."""
+        return cls(pa.duration(_unit_name(timeunit)))
+
+    @classmethod
+    def interval(cls) -> DataType:
+        """A calendar interval: months, days and nanoseconds (Arrow month_day_nano_interval)."""
+        return cls(pa.month_day_nano_interval())
+
+    @classmethod
+    def decimal128(cls, precision: int, scale: int) -> DataType:
+        """Fixed-point decimal with ``precision`` digits (1-38), ``scale`` of them after the point."""
+        if not 1 <= int(precision) <= 38:
+            raise ValueError(f"decimal128 precision must be 1..38, got {precision}")
+        return cls(pa.decimal128(int(precision), int(scale)))
+
+    @classmethod
+    def fixed_size_binary(cls, size: int) -> DataType:
+        """Binary values of exactly ``size`` bytes."""
+        if not isinstance(size, int) or size <= 0:
+            raise ValueError(f"fixed_size_binary size must be a positive int, got {size!r}")
+        return cls(pa.binary(size))
+
+    @classmethod
+    def fixed_size_list(cls, dtype: Any, size: int) -> DataType:
+        """Lists of exactly ``size`` values of ``dtype``."""
+        if not isinstance(size, int) or size <= 0:
+            raise ValueError(f"fixed_size_list size must be a positive int, got {size!r}")
+        return cls(pa.list_(DataType._infer(dtype).to_arrow(), size))
+
+    @classmethod
+    def struct(cls, fields: dict[str, Any]) -> DataType:
+        """A struct of named fields: ``{name: DataType}`` in order."""
+        return cls(pa.struct([(name, DataType._infer(t).to_arrow()) for name, t in fields.items()]))
+
+    @classmethod
+    def map(cls, key_type: Any, value_type: Any) -> DataType:
+        """A map from ``key_type`` to ``value_type`` (Arrow map: a list of key/value structs)."""
+        return cls(pa.map_(DataType._infer(key_type).to_arrow(), DataType._infer(value_type).to_arrow()))
+
+    @classmethod
     def image(
         cls, mode: str | ImageMode | None = None, height: int | None = None, width: int | None = None
     ) -> DataType:
@@ -146,7 +263,14 @@ class DataType:
 
     @classmethod
     def from_arrow_type(cls, arrow_type: pa.DataType) -> DataType:
+        """The DataType of a pyarrow type (TypeError for anything else)."""
+        if not isinstance(arrow_type, pa.DataType):
+            raise TypeError(f"from_arrow_type takes a pyarrow.DataType, got {type(arrow_type).__name__}")
         return cls(arrow_type)
+
+    def to_arrow_dtype(self) -> pa.DataType:
+        """The pyarrow type (Daft's name for :meth:`to_arrow`)."""
+        return self._arrow_type
 
     @staticmethod
     def _infer(value: Any) -> DataType:
@@ -155,7 +279,15 @@ class DataType:
             return value
         if isinstance(value, pa.DataType):
             return DataType(value)
+        import datetime
+        import decimal
+
         python_types = {
+            datetime.datetime: pa.timestamp("us"),
+            datetime.date: pa.date32(),
+            datetime.time: pa.time64("us"),
+            datetime.timedelta: pa.duration("us"),
+            decimal.Decimal: pa.decimal128(38, 18),
             int: pa.int64(),
             float: pa.float64(),
             str: pa.large_string(),

@@ -330,6 +330,12 @@ arrow::Result<arrow::Datum> EvaluateDatum(const Expr& expr, const arrow::RecordB
       if (arrow::is_integer(input.type()->id()) && arrow::is_floating(expr.type()->id())) {
         options.allow_float_truncate = true;
       }
+      // Daft's casts truncate: float -> int drops the fraction (1.9 -> 1, -1.9 -> -1), and a
+      // timestamp cast to a coarser unit drops the sub-unit part. Overflow still fails.
+      if (arrow::is_floating(input.type()->id()) && arrow::is_integer(expr.type()->id())) {
+        options.allow_float_truncate = true;
+      }
+      if (input.type()->id() == arrow::Type::TIMESTAMP) options.allow_time_truncate = true;
       auto cast = arrow::compute::Cast(input, options);
       if (!cast.ok() && input.is_array() && input.array()->offset > 0 && HasSmallOffsets(expr.type())) {
         // A narrowing cast (large_binary → binary) checks absolute offsets: a slice of an array

@@ -8,7 +8,9 @@
 #include "ketch/functions/file/file_functions.h"
 #include "ketch/functions/image/image_functions.h"
 #include "ketch/functions/math/math_functions.h"
+#include "ketch/functions/nested/nested_functions.h"
 #include "ketch/functions/string/string_functions.h"
+#include "ketch/functions/temporal/temporal_functions.h"
 #include "ketch/functions/url/url_functions.h"
 #include "ketch/types/image_type.h"
 
@@ -26,6 +28,8 @@ arrow::Status RegisterBuiltins() {
     if (status.ok()) status = file::RegisterFileFunctions();
     if (status.ok()) status = str::RegisterStringFunctions();
     if (status.ok()) status = math::RegisterMathFunctions();
+    if (status.ok()) status = temporal::RegisterTemporalFunctions();
+    if (status.ok()) status = nested::RegisterNestedFunctions();
   });
   return status;
 }

@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from ketch.expressions.embedding import EmbeddingNamespace
     from ketch.expressions.file import FileNamespace
     from ketch.expressions.image import ImageNamespace
+    from ketch.expressions.list import ListNamespace
+    from ketch.expressions.map import MapNamespace
+    from ketch.expressions.struct import StructNamespace
+    from ketch.expressions.temporal import DatetimeNamespace
     from ketch.expressions.url import UrlNamespace
 
 
@@ -67,7 +71,7 @@ class Expression(ScalarFunctionMethods):
     (``+ - * / == != < <= > >= & | ~``) and methods; namespaces ``.image`` and ``.url`` hold the
     multimodal kernels."""
 
-    def __init__(self, native: _core.PyExpr, explode: bool = False) -> None:
+    def __init__(self, native: _core.PyExpr, explode: bool | str = False) -> None:
         self._native = native
         # A generator UDF's column: a list per input row that the DataFrame explodes into rows.
         self._explode = explode
@@ -93,12 +97,24 @@ class Expression(ScalarFunctionMethods):
 
     # -- arithmetic and comparison ------------------------------------------------------------------
     def __add__(self, other: Any) -> Expression:
+        from ketch.expressions.temporal import is_interval
+
+        if is_interval(other):  # date/timestamp + interval: calendar arithmetic
+            return Expression._call("dt_add_interval", self, other)
         return Expression._call("add_checked", self, other)
 
     def __radd__(self, other: Any) -> Expression:
+        from ketch.expressions.temporal import is_interval
+
+        if is_interval(other):
+            return Expression._call("dt_add_interval", self, other)
         return Expression._call("add_checked", other, self)
 
     def __sub__(self, other: Any) -> Expression:
+        from ketch.expressions.temporal import is_interval
+
+        if is_interval(other):
+            return Expression._call("dt_add_interval", self, other, negate=True)
         return Expression._call("subtract_checked", self, other)
 
     def __rsub__(self, other: Any) -> Expression:
@@ -295,6 +311,35 @@ class Expression(ScalarFunctionMethods):
         from ketch.expressions.url import UrlNamespace
 
         return UrlNamespace(self)
+
+    @property
+    def dt(self) -> DatetimeNamespace:
+        from ketch.expressions.temporal import DatetimeNamespace
+
+        return DatetimeNamespace(self)
+
+    @property
+    def list(self) -> ListNamespace:
+        from ketch.expressions.list import ListNamespace
+
+        return ListNamespace(self)
+
+    @property
+    def map(self) -> MapNamespace:
+        from ketch.expressions.map import MapNamespace
+
+        return MapNamespace(self)
+
+    @property
+    def struct(self) -> StructNamespace:
+        from ketch.expressions.struct import StructNamespace
+
+        return StructNamespace(self)
+
+    def explode(self) -> Expression:
+        """One row per element of this list column (Daft's ``explode`` expression): in ``select`` /
+        ``with_column`` the other columns repeat; an empty or null list gives one null row."""
+        return Expression(self._native, explode="list")
 
     # Daft 0.7's flat spellings, one implementation behind both.
     def decode_image(self, on_error: str = "raise", mode: Any = None) -> Expression:

@@ -1,8 +1,10 @@
 """Daft's ``daft.functions``: free functions over expressions. Each family lives in its own
-module and is re-exported here."""
+module and is re-exported here; each function is the Expression method of the same name."""
 
 from ketch.expressions.image_hash import image_hash  # noqa: F401
 from ketch.functions.general import *  # noqa: F403
 from ketch.functions.math import *  # noqa: F403
+from ketch.functions.nested import *  # noqa: F403
 from ketch.functions.strings import *  # noqa: F403
+from ketch.functions.temporal import *  # noqa: F403
 from ketch.functions.window import dense_rank, first_value, lag, last_value, lead, over, rank, row_number  # noqa: F401

@@ -35,6 +35,11 @@ def _column(values: Any) -> pa.Array | pa.ChunkedArray:
     """Arrow's own conversion; objects Arrow cannot represent become a Python column (pickled)."""
     if isinstance(values, (pa.Array, pa.ChunkedArray)):
         return values
+    from ketch.io.infer_tensors import numpy_tensor_column
+
+    tensors = numpy_tensor_column(values)
+    if tensors is not None:
+        return tensors
     try:
         return pa.array(values)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):

@@ -1,0 +1,167 @@
+// dt_add_interval(ts|date, interval; negate): calendar arithmetic with month_day_nano intervals, which
+// Arrow's add/subtract do not take. Months move the calendar date and clamp the day to the target
+// month's length (Jan 31 + 1 month = Feb 29 in a leap year), then days, then nanoseconds are added.
+// Zoned timestamps move on their local wall clock and are placed back in their zone.
+#include <arrow/compute/api.h>
+
+#include <algorithm>
+
+#include "ketch/expr/function_registry.h"
+#include "ketch/functions/temporal/temporal_functions.h"
+
+namespace ketch::temporal {
+namespace {
+
+namespace cp = arrow::compute;
+
+constexpr int64_t kNanosPerDay = 86'400'000'000'000LL;
+
+int64_t FloorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+// Howard Hinnant's days <-> civil date algorithms (proleptic Gregorian calendar).
+void CivilFromDays(int64_t z, int64_t* year, int64_t* month, int64_t* day) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  *day = doy - (153 * mp + 2) / 5 + 1;
+  *month = mp < 10 ? mp + 3 : mp - 9;
+  *year = yoe + era * 400 + (*month <= 2 ? 1 : 0);
+}
+
+int64_t DaysFromCivil(int64_t year, int64_t month, int64_t day) {
+  year -= month <= 2 ? 1 : 0;
+  const int64_t era = (year >= 0 ? year : year - 399) / 400;
+  const int64_t yoe = year - era * 400;
+  const int64_t doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+int64_t DaysInMonth(int64_t year, int64_t month) {
+  static constexpr int64_t kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return month == 2 && leap ? 29 : kDays[month - 1];
+}
+
+int64_t AddMonths(int64_t days, int64_t months) {
+  if (months == 0) return days;
+  int64_t year, month, day;
+  CivilFromDays(days, &year, &month, &day);
+  const int64_t total = year * 12 + (month - 1) + months;
+  const int64_t new_year = FloorDiv(total, 12);
+  const int64_t new_month = total - new_year * 12 + 1;
+  return DaysFromCivil(new_year, new_month, std::min(day, DaysInMonth(new_year, new_month)));
+}
+
+int64_t NanosPerUnit(arrow::TimeUnit::type unit) {
+  switch (unit) {
+    case arrow::TimeUnit::SECOND:
+      return 1'000'000'000LL;
+    case arrow::TimeUnit::MILLI:
+      return 1'000'000LL;
+    case arrow::TimeUnit::MICRO:
+      return 1'000LL;
+    default:
+      return 1LL;
+  }
+}
+
+class AddInterval : public ScalarFunction {
+ public:
+  std::string name() const override { return "dt_add_interval"; }
+
+  arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(
+      const std::vector<std::shared_ptr<arrow::DataType>>& types, const std::vector<ExprPtr>& exprs,
+      const FunctionOptions&) const override {
+    if (types.size() != 2) return arrow::Status::Invalid("interval arithmetic takes 2 arguments");
+    const auto id = types[0]->id();
+    if (id != arrow::Type::TIMESTAMP && id != arrow::Type::DATE32) {
+      return arrow::Status::TypeError("interval arithmetic expects a timestamp or date, but ",
+                                      exprs[0]->ToString(), " has type ", types[0]->ToString());
+    }
+    if (types[1]->id() != arrow::Type::INTERVAL_MONTH_DAY_NANO) {
+      return arrow::Status::TypeError("interval arithmetic expects an interval, but ", exprs[1]->ToString(),
+                                      " has type ", types[1]->ToString());
+    }
+    return types[0];
+  }
+
+  arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args, const FunctionOptions& options,
+                                      const EvalContext& ctx) const override {
+    int64_t sign = 1;
+    if (HasOption(options, "negate")) {
+      ARROW_ASSIGN_OR_RAISE(auto negate, options.at("negate")->CastTo(arrow::boolean()));
+      if (static_cast<const arrow::BooleanScalar&>(*negate).value) sign = -1;
+    }
+    ARROW_ASSIGN_OR_RAISE(auto input, ToArray(args[0], ctx.num_rows));
+    ARROW_ASSIGN_OR_RAISE(auto interval_array, ToArray(args[1], ctx.num_rows));
+    const auto& intervals = static_cast<const arrow::MonthDayNanoIntervalArray&>(*interval_array);
+    const bool is_date = input->type_id() == arrow::Type::DATE32;
+    std::string zone;
+    std::shared_ptr<arrow::Array> wall = input;
+    if (!is_date) {
+      zone = static_cast<const arrow::TimestampType&>(*input->type()).timezone();
+      if (!zone.empty()) {
+        ARROW_ASSIGN_OR_RAISE(auto local, cp::CallFunction("local_timestamp", {input}));
+        wall = local.make_array();
+      }
+    }
+    const int64_t unit_nanos =
+        is_date ? kNanosPerDay : NanosPerUnit(static_cast<const arrow::TimestampType&>(*wall->type()).unit());
+    const int64_t per_day = kNanosPerDay / unit_nanos;
+    ARROW_ASSIGN_OR_RAISE(auto as_int, cp::Cast(wall, is_date ? arrow::int32() : arrow::int64(),
+                                                cp::CastOptions::Unsafe(arrow::int64())));
+    ARROW_ASSIGN_OR_RAISE(auto wide, cp::Cast(as_int, arrow::int64()));
+    const auto& values = static_cast<const arrow::Int64Array&>(*wide.make_array());
+    arrow::Int64Builder out;
+    ARROW_RETURN_NOT_OK(out.Reserve(values.length()));
+    for (int64_t i = 0; i < values.length(); ++i) {
+      if (values.IsNull(i) || intervals.IsNull(i)) {
+        out.UnsafeAppendNull();
+        continue;
+      }
+      const auto step = intervals.GetValue(i);
+      const int64_t v = values.Value(i);
+      const int64_t day = is_date ? v : FloorDiv(v, per_day);
+      const int64_t time_of_day = is_date ? 0 : v - day * per_day;
+      const int64_t nanos = sign * step.nanoseconds;
+      int64_t new_day = AddMonths(day, sign * step.months) + sign * step.days;
+      if (is_date) {
+        out.UnsafeAppend(new_day + FloorDiv(nanos, kNanosPerDay));
+        continue;
+      }
+      int64_t result;
+      if (__builtin_mul_overflow(new_day, per_day, &result) ||
+          __builtin_add_overflow(result, time_of_day + nanos / unit_nanos, &result)) {
+        return arrow::Status::Invalid("interval arithmetic overflows the timestamp range at row ",
+                                      ctx.SourceRow(i));
+      }
+      out.UnsafeAppend(result);
+    }
+    ARROW_ASSIGN_OR_RAISE(auto result, out.Finish());
+    if (is_date) {
+      ARROW_ASSIGN_OR_RAISE(auto narrow, cp::Cast(result, arrow::int32()));
+      return cp::Cast(narrow, arrow::date32());
+    }
+    ARROW_ASSIGN_OR_RAISE(auto naive, cp::Cast(result, wall->type()));
+    if (zone.empty()) return naive;
+    cp::AssumeTimezoneOptions assume(zone, cp::AssumeTimezoneOptions::AMBIGUOUS_EARLIEST,
+                                     cp::AssumeTimezoneOptions::NONEXISTENT_LATEST);
+    return cp::CallFunction("assume_timezone", {naive}, &assume);
+  }
+};
+
+}  // namespace
+
+arrow::Status RegisterIntervalArithmetic() {
+  return FunctionRegistry::Global()->Register(std::make_shared<AddInterval>());
+}
+
+}  // namespace ketch::temporal

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <arrow/status.h>
+
+namespace ketch::temporal {
+
+/// Registers the temporal kernels whose behaviour depends on options or on the input's time zone
+/// (Arrow's own field extractors — year, hour, day_of_week, ... — are reached by name):
+///   dt_strftime(ts|date; format)          → large_string, chrono-style format (%Y, %S%.3f, ...)
+///   dt_date(ts|date) → date32, dt_time(ts) → time32/time64 (local time for zoned timestamps)
+///   dt_truncate(ts[, relative_to]; step_ns, interval) → ts floored to multiples of step
+///   dt_replace_time_zone(ts; timezone?)   → same wall clock in `timezone` (naive when absent)
+///   dt_convert_time_zone(ts; to_timezone, from_timezone?) → same instant shown in `to_timezone`
+///   dt_to_unix_epoch(ts|date; unit)       → int64 since 1970-01-01 UTC in `unit` (floored)
+///   dt_total(duration; unit)              → int64 whole `unit`s (s, ms, us, ns, min, h, d), truncated
+/// Unknown time zones and unsupported format specifiers fail at plan time naming the zone / pattern.
+arrow::Status RegisterTemporalFunctions();
+
+/// Registers dt_add_interval(ts|date, month_day_nano interval; negate?) → the input's type: months
+/// first (the day clamped to the target month's length), then days, then nanoseconds (truncated to
+/// the timestamp's unit; whole days only for dates). Zoned timestamps move on their wall clock.
+/// Called by RegisterTemporalFunctions.
+arrow::Status RegisterIntervalArithmetic();
+
+}  // namespace ketch::temporal

@@ -1,0 +1,135 @@
+"""Daft's list, map and struct free functions (``from ketch.functions import list_sum, map_get, ...``):
+each is the ``Expression.list`` / ``.map`` / ``.struct`` method it names."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ketch.expressions.expression import Expression, _expr
+
+
+def value_counts(list_expr: Expression) -> Expression:
+    """See :meth:`ListNamespace.value_counts`."""
+    return _expr(list_expr).list.value_counts()
+
+
+def chunk(list_expr: Expression, size: int) -> Expression:
+    """See :meth:`ListNamespace.chunk`."""
+    return _expr(list_expr).list.chunk(size)
+
+
+def list_join(list_expr: Expression, delimiter: Any) -> Expression:
+    """See :meth:`ListNamespace.join`."""
+    return _expr(list_expr).list.join(delimiter)
+
+
+def list_count(list_expr: Expression, mode: Any = "valid") -> Expression:
+    """See :meth:`ListNamespace.count`."""
+    return _expr(list_expr).list.count(mode)
+
+
+def list_sum(list_expr: Expression) -> Expression:
+    """See :meth:`ListNamespace.sum`."""
+    return _expr(list_expr).list.sum()
+
+
+def list_mean(list_expr: Expression) -> Expression:
+    """See :meth:`ListNamespace.mean`."""
+    return _expr(list_expr).list.mean()
+
+
+def list_min(list_expr: Expression) -> Expression:
+    """See :meth:`ListNamespace.min`."""
+    return _expr(list_expr).list.min()
+
+
+def list_max(list_expr: Expression) -> Expression:
+    """See :meth:`ListNamespace.max`."""
+    return _expr(list_expr).list.max()
+
+
+def list_bool_and(list_expr: Expression) -> Expression:
+    """See :meth:`ListNamespace.bool_and`."""
+    return _expr(list_expr).list.bool_and()
+
+
+def list_bool_or(list_expr: Expression) -> Expression:
+    """See :meth:`ListNamespace.bool_or`."""
+    return _expr(list_expr).list.bool_or()
+
+
+def list_sort(list_expr: Expression, desc: bool | None = None, nulls_first: bool | None = None) -> Expression:
+    """See :meth:`ListNamespace.sort`."""
+    return _expr(list_expr).list.sort(desc, nulls_first)
+
+
+def list_distinct(list_expr: Expression) -> Expression:
+    """See :meth:`ListNamespace.distinct`."""
+    return _expr(list_expr).list.distinct()
+
+
+def list_contains(list_expr: Expression, item: Any) -> Expression:
+    """See :meth:`ListNamespace.contains`."""
+    return _expr(list_expr).list.contains(item)
+
+
+def explode(list_expr: Expression) -> Expression:
+    """See :meth:`Expression.explode`."""
+    return _expr(list_expr).explode()
+
+
+def slice(expr: Expression, start: Any, end: Any = None) -> Expression:
+    """See :meth:`ListNamespace.slice`."""
+    return _expr(expr).list.slice(start, end)
+
+
+def list_append(list_expr: Expression, other: Any) -> Expression:
+    """See :meth:`ListNamespace.append`."""
+    return _expr(list_expr).list.append(other)
+
+
+def list_flatten(list_expr: Expression) -> Expression:
+    """See :meth:`ListNamespace.flatten`."""
+    return _expr(list_expr).list.flatten()
+
+
+def to_list(*items: Any) -> Expression:
+    """One list per row holding ``items`` (expressions or literals, cast to the first non-null
+    item's type): large_list. ValueError without items."""
+    if not items:
+        raise ValueError("to_list needs at least one item")
+    return Expression._call("to_list", *items)
+
+
+def map_keys(expr: Expression) -> Expression:
+    """See :meth:`MapNamespace.keys`."""
+    return _expr(expr).map.keys()
+
+
+def map_get(expr: Expression, key: Any) -> Expression:
+    """See :meth:`MapNamespace.get`."""
+    return _expr(expr).map.get(key)
+
+
+__all__ = [
+    "chunk",
+    "explode",
+    "list_append",
+    "list_bool_and",
+    "list_bool_or",
+    "list_contains",
+    "list_count",
+    "list_distinct",
+    "list_flatten",
+    "list_join",
+    "list_max",
+    "list_mean",
+    "list_min",
+    "list_sort",
+    "list_sum",
+    "map_get",
+    "map_keys",
+    "slice",
+    "to_list",
+    "value_counts",
+]
