@@ -10,7 +10,9 @@
 #include <set>
 
 #include "ketch/exec/blocking/global_aggregate.h"
+#include "ketch/exec/blocking/more_aggregates.h"
 #include "ketch/plan/logical/aggregate_phases.h"
+#include "ketch/plan/logical/more_aggregations.h"
 
 namespace ketch {
 namespace {
@@ -158,7 +160,7 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
     ARROW_ASSIGN_OR_RAISE(auto input, GetColumn(*morsel, info.input));
     const std::string v = Col(i, "v");
     const auto& f = info.function;
-    if (f == "agg_mean" || f == "agg_stddev") {
+    if (f == "agg_mean" || f == "agg_stddev" || MoreAggregationInputAsDouble(info)) {
       auto to_double = cp::CastOptions::Safe(arrow::float64());
       to_double.allow_float_truncate = true;  // integers beyond 2**53: nearest float
       ARROW_ASSIGN_OR_RAISE(auto as_double, cp::Cast(input, to_double));
@@ -192,6 +194,9 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
       aggs.emplace_back("hash_max", v, Col(i, "max"));
     } else if (f == "agg_any_value" && !ByRowPosition(info)) {
       aggs.emplace_back(IgnoreNulls(info) ? "hash_min" : "hash_one", v, Col(i, "one"));
+    } else if (IsMoreAggregation(f)) {
+      ARROW_ASSIGN_OR_RAISE(auto more, MorePartialAggregates(info, i));
+      for (auto& agg : more) aggs.push_back(std::move(agg));
     }  // value-collecting aggregations run in one phase (see SinglePhase)
   }
   if (SinglePhase(spec_, *input_schema_)) {
@@ -246,6 +251,10 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
         state(Col(i, "max"), v);
       } else if (f == "agg_any_value") {
         state(Col(i, "one"), v);
+      } else if (f == "agg_product") {
+        state(Col(i, "prod"), v);
+      } else if (f == "agg_bool_and" || f == "agg_bool_or") {
+        state(Col(i, "bool"), v);
       }
     }
     return Conform(*arrow::RecordBatch::Make(arrow::schema(state_fields), morsel->num_rows(), states),
@@ -383,7 +392,8 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
     arrow::ArrayVector columns;
     for (size_t i = 0; i < infos.size(); ++i) {
       const auto& type = output_schema_->field(static_cast<int>(i))->type();
-      if (infos[i].function == "agg_count" || infos[i].function == "agg_approx_count_distinct") {
+      if (infos[i].function == "agg_count" || infos[i].function == "agg_approx_count_distinct" ||
+          infos[i].function == "agg_count_distinct") {
         ARROW_ASSIGN_OR_RAISE(auto zero, arrow::MakeArrayFromScalar(arrow::UInt64Scalar(0), 1));
         columns.push_back(zero);
       } else {
@@ -456,7 +466,8 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
       merge("hash_sum", "count", "hash_count", CountMode(infos[i]));
     } else if (f == "agg_mean" || f == "agg_stddev") {
       if (f == "agg_stddev") {  // always single phase (see CollectsValues): stable hash_stddev
-        aggs.emplace_back("hash_stddev", std::make_shared<cp::VarianceOptions>(/*ddof=*/0), Col(i, "v"),
+        ARROW_ASSIGN_OR_RAISE(int ddof, AggregationDdof(infos[i].options, 0));
+        aggs.emplace_back("hash_stddev", std::make_shared<cp::VarianceOptions>(ddof), Col(i, "v"),
                           Col(i, "stddev"));
       } else {
         merge("hash_sum", "sum");
@@ -466,6 +477,9 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
       merge("hash_min", "min");
     } else if (f == "agg_max") {
       merge("hash_max", "max");
+    } else if (IsMoreAggregation(f)) {
+      ARROW_ASSIGN_OR_RAISE(auto more, MoreMergeAggregates(infos[i], i, single_phase));
+      for (auto& agg : more) aggs.push_back(std::move(agg));
     } else if (ByRowPosition(infos[i])) {
       const bool one = f == "agg_any_value";
       if (one && IgnoreNulls(infos[i])) {
@@ -564,6 +578,8 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
       ARROW_ASSIGN_OR_RAISE(result, column(Col(i, "min")));
     } else if (f == "agg_max") {
       ARROW_ASSIGN_OR_RAISE(result, column(Col(i, "max")));
+    } else if (IsMoreAggregation(f)) {
+      ARROW_ASSIGN_OR_RAISE(result, FinishMoreAggregation(infos[i], i, column));
     } else if (ByRowPosition(infos[i])) {
       auto values = values_table->GetColumnByName(Col(i, "v"));
       if (f == "agg_any_value") {

@@ -9,8 +9,12 @@ std::string AggregateStateColumn(size_t i, const char* part) {
 bool AggregationCollectsValues(const std::string& function) {
   // hash_list cannot merge lists; stddev merged from partial moments loses precision
   // (catastrophic cancellation for values far from 0), hash_stddev over raw values is stable.
+  // count_distinct / set / percentile keep every distinct or every value; var / skew / stddev
+  // run Arrow's hash_variance / hash_skew over the raw values (stable Welford-style moments).
   return function == "agg_list" || function == "agg_concat" || function == "agg_approx_count_distinct" ||
-         function == "agg_stddev";
+         function == "agg_stddev" || function == "agg_count_distinct" || function == "agg_set" ||
+         function == "agg_var" || function == "agg_skew" || function == "agg_approx_percentiles" ||
+         function == "agg_percentile";
 }
 
 bool AggregationByRowPosition(const AggregationInfo& info) {
@@ -76,6 +80,10 @@ arrow::Result<std::shared_ptr<arrow::Schema>> PartialAggregateSchema(const Aggre
       state("max", info.input_type);
     } else if (f == "agg_any_value") {
       state("one", info.input_type);
+    } else if (f == "agg_product") {
+      state("prod", info.output_type);
+    } else if (f == "agg_bool_and" || f == "agg_bool_or") {
+      state("bool", arrow::boolean());
     } else {
       return arrow::Status::Invalid("aggregation ", f, " has no partial state");
     }

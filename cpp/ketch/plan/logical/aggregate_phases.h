@@ -23,7 +23,10 @@ namespace ketch {
 ///   mean           -> __a{i}_sum (float64), __a{i}_count (int64)
 ///   min, max       -> __a{i}_min / __a{i}_max (the input type)
 ///   any_value      -> __a{i}_one (the input type)
-/// Aggregations that collect values (list, concat, approx_count_distinct, stddev) or aggregate row
+///   product        -> __a{i}_prod (int64 / uint64 / float64)
+///   bool_and/or    -> __a{i}_bool (boolean)
+/// Aggregations that collect values (list, concat, approx_count_distinct, count_distinct, set,
+/// approx_percentiles, percentile) or run over raw values (stddev, var, skew) or aggregate row
 /// positions (any_value/list of nested or extension types) have no mergeable state: an aggregate
 /// with one of them is single-phase (AggregateIsSinglePhase) and cannot be split.
 
