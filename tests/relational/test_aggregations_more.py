@@ -320,3 +320,73 @@ def test_pivot_names_can_pick_the_null_column_and_skew():
     assert close(got["A"]["1"], want)
     with pytest.raises(ValueError, match="agg_fn"):
         ketch.from_pydict(PIVOT_DATA).pivot("g", "p", "v", "nope")
+
+
+# -- the two phases (the Ray runner's partial aggregate -> shuffle -> final aggregate) ----------------
+def _two_phase(df: ketch.DataFrame, chunks: list[pa.Table]) -> tuple[pa.Table, pa.Schema]:
+    """``df`` (an aggregate over an in-memory source) as partial per chunk, then one final over all
+    states, through plan bytes as on Ray; returns (result, partial-state schema)."""
+    from ketch import _core
+    from ketch.context import get_execution_config
+
+    config = get_execution_config().to_native()
+    plan = df._plan.optimize(config=config)
+    split = plan.split_aggregate()
+    assert split is not None, "these aggregations have mergeable partial states"
+    partial, final = split
+    states = []
+    for chunk in chunks:
+        task = _core.PyPlan.from_bytes(partial.with_inputs([_core.PyPlan.in_memory(chunk)]).to_bytes())
+        states.append(task.execute(config, None)[1].read_all())
+    merged = pa.concat_tables(states)
+    task = _core.PyPlan.from_bytes(final.with_inputs([_core.PyPlan.in_memory(merged)]).to_bytes())
+    return task.execute(config, None)[1].read_all(), partial.schema()
+
+
+MERGEABLE_MORE = [
+    col("x").product().alias("px"),
+    col("b").bool_and().alias("all"),
+    col("b").bool_or().alias("any"),
+    col("x").var().alias("var"),
+    col("x").var(ddof=0).alias("var0"),
+    col("x").skew().alias("skew"),
+    col("y").count_distinct().alias("cd"),
+    col("y").agg_set().alias("set"),
+]
+
+
+@pytest.mark.parametrize("n_chunks", [1, 4, 9])
+def test_partial_states_merge_to_the_single_phase_result(n_chunks):
+    rng = np.random.default_rng(n_chunks)
+    n = 3000
+    # Values far from 0 (1e9 + small spread): sums of squares would cancel catastrophically; the
+    # merged moments (Chan et al.) must not.
+    x = 1e9 + rng.normal(0, 3, n)
+    x[rng.random(n) < 0.1] = np.nan
+    table = pa.table(
+        {
+            "k": pa.array(rng.integers(0, 25, n)),
+            "x": pa.array([None if math.isnan(v) else float(v) for v in x], pa.float64()),
+            "b": pa.array([None if r < 0.1 else bool(r < 0.8) for r in rng.random(n)]),
+            "y": pa.array([None if r < 0.1 else f"w{int(r * 40)}" for r in rng.random(n)]),
+        }
+    )
+    size = math.ceil(n / n_chunks)
+    chunks = [table.slice(i * size, size) for i in range(n_chunks)]
+    df = ketch.from_arrow(table).groupby("k").agg(*MERGEABLE_MORE)
+    got, states = _two_phase(df, chunks)
+    assert "__a3_m2" in states.names and "__a5_m3" in states.names and "__a6_dlist" in states.names
+    rows = {r["k"]: r for r in got.to_pylist()}
+    p = table.to_pandas()
+    for k, part in p.groupby("k"):
+        xs = part["x"].dropna().to_numpy()
+        r = rows[k]
+        assert r["all"] == bool(part["b"].dropna().all()) and r["any"] == bool(part["b"].dropna().any())
+        assert r["cd"] == part["y"].nunique() and sorted(r["set"]) == sorted(part["y"].dropna().unique())
+        assert r["var"] == pytest.approx(xs.var(ddof=1), rel=1e-6)
+        assert r["var0"] == pytest.approx(xs.var(ddof=0), rel=1e-6)
+        d = xs - xs.mean()
+        assert r["skew"] == pytest.approx((d**3).mean() / (d**2).mean() ** 1.5, rel=1e-4, abs=1e-6)
+        assert r["px"] == pytest.approx(float(np.prod(xs)), rel=1e-9) or (
+            math.isinf(r["px"]) and math.isinf(float(np.prod(xs)))
+        )

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <set>
 
+#include "ketch/exec/blocking/aggregate_state_merge.h"
 #include "ketch/exec/blocking/global_aggregate.h"
 #include "ketch/exec/blocking/more_aggregates.h"
 #include "ketch/plan/logical/aggregate_phases.h"
@@ -255,6 +256,11 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
         state(Col(i, "prod"), v);
       } else if (f == "agg_bool_and" || f == "agg_bool_or") {
         state(Col(i, "bool"), v);
+      } else if (IsMomentAggregation(f)) {
+        ARROW_RETURN_NOT_OK(MomentStatesOfRows(info, i, v, &state_fields, &states));
+      } else if (f == "agg_count_distinct" || f == "agg_set") {
+        ARROW_ASSIGN_OR_RAISE(auto lists, SingletonLists(v));
+        state(Col(i, "dlist"), lists);
       }
     }
     return Conform(*arrow::RecordBatch::Make(arrow::schema(state_fields), morsel->num_rows(), states),
@@ -274,6 +280,12 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
     // Already one of many workers on the compute pool: single-threaded.
     ARROW_ASSIGN_OR_RAISE(auto partial, GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/false));
     ARROW_ASSIGN_OR_RAISE(combined, partial->CombineChunksToBatch());
+  }
+  for (size_t i = 0; i < spec_.aggregations.size(); ++i) {
+    ARROW_ASSIGN_OR_RAISE(auto info, ResolveAggregation(spec_.aggregations[i], *input_schema_));
+    if (IsMomentAggregation(info.function)) {
+      ARROW_ASSIGN_OR_RAISE(combined, AddMomentStates(combined, info, i));
+    }
   }
   if (!partial_phase) return combined;
   const int64_t rows = probe_rows_.fetch_add(morsel->num_rows()) + morsel->num_rows();
@@ -408,7 +420,18 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
   const bool single_phase = SinglePhase(spec_, *input_schema_);
   bool by_position = false;
   for (const auto& info : infos) by_position = by_position || ByRowPosition(info);
+  bool fold = false;  // states merged over each group's row positions (aggregate_state_merge.h)
+  for (const auto& info : infos) fold = fold || (!single_phase && MergesByFold(info.function));
   const std::shared_ptr<arrow::Table> values_table = table;
+  if (fold && !by_position) {
+    arrow::Int64Builder positions;
+    ARROW_RETURN_NOT_OK(positions.Reserve(table->num_rows()));
+    for (int64_t r = 0; r < table->num_rows(); ++r) positions.UnsafeAppend(r);
+    ARROW_ASSIGN_OR_RAISE(auto position_array, positions.Finish());
+    ARROW_ASSIGN_OR_RAISE(table,
+                          table->AddColumn(table->num_columns(), arrow::field("__position", arrow::int64()),
+                                           std::make_shared<arrow::ChunkedArray>(position_array)));
+  }
   if (by_position) {
     // Row positions 0..n-1 of the concatenated input, aggregated in place of nested values.
     arrow::Int64Builder positions;
@@ -493,6 +516,7 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
       merge("hash_list", "list");
     }
   }
+  if (fold) aggs.emplace_back("hash_list", "__position", "__fold_positions");
   // The merge runs alone: let Acero use Arrow's CPU pool.
   // Lists and concatenations keep input order within a group: Acero keeps it only single-threaded.
   bool ordered = by_position;
@@ -508,6 +532,14 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
     ARROW_ASSIGN_OR_RAISE(auto merged,
                           GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/!ordered));
     ARROW_ASSIGN_OR_RAISE(batch, merged->CombineChunksToBatch());
+  }
+  if (fold) {
+    ARROW_ASSIGN_OR_RAISE(auto positions, GetColumn(*batch, "__fold_positions"));
+    for (size_t i = 0; i < infos.size(); ++i) {
+      if (MergesByFold(infos[i].function)) {
+        ARROW_ASSIGN_OR_RAISE(batch, FoldStates(batch, *table, positions, infos[i], i));
+      }
+    }
   }
   if (!finish_) {
     // Partial phase: the merged states themselves, in the order and types of the partial schema.
@@ -578,6 +610,8 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
       ARROW_ASSIGN_OR_RAISE(result, column(Col(i, "min")));
     } else if (f == "agg_max") {
       ARROW_ASSIGN_OR_RAISE(result, column(Col(i, "max")));
+    } else if (fold && MergesByFold(f)) {
+      ARROW_ASSIGN_OR_RAISE(result, FinishFolded(*batch, infos[i], i));
     } else if (IsMoreAggregation(f)) {
       ARROW_ASSIGN_OR_RAISE(result, FinishMoreAggregation(infos[i], i, column));
     } else if (ByRowPosition(infos[i])) {

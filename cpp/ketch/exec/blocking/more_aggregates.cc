@@ -2,6 +2,7 @@
 
 #include <arrow/compute/api.h>
 
+#include "ketch/exec/blocking/aggregate_state_merge.h"
 #include "ketch/plan/logical/aggregate_phases.h"
 #include "ketch/plan/logical/more_aggregations.h"
 
@@ -69,6 +70,20 @@ arrow::Result<std::vector<cp::Aggregate>> MorePartialAggregates(const Aggregatio
     aggs.emplace_back("hash_product", Col(i, "v"), Col(i, "prod"));
   } else if (f == "agg_bool_and" || f == "agg_bool_or") {
     aggs.emplace_back(f == "agg_bool_and" ? "hash_all" : "hash_any", Col(i, "v"), Col(i, "bool"));
+  } else if (f == "agg_var" || f == "agg_skew") {
+    // The morsel's moments by Arrow's stable kernels; aggregate_state_merge.h turns them into
+    // (n, mean, M2, M3) states.
+    aggs.emplace_back("hash_count", std::make_shared<cp::CountOptions>(cp::CountOptions::ONLY_VALID),
+                      Col(i, "v"), Col(i, "n"));
+    aggs.emplace_back("hash_mean", Col(i, "v"), Col(i, "mean"));
+    aggs.emplace_back("hash_variance", std::make_shared<cp::VarianceOptions>(0), Col(i, "v"), Col(i, "pvar"));
+    if (f == "agg_skew") {
+      aggs.emplace_back("hash_skew", std::make_shared<cp::SkewOptions>(true, true), Col(i, "v"),
+                        Col(i, "pskew"));
+    }
+  } else if (f == "agg_count_distinct" || f == "agg_set") {
+    aggs.emplace_back("hash_distinct", std::make_shared<cp::CountOptions>(cp::CountOptions::ONLY_VALID),
+                      Col(i, "v"), Col(i, "dlist"));
   }
   return aggs;
 }
@@ -78,6 +93,7 @@ arrow::Result<std::vector<cp::Aggregate>> MoreMergeAggregates(const AggregationI
   std::vector<cp::Aggregate> aggs;
   const auto& f = info.function;
   const std::string v = Col(i, "v");
+  if (!single_phase && MergesByFold(f)) return aggs;  // folded over row positions (see there)
   if (f == "agg_product" || f == "agg_bool_and" || f == "agg_bool_or") {
     const char* function = f == "agg_product"    ? "hash_product"
                            : f == "agg_bool_and" ? "hash_all"

@@ -9,12 +9,10 @@ std::string AggregateStateColumn(size_t i, const char* part) {
 bool AggregationCollectsValues(const std::string& function) {
   // hash_list cannot merge lists; stddev merged from partial moments loses precision
   // (catastrophic cancellation for values far from 0), hash_stddev over raw values is stable.
-  // count_distinct / set / percentile keep every distinct or every value; var / skew / stddev
-  // run Arrow's hash_variance / hash_skew over the raw values (stable Welford-style moments).
+  // Percentiles need every value of a group (Arrow's t-digest state is not exposed to merge).
+  // (var, skew, count_distinct and set merge moments / distinct lists: aggregate_state_merge.h.)
   return function == "agg_list" || function == "agg_concat" || function == "agg_approx_count_distinct" ||
-         function == "agg_stddev" || function == "agg_count_distinct" || function == "agg_set" ||
-         function == "agg_var" || function == "agg_skew" || function == "agg_approx_percentiles" ||
-         function == "agg_percentile";
+         function == "agg_stddev" || function == "agg_approx_percentiles" || function == "agg_percentile";
 }
 
 bool AggregationByRowPosition(const AggregationInfo& info) {
@@ -84,6 +82,13 @@ arrow::Result<std::shared_ptr<arrow::Schema>> PartialAggregateSchema(const Aggre
       state("prod", info.output_type);
     } else if (f == "agg_bool_and" || f == "agg_bool_or") {
       state("bool", arrow::boolean());
+    } else if (f == "agg_var" || f == "agg_skew") {
+      state("n", arrow::int64());
+      state("mean", arrow::float64());
+      state("m2", arrow::float64());
+      if (f == "agg_skew") state("m3", arrow::float64());
+    } else if (f == "agg_count_distinct" || f == "agg_set") {
+      state("dlist", arrow::list(info.input_type));
     } else {
       return arrow::Status::Invalid("aggregation ", f, " has no partial state");
     }

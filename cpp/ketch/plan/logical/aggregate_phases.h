@@ -25,8 +25,11 @@ namespace ketch {
 ///   any_value      -> __a{i}_one (the input type)
 ///   product        -> __a{i}_prod (int64 / uint64 / float64)
 ///   bool_and/or    -> __a{i}_bool (boolean)
-/// Aggregations that collect values (list, concat, approx_count_distinct, count_distinct, set,
-/// approx_percentiles, percentile) or run over raw values (stddev, var, skew) or aggregate row
+///   var, skew      -> __a{i}_n (int64), __a{i}_mean, __a{i}_m2 and for skew __a{i}_m3 (float64:
+///                     count, mean and central moment sums, merged as aggregate_state_merge.h says)
+///   count_distinct, set -> __a{i}_dlist (list<input type>: the group's distinct non-null values)
+/// Aggregations that collect values (list, concat, approx_count_distinct, approx_percentiles,
+/// percentile) or run over raw values (stddev) or aggregate row
 /// positions (any_value/list of nested or extension types) have no mergeable state: an aggregate
 /// with one of them is single-phase (AggregateIsSinglePhase) and cannot be split.
 
