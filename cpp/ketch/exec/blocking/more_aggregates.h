@@ -15,12 +15,15 @@ namespace ketch {
 /// inside the hash aggregate (hash_aggregate.cc). Aggregation i reads its values from the column
 /// "__a{i}_v" (cast to float64 for var, skew and the percentiles: MoreAggregationInputAsDouble).
 ///
-/// Two-phase (mergeable) ones: product (hash_product -> "__a{i}_prod", merged by hash_product) and
+/// Two-phase (mergeable) ones: product (hash_product -> "__a{i}_prod", merged by hash_product),
 /// bool_and / bool_or (hash_all / hash_any -> "__a{i}_bool", merged by the same kernel; nulls
-/// skipped, null when a group has no non-null value). The others run in one phase over the raw
-/// values: count_distinct (hash_count_distinct), set (hash_distinct), var (hash_variance, ddof),
-/// skew (hash_skew, biased), approx_percentiles (hash_tdigest), percentile (hash_list, then an
-/// exact linear-interpolated quantile per group).
+/// skipped, null when a group has no non-null value), var / skew (hash_count, hash_mean,
+/// hash_variance, hash_skew per morsel -> moment states) and count_distinct / set (hash_distinct
+/// -> distinct lists); the last two kinds merge in aggregate_state_merge.h. approx_percentiles
+/// (hash_tdigest) and percentile (hash_list, then an exact linear-interpolated quantile per group)
+/// run in one phase over the raw values. When an aggregate is single-phase for another
+/// aggregation's sake, var / skew / count_distinct / set run hash_variance / hash_skew /
+/// hash_count_distinct / hash_distinct over the raw values.
 
 /// True when aggregation `info` reads its values as float64.
 bool MoreAggregationInputAsDouble(const AggregationInfo& info);
