@@ -323,9 +323,9 @@ def test_pivot_names_can_pick_the_null_column_and_skew():
 
 
 # -- the two phases (the Ray runner's partial aggregate -> shuffle -> final aggregate) ----------------
-def _two_phase(df: ketch.DataFrame, chunks: list[pa.Table]) -> tuple[pa.Table, pa.Schema]:
+def _two_phase(df: ketch.DataFrame, chunks: list[pa.Table]) -> tuple[pa.Table, list[pa.Table]]:
     """``df`` (an aggregate over an in-memory source) as partial per chunk, then one final over all
-    states, through plan bytes as on Ray; returns (result, partial-state schema)."""
+    states, through plan bytes as on Ray; returns (result, the partial states per chunk)."""
     from ketch import _core
     from ketch.context import get_execution_config
 
@@ -340,7 +340,7 @@ def _two_phase(df: ketch.DataFrame, chunks: list[pa.Table]) -> tuple[pa.Table, p
         states.append(task.execute(config, None)[1].read_all())
     merged = pa.concat_tables(states)
     task = _core.PyPlan.from_bytes(final.with_inputs([_core.PyPlan.in_memory(merged)]).to_bytes())
-    return task.execute(config, None)[1].read_all(), partial.schema()
+    return task.execute(config, None)[1].read_all(), states
 
 
 MERGEABLE_MORE = [
@@ -375,7 +375,8 @@ def test_partial_states_merge_to_the_single_phase_result(n_chunks):
     chunks = [table.slice(i * size, size) for i in range(n_chunks)]
     df = ketch.from_arrow(table).groupby("k").agg(*MERGEABLE_MORE)
     got, states = _two_phase(df, chunks)
-    assert "__a3_m2" in states.names and "__a5_m3" in states.names and "__a6_dlist" in states.names
+    names = states[0].schema.names
+    assert "__a3_m2" in names and "__a5_m3" in names and "__a6_dlist" in names
     rows = {r["k"]: r for r in got.to_pylist()}
     p = table.to_pandas()
     for k, part in p.groupby("k"):
@@ -390,3 +391,33 @@ def test_partial_states_merge_to_the_single_phase_result(n_chunks):
         assert r["px"] == pytest.approx(float(np.prod(xs)), rel=1e-9) or (
             math.isinf(r["px"]) and math.isinf(float(np.prod(xs)))
         )
+
+
+def test_partial_states_of_high_cardinality_keys_skip_grouping():
+    # Past 100k rows with nearly one group per row the partial phase stops grouping and emits one
+    # state row per input row (n 1 or 0, M2 = M3 = 0, one-value lists); the final phase merges them.
+    rng = np.random.default_rng(7)
+    n = 160_000
+    keys = np.arange(n) % 140_000  # the first 131072-row morsel: one group per row
+    x = rng.normal(5, 2, n)
+    table = pa.table(
+        {
+            "k": pa.array(keys),
+            "x": pa.array([None if i % 7 == 0 else float(v) for i, v in enumerate(x)], pa.float64()),
+            "b": pa.array([None if i % 5 == 0 else bool(i % 3) for i in range(n)]),
+            "y": pa.array([None if i % 11 == 0 else f"w{i % 3}" for i in range(n)]),
+        }
+    )
+    df = ketch.from_arrow(table).groupby("k").agg(*MERGEABLE_MORE)
+    got, states = _two_phase(df, [table])
+    assert states[0].num_rows > 140_000  # not merged within the partial phase: grouping was skipped
+    want = ketch.from_arrow(table).groupby("k").agg(*MERGEABLE_MORE).to_arrow()
+    got_rows = sorted(got.to_pylist(), key=lambda r: r["k"])
+    want_rows = sorted(want.to_pylist(), key=lambda r: r["k"])
+    assert len(got_rows) == len(want_rows) == 140_000
+    for g, w in zip(got_rows[::97], want_rows[::97], strict=True):
+        for name in ("all", "any", "cd"):
+            assert g[name] == w[name], (name, g, w)
+        assert sorted(g["set"]) == sorted(w["set"])
+        for name in ("px", "var", "var0", "skew"):
+            assert close(g[name], w[name], rel=1e-9), (name, g, w)
