@@ -352,6 +352,8 @@ MERGEABLE_MORE = [
     col("x").skew().alias("skew"),
     col("y").count_distinct().alias("cd"),
     col("y").agg_set().alias("set"),
+    col("x").median().alias("med"),
+    col("x").percentile(0.25).alias("p25"),
 ]
 
 
@@ -376,7 +378,7 @@ def test_partial_states_merge_to_the_single_phase_result(n_chunks):
     df = ketch.from_arrow(table).groupby("k").agg(*MERGEABLE_MORE)
     got, states = _two_phase(df, chunks)
     names = states[0].schema.names
-    assert "__a3_m2" in names and "__a5_m3" in names and "__a6_dlist" in names
+    assert "__a3_m2" in names and "__a5_m3" in names and "__a6_dlist" in names and "__a8_vlist" in names
     rows = {r["k"]: r for r in got.to_pylist()}
     p = table.to_pandas()
     for k, part in p.groupby("k"):
@@ -384,6 +386,8 @@ def test_partial_states_merge_to_the_single_phase_result(n_chunks):
         r = rows[k]
         assert r["all"] == bool(part["b"].dropna().all()) and r["any"] == bool(part["b"].dropna().any())
         assert r["cd"] == part["y"].nunique() and sorted(r["set"]) == sorted(part["y"].dropna().unique())
+        assert r["med"] == pytest.approx(float(np.median(xs)), rel=1e-15)
+        assert r["p25"] == pytest.approx(float(np.percentile(xs, 25)), rel=1e-15)
         assert r["var"] == pytest.approx(xs.var(ddof=1), rel=1e-6)
         assert r["var0"] == pytest.approx(xs.var(ddof=0), rel=1e-6)
         d = xs - xs.mean()
@@ -419,5 +423,5 @@ def test_partial_states_of_high_cardinality_keys_skip_grouping():
         for name in ("all", "any", "cd"):
             assert g[name] == w[name], (name, g, w)
         assert sorted(g["set"]) == sorted(w["set"])
-        for name in ("px", "var", "var0", "skew"):
+        for name in ("px", "var", "var0", "skew", "med", "p25"):
             assert close(g[name], w[name], rel=1e-9), (name, g, w)

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "ketch/exec/blocking/more_aggregates.h"
 #include "ketch/plan/logical/aggregate_phases.h"
 #include "ketch/plan/logical/more_aggregations.h"
 
@@ -91,7 +92,7 @@ arrow::Result<std::shared_ptr<arrow::Array>> DistinctPerList(const std::shared_p
 bool IsMomentAggregation(const std::string& f) { return f == "agg_var" || f == "agg_skew"; }
 
 bool MergesByFold(const std::string& f) {
-  return IsMomentAggregation(f) || f == "agg_count_distinct" || f == "agg_set";
+  return IsMomentAggregation(f) || f == "agg_count_distinct" || f == "agg_set" || f == "agg_percentile";
 }
 
 arrow::Result<std::shared_ptr<arrow::RecordBatch>> AddMomentStates(std::shared_ptr<arrow::RecordBatch> batch,
@@ -169,8 +170,12 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> FoldStates(
   const auto& position = static_cast<const arrow::Int64Array&>(*position_values);
   const int64_t num_groups = groups.length();
   if (!IsMomentAggregation(info.function)) {
-    // Distinct lists: each group's lists concatenated (gathered in group order), then deduplicated.
-    ARROW_ASSIGN_OR_RAISE(auto lists, Whole(table, Col(i, "dlist"), arrow::list(info.input_type)));
+    // Value lists: each group's lists concatenated (gathered in group order); distinct lists are
+    // then deduplicated.
+    const bool values = info.function == "agg_percentile";
+    const char* part = values ? "vlist" : "dlist";
+    ARROW_ASSIGN_OR_RAISE(
+        auto lists, Whole(table, Col(i, part), arrow::list(values ? arrow::float64() : info.input_type)));
     ARROW_ASSIGN_OR_RAISE(auto gathered_datum, cp::Take(lists, position_values));
     const auto gathered_array = gathered_datum.make_array();
     const auto& gathered = static_cast<const arrow::ListArray&>(*gathered_array);
@@ -183,6 +188,7 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> FoldStates(
     }
     ARROW_ASSIGN_OR_RAISE(auto offset_array, offsets.Finish());
     ARROW_ASSIGN_OR_RAISE(auto concatenated, arrow::ListArray::FromArrays(*offset_array, *gathered.values()));
+    if (values) return Append(std::move(merged), Col(i, part), concatenated);
     ARROW_ASSIGN_OR_RAISE(auto distinct, DistinctPerList(concatenated));
     return Append(std::move(merged), Col(i, "dlist"), distinct);
   }
@@ -240,6 +246,12 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> FoldStates(
 arrow::Result<arrow::Datum> FinishFolded(const arrow::RecordBatch& merged, const AggregationInfo& info,
                                          size_t i) {
   const auto& f = info.function;
+  if (f == "agg_percentile") {
+    ARROW_ASSIGN_OR_RAISE(auto lists, Column(merged, Col(i, "vlist"), arrow::list(arrow::float64())));
+    ARROW_ASSIGN_OR_RAISE(double q, AggregationPercentage(info.options));
+    ARROW_ASSIGN_OR_RAISE(auto quantiles, QuantilePerList(lists, q));
+    return arrow::Datum(quantiles);
+  }
   if (f == "agg_count_distinct" || f == "agg_set") {
     ARROW_ASSIGN_OR_RAISE(auto lists, Column(merged, Col(i, "dlist"), arrow::list(info.input_type)));
     if (f == "agg_set") return arrow::Datum(lists);

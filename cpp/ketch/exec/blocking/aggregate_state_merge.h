@@ -24,7 +24,7 @@ namespace ketch {
 /// concatenating a group's lists and keeping each non-null value once.
 
 /// True for aggregations whose partial states merge here (agg_var, agg_skew, agg_count_distinct,
-/// agg_set).
+/// agg_set, and agg_percentile whose state is the list of the group's values, concatenated).
 bool MergesByFold(const std::string& function);
 bool IsMomentAggregation(const std::string& function);
 

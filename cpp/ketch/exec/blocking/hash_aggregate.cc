@@ -258,9 +258,9 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
         state(Col(i, "bool"), v);
       } else if (IsMomentAggregation(f)) {
         ARROW_RETURN_NOT_OK(MomentStatesOfRows(info, i, v, &state_fields, &states));
-      } else if (f == "agg_count_distinct" || f == "agg_set") {
+      } else if (f == "agg_count_distinct" || f == "agg_set" || f == "agg_percentile") {
         ARROW_ASSIGN_OR_RAISE(auto lists, SingletonLists(v));
-        state(Col(i, "dlist"), lists);
+        state(Col(i, f == "agg_percentile" ? "vlist" : "dlist"), lists);
       }
     }
     return Conform(*arrow::RecordBatch::Make(arrow::schema(state_fields), morsel->num_rows(), states),

@@ -13,8 +13,8 @@ namespace cp = arrow::compute;
 
 std::string Col(size_t i, const char* part) { return AggregateStateColumn(i, part); }
 
-// Exact quantile `q` (linear interpolation) of each list of a list<double> array; null for a
-// list without valid (non-null, non-NaN) values.
+}  // namespace
+
 arrow::Result<std::shared_ptr<arrow::Array>> QuantilePerList(const std::shared_ptr<arrow::Array>& lists,
                                                              double q) {
   const auto& list = static_cast<const arrow::ListArray&>(*lists);
@@ -36,6 +36,8 @@ arrow::Result<std::shared_ptr<arrow::Array>> QuantilePerList(const std::shared_p
   }
   return out.Finish();
 }
+
+namespace {
 
 // hash_tdigest gives a group without values a list of nulls: Daft gives a null list.
 arrow::Result<arrow::Datum> NullWhereEmpty(const arrow::Datum& digests, bool scalar) {
@@ -84,6 +86,8 @@ arrow::Result<std::vector<cp::Aggregate>> MorePartialAggregates(const Aggregatio
   } else if (f == "agg_count_distinct" || f == "agg_set") {
     aggs.emplace_back("hash_distinct", std::make_shared<cp::CountOptions>(cp::CountOptions::ONLY_VALID),
                       Col(i, "v"), Col(i, "dlist"));
+  } else if (f == "agg_percentile") {
+    aggs.emplace_back("hash_list", Col(i, "v"), Col(i, "vlist"));
   }
   return aggs;
 }

@@ -19,9 +19,9 @@ namespace ketch {
 /// bool_and / bool_or (hash_all / hash_any -> "__a{i}_bool", merged by the same kernel; nulls
 /// skipped, null when a group has no non-null value), var / skew (hash_count, hash_mean,
 /// hash_variance, hash_skew per morsel -> moment states) and count_distinct / set (hash_distinct
-/// -> distinct lists); the last two kinds merge in aggregate_state_merge.h. approx_percentiles
-/// (hash_tdigest) and percentile (hash_list, then an exact linear-interpolated quantile per group)
-/// run in one phase over the raw values. When an aggregate is single-phase for another
+/// -> distinct lists) and percentile (hash_list -> value lists; an exact linear-interpolated
+/// quantile per group at the end); these merge in aggregate_state_merge.h. approx_percentiles
+/// (hash_tdigest) runs in one phase over the raw values. When an aggregate is single-phase for another
 /// aggregation's sake, var / skew / count_distinct / set run hash_variance / hash_skew /
 /// hash_count_distinct / hash_distinct over the raw values.
 
@@ -37,6 +37,11 @@ arrow::Result<std::vector<arrow::compute::Aggregate>> MorePartialAggregates(cons
 /// the raw values. Errors: invalid options (see more_aggregations.h).
 arrow::Result<std::vector<arrow::compute::Aggregate>> MoreMergeAggregates(const AggregationInfo& info,
                                                                           size_t i, bool single_phase);
+
+/// Exact quantile `q` (linear interpolation) of each list of a list<float64> array; null for a
+/// list without valid (non-null, non-NaN) values. Errors: kernel errors.
+arrow::Result<std::shared_ptr<arrow::Array>> QuantilePerList(const std::shared_ptr<arrow::Array>& lists,
+                                                             double q);
 
 /// The finished values of aggregation `i` from the merged columns (`column` looks one up by name):
 /// one per group, before the cast to the output type. Errors: kernel errors.

@@ -9,10 +9,10 @@ std::string AggregateStateColumn(size_t i, const char* part) {
 bool AggregationCollectsValues(const std::string& function) {
   // hash_list cannot merge lists; stddev merged from partial moments loses precision
   // (catastrophic cancellation for values far from 0), hash_stddev over raw values is stable.
-  // Percentiles need every value of a group (Arrow's t-digest state is not exposed to merge).
-  // (var, skew, count_distinct and set merge moments / distinct lists: aggregate_state_merge.h.)
+  // Arrow's t-digest state is not exposed to merge. (var, skew, count_distinct, set and the exact
+  // percentile merge moments / value lists: aggregate_state_merge.h.)
   return function == "agg_list" || function == "agg_concat" || function == "agg_approx_count_distinct" ||
-         function == "agg_stddev" || function == "agg_approx_percentiles" || function == "agg_percentile";
+         function == "agg_stddev" || function == "agg_approx_percentiles";
 }
 
 bool AggregationByRowPosition(const AggregationInfo& info) {
@@ -89,6 +89,8 @@ arrow::Result<std::shared_ptr<arrow::Schema>> PartialAggregateSchema(const Aggre
       if (f == "agg_skew") state("m3", arrow::float64());
     } else if (f == "agg_count_distinct" || f == "agg_set") {
       state("dlist", arrow::list(info.input_type));
+    } else if (f == "agg_percentile") {
+      state("vlist", arrow::list(arrow::float64()));
     } else {
       return arrow::Status::Invalid("aggregation ", f, " has no partial state");
     }

@@ -28,8 +28,9 @@ namespace ketch {
 ///   var, skew      -> __a{i}_n (int64), __a{i}_mean, __a{i}_m2 and for skew __a{i}_m3 (float64:
 ///                     count, mean and central moment sums, merged as aggregate_state_merge.h says)
 ///   count_distinct, set -> __a{i}_dlist (list<input type>: the group's distinct non-null values)
-/// Aggregations that collect values (list, concat, approx_count_distinct, approx_percentiles,
-/// percentile) or run over raw values (stddev) or aggregate row
+///   percentile     -> __a{i}_vlist (list<float64>: the group's values)
+/// Aggregations that collect values (list, concat, approx_count_distinct, approx_percentiles)
+/// or run over raw values (stddev) or aggregate row
 /// positions (any_value/list of nested or extension types) have no mergeable state: an aggregate
 /// with one of them is single-phase (AggregateIsSinglePhase) and cannot be split.
 
