@@ -13,6 +13,7 @@ import pyarrow.compute  # noqa: F401  (pa.compute)
 
 from ketch import _core
 from ketch.context import get_execution_config
+from ketch.dataframe_ops.aggregations import GlobalAggregationShorthands, GroupedAggregationShorthands
 from ketch.datatype import DataType
 from ketch.errors import ColumnNotFoundError, KetchError, KetchNotImplementedError
 from ketch.expressions.expression import Expression, col, lit
@@ -30,7 +31,7 @@ def _as_expression(column: str | Expression) -> Expression:
     raise TypeError(f"expected a column name or an Expression, got {type(column).__name__}")
 
 
-class DataFrame:
+class DataFrame(GlobalAggregationShorthands):
     """A lazy table. Operations build a logical plan; nothing runs until ``collect``, ``show``,
     ``to_*``, ``count_rows`` or ``write_parquet``."""
 
@@ -182,9 +183,13 @@ class DataFrame:
         names: list[str] | None = None,
     ) -> DataFrame:
         """Turns the distinct values of ``pivot_col`` into columns (Daft's ``pivot``): one row per
-        ``group_by`` key, one column per pivot value, holding ``agg_fn`` ("sum", "mean", "min", "max",
-        "count", "list", "any_value", "stddev") of ``value_col`` over that key's rows with that pivot
-        value (null where there are none).
+        ``group_by`` key, one column per pivot value, holding ``agg_fn`` (any aggregation ``agg``
+        takes, by its Daft name: "sum", "mean"/"avg", "min", "max", "count", "count_distinct",
+        "product", "stddev", "var", "skew", "median", "bool_and", "bool_or", "any_value",
+        "list"/"agg_list"/"list_agg", "set"/"agg_set"/"list_agg_distinct", "concat"/"agg_concat"/
+        "string_agg", "approx_count_distinct") of ``value_col`` over that key's rows with that pivot
+        value (null where there are none). Rows whose pivot value is null make the column "None"
+        (as Daft names it), placed after the other values.
 
         ``names`` fixes the pivot values, in output order (values not named are dropped): strings
         match the values' string form (as Arrow casts them: ``True`` → "true", ``1.0`` → "1"),
@@ -193,9 +198,10 @@ class DataFrame:
         and rendered as strings. Runs as two hash aggregations: by (key, pivot value), then by key over
         that small result.
         Raises ValueError for an unknown ``agg_fn``."""
-        kinds = {"sum", "mean", "min", "max", "count", "list", "any_value", "stddev"}
-        if agg_fn not in kinds:
-            raise ValueError(f"pivot(): agg_fn must be one of {sorted(kinds)}, got {agg_fn!r}")
+        from ketch.dataframe_ops.aggregations import pivot_aggregation, pivot_kinds
+
+        if agg_fn not in pivot_kinds():
+            raise ValueError(f"pivot(): agg_fn must be one of {sorted(pivot_kinds())}, got {agg_fn!r}")
         keys = [_column_name(g) for g in (group_by if isinstance(group_by, list) else [group_by])]
         pivot_name, value_name = _column_name(pivot_col), _column_name(value_col)
         schema = self._arrow_schema()
@@ -203,10 +209,14 @@ class DataFrame:
         pivot_key = col(pivot_name)
         if not pa.types.is_string(schema.field(pivot_name).type):
             pivot_key = pivot_key.cast(pa.string())
+        pivot_key = Expression._call("coalesce", pivot_key, lit("None"))  # null pivot values: "None"
         if names is None:
-            found = self.select(pivot_name).distinct().to_arrow().column(0).drop_null()
+            distinct = self.select(pivot_name).distinct().to_arrow().column(0)
+            found = distinct.drop_null()
             found = found.take(pa.compute.sort_indices(found))
             names = pa.compute.cast(found, pa.string()).to_pylist()
+            if distinct.null_count and "None" not in names:
+                names.append("None")
         else:
             # Non-string names are values of the pivot column: named by their string form.
             pivot_type = schema.field(pivot_name).type
@@ -220,10 +230,7 @@ class DataFrame:
                 raise ValueError(f"pivot(): names must be distinct, got {names}")
         # Aggregate per (key, pivot value) first; the small result is then spread into columns,
         # each taking the one value its (key, pivot value) group produced.
-        method = {"list": "agg_list"}.get(agg_fn, agg_fn)
-        agg_value = getattr(col(value_name), method)()
-        if agg_fn == "any_value":
-            agg_value = col(value_name).any_value(ignore_nulls=True)
+        agg_value = pivot_aggregation(agg_fn, col(value_name))
         grouped = self.with_column("__pivot_key", pivot_key).groupby(*keys, "__pivot_key")
         grouped_df = grouped.agg(agg_value.alias("__pivot_value"))
         value_type = grouped_df._arrow_schema().field("__pivot_value").type
@@ -910,7 +917,7 @@ def _flatten(items: tuple[Any, ...]) -> list[Expression]:
     return out
 
 
-class GroupedDataFrame:
+class GroupedDataFrame(GroupedAggregationShorthands):
     """The result of ``DataFrame.groupby``: aggregate with ``agg`` or the shortcuts."""
 
     def __init__(self, df: DataFrame, group_by: list[str]) -> None:

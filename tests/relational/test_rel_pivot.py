@@ -75,7 +75,7 @@ def test_pivot_on_integer_column_names_by_string():
 def test_pivot_unknown_agg_fn():
     df = ketch.from_pydict({"g": [1], "p": ["a"], "v": [1]})
     with pytest.raises(ValueError, match="agg_fn must be one of"):
-        df.pivot("g", "p", "v", "median")
+        df.pivot("g", "p", "v", "not_an_aggregation")
 
 
 def test_any_value_ignore_nulls():

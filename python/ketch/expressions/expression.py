@@ -240,9 +240,11 @@ class Expression(ScalarFunctionMethods):
             raise ValueError(f"count mode must be 'valid', 'all' or 'null', got {mode!r}")
         return Expression._call("agg_count", self, mode=str(mode).lower())
 
-    def stddev(self) -> Expression:
-        """Population standard deviation (ddof=0) of the non-null values, float64."""
-        return Expression._call("agg_stddev", self)
+    def stddev(self, ddof: int = 0) -> Expression:
+        """Standard deviation of the non-null values, float64 (``ddof`` 0: population)."""
+        from ketch.functions import aggregation
+
+        return aggregation.stddev(self, ddof=ddof)
 
     def any_value(self, ignore_nulls: bool = False) -> Expression:
         """Some value of the group. With ``ignore_nulls=True``, a non-null one whenever the group
@@ -278,6 +280,85 @@ class Expression(ScalarFunctionMethods):
         from ketch.functions.window import lead
 
         return lead(self, offset=offset, default=default)
+
+    # Daft's other aggregations: one implementation in ketch.functions.aggregation (see there).
+    def count_distinct(self) -> Expression:
+        """Number of distinct non-null values (uint64, exact)."""
+        from ketch.functions import aggregation
+
+        return aggregation.count_distinct(self)
+
+    def product(self) -> Expression:
+        """Product of the non-null values (int64 / uint64 / float64); null for none."""
+        from ketch.functions import aggregation
+
+        return aggregation.product(self)
+
+    def avg(self) -> Expression:
+        """Alias of :meth:`mean`."""
+        return self.mean()
+
+    def var(self, ddof: int = 1) -> Expression:
+        """Variance of the non-null values (float64), divisor n - ``ddof``."""
+        from ketch.functions import aggregation
+
+        return aggregation.var(self, ddof=ddof)
+
+    def skew(self) -> Expression:
+        """Population skewness of the non-null values (float64)."""
+        from ketch.functions import aggregation
+
+        return aggregation.skew(self)
+
+    def bool_and(self) -> Expression:
+        """Boolean AND of the non-null values; null for none."""
+        from ketch.functions import aggregation
+
+        return aggregation.bool_and(self)
+
+    def bool_or(self) -> Expression:
+        """Boolean OR of the non-null values; null for none."""
+        from ketch.functions import aggregation
+
+        return aggregation.bool_or(self)
+
+    def approx_percentiles(self, percentiles: float | list[float]) -> Expression:
+        """Approximate percentiles (float64, or fixed_size_list<float64, n> for a list)."""
+        from ketch.functions import aggregation
+
+        return aggregation.approx_percentiles(self, percentiles)
+
+    def percentile(self, percentage: float) -> Expression:
+        """Exact percentile (linear interpolation, float64)."""
+        from ketch.functions import aggregation
+
+        return aggregation.percentile(self, percentage)
+
+    def median(self) -> Expression:
+        """Exact median (float64)."""
+        from ketch.functions import aggregation
+
+        return aggregation.median(self)
+
+    def list_agg(self) -> Expression:
+        """All values of the group as a list (Daft's newer name of :meth:`agg_list`)."""
+        return self.agg_list()
+
+    def list_agg_distinct(self) -> Expression:
+        """The distinct non-null values of the group as a list."""
+        from ketch.functions import aggregation
+
+        return aggregation.list_agg_distinct(self)
+
+    def agg_set(self) -> Expression:
+        """Daft's older name of :meth:`list_agg_distinct`."""
+        return self.list_agg_distinct()
+
+    def string_agg(self, delimiter: str | None = None) -> Expression:
+        """The group's strings concatenated (nulls skipped)."""
+        from ketch.functions import aggregation
+
+        return aggregation.string_agg(self, delimiter)
 
     # -- Python functions ----------------------------------------------------------------------------
     def apply(self, func: Callable[[Any], Any], return_dtype: DataType | pa.DataType | type) -> Expression:

@@ -1,7 +1,9 @@
 """Daft's ``daft.functions``: free functions over expressions. Each family lives in its own
-module and is re-exported here; each function is the Expression method of the same name."""
+module and is re-exported here; each function is the Expression method of the same name (one
+implementation behind both spellings, ``count_distinct(col("x"))`` and ``col("x").count_distinct()``)."""
 
 from ketch.expressions.image_hash import image_hash  # noqa: F401
+from ketch.functions.aggregation import *  # noqa: F403
 from ketch.functions.general import *  # noqa: F403
 from ketch.functions.math import *  # noqa: F403
 from ketch.functions.nested import *  # noqa: F403

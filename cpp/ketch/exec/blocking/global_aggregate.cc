@@ -73,6 +73,13 @@ std::string ScalarFunction(const std::string& hash_function) {
   if (hash_function == "hash_min") return "min";
   if (hash_function == "hash_max") return "max";
   if (hash_function == "hash_stddev") return "stddev";
+  if (hash_function == "hash_variance") return "variance";
+  if (hash_function == "hash_mean") return "mean";
+  if (hash_function == "hash_skew") return "skew";
+  if (hash_function == "hash_product") return "product";
+  if (hash_function == "hash_all") return "all";
+  if (hash_function == "hash_any") return "any";
+  if (hash_function == "hash_count_distinct") return "count_distinct";
   return "";
 }
 

@@ -18,8 +18,10 @@ namespace ketch {
 /// non-empty table: one row, `key` (int8, 0), then per aggregate a column named `aggregate.name`
 /// of the hash kernel's output type. Supported: hash_sum ("sum"), hash_count ("count"), hash_min,
 /// hash_max, hash_one (the first non-null value; null when there is none), hash_stddev
-/// ("stddev") and hash_list (all values in order, nulls kept, as one list<T>). Float sums use
-/// Arrow's pairwise summation, so they may differ from the hash kernel's in the last bits.
+/// ("stddev"), hash_variance, hash_skew, hash_product, hash_all, hash_any, hash_count_distinct
+/// (their scalar counterparts, with the same options) and hash_list (all values in order, nulls kept, as one
+/// list<T>). Float sums use Arrow's pairwise summation, so they may differ from the hash kernel's in the last
+/// bits.
 ///
 /// Besides Arrow's functions, `kGlobalFloat64Sum` over an int64 or uint64 column: the sum of its
 /// values as float64 (summed exactly in 128 bits, then rounded once: the hash path's overflow

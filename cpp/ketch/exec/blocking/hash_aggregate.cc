@@ -9,8 +9,11 @@
 #include <cstdio>
 #include <set>
 
+#include "ketch/exec/blocking/aggregate_state_merge.h"
 #include "ketch/exec/blocking/global_aggregate.h"
+#include "ketch/exec/blocking/more_aggregates.h"
 #include "ketch/plan/logical/aggregate_phases.h"
+#include "ketch/plan/logical/more_aggregations.h"
 
 namespace ketch {
 namespace {
@@ -158,7 +161,7 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
     ARROW_ASSIGN_OR_RAISE(auto input, GetColumn(*morsel, info.input));
     const std::string v = Col(i, "v");
     const auto& f = info.function;
-    if (f == "agg_mean" || f == "agg_stddev") {
+    if (f == "agg_mean" || f == "agg_stddev" || MoreAggregationInputAsDouble(info)) {
       auto to_double = cp::CastOptions::Safe(arrow::float64());
       to_double.allow_float_truncate = true;  // integers beyond 2**53: nearest float
       ARROW_ASSIGN_OR_RAISE(auto as_double, cp::Cast(input, to_double));
@@ -192,6 +195,9 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
       aggs.emplace_back("hash_max", v, Col(i, "max"));
     } else if (f == "agg_any_value" && !ByRowPosition(info)) {
       aggs.emplace_back(IgnoreNulls(info) ? "hash_min" : "hash_one", v, Col(i, "one"));
+    } else if (IsMoreAggregation(f)) {
+      ARROW_ASSIGN_OR_RAISE(auto more, MorePartialAggregates(info, i));
+      for (auto& agg : more) aggs.push_back(std::move(agg));
     }  // value-collecting aggregations run in one phase (see SinglePhase)
   }
   if (SinglePhase(spec_, *input_schema_)) {
@@ -246,6 +252,15 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
         state(Col(i, "max"), v);
       } else if (f == "agg_any_value") {
         state(Col(i, "one"), v);
+      } else if (f == "agg_product") {
+        state(Col(i, "prod"), v);
+      } else if (f == "agg_bool_and" || f == "agg_bool_or") {
+        state(Col(i, "bool"), v);
+      } else if (IsMomentAggregation(f)) {
+        ARROW_RETURN_NOT_OK(MomentStatesOfRows(info, i, v, &state_fields, &states));
+      } else if (f == "agg_count_distinct" || f == "agg_set" || f == "agg_percentile") {
+        ARROW_ASSIGN_OR_RAISE(auto lists, SingletonLists(v));
+        state(Col(i, f == "agg_percentile" ? "vlist" : "dlist"), lists);
       }
     }
     return Conform(*arrow::RecordBatch::Make(arrow::schema(state_fields), morsel->num_rows(), states),
@@ -265,6 +280,12 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
     // Already one of many workers on the compute pool: single-threaded.
     ARROW_ASSIGN_OR_RAISE(auto partial, GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/false));
     ARROW_ASSIGN_OR_RAISE(combined, partial->CombineChunksToBatch());
+  }
+  for (size_t i = 0; i < spec_.aggregations.size(); ++i) {
+    ARROW_ASSIGN_OR_RAISE(auto info, ResolveAggregation(spec_.aggregations[i], *input_schema_));
+    if (IsMomentAggregation(info.function)) {
+      ARROW_ASSIGN_OR_RAISE(combined, AddMomentStates(combined, info, i));
+    }
   }
   if (!partial_phase) return combined;
   const int64_t rows = probe_rows_.fetch_add(morsel->num_rows()) + morsel->num_rows();
@@ -383,7 +404,8 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
     arrow::ArrayVector columns;
     for (size_t i = 0; i < infos.size(); ++i) {
       const auto& type = output_schema_->field(static_cast<int>(i))->type();
-      if (infos[i].function == "agg_count" || infos[i].function == "agg_approx_count_distinct") {
+      if (infos[i].function == "agg_count" || infos[i].function == "agg_approx_count_distinct" ||
+          infos[i].function == "agg_count_distinct") {
         ARROW_ASSIGN_OR_RAISE(auto zero, arrow::MakeArrayFromScalar(arrow::UInt64Scalar(0), 1));
         columns.push_back(zero);
       } else {
@@ -398,7 +420,18 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
   const bool single_phase = SinglePhase(spec_, *input_schema_);
   bool by_position = false;
   for (const auto& info : infos) by_position = by_position || ByRowPosition(info);
+  bool fold = false;  // states merged over each group's row positions (aggregate_state_merge.h)
+  for (const auto& info : infos) fold = fold || (!single_phase && MergesByFold(info.function));
   const std::shared_ptr<arrow::Table> values_table = table;
+  if (fold && !by_position) {
+    arrow::Int64Builder positions;
+    ARROW_RETURN_NOT_OK(positions.Reserve(table->num_rows()));
+    for (int64_t r = 0; r < table->num_rows(); ++r) positions.UnsafeAppend(r);
+    ARROW_ASSIGN_OR_RAISE(auto position_array, positions.Finish());
+    ARROW_ASSIGN_OR_RAISE(table,
+                          table->AddColumn(table->num_columns(), arrow::field("__position", arrow::int64()),
+                                           std::make_shared<arrow::ChunkedArray>(position_array)));
+  }
   if (by_position) {
     // Row positions 0..n-1 of the concatenated input, aggregated in place of nested values.
     arrow::Int64Builder positions;
@@ -456,7 +489,8 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
       merge("hash_sum", "count", "hash_count", CountMode(infos[i]));
     } else if (f == "agg_mean" || f == "agg_stddev") {
       if (f == "agg_stddev") {  // always single phase (see CollectsValues): stable hash_stddev
-        aggs.emplace_back("hash_stddev", std::make_shared<cp::VarianceOptions>(/*ddof=*/0), Col(i, "v"),
+        ARROW_ASSIGN_OR_RAISE(int ddof, AggregationDdof(infos[i].options, 0));
+        aggs.emplace_back("hash_stddev", std::make_shared<cp::VarianceOptions>(ddof), Col(i, "v"),
                           Col(i, "stddev"));
       } else {
         merge("hash_sum", "sum");
@@ -466,6 +500,9 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
       merge("hash_min", "min");
     } else if (f == "agg_max") {
       merge("hash_max", "max");
+    } else if (IsMoreAggregation(f)) {
+      ARROW_ASSIGN_OR_RAISE(auto more, MoreMergeAggregates(infos[i], i, single_phase));
+      for (auto& agg : more) aggs.push_back(std::move(agg));
     } else if (ByRowPosition(infos[i])) {
       const bool one = f == "agg_any_value";
       if (one && IgnoreNulls(infos[i])) {
@@ -479,6 +516,7 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
       merge("hash_list", "list");
     }
   }
+  if (fold) aggs.emplace_back("hash_list", "__position", "__fold_positions");
   // The merge runs alone: let Acero use Arrow's CPU pool.
   // Lists and concatenations keep input order within a group: Acero keeps it only single-threaded.
   bool ordered = by_position;
@@ -494,6 +532,14 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
     ARROW_ASSIGN_OR_RAISE(auto merged,
                           GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/!ordered));
     ARROW_ASSIGN_OR_RAISE(batch, merged->CombineChunksToBatch());
+  }
+  if (fold) {
+    ARROW_ASSIGN_OR_RAISE(auto positions, GetColumn(*batch, "__fold_positions"));
+    for (size_t i = 0; i < infos.size(); ++i) {
+      if (MergesByFold(infos[i].function)) {
+        ARROW_ASSIGN_OR_RAISE(batch, FoldStates(batch, *table, positions, infos[i], i));
+      }
+    }
   }
   if (!finish_) {
     // Partial phase: the merged states themselves, in the order and types of the partial schema.
@@ -564,6 +610,10 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
       ARROW_ASSIGN_OR_RAISE(result, column(Col(i, "min")));
     } else if (f == "agg_max") {
       ARROW_ASSIGN_OR_RAISE(result, column(Col(i, "max")));
+    } else if (fold && MergesByFold(f)) {
+      ARROW_ASSIGN_OR_RAISE(result, FinishFolded(*batch, infos[i], i));
+    } else if (IsMoreAggregation(f)) {
+      ARROW_ASSIGN_OR_RAISE(result, FinishMoreAggregation(infos[i], i, column));
     } else if (ByRowPosition(infos[i])) {
       auto values = values_table->GetColumnByName(Col(i, "v"));
       if (f == "agg_any_value") {

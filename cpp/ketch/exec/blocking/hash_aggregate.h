@@ -21,9 +21,10 @@ namespace ketch {
 /// hash_count, hash_min, hash_max, hash_one, hash_list) run through Acero's aggregate node as a
 /// kernel library; exact distinct counts are computed with Arrow's Grouper. Aggregations that
 /// collect values (agg_list, agg_concat, approx_count_distinct) cannot merge partial lists with
-/// Arrow's kernels, and stddev (population, ddof=0) is only numerically stable over the raw values
-/// (Arrow's hash_stddev), so a query that has one of these runs in a single phase (morsels pass
-/// through). Float keys group by IEEE equality (-0.0 == 0.0).
+/// Arrow's kernels, and stddev is only numerically stable over the raw values (Arrow's
+/// hash_stddev), so a query that has one of these (or approx_percentiles / percentile) runs in a
+/// single phase (morsels pass through). product, bool_and/or, var, skew, count_distinct and set
+/// merge: more_aggregates.h and aggregate_state_merge.h. Float keys group by IEEE equality (-0.0 == 0.0).
 /// With no group keys the result has exactly one row, also for empty input; both phases then
 /// reduce with Arrow's scalar aggregate kernels instead of hashing a constant key
 /// (GlobalAggregate), and fall back to the hash kernels for input types those do not take.

@@ -9,8 +9,10 @@ std::string AggregateStateColumn(size_t i, const char* part) {
 bool AggregationCollectsValues(const std::string& function) {
   // hash_list cannot merge lists; stddev merged from partial moments loses precision
   // (catastrophic cancellation for values far from 0), hash_stddev over raw values is stable.
+  // Arrow's t-digest state is not exposed to merge. (var, skew, count_distinct, set and the exact
+  // percentile merge moments / value lists: aggregate_state_merge.h.)
   return function == "agg_list" || function == "agg_concat" || function == "agg_approx_count_distinct" ||
-         function == "agg_stddev";
+         function == "agg_stddev" || function == "agg_approx_percentiles";
 }
 
 bool AggregationByRowPosition(const AggregationInfo& info) {
@@ -76,6 +78,19 @@ arrow::Result<std::shared_ptr<arrow::Schema>> PartialAggregateSchema(const Aggre
       state("max", info.input_type);
     } else if (f == "agg_any_value") {
       state("one", info.input_type);
+    } else if (f == "agg_product") {
+      state("prod", info.output_type);
+    } else if (f == "agg_bool_and" || f == "agg_bool_or") {
+      state("bool", arrow::boolean());
+    } else if (f == "agg_var" || f == "agg_skew") {
+      state("n", arrow::int64());
+      state("mean", arrow::float64());
+      state("m2", arrow::float64());
+      if (f == "agg_skew") state("m3", arrow::float64());
+    } else if (f == "agg_count_distinct" || f == "agg_set") {
+      state("dlist", arrow::list(info.input_type));
+    } else if (f == "agg_percentile") {
+      state("vlist", arrow::list(arrow::float64()));
     } else {
       return arrow::Status::Invalid("aggregation ", f, " has no partial state");
     }

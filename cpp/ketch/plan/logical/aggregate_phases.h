@@ -23,7 +23,14 @@ namespace ketch {
 ///   mean           -> __a{i}_sum (float64), __a{i}_count (int64)
 ///   min, max       -> __a{i}_min / __a{i}_max (the input type)
 ///   any_value      -> __a{i}_one (the input type)
-/// Aggregations that collect values (list, concat, approx_count_distinct, stddev) or aggregate row
+///   product        -> __a{i}_prod (int64 / uint64 / float64)
+///   bool_and/or    -> __a{i}_bool (boolean)
+///   var, skew      -> __a{i}_n (int64), __a{i}_mean, __a{i}_m2 and for skew __a{i}_m3 (float64:
+///                     count, mean and central moment sums, merged as aggregate_state_merge.h says)
+///   count_distinct, set -> __a{i}_dlist (list<input type>: the group's distinct non-null values)
+///   percentile     -> __a{i}_vlist (list<float64>: the group's values)
+/// Aggregations that collect values (list, concat, approx_count_distinct, approx_percentiles)
+/// or run over raw values (stddev) or aggregate row
 /// positions (any_value/list of nested or extension types) have no mergeable state: an aggregate
 /// with one of them is single-phase (AggregateIsSinglePhase) and cannot be split.
 

@@ -7,6 +7,7 @@
 #include "ketch/expr/row_hash.h"
 #include "ketch/plan/logical/aggregate_phases.h"
 #include "ketch/plan/logical/lance_filter.h"
+#include "ketch/plan/logical/more_aggregations.h"
 
 namespace ketch {
 namespace {
@@ -131,7 +132,7 @@ arrow::Result<AggregationInfo> ResolveAggregation(const ExprPtr& expr, const arr
   const auto& type = *info.input_type;
   auto unsupported = [&]() {
     return arrow::Status::TypeError(info.function, " is not supported for column '", info.input, "' of type ",
-                                    Pretty(type));
+                                    Pretty(type), " (in ", expr->ToString(), ")");
   };
   const std::string& f = info.function;
   if (f == "agg_sum") {
@@ -155,6 +156,9 @@ arrow::Result<AggregationInfo> ResolveAggregation(const ExprPtr& expr, const arr
   } else if (f == "agg_concat") {
     if (!arrow::is_string(type.id())) return unsupported();
     info.output_type = arrow::large_utf8();
+  } else if (IsMoreAggregation(f)) {
+    ARROW_ASSIGN_OR_RAISE(info.output_type, MoreAggregationOutputType(f, type, info.options));
+    if (!info.output_type) return unsupported();
   } else {
     return arrow::Status::Invalid("unknown aggregation '", f, "'");
   }
