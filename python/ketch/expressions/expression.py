@@ -12,6 +12,7 @@ import pyarrow as pa
 from ketch import _core
 from ketch.datatype import DataType
 from ketch.expressions.scalar_methods import ScalarFunctionMethods
+from ketch.expressions.flat_methods import FlatMethods
 
 if TYPE_CHECKING:
     from ketch.expressions.embedding import EmbeddingNamespace
@@ -66,7 +67,7 @@ def _expr(value: Any) -> Expression:
     return value if isinstance(value, Expression) else lit(value)
 
 
-class Expression(ScalarFunctionMethods):
+class Expression(ScalarFunctionMethods, FlatMethods):
     """A column expression. Build with :func:`col` and :func:`lit`, combine with operators
     (``+ - * / == != < <= > >= & | ~``) and methods; namespaces ``.image`` and ``.url`` hold the
     multimodal kernels."""
