@@ -6,6 +6,7 @@ from ketch.expressions.image_hash import image_hash  # noqa: F401
 from ketch.functions.aggregation import *  # noqa: F403
 from ketch.functions.general import *  # noqa: F403
 from ketch.functions.math import *  # noqa: F403
+from ketch.functions.multimodal import *  # noqa: F403
 from ketch.functions.nested import *  # noqa: F403
 from ketch.functions.strings import *  # noqa: F403
 from ketch.functions.temporal import *  # noqa: F403

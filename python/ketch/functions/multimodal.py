@@ -1,0 +1,130 @@
+"""Daft's multimodal and predicate free functions (``decode_image(col("b"))``, ``is_in(...)``):
+each is the Expression method (or namespace method) of the same name, so both spellings share one
+implementation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ketch.expressions.expression import Expression, _expr
+
+__all__ = [
+    "between",
+    "convert_image",
+    "cosine_distance",
+    "crop",
+    "decode_image",
+    "download",
+    "encode_image",
+    "euclidean_distance",
+    "file_path",
+    "file_size",
+    "guess_mime_type",
+    "image_channel",
+    "image_height",
+    "image_mode",
+    "image_width",
+    "is_in",
+    "resize",
+    "upload",
+]
+
+
+def decode_image(bytes: Expression, on_error: str = "raise", mode: Any = "RGB") -> Expression:
+    """See :meth:`Expression.decode_image` (encoded bytes -> image, converted to ``mode``)."""
+    return _expr(bytes).decode_image(on_error=on_error, mode=mode)
+
+
+def encode_image(image: Expression, image_format: str) -> Expression:
+    """See :meth:`Expression.encode_image` (image -> encoded bytes in ``image_format``)."""
+    return _expr(image).encode_image(image_format)
+
+
+def resize(image: Expression, w: int, h: int) -> Expression:
+    """See :meth:`Expression.resize` (each image resized to ``w`` x ``h`` pixels)."""
+    return _expr(image).resize(w, h)
+
+
+def crop(image: Expression, bbox: Any) -> Expression:
+    """See :meth:`Expression.crop` (``bbox`` = (x, y, w, h) or a column of them)."""
+    return _expr(image).crop(bbox)
+
+
+def convert_image(image: Expression, mode: Any) -> Expression:
+    """See :meth:`Expression.convert_image` (each image converted to ``mode``)."""
+    return _expr(image).convert_image(mode)
+
+
+def image_width(image: Expression) -> Expression:
+    """Width in pixels (int64) of each image."""
+    return _expr(image).image.width()
+
+
+def image_height(image: Expression) -> Expression:
+    """Height in pixels (int64) of each image."""
+    return _expr(image).image.height()
+
+
+def image_mode(image: Expression) -> Expression:
+    """Mode of each image as a string."""
+    return _expr(image).image.mode()
+
+
+def image_channel(image: Expression) -> Expression:
+    """Number of channels (int64) of each image."""
+    return _expr(image).image.channels()
+
+
+def download(
+    expr: Expression, max_connections: int = 32, on_error: str = "raise", io_config: Any = None
+) -> Expression:
+    """See :meth:`Expression.download` (URL strings -> bytes)."""
+    return _expr(expr).download(max_connections=max_connections, on_error=on_error, io_config=io_config)
+
+
+def upload(
+    expr: Expression,
+    location: str,
+    max_connections: int = 32,
+    on_error: str = "raise",
+    io_config: Any = None,
+) -> Expression:
+    """See ``Expression.url.upload`` (bytes -> files under ``location``; returns their paths)."""
+    return _expr(expr).url.upload(
+        location, max_connections=max_connections, on_error=on_error, io_config=io_config
+    )
+
+
+def file_path(file: Expression) -> Expression:
+    """See :meth:`Expression.file_path`."""
+    return _expr(file).file_path()
+
+
+def file_size(file: Expression) -> Expression:
+    """See :meth:`Expression.file_size`."""
+    return _expr(file).file_size()
+
+
+def guess_mime_type(bytes_expr: Expression) -> Expression:
+    """See :meth:`Expression.guess_mime_type` (MIME type string from the leading bytes)."""
+    return _expr(bytes_expr).guess_mime_type()
+
+
+def is_in(expr: Expression, other: Any) -> Expression:
+    """See :meth:`Expression.is_in` (bool: the value is one of ``other``)."""
+    return _expr(expr).is_in(other)
+
+
+def between(expr: Expression, lower: Any, upper: Any) -> Expression:
+    """See :meth:`Expression.between` (bool: lower <= value <= upper)."""
+    return _expr(expr).between(lower, upper)
+
+
+def cosine_distance(left: Expression, right: Any) -> Expression:
+    """Cosine distance (float64) between two embedding/list columns."""
+    return _expr(left).embedding.cosine_distance(right)
+
+
+def euclidean_distance(left: Expression, right: Any) -> Expression:
+    """Euclidean distance (float64) between two embedding/list columns."""
+    return _expr(left).embedding.euclidean_distance(right)
