@@ -11,8 +11,8 @@ import pyarrow as pa
 
 from ketch import _core
 from ketch.datatype import DataType
-from ketch.expressions.scalar_methods import ScalarFunctionMethods
 from ketch.expressions.flat_methods import FlatMethods
+from ketch.expressions.scalar_methods import ScalarFunctionMethods
 
 if TYPE_CHECKING:
     from ketch.expressions.embedding import EmbeddingNamespace
