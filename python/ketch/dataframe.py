@@ -14,6 +14,7 @@ import pyarrow.compute  # noqa: F401  (pa.compute)
 from ketch import _core
 from ketch.context import get_execution_config
 from ketch.dataframe_ops.aggregations import GlobalAggregationShorthands, GroupedAggregationShorthands
+from ketch.dataframe_ops.conveniences import DataFrameConveniences
 from ketch.datatype import DataType
 from ketch.errors import ColumnNotFoundError, KetchError, KetchNotImplementedError
 from ketch.expressions.expression import Expression, col, lit
@@ -31,7 +32,7 @@ def _as_expression(column: str | Expression) -> Expression:
     raise TypeError(f"expected a column name or an Expression, got {type(column).__name__}")
 
 
-class DataFrame(GlobalAggregationShorthands):
+class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
     """A lazy table. Operations build a logical plan; nothing runs until ``collect``, ``show``,
     ``to_*``, ``count_rows`` or ``write_parquet``."""
 
@@ -937,29 +938,5 @@ class GroupedDataFrame(GroupedAggregationShorthands):
         names = list(columns) or [n for n in self.df.column_names if n not in self.group_by]
         return self.agg(*[getattr(col(n), method)() for n in names])
 
-    def sum(self, *columns: str) -> DataFrame:
-        return self._shortcut("sum", columns)
-
-    def mean(self, *columns: str) -> DataFrame:
-        return self._shortcut("mean", columns)
-
-    def min(self, *columns: str) -> DataFrame:
-        return self._shortcut("min", columns)
-
-    def max(self, *columns: str) -> DataFrame:
-        return self._shortcut("max", columns)
-
     def count(self, *columns: str) -> DataFrame:
         return self._shortcut("count", columns)
-
-    def stddev(self, *columns: str) -> DataFrame:
-        return self._shortcut("stddev", columns)
-
-    def any_value(self, *columns: str) -> DataFrame:
-        return self._shortcut("any_value", columns)
-
-    def agg_list(self, *columns: str) -> DataFrame:
-        return self._shortcut("agg_list", columns)
-
-    def agg_concat(self, *columns: str) -> DataFrame:
-        return self._shortcut("agg_concat", columns)

@@ -38,6 +38,48 @@ class AggregationShorthands:
         available, keys = self._shorthand_columns()
         return self._shorthand_agg([build(e, **kw) for e in _columns(columns, available, keys)])
 
+    def sum(self, *cols: str | Expression) -> DataFrame:
+        """Sum of each column (int64/uint64/float64; see ``ketch.functions.sum``)."""
+        return self._each(aggregation.sum, cols)
+
+    def mean(self, *cols: str | Expression) -> DataFrame:
+        """Mean of each column's non-null values (float64)."""
+        return self._each(aggregation.mean, cols)
+
+    def min(self, *cols: str | Expression) -> DataFrame:
+        """Minimum of each column (nulls skipped)."""
+        return self._each(aggregation.min, cols)
+
+    def max(self, *cols: str | Expression) -> DataFrame:
+        """Maximum of each column (nulls skipped)."""
+        return self._each(aggregation.max, cols)
+
+    def stddev(self, *cols: str | Expression, ddof: int = 1) -> DataFrame:
+        """Standard deviation of each column (float64, divisor n - ddof; Daft's default ddof=1)."""
+        return self._each(aggregation.stddev, cols, ddof=ddof)
+
+    def any_value(self, *cols: str | Expression) -> DataFrame:
+        """Some value of each column (values need not come from the same row)."""
+        return self._each(aggregation.any_value, cols)
+
+    def agg_list(self, *cols: str | Expression) -> DataFrame:
+        """All values of each column (nulls included) as a list."""
+        return self._each(aggregation.list_agg, cols)
+
+    def list_agg(self, *cols: str | Expression) -> DataFrame:
+        """All values of each column (nulls included) as a list."""
+        return self._each(aggregation.list_agg, cols)
+
+    def agg_concat(self, *cols: str | Expression, delimiter: str | None = None) -> DataFrame:
+        """Each string column's values concatenated (nulls skipped). Raises ValueError for a
+        non-empty ``delimiter`` (not supported yet)."""
+        return self._each(aggregation.string_agg, cols, delimiter=delimiter)
+
+    def string_agg(self, *cols: str | Expression, delimiter: str | None = None) -> DataFrame:
+        """Each string column's values concatenated (nulls skipped). Raises ValueError for a
+        non-empty ``delimiter`` (not supported yet)."""
+        return self._each(aggregation.string_agg, cols, delimiter=delimiter)
+
     def product(self, *cols: str | Expression) -> DataFrame:
         """Product of each column (see ``ketch.functions.product``)."""
         return self._each(aggregation.product, cols)
