@@ -170,7 +170,7 @@ class FlatMethods:
 
     # --- list / string slices ---
     def slice(self, start: Any, end: Any = None) -> Expression:
-        """Elements ``[start, end)`` of a list, string or binary value."""
+        """Elements ``[start, end)`` of each list (negative indices count from the end)."""
         return _f().slice(self, start, end)
 
     def chunk(self, size: int) -> Expression:

@@ -19,7 +19,6 @@ __all__ = [
     "euclidean_distance",
     "file_path",
     "file_size",
-    "guess_mime_type",
     "image_channel",
     "image_height",
     "image_mode",
@@ -103,11 +102,6 @@ def file_path(file: Expression) -> Expression:
 def file_size(file: Expression) -> Expression:
     """See :meth:`Expression.file_size`."""
     return _expr(file).file_size()
-
-
-def guess_mime_type(bytes_expr: Expression) -> Expression:
-    """See :meth:`Expression.guess_mime_type` (MIME type string from the leading bytes)."""
-    return _expr(bytes_expr).guess_mime_type()
 
 
 def is_in(expr: Expression, other: Any) -> Expression:
