@@ -189,6 +189,8 @@ def test_image_flat_methods(images: ketch.DataFrame) -> None:
         i.image_channel().alias("c"),
         i.image_hash(method="ahash").alias("ah"),
         i.image_hash(method="dhash", hash_size=4).alias("dh"),
+        i.image_attribute("width").alias("aw"),
+        F.image_attribute(i, "mode").alias("am"),
     ).to_pydict()
     want = images.select(
         F.image_width(i).alias("w"),
@@ -197,12 +199,16 @@ def test_image_flat_methods(images: ketch.DataFrame) -> None:
         F.image_channel(i).alias("c"),
         F.image_hash(i, "average").alias("ah"),
         i.image.hash("difference", 4).alias("dh"),
+        i.image.width().alias("aw"),
+        i.image.mode().alias("am"),
     ).to_pydict()
     assert got == want
     assert got["w"] == [9, None, 5]
     assert got["h"] == [6, None, 4]
     assert got["m"] == ["RGB", None, "RGB"]
     assert got["c"] == [3, None, 3]
+    with pytest.raises(ValueError, match="image_attribute"):
+        i.image_attribute("depth")
     with pytest.raises(ValueError, match="colorhash"):
         i.image_hash(method="colorhash")
 
@@ -253,6 +259,13 @@ def test_embedding_distances_all_spellings() -> None:
         col("a").embedding.euclidean_distance(col("b")).alias("e3"),
     ).to_pydict()
     assert out["c1"] == out["c2"] == out["c3"]
+    sim = df.select(
+        col("a").cosine_similarity(col("b")).alias("s"), F.cosine_similarity(col("a"), col("b")).alias("t")
+    )
+    sims = sim.to_pydict()
+    assert sims["s"] == sims["t"]
+    assert sims["s"][2] is None and out["c1"][2] is None  # a zero vector has no direction
+    assert sims["s"][:2] == [pytest.approx(0.0), pytest.approx(1.0)]
     assert out["e1"] == out["e2"] == out["e3"]
     assert out["c1"][0] == pytest.approx(1.0)
     assert out["c1"][1] == pytest.approx(0.0, abs=1e-6)
@@ -271,6 +284,8 @@ def test_download_upload_file_free_functions(tmp_path: Path) -> None:
     assert got == df.select(col("u").download().alias("d")).to_pydict()["d"] == [b"abc", None, b"hello world"]
     target = tmp_path / "out"
     paths = df.select(F.upload(F.download(col("u")), str(target)).alias("p")).to_pydict()["p"]
+    flat = df.select(col("u").download().upload(str(tmp_path / "out2")).alias("p")).to_pydict()["p"]
+    assert sorted(Path(p.removeprefix("file://")).read_bytes() for p in flat if p) == [b"abc", b"hello world"]
     assert paths[1] is None
     assert sorted(Path(p.removeprefix("file://")).read_bytes() for p in paths if p) == [
         b"abc",

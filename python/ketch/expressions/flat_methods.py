@@ -280,6 +280,11 @@ class FlatMethods:
         """Number of channels (int64) of each image."""
         return self.image.channels()  # type: ignore[attr-defined,no-any-return]
 
+    def image_attribute(self, name: str) -> Expression:
+        """One image property: ``"width"``, ``"height"``, ``"channel"`` or ``"mode"`` (ValueError
+        for another name)."""
+        return _f().image_attribute(self, name)  # type: ignore[no-any-return]
+
     def image_hash(self, *, method: str = "phash", hash_size: int = 8, binbits: int = 3) -> Expression:
         """Perceptual hash of each image as a bit string (see ``ketch.functions.image_hash``).
 
@@ -303,3 +308,14 @@ class FlatMethods:
     def euclidean_distance(self, other: Any) -> Expression:
         """Euclidean distance (float64) between two embedding/list columns."""
         return self.embedding.euclidean_distance(other)  # type: ignore[attr-defined,no-any-return]
+
+    def cosine_similarity(self, other: Any) -> Expression:
+        """Cosine similarity (float64) between two embedding/list columns."""
+        return _f().cosine_similarity(self, other)  # type: ignore[no-any-return]
+
+    # --- URLs ---
+    def upload(
+        self, location: str, max_connections: int = 32, on_error: str = "raise", io_config: Any = None
+    ) -> Expression:
+        """Write each bytes value to a new file under ``location``; the file paths (see ``url.upload``)."""
+        return _f().upload(self, location, max_connections, on_error, io_config)  # type: ignore[no-any-return]

@@ -12,6 +12,7 @@ __all__ = [
     "between",
     "convert_image",
     "cosine_distance",
+    "cosine_similarity",
     "crop",
     "decode_image",
     "download",
@@ -19,6 +20,7 @@ __all__ = [
     "euclidean_distance",
     "file_path",
     "file_size",
+    "image_attribute",
     "image_channel",
     "image_height",
     "image_mode",
@@ -122,3 +124,25 @@ def cosine_distance(left: Expression, right: Any) -> Expression:
 def euclidean_distance(left: Expression, right: Any) -> Expression:
     """Euclidean distance (float64) between two embedding/list columns."""
     return _expr(left).embedding.euclidean_distance(right)
+
+
+def cosine_similarity(left: Expression, right: Any) -> Expression:
+    """Cosine similarity (float64) between two embedding/list columns: ``1 - cosine_distance``."""
+    return 1.0 - _expr(left).embedding.cosine_distance(right)
+
+
+_IMAGE_ATTRIBUTES = {
+    "width": image_width,
+    "height": image_height,
+    "channel": image_channel,
+    "mode": image_mode,
+}
+
+
+def image_attribute(image: Expression, name: str) -> Expression:
+    """One property of each image: ``"width"``, ``"height"``, ``"channel"`` (int64) or ``"mode"``
+    (string). Raises ValueError for another name."""
+    key = str(getattr(name, "name", name)).lower()
+    if key not in _IMAGE_ATTRIBUTES:
+        raise ValueError(f"image_attribute: name must be one of {sorted(_IMAGE_ATTRIBUTES)}, got {name!r}")
+    return _IMAGE_ATTRIBUTES[key](image)
