@@ -123,3 +123,9 @@ def test_shuffle_of_empty_and_filtered() -> None:
     assert df.where(col("x") > 10).shuffle(seed=1).to_pydict() == {"x": []}
     kept = df.where(col("x") % 2 == 0).shuffle(seed=3).to_pydict()["x"]
     assert sorted(kept) == [2, 4]
+
+
+def test_arrow_pycapsule_interface(df: ketch.DataFrame) -> None:
+    assert pa.schema(df) == pa.schema([("a", pa.int64()), ("f", pa.float64()), ("s", pa.string())])
+    assert pa.table(df).to_pydict() == DATA
+    assert pa.table(df.where(col("a") > 3)).to_pydict() == {"a": [4, 7], "f": [0.5, -2.0], "s": ["x", "z"]}

@@ -295,3 +295,30 @@ def test_download_upload_file_free_functions(tmp_path: Path) -> None:
     sizes = df.select(F.file_size(f).alias("s"), F.file_path(f).alias("p")).to_pydict()
     assert sizes == df.select(f.file_size().alias("s"), f.file_path().alias("p")).to_pydict()
     assert sizes["s"] == [3, None, 11]
+
+
+def test_is_column_and_column_name() -> None:
+    assert col("x").is_column() and col("x").column_name() == "x"
+    assert not (col("x") + 1).is_column() and (col("x") + 1).column_name() is None
+    assert col("x").alias("y").column_name() is None
+    assert not ketch.lit(1).is_column()
+
+
+def test_columns_row_wise_reductions() -> None:
+    df = ketch.from_pydict({"a": [1, None, None, 4], "b": [2, 5, None, -1], "c": [1.5, 0.5, None, 2.0]})
+    out = df.select(
+        F.columns_sum("a", "b"),
+        F.columns_mean("a", col("b")),
+        F.columns_min("a", "b"),
+        F.columns_max(col("a"), "b"),
+        F.columns_avg("c", "c"),
+    ).to_pydict()
+    assert out == {
+        "columns_sum": [3, 5, None, 3],
+        "columns_mean": [1.5, 5.0, None, 1.5],
+        "columns_min": [1, 5, None, -1],
+        "columns_max": [2, 5, None, 4],
+        "columns_avg": [1.5, 0.5, None, 2.0],
+    }
+    with pytest.raises(ValueError, match="at least one"):
+        F.columns_sum()

@@ -33,6 +33,15 @@ class DataFrameConveniences:
         """Rows as dicts ``{column: value}``: ``iter_rows()`` with default arguments."""
         return self.iter_rows(results_buffer_size=None)  # type: ignore[attr-defined,no-any-return]
 
+    def __arrow_c_schema__(self) -> Any:
+        """The Arrow PyCapsule schema of the output (no query runs)."""
+        return self._arrow_schema().__arrow_c_schema__()  # type: ignore[attr-defined]
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The result as an Arrow PyCapsule stream (runs the query, like ``to_arrow``), so
+        ``pa.table(df)`` and other Arrow consumers read a DataFrame directly."""
+        return self.to_arrow().__arrow_c_stream__(requested_schema)  # type: ignore[attr-defined]
+
     def with_column_renamed(self, existing: str, new: str) -> DataFrame:
         """The DataFrame with column ``existing`` renamed to ``new`` (a no-op when there is no
         such column). Raises KetchValueError when ``new`` names another existing column."""

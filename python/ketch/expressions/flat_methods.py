@@ -30,6 +30,15 @@ _HASH_METHODS = {
 class FlatMethods:
     """Flat spellings of the temporal, math, list, map, window, image and embedding functions."""
 
+    # --- introspection ---
+    def is_column(self) -> bool:
+        """Whether this expression is a bare column reference (``col("x")``; not an alias)."""
+        return bool(self._native.is_column())  # type: ignore[attr-defined]
+
+    def column_name(self) -> str | None:
+        """The referenced column's name for a bare column reference, else None."""
+        return str(self._native.output_name()) if self.is_column() else None  # type: ignore[attr-defined]
+
     # --- temporal (see ``Expression.dt``) ---
     def year(self) -> Expression:
         """Year (int32) of a date/timestamp; null stays null."""
