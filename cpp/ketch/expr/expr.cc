@@ -363,8 +363,13 @@ arrow::Result<arrow::Datum> EvaluateDatum(const Expr& expr, const arrow::RecordB
       call_ctx.num_rows = batch.num_rows();
       auto result = function->Execute(args, expr.options(), call_ctx);
       // Name the failing call itself ("... overflow (in col(a) + lit(1))"); a child's failure
-      // returned above and already names its own call.
-      if (!result.ok()) {
+      // returned above and already names its own call. The multimodal kernels (url_*, image_*,
+      // file_*) name their function, row and file or URL themselves, and their options hold
+      // locations: their messages stay as they are, ending with the cause.
+      const std::string& fn = expr.name();
+      const bool names_itself =
+          fn.rfind("url_", 0) == 0 || fn.rfind("image_", 0) == 0 || fn.rfind("file_", 0) == 0;
+      if (!result.ok() && !names_itself) {
         return result.status().WithMessage(result.status().message(), " (in ", expr.ToString(), ")");
       }
       return result;

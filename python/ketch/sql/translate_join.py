@@ -160,7 +160,7 @@ def plan_join(planner: QueryPlanner, left: Relation, right: Relation, join: exp.
         keys = ", ".join(key_texts) or "the join keys"
         message = str(error)
         for internal, text in zip(lnames + rnames, key_texts_left + key_texts_right, strict=True):
-            message = message.replace(f"'{internal}'", f"'{text}'")
+            message = message.replace(f"'{internal}'", f"'{text}'").replace(f"col({internal})", f"'{text}'")
         raise type(error)(f"cannot join on {keys}: {message}") from None
     fields = list(left.fields) if how in ("semi", "anti") else left.fields + right.fields
     keep = [f.internal for f in fields]
