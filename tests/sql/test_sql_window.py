@@ -1,20 +1,14 @@
 """ketch.sql window functions (OVER (PARTITION BY .. ORDER BY .. ROWS BETWEEN ..)), compared with
 SQLite. The translation targets Daft's window API (ketch.Window, Expression.over, row_number /
-rank / dense_rank in ketch.functions, Expression.lag / lead), which the window branch adds: until
-it is merged these tests skip, and a window query raises InvalidSQLException naming what is
-missing (checked below)."""
+rank / dense_rank in ketch.functions, Expression.lag / lead)."""
 
 from __future__ import annotations
-
-import importlib.util
 
 import pytest
 from sql_oracle import check, frames
 
 import ketch
 from ketch.sql import InvalidSQLException
-
-HAS_WINDOW = importlib.util.find_spec("ketch.window") is not None
 
 QUERIES = [
     "SELECT id, row_number() OVER (PARTITION BY dept_id ORDER BY salary DESC NULLS LAST, id) AS rn FROM emp",
@@ -36,16 +30,9 @@ QUERIES = [
 ]
 
 
-@pytest.mark.skipif(not HAS_WINDOW, reason="ketch.Window is not in this build (window branch not merged)")
 @pytest.mark.parametrize("query", QUERIES)
 def test_window_query_matches_sqlite(query):
     check(query)
-
-
-@pytest.mark.skipif(HAS_WINDOW, reason="only without ketch.Window")
-def test_window_query_without_window_support_names_what_is_missing():
-    with pytest.raises(InvalidSQLException, match="window functions \\(OVER\\) need ketch.Window"):
-        ketch.sql(QUERIES[0], register_globals=False, **frames())
 
 
 def test_window_function_in_where_is_refused():
