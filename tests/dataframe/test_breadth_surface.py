@@ -25,7 +25,7 @@ def test_global_numeric_shorthands_match_pandas(df: ketch.DataFrame) -> None:
     assert df.mean("a").to_pydict()["a"] == [pytest.approx(pdf.a.mean())]
     assert df.min("a", col("f")).to_pydict() == {"a": [1], "f": [-2.0]}
     assert df.max("a", "f", "s").to_pydict() == {"a": [7], "f": [4.0], "s": ["z"]}
-    assert df.stddev("a").to_pydict()["a"] == [pytest.approx(pdf.a.std(ddof=1))]
+    assert df.stddev("a", ddof=1).to_pydict()["a"] == [pytest.approx(pdf.a.std(ddof=1))]
     assert df.stddev("f", ddof=0).to_pydict()["f"] == [pytest.approx(pdf.f.std(ddof=0))]
 
 
@@ -56,7 +56,7 @@ def test_grouped_list_agg_and_string_agg() -> None:
     joined = df.groupby("k").string_agg("s").sort("k").to_pydict()
     assert joined["k"] == [1, 2]
     assert sorted(joined["s"][0]) == sorted("ace") and joined["s"][1] == "b"
-    sd = df.groupby("k").stddev("v").sort("k").to_pydict()["v"]
+    sd = df.groupby("k").stddev("v", ddof=1).sort("k").to_pydict()["v"]
     assert sd == [
         pytest.approx(pd.Series([10, 50]).std(ddof=1)),
         pytest.approx(pd.Series([20, 40]).std(ddof=1)),

@@ -78,16 +78,13 @@ def join_key_type(left: pa.DataType, right: pa.DataType) -> pa.DataType | None:
 
 
 def _keys(value: Any) -> list[Expression]:
-    items = value if isinstance(value, (list, tuple)) else [value]
-    out = []
-    for item in items:
-        if isinstance(item, str):
-            out.append(col(item))
-        elif isinstance(item, Expression):
-            out.append(item)
-        else:
-            raise KetchTypeError(f"join keys must be column names or Expressions, got {type(item).__name__}")
-    return out
+    """Join keys: a column name, an Expression, or a list / tuple of them."""
+    from ketch.dataframe_ops.reshape import column_list
+
+    try:
+        return column_list(value)
+    except TypeError as error:
+        raise KetchTypeError(f"join keys must be column names or Expressions: {error}") from None
 
 
 def _plain_name(expr: Expression) -> str | None:

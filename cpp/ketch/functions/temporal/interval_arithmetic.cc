@@ -14,8 +14,6 @@ namespace {
 
 namespace cp = arrow::compute;
 
-constexpr int64_t kNanosPerDay = 86'400'000'000'000LL;
-
 int64_t FloorDiv(int64_t a, int64_t b) {
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
@@ -58,19 +56,6 @@ int64_t AddMonths(int64_t days, int64_t months) {
   const int64_t new_year = FloorDiv(total, 12);
   const int64_t new_month = total - new_year * 12 + 1;
   return DaysFromCivil(new_year, new_month, std::min(day, DaysInMonth(new_year, new_month)));
-}
-
-int64_t NanosPerUnit(arrow::TimeUnit::type unit) {
-  switch (unit) {
-    case arrow::TimeUnit::SECOND:
-      return 1'000'000'000LL;
-    case arrow::TimeUnit::MILLI:
-      return 1'000'000LL;
-    case arrow::TimeUnit::MICRO:
-      return 1'000LL;
-    default:
-      return 1LL;
-  }
 }
 
 class AddInterval : public ScalarFunction {

@@ -16,21 +16,6 @@ namespace {
 using TypeVector = std::vector<std::shared_ptr<arrow::DataType>>;
 namespace cp = arrow::compute;
 
-constexpr int64_t kNanosPerDay = 86'400'000'000'000LL;
-
-int64_t NanosPerUnit(arrow::TimeUnit::type unit) {
-  switch (unit) {
-    case arrow::TimeUnit::SECOND:
-      return 1'000'000'000LL;
-    case arrow::TimeUnit::MILLI:
-      return 1'000'000LL;
-    case arrow::TimeUnit::MICRO:
-      return 1'000LL;
-    default:
-      return 1LL;
-  }
-}
-
 int64_t FloorDiv(int64_t a, int64_t b) {
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
@@ -541,6 +526,19 @@ arrow::Status RegisterTemporalFunctions() {
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<ToUnixEpoch>()));
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<DurationTotal>()));
   return RegisterIntervalArithmetic();
+}
+
+int64_t NanosPerUnit(arrow::TimeUnit::type unit) {
+  switch (unit) {
+    case arrow::TimeUnit::SECOND:
+      return 1'000'000'000LL;
+    case arrow::TimeUnit::MILLI:
+      return 1'000'000LL;
+    case arrow::TimeUnit::MICRO:
+      return 1'000LL;
+    default:
+      return 1LL;
+  }
 }
 
 }  // namespace ketch::temporal

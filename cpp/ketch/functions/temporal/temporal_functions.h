@@ -1,6 +1,9 @@
 #pragma once
 
 #include <arrow/status.h>
+#include <arrow/type_fwd.h>
+
+#include <cstdint>
 
 namespace ketch::temporal {
 
@@ -21,5 +24,11 @@ arrow::Status RegisterTemporalFunctions();
 /// the timestamp's unit; whole days only for dates). Zoned timestamps move on their wall clock.
 /// Called by RegisterTemporalFunctions.
 arrow::Status RegisterIntervalArithmetic();
+
+/// Nanoseconds in one `unit` (seconds: 1e9 ... nanoseconds: 1).
+int64_t NanosPerUnit(arrow::TimeUnit::type unit);
+
+/// Nanoseconds in one day.
+constexpr int64_t kNanosPerDay = 86'400'000'000'000LL;
 
 }  // namespace ketch::temporal
