@@ -10,7 +10,10 @@ still alive. An output lost with its node (a task's input, or an output the driv
 again by running the task that made it once more (lineage.py), and the task that needed it runs
 again reading the new one. A task that raises fails the query with the original exception type,
 its message naming the stage and the partition; one whose worker died ``max_attempts`` times
-fails it with ``StageFailed`` naming the stage, the partition and the nodes it died on. A task
+fails it with ``StageFailed`` naming the stage, the partition and the nodes it died on. A death
+counts against the task the worker was running (the oldest one it had not finished: an engine
+worker runs its tasks one at a time in submission order), not against the ones queued behind it,
+which run again elsewhere without losing an attempt. A task
 whose stage's ``recover`` hook repairs its error (the flight shuffle makes lost map outputs again)
 runs again too."""
 
@@ -33,6 +36,9 @@ class WorkerSlot:
     node_id: str
     alive: bool = True
     in_flight: int = 0
+    # When the worker died: the submission number of the task it was running (an engine worker
+    # runs its tasks one at a time, in submission order), the only one the death counts against.
+    died_running: int | None = None
 
 
 @dataclass
@@ -97,6 +103,25 @@ def _lost_object(error: BaseException) -> str | None:
     return None
 
 
+def _running_when_died(slot: WorkerSlot, seq: int, in_flight: dict[Any, tuple[Any, ...]]) -> int:
+    """The submission number of the task ``slot``'s worker was running when it died, told by the
+    failed task ``seq``: the oldest of the slot's tasks that did not finish (a task that finished
+    before the death has a ready, successful result; the worker runs tasks in submission order)."""
+    import ray
+
+    others = {ref: entry[4] for ref, entry in in_flight.items() if entry[2] is slot}
+    unfinished = [seq]
+    if others:
+        ready, not_ready = ray.wait(list(others), num_returns=len(others), timeout=0)
+        unfinished += [others[ref] for ref in not_ready]
+        for ref in ready:
+            try:
+                ray.get(ref, timeout=0)
+            except Exception:  # noqa: BLE001 - failed with the worker: it did not finish
+                unfinished.append(others[ref])
+    return min(unfinished)
+
+
 def _discard(output: Any) -> None:
     """Reads the errors a failed task left in its outputs' refs (the task runs again), so Ray does
     not log each of them as an unhandled error when the refs are dropped."""
@@ -142,6 +167,7 @@ class Coordinator:
         self.tasks_per_node: dict[str, int] = {}
         self.abandoned: list[Any] = []  # tasks still running when the last stage stopped
         self.lineage = Lineage()  # which task made each output, to make lost ones again
+        self._submitted = 0  # tasks submitted so far: each in-flight task's submission number
 
     def run(self, stage: StageTasks, upstream: Upstream | None = None) -> Iterator[tuple[Any, Any]]:
         """Yields each task's (output, metadata) in task order as soon as it and all before it are
@@ -159,7 +185,7 @@ class Coordinator:
         if upstream is not None:
             up = _Lane(upstream.stage, upstream.stage.num_tasks)
             lanes.append(up)
-        in_flight: dict[Any, tuple[_Lane, int, WorkerSlot, Any]] = {}
+        in_flight: dict[Any, tuple[_Lane, int, WorkerSlot, Any, int]] = {}
         try:
             while down.total is None or down.next_out < down.total:
                 for lane in lanes:  # this stage first, then the one feeding it
@@ -168,7 +194,7 @@ class Coordinator:
                     raise StageFailed(f"{stage.name}: no engine worker is alive to run the remaining tasks")
                 ready, _ = ray.wait(list(in_flight), num_returns=1)
                 ref = ready[0]
-                lane, index, slot, output = in_flight.pop(ref)
+                lane, index, slot, output, seq = in_flight.pop(ref)
                 slot.in_flight -= 1
                 try:
                     lane.done[index] = (output, ray.get(ref))
@@ -195,10 +221,14 @@ class Coordinator:
                         original = getattr(cause, "udf_cause", None)  # a UDF's own exception (worker.py)
                         raise _with_context(cause, where) from (original if original is not None else cause)
                     else:
-                        # The worker died with this task (and maybe others) in flight: run it again elsewhere.
+                        # The worker died with this task (and maybe others) in flight: run it again
+                        # elsewhere; the death counts only against the task it was running.
+                        if slot.alive:
+                            slot.died_running = _running_when_died(slot, seq, in_flight)
                         self._lost(slot)
-                        lane.died_on.setdefault(index, []).append(slot.node_id)
-                        self._count_attempt(lane, index, where, "its engine worker died")
+                        if seq == slot.died_running:
+                            lane.died_on.setdefault(index, []).append(slot.node_id)
+                            self._count_attempt(lane, index, where, "its engine worker died")
                         lane.pending.appendleft(index)
                 if up is not None:
                     while up.next_out in up.done:
@@ -240,7 +270,7 @@ class Coordinator:
             except Exception:  # noqa: BLE001 - the query already failed with the first error
                 pass
 
-    def _submit(self, lane: _Lane, in_flight: dict[Any, tuple[_Lane, int, WorkerSlot, Any]]) -> None:
+    def _submit(self, lane: _Lane, in_flight: dict[Any, tuple[_Lane, int, WorkerSlot, Any, int]]) -> None:
         stage = lane.stage
         while lane.pending:
             alive = [w for w in self.workers if w.alive and w.in_flight < self.max_task_backlog]
@@ -252,7 +282,8 @@ class Coordinator:
             slot = min(local or alive, key=lambda w: w.in_flight)
             ref, output = stage.submit(slot.handle, index)
             slot.in_flight += 1
-            in_flight[ref] = (lane, index, slot, output)
+            self._submitted += 1
+            in_flight[ref] = (lane, index, slot, output, self._submitted)
 
     def _count_attempt(self, lane: _Lane, index: int, where: str, why: str) -> None:
         """One more failed attempt of ``lane``'s task ``index``; StageFailed (naming the stage,
