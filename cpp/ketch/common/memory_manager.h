@@ -48,6 +48,29 @@ class MemoryPermit {
   int64_t bytes_ = 0;
 };
 
+/// The bytes a blocking sink keeps between calls (its buffered morsels or its kept state), charged to
+/// a MemoryManager as one reservation that follows the count: `Add` and `Set` replace the reservation
+/// (the old one is returned first, so the manager's peak never counts both), `Clear` returns it;
+/// `Count` then `Charge` batch several additions into one reservation.
+class HeldBytes {
+ public:
+  void Add(MemoryManager* memory, int64_t bytes, MemoryTracker* tracker) {
+    Set(memory, bytes_ + bytes, tracker);
+  }
+  inline void Set(MemoryManager* memory, int64_t bytes, MemoryTracker* tracker);
+  void Count(int64_t bytes) { bytes_ += bytes; }
+  void Charge(MemoryManager* memory, MemoryTracker* tracker) { Set(memory, bytes_, tracker); }
+  void Clear() {
+    bytes_ = 0;
+    permit_.Release();
+  }
+  int64_t bytes() const { return bytes_; }
+
+ private:
+  int64_t bytes_ = 0;
+  MemoryPermit permit_;
+};
+
 /// A byte budget shared by one query's operators. `Acquire` waits while the budget is spent (one
 /// request is always admitted when nothing is held, so a morsel larger than the budget still
 /// runs alone instead of deadlocking); `TryAcquire` never waits. Peak use is recorded.
@@ -133,6 +156,12 @@ inline void MemoryPermit::Release() {
   manager_ = nullptr;
   tracker_ = nullptr;
   bytes_ = 0;
+}
+
+inline void HeldBytes::Set(MemoryManager* memory, int64_t bytes, MemoryTracker* tracker) {
+  permit_.Release();
+  bytes_ = bytes;
+  permit_ = memory->Reserve(bytes, tracker);
 }
 
 }  // namespace ketch

@@ -19,20 +19,9 @@ class ArrowComputeFunction : public ScalarFunction {
   arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(
       const std::vector<std::shared_ptr<arrow::DataType>>& arg_types, const std::vector<ExprPtr>& arg_exprs,
       const FunctionOptions& options) const override {
-    std::vector<arrow::Datum> empties;
-    for (const auto& type : arg_types) {
-      ARROW_ASSIGN_OR_RAISE(auto empty, arrow::MakeEmptyArray(type));
-      empties.emplace_back(std::move(empty));
-    }
+    ARROW_ASSIGN_OR_RAISE(auto empties, EmptyArguments(arg_types));
     auto result = arrow::compute::CallFunction(name_, empties);
-    if (!result.ok()) {
-      std::ostringstream args;
-      for (size_t i = 0; i < arg_types.size(); ++i) {
-        if (i) args << ", ";
-        args << arg_exprs[i]->ToString() << ": " << arg_types[i]->ToString();
-      }
-      return arrow::Status::TypeError("cannot apply '", name_, "' to (", args.str(), ")");
-    }
+    if (!result.ok()) return CannotApply(name_, arg_types, arg_exprs);
     return result->type();
   }
 
@@ -80,6 +69,30 @@ arrow::Result<std::shared_ptr<ScalarFunction>> FunctionRegistry::Get(const std::
                                   "df.groupby(...).agg(...), not in a projection or filter");
   }
   return arrow::Status::KeyError("unknown function '", name, "'");
+}
+
+arrow::Result<std::vector<arrow::Datum>> EmptyArguments(
+    const std::vector<std::shared_ptr<arrow::DataType>>& types) {
+  std::vector<arrow::Datum> empties;
+  empties.reserve(types.size());
+  for (const auto& type : types) {
+    ARROW_ASSIGN_OR_RAISE(auto empty, arrow::MakeEmptyArray(type));
+    empties.emplace_back(std::move(empty));
+  }
+  return empties;
+}
+
+arrow::Status CannotApply(const std::string& name,
+                          const std::vector<std::shared_ptr<arrow::DataType>>& arg_types,
+                          const std::vector<ExprPtr>& arg_exprs, const std::string& detail) {
+  std::ostringstream args;
+  for (size_t i = 0; i < arg_types.size(); ++i) {
+    if (i) args << ", ";
+    if (i < arg_exprs.size() && arg_exprs[i]) args << arg_exprs[i]->ToString() << ": ";
+    args << arg_types[i]->ToString();
+  }
+  if (detail.empty()) return arrow::Status::TypeError("cannot apply '", name, "' to (", args.str(), ")");
+  return arrow::Status::TypeError("cannot apply '", name, "' to (", args.str(), "): ", detail);
 }
 
 bool HasOption(const FunctionOptions& options, const std::string& key) {

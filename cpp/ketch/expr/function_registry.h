@@ -51,6 +51,17 @@ arrow::Result<int64_t> GetIntOption(const FunctionOptions& options, const std::s
                                     const std::string& function);
 bool HasOption(const FunctionOptions& options, const std::string& key);
 
+/// Empty arrays of `types`: the probe a ResolveType runs an Arrow kernel on, so Arrow's own dispatch
+/// rules (implicit casts included) decide the result type, at a cost of microseconds.
+arrow::Result<std::vector<arrow::Datum>> EmptyArguments(
+    const std::vector<std::shared_ptr<arrow::DataType>>& types);
+
+/// "cannot apply 'NAME' to (a: int64, b: string)": the plan-time TypeError for arguments a
+/// function does not take; `detail`, when not empty, follows after ": ".
+arrow::Status CannotApply(const std::string& name,
+                          const std::vector<std::shared_ptr<arrow::DataType>>& arg_types,
+                          const std::vector<ExprPtr>& arg_exprs, const std::string& detail = "");
+
 /// Returns the argument as an array of `num_rows` values (scalars are broadcast).
 arrow::Result<std::shared_ptr<arrow::Array>> ToArray(const arrow::Datum& datum, int64_t num_rows);
 

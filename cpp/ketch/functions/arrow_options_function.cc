@@ -1,7 +1,5 @@
 #include "ketch/functions/arrow_options_function.h"
 
-#include <sstream>
-
 namespace ketch {
 namespace {
 
@@ -58,11 +56,7 @@ class ArrowOptionsFunction : public ScalarFunction {
       const FunctionOptions& options) const override {
     if (arg_types.empty()) return arrow::Status::Invalid(spec_.name, " needs an argument");
     ARROW_RETURN_NOT_OK(CheckArgKind(spec_.first_arg, spec_.name, arg_types[0], *arg_exprs[0]));
-    std::vector<arrow::Datum> probe;
-    for (const auto& type : arg_types) {
-      ARROW_ASSIGN_OR_RAISE(auto empty, arrow::MakeEmptyArray(type));
-      probe.emplace_back(std::move(empty));
-    }
+    ARROW_ASSIGN_OR_RAISE(auto probe, EmptyArguments(arg_types));
     auto result = Run(probe, options);
     if (!result.ok()) {
       if (result.status().IsInvalid() && result.status().message().rfind(spec_.name, 0) == 0) {
@@ -73,13 +67,7 @@ class ArrowOptionsFunction : public ScalarFunction {
         return arrow::Status::Invalid(spec_.name, ": invalid regular expression '", pattern,
                                       "': ", result.status().message());
       }
-      std::ostringstream args;
-      for (size_t i = 0; i < arg_types.size(); ++i) {
-        if (i) args << ", ";
-        args << arg_exprs[i]->ToString() << ": " << arg_types[i]->ToString();
-      }
-      return arrow::Status::TypeError("cannot apply '", spec_.name, "' to (", args.str(),
-                                      "): ", result.status().message());
+      return CannotApply(spec_.name, arg_types, arg_exprs, result.status().message());
     }
     if (!spec_.pattern_option.empty() && arg_types.size() == 1 && Fits(ArgKind::kString, *arg_types[0]) &&
         arg_types[0]->id() != arrow::Type::NA) {

@@ -303,10 +303,9 @@ arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> AggregateFinal
   if (spilled()) {
     ARROW_RETURN_NOT_OK(SpillBatch(morsel));
   } else {
-    held_bytes_ += BatchBytes(*morsel);
+    held_.Add(memory_, BatchBytes(*morsel), memory_tracker_);
     partials_.push_back(std::move(morsel));
-    held_ = memory_->Reserve(held_bytes_, memory_tracker_);
-    if (held_bytes_ > memory_->budget() / 2) ARROW_RETURN_NOT_OK(StartSpilling());
+    if (held_.bytes() > memory_->budget() / 2) ARROW_RETURN_NOT_OK(StartSpilling());
   }
   return std::optional<std::shared_ptr<arrow::RecordBatch>>();
 }
@@ -326,8 +325,7 @@ arrow::Status AggregateFinalSink::StartSpilling() {
   auto held = std::move(partials_);
   partials_.clear();
   for (const auto& batch : held) ARROW_RETURN_NOT_OK(SpillBatch(batch));
-  held_bytes_ = 0;
-  held_.Release();
+  held_.Clear();
   return arrow::Status::OK();
 }
 
@@ -365,13 +363,13 @@ arrow::Status AggregateFinalSink::ProduceOutput(const Source::Emit& emit) {
           emit_table(arrow::Table::Make(output_schema_, conformed->columns(), conformed->num_rows())));
     }
     partials_.clear();
-    held_.Release();
+    held_.Clear();
     return arrow::Status::OK();
   }
   if (!spilled()) {
     ARROW_ASSIGN_OR_RAISE(auto table, Merge(std::move(partials_)));
     partials_.clear();
-    held_.Release();
+    held_.Clear();
     return emit_table(table);
   }
   for (auto& file : partitions_) {

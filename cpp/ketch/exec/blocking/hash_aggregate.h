@@ -110,8 +110,7 @@ class AggregateFinalSink : public BlockingSink {
   bool finish_ = true;
   std::shared_ptr<std::atomic<bool>> skip_merge_;  // set: concatenate partial states, no merge
   std::vector<std::shared_ptr<arrow::RecordBatch>> partials_;
-  int64_t held_bytes_ = 0;
-  MemoryPermit held_;
+  HeldBytes held_;                                          ///< the morsels kept, charged to memory_
   std::unique_ptr<arrow::compute::Grouper> spill_grouper_;  // keys -> group id -> partition
   std::vector<int> spill_key_indices_;
   std::vector<std::unique_ptr<SpillFile>> partitions_;

@@ -278,10 +278,9 @@ arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> JoinInputSink:
     ARROW_RETURN_NOT_OK(SpillBatch(morsel));
     return std::optional<std::shared_ptr<arrow::RecordBatch>>();
   }
-  held_bytes_ += BatchBytes(*morsel);
+  held_.Add(memory_, BatchBytes(*morsel), memory_tracker_);
   batches_.push_back(std::move(morsel));
-  held_ = memory_->Reserve(held_bytes_, memory_tracker_);
-  if (held_bytes_ > memory_->budget() / 2) {
+  if (held_.bytes() > memory_->budget() / 2) {
     for (int p = 0; p < JoinPartitioner::kPartitions; ++p) {
       ARROW_ASSIGN_OR_RAISE(auto file, SpillFile::Create(spill_dir_, schema_));
       partitions_.push_back(std::move(file));
@@ -289,8 +288,7 @@ arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> JoinInputSink:
     auto held = std::move(batches_);
     batches_.clear();
     for (const auto& batch : held) ARROW_RETURN_NOT_OK(SpillBatch(batch));
-    held_bytes_ = 0;
-    held_.Release();
+    held_.Clear();
   }
   return std::optional<std::shared_ptr<arrow::RecordBatch>>();
 }

@@ -60,8 +60,7 @@ class JoinInputSink : public StreamingSink {
   MemoryManager* memory_;
   std::string spill_dir_;
   std::vector<std::shared_ptr<arrow::RecordBatch>> batches_;
-  int64_t held_bytes_ = 0;
-  MemoryPermit held_;
+  HeldBytes held_;  ///< the morsels kept, charged to memory_
   std::vector<std::unique_ptr<SpillFile>> partitions_;
   bool finished_writing_ = false;
 };

@@ -7,9 +7,8 @@ namespace ketch {
 arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> IntoPartitionsSink::Push(
     std::shared_ptr<arrow::RecordBatch> morsel) {
   if (morsel->num_rows() > 0) {
-    held_bytes_ += BatchBytes(*morsel);
+    held_.Add(memory_, BatchBytes(*morsel), memory_tracker_);
     inputs_[current_].push_back(std::move(morsel));
-    held_ = memory_->Reserve(held_bytes_, memory_tracker_);
   }
   return std::optional<std::shared_ptr<arrow::RecordBatch>>();
 }
@@ -86,7 +85,7 @@ arrow::Status IntoPartitionsSink::ProduceOutput(const Source::Emit& emit) {
       ARROW_RETURN_NOT_OK(emit_partition(pieces));
     }
   }
-  held_.Release();
+  held_.Clear();
   return arrow::Status::OK();
 }
 

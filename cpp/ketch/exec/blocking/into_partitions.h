@@ -47,8 +47,7 @@ class IntoPartitionsSink : public BlockingSink {
   MemoryManager* memory_;
   int64_t current_ = 0;
   std::map<int64_t, std::vector<std::shared_ptr<arrow::RecordBatch>>> inputs_;  // by input partition
-  int64_t held_bytes_ = 0;
-  MemoryPermit held_;
+  HeldBytes held_;  ///< the morsels kept, charged to memory_
 };
 
 }  // namespace ketch

@@ -43,7 +43,7 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> PartitionIdOperator::Execute(
 
 arrow::Status RepartitionSink::Add(int64_t partition, std::shared_ptr<arrow::RecordBatch> piece) {
   if (!spilled_.empty()) return spilled_[partition]->Write(*piece);
-  held_bytes_ += BatchBytes(*piece);
+  held_.Count(BatchBytes(*piece));
   buckets_[partition].push_back(std::move(piece));
   return arrow::Status::OK();
 }
@@ -57,8 +57,7 @@ arrow::Status RepartitionSink::SpillAll() {
     for (const auto& piece : buckets_[p]) ARROW_RETURN_NOT_OK(spilled_[p]->Write(*piece));
     buckets_[p].clear();
   }
-  held_bytes_ = 0;
-  held_.Release();
+  held_.Clear();
   return arrow::Status::OK();
 }
 
@@ -79,8 +78,8 @@ arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> RepartitionSin
     start = end;
   }
   if (spilled_.empty()) {
-    held_ = memory_->Reserve(held_bytes_, memory_tracker_);
-    if (held_bytes_ > memory_->budget() / 2) ARROW_RETURN_NOT_OK(SpillAll());
+    held_.Charge(memory_, memory_tracker_);
+    if (held_.bytes() > memory_->budget() / 2) ARROW_RETURN_NOT_OK(SpillAll());
   }
   return std::optional<std::shared_ptr<arrow::RecordBatch>>();
 }
@@ -113,7 +112,7 @@ arrow::Status RepartitionSink::ProduceOutput(const Source::Emit& emit) {
       row += n;
     }
   }
-  held_.Release();
+  held_.Clear();
   return arrow::Status::OK();
 }
 

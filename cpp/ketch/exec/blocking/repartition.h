@@ -71,8 +71,7 @@ class RepartitionSink : public BlockingSink {
   std::string spill_dir_;
   std::vector<std::vector<std::shared_ptr<arrow::RecordBatch>>> buckets_;  // in memory
   std::vector<std::unique_ptr<SpillFile>> spilled_;                        // per partition, once spilled
-  int64_t held_bytes_ = 0;
-  MemoryPermit held_;
+  HeldBytes held_;  ///< the morsels kept, charged to memory_
 };
 
 /// Batches of at most `max_rows` rows from `pieces`, small ones concatenated (zero-copy when one

@@ -17,10 +17,9 @@ arrow::Result<std::shared_ptr<arrow::Table>> SortSink::SortTable(std::shared_ptr
 arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> SortSink::Push(
     std::shared_ptr<arrow::RecordBatch> morsel) {
   if (morsel->num_rows() > 0) {
-    held_bytes_ += BatchBytes(*morsel);
+    held_.Add(memory_, BatchBytes(*morsel), memory_tracker_);
     batches_.push_back(std::move(morsel));
-    held_ = memory_->Reserve(held_bytes_, memory_tracker_);  // replaces (releases) the previous reservation
-    if (held_bytes_ > memory_->budget() / 2) {
+    if (held_.bytes() > memory_->budget() / 2) {
       ARROW_RETURN_NOT_OK(presorted_runs_ ? SpillMergedRuns() : SpillRun());
     }
   }
@@ -37,8 +36,7 @@ arrow::Status SortSink::SpillRun() {
   for (const auto& chunk : chunks) ARROW_RETURN_NOT_OK(run->Write(*chunk));
   ARROW_RETURN_NOT_OK(run->FinishWriting());
   runs_.push_back(std::move(run));
-  held_bytes_ = 0;
-  held_.Release();
+  held_.Clear();
   return arrow::Status::OK();
 }
 
@@ -59,8 +57,7 @@ arrow::Status SortSink::SpillMergedRuns() {
   ARROW_RETURN_NOT_OK(run->FinishWriting());
   runs_.push_back(std::move(run));
   batches_.clear();
-  held_bytes_ = 0;
-  held_.Release();
+  held_.Clear();
   return arrow::Status::OK();
 }
 
@@ -83,7 +80,7 @@ arrow::Status SortSink::ProduceMerged(const Source::Emit& emit) {
   }
   ARROW_RETURN_NOT_OK(MergeSortedRuns(spec_, schema_, std::move(readers), morsel_rows_, emit));
   batches_.clear();
-  held_.Release();
+  held_.Clear();
   return arrow::Status::OK();
 }
 
@@ -92,7 +89,7 @@ arrow::Status SortSink::ProduceOutput(const Source::Emit& emit) {
   if (runs_.empty()) {
     ARROW_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(schema_, std::move(batches_)));
     batches_.clear();
-    held_.Release();
+    held_.Clear();
     if (table->num_rows() == 0) return arrow::Status::OK();
     ARROW_ASSIGN_OR_RAISE(auto sorted, SortTable(std::move(table)));
     int64_t row = 0;

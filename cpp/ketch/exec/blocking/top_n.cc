@@ -34,10 +34,9 @@ arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> TopNSink::Push
     std::shared_ptr<arrow::RecordBatch> morsel) {
   if (morsel->num_rows() > 0 && keep() > 0) {
     pending_rows_ += morsel->num_rows();
-    held_bytes_ += BatchBytes(*morsel);
+    held_.Add(memory_, BatchBytes(*morsel), memory_tracker_);
     pending_.push_back(std::move(morsel));
     if (pending_rows_ >= std::max(keep(), morsel_rows_)) ARROW_RETURN_NOT_OK(Compact());
-    held_ = memory_->Reserve(held_bytes_, memory_tracker_);  // replaces the previous reservation
   }
   return std::optional<std::shared_ptr<arrow::RecordBatch>>();
 }
@@ -52,7 +51,7 @@ arrow::Status TopNSink::Compact() {
   ARROW_ASSIGN_OR_RAISE(kept_, FirstRows(combined, spec_, keep()));
   pending_.clear();
   pending_rows_ = 0;
-  held_bytes_ = BatchBytes(*kept_);
+  held_.Set(memory_, BatchBytes(*kept_), memory_tracker_);
   return arrow::Status::OK();
 }
 
@@ -68,8 +67,7 @@ arrow::Status TopNSink::ProduceOutput(const Source::Emit& emit) {
   ARROW_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(schema_, {out}));
   int64_t next_row = 0;
   ARROW_RETURN_NOT_OK(EmitTable(*table, std::max<int64_t>(1, morsel_rows_), &next_row, emit));
-  held_.Release();
-  held_bytes_ = 0;
+  held_.Clear();
   return arrow::Status::OK();
 }
 

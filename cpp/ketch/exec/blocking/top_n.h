@@ -72,8 +72,7 @@ class TopNSink : public BlockingSink {
   std::shared_ptr<arrow::RecordBatch> kept_;  ///< the best rows so far, sorted
   std::vector<std::shared_ptr<arrow::RecordBatch>> pending_;
   int64_t pending_rows_ = 0;
-  int64_t held_bytes_ = 0;
-  MemoryPermit held_;
+  HeldBytes held_;  ///< the morsels kept, charged to memory_
 };
 
 }  // namespace ketch

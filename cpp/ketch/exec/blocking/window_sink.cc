@@ -8,10 +8,9 @@ namespace ketch {
 arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> WindowSink::Push(
     std::shared_ptr<arrow::RecordBatch> morsel) {
   if (morsel->num_rows() > 0) {
-    held_bytes_ += BatchBytes(*morsel);
+    held_.Add(memory_, BatchBytes(*morsel), memory_tracker_);
     batches_.push_back(std::move(morsel));
-    held_ = memory_->Reserve(held_bytes_, memory_tracker_);  // replaces (releases) the previous reservation
-    if (held_bytes_ > memory_->budget() / 2) ARROW_RETURN_NOT_OK(Spill());
+    if (held_.bytes() > memory_->budget() / 2) ARROW_RETURN_NOT_OK(Spill());
   }
   return std::optional<std::shared_ptr<arrow::RecordBatch>>();
 }
@@ -41,8 +40,7 @@ arrow::Status WindowSink::Spill() {
     }
   }
   batches_.clear();
-  held_bytes_ = 0;
-  held_.Release();
+  held_.Clear();
   return arrow::Status::OK();
 }
 
@@ -60,7 +58,7 @@ arrow::Status WindowSink::ProduceOutput(const Source::Emit& emit) {
     auto batches = std::move(batches_);
     batches_.clear();
     ARROW_RETURN_NOT_OK(ComputeAndEmit(std::move(batches), &row, emit));
-    held_.Release();
+    held_.Clear();
     return arrow::Status::OK();
   }
   ARROW_RETURN_NOT_OK(Spill());
@@ -73,9 +71,9 @@ arrow::Status WindowSink::ProduceOutput(const Source::Emit& emit) {
       bytes += BatchBytes(*batch);
       batches.push_back(std::move(batch));
     }
-    held_ = memory_->Reserve(bytes, memory_tracker_);
+    held_.Set(memory_, bytes, memory_tracker_);
     ARROW_RETURN_NOT_OK(ComputeAndEmit(std::move(batches), &row, emit));
-    held_.Release();
+    held_.Clear();
     file.reset();  // deletes the file
   }
   buckets_.clear();

@@ -56,8 +56,7 @@ class WindowSink : public BlockingSink {
   MemoryManager* memory_;
   std::string spill_dir_;
   std::vector<std::shared_ptr<arrow::RecordBatch>> batches_;
-  int64_t held_bytes_ = 0;
-  MemoryPermit held_;
+  HeldBytes held_;                                   ///< the morsels kept, charged to memory_
   std::vector<std::unique_ptr<SpillFile>> buckets_;  ///< empty until the first spill
 };
 

@@ -129,11 +129,7 @@ class DivisionFunction : public ScalarFunction {
   // The type Arrow's own arithmetic gives the pair (int32 and int64 → int64, int and float → float).
   static arrow::Result<std::shared_ptr<arrow::DataType>> CommonType(
       const std::vector<std::shared_ptr<arrow::DataType>>& types) {
-    std::vector<arrow::Datum> empties;
-    for (const auto& type : types) {
-      ARROW_ASSIGN_OR_RAISE(auto empty, arrow::MakeEmptyArray(type));
-      empties.emplace_back(std::move(empty));
-    }
+    ARROW_ASSIGN_OR_RAISE(auto empties, EmptyArguments(types));
     ARROW_ASSIGN_OR_RAISE(auto result, arrow::compute::CallFunction("subtract", empties));
     return result.type();
   }

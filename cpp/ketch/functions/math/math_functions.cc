@@ -3,7 +3,6 @@
 #include <arrow/compute/api.h>
 
 #include <functional>
-#include <sstream>
 
 #include "ketch/functions/arrow_options_function.h"
 
@@ -49,20 +48,9 @@ class DispatchFunction : public ScalarFunction {
   arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(const TypeList& arg_types,
                                                               const std::vector<ExprPtr>& arg_exprs,
                                                               const FunctionOptions&) const override {
-    std::vector<arrow::Datum> empties;
-    for (const auto& type : arg_types) {
-      ARROW_ASSIGN_OR_RAISE(auto empty, arrow::MakeEmptyArray(type));
-      empties.emplace_back(std::move(empty));
-    }
+    ARROW_ASSIGN_OR_RAISE(auto empties, EmptyArguments(arg_types));
     auto result = Call(empties);
-    if (!result.ok()) {
-      std::ostringstream args;
-      for (size_t i = 0; i < arg_types.size(); ++i) {
-        if (i) args << ", ";
-        args << arg_exprs[i]->ToString() << ": " << arg_types[i]->ToString();
-      }
-      return arrow::Status::TypeError("cannot apply '", name_, "' to (", args.str(), ")");
-    }
+    if (!result.ok()) return CannotApply(name_, arg_types, arg_exprs);
     return result->type();
   }
 
