@@ -69,23 +69,18 @@ class DataFrameConveniences:
         return result
 
     def shuffle(self, seed: int | None = None) -> DataFrame:
-        """Every row, in a random order; the same order for the same ``seed`` and input order.
+        """Every row, in a random order (lazy): a global sort on ``random_int`` keys, as Daft does.
 
-        Runs the query so far (like ``collect``), then permutes its rows with a NumPy
-        ``default_rng(seed)`` permutation; the result keeps the same number of partitions (and
-        rows per partition). Raises ValueError when ``seed`` is not an int or None."""
-        import numpy as np
-
-        from ketch import _core
-        from ketch.dataframe import DataFrame
+        The same ``seed`` over the same input layout gives the same order (Daft's "best-effort
+        reproducibility on a fixed partition layout"); without one, a seed is drawn when this is
+        called. Like any sort it is a blocking, spillable operation (a range-partitioned sort on
+        Ray); for rows spread randomly over partitions without a global order use
+        ``repartition(n)``. Raises ValueError when ``seed`` is not an int or None."""
+        from ketch.functions.random_values import random_int
 
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
             raise ValueError(f"shuffle(): seed must be an int or None, got {seed!r}")
-        collected = self.collect()  # type: ignore[attr-defined]
-        table: pa.Table = collected._result
-        order = np.random.default_rng(None if seed is None else seed % 2**64).permutation(table.num_rows)
-        shuffled = table.take(pa.array(order, type=pa.int64()))
-        return DataFrame(_core.PyPlan.in_memory(shuffled, list(collected._partition_rows)))
+        return self.sort(random_int(-(2**63), 2**63 - 1, seed))  # type: ignore[attr-defined,no-any-return]
 
     def to_arrow_iter(self, results_buffer_size: int | str | None = "num_cpus") -> Iterator[pa.RecordBatch]:
         """The result as pyarrow RecordBatches, streamed while the query runs (stopping early
