@@ -2,6 +2,7 @@
 
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/unique_ptr.h>
@@ -515,10 +516,15 @@ void BindPlans(nb::module_& m) {
              }
              return out;
            })
-      .def("partition_fragment",
-           [](const PyPlan& p, int64_t partition) {
-             return PyPlan{Unwrap(distributed::PartitionFragment(p.plan, partition))};
-           })
+      .def(
+          "partition_fragment",
+          [](const PyPlan& p, int64_t partition, int64_t count) {
+            return PyPlan{Unwrap(distributed::PartitionFragment(p.plan, partition, count))};
+          },
+          nb::arg("partition"), nb::arg("count") = 1)
+      // [(first partition, count)] of the distributed tasks over the fragment's source
+      // (SourceTaskRuns: the ranges of one split row group stay in one task).
+      .def("source_task_runs", [](const PyPlan& p) { return distributed::SourceTaskRuns(*p.plan); })
       // Walking and rebuilding plans (the Ray runner's stage building).
       .def("kind", [](const PyPlan& p) { return distributed::LogicalKindName(p.plan->kind()); })
       .def("inputs",

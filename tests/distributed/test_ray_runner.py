@@ -75,8 +75,12 @@ def test_partitions_survive_and_stream_in_order(on_ray):
 
 
 def test_one_small_file_under_an_expensive_udf_spreads_over_every_node(on_ray, tmp_path):
+    # Its row groups are split for the UDF and spread over the nodes. (The row ranges of one row
+    # group stay in one task, read once: a single row group runs on one node's threads.)
     pq.write_table(
-        pa.table({"url": [f"http://example.invalid/{i}" for i in range(4000)]}), tmp_path / "urls.parquet"
+        pa.table({"url": [f"http://example.invalid/{i}" for i in range(4000)]}),
+        tmp_path / "urls.parquet",
+        row_group_size=500,
     )
 
     @ketch.func

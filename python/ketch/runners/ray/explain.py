@@ -56,8 +56,16 @@ class _Walk:
         stages below it are appended to ``lines``."""
         kind = node.kind()
         if kind in SOURCES:
-            count, _exact = node.num_partitions()
-            return kind, max(1, count), "map"
+            runs = node.source_task_runs()  # the ranges of one split row group: one task
+            partitions = sum(count for _, count in runs)
+            if len(runs) < partitions:
+                # The stage's count below is its partitions (what the stages above see).
+                return (
+                    f"{kind} ({len(runs)} tasks: the ranges of a split row group in one)",
+                    partitions,
+                    "map",
+                )
+            return kind, partitions, "map"
         if node.is_partition_local():
             label, tasks, stage_kind = self.walk(node.inputs()[0])
             return f"{label} -> {kind}", tasks, stage_kind

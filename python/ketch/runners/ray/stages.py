@@ -1,7 +1,10 @@
 """Stages of one query on Ray: the optimized plan walked from its root, cut at exchanges.
 
 - A source (scan, in-memory data) with the partition-local operators above it (project, filter,
-  explode, sample) is one stage: one task per input partition.
+  explode, sample) is one stage: one task per input partition, except that the row ranges of
+  one split Parquet row group (a large row group below an expensive pipeline) run in one task,
+  whose executor reads that row group once and spreads the ranges over its threads, as the
+  native runner does (``PyPlan.source_task_runs``).
 - A hash exchange (``PlanHashExchange`` in cpp/ketch/distributed/stage_planner: groupby/agg and
   distinct by their keys, joins whose key types match, ``repartition(n, keys)``) is a shuffle:
   each task of the stage below also hash-partitions its output by the keys into N buckets, left in
@@ -91,15 +94,27 @@ ORDERED = ("Limit", "IntoPartitions", "IntoBatches", "Write", "Concat")
 @dataclass
 class Pending:
     """Tasks not run yet: ``plan`` over its own source (``split_source``: task i runs
-    ``plan.partition_fragment(i)``) and/or placeholder leaves: when ``inputs`` is not empty, task
-    i reads ``inputs[i][k]`` (a list of table refs) at leaf k, or the leaf itself where that is
-    None (the split source under a broadcast join)."""
+    ``source_fragment(plan, runs, i)``) and/or placeholder leaves: when ``inputs`` is not empty,
+    task i reads ``inputs[i][k]`` (a list of table refs) at leaf k, or the leaf itself where that
+    is None (the split source under a broadcast join)."""
 
     plan: Any
     num_tasks: int
     split_source: bool
     inputs: list[list[list[Any]]] = field(default_factory=list)
     label: str = ""
+    # A split source's tasks as (first partition, count) of its source (``source_task_runs``: the
+    # row ranges of one split Parquet row group run in one task, which reads it once and returns
+    # one output per partition); None: task i is partition i.
+    runs: list[tuple[int, int]] | None = None
+
+    @property
+    def partitions(self) -> int:
+        """The partitions its tasks make (more than ``num_tasks`` when a task makes several)."""
+        if self.split_source and self.runs is not None:
+            return sum(count for _, count in self.runs)
+        return self.num_tasks
+
     # True while ``plan`` is only the placeholder: each task would just concatenate its input
     # slices, so a consumer may read them directly instead of running tasks.
     slices_only: bool = False
@@ -164,6 +179,24 @@ def _pieces(meta: dict[str, Any], task: int) -> list[FlightPiece]:
         FlightPiece(meta["flight"], f"{meta['shuffle_id']}/{task}/{j}", rows, meta["num_columns"])
         for j, rows in enumerate(meta["rows"])
     ]
+
+
+def source_fragment(plan: Any, runs: list[tuple[int, int]] | None, index: int) -> Any:
+    """Task ``index`` of a split source's stage: ``plan`` restricted to its partitions."""
+    if runs is None:
+        return plan.partition_fragment(index)
+    first, count = runs[index]
+    return plan.partition_fragment(first, count)
+
+
+def _per_partition(outputs: list[Any], meta: dict[str, Any]) -> Iterator[tuple[list[Any], dict[str, Any]]]:
+    """A task's result (no buckets) as one (outputs, metadata) per partition it made: a task over
+    a run of several partitions (``Pending.runs``) returns one table each."""
+    if len(outputs) <= 1:
+        yield outputs, meta
+        return
+    for j, ref in enumerate(outputs):
+        yield [ref], {**meta, "rows": [meta["rows"][j]], "bytes": [meta["bytes"][j]]}
 
 
 def _placeholder(plan: Any) -> Any:
@@ -246,8 +279,8 @@ class QueryStages:
 
         kind = node.kind()
         if kind in SOURCES:
-            count, _exact = node.num_partitions()
-            return Pending(node, max(1, count), True, label=kind)
+            runs = [(int(first), int(count)) for first, count in node.source_task_runs()]
+            return Pending(node, len(runs), True, label=kind, runs=runs)
         if node.is_partition_local():
             below = self._lower(node.inputs()[0])
             below.plan = node.with_inputs([below.plan])
@@ -261,7 +294,7 @@ class QueryStages:
             # in each morsel, as the native repartition does); the buckets are the partitions.
             below = self._lower(node.inputs()[0])
             n = node.params()["num_partitions"]
-            n = n if n > 0 else max(1, below.num_tasks)
+            n = n if n > 0 else max(1, below.partitions)
             side = self._shuffle(below, [], n)
             inputs = [[[outputs[j] for outputs in side]] for j in range(n)]
             return Pending(_placeholder(node), n, False, inputs, label="Repartition (random)")
@@ -274,7 +307,7 @@ class QueryStages:
         if exchange is not None:
             keys, fixed = exchange
             children = [self._lower(child) for child in node.inputs()]
-            n = fixed if fixed > 0 else min(max(c.num_tasks for c in children), self.max_shuffle_partitions)
+            n = fixed if fixed > 0 else min(max(c.partitions for c in children), self.max_shuffle_partitions)
             n = max(1, n)
             strategy = node.join_strategy() if kind == "Join" else ""
             if kind == "Join" and node.join_type() == "right" and strategy == "broadcast":
@@ -345,7 +378,7 @@ class QueryStages:
         else:
             cutter: slicing.Cutter
             if kind == "IntoPartitions":
-                cutter = slicing.PartitionCutter(params["num_partitions"], below.num_tasks)
+                cutter = slicing.PartitionCutter(params["num_partitions"], below.partitions)
             else:
                 cutter = slicing.BatchCutter(params["batch_size"])
             # A task over an into_batches cut re-chunks it into its one exact batch (a UDF above
@@ -359,7 +392,7 @@ class QueryStages:
                 cuts = [cut for _, rows in outputs for cut in cutter.add(rows)] + cutter.finish()
                 return self._cut_pending(template, kind, [ref for ref, _ in outputs], cuts)
             self._settle(below)
-            estimate = params.get("num_partitions", below.num_tasks)
+            estimate = params.get("num_partitions", below.partitions)
             return Pending(
                 template, estimate, False, [], label=kind, slices_only=True, feed=Feed(below, cutter)
             )
@@ -468,7 +501,7 @@ class QueryStages:
             refs = [outputs[0] for outputs in self._stage(below, 0, None, "map")]
             return Pending(final, 1, False, [[refs]], label="final Aggregate")
         keys = exchange[0][0]
-        n = max(1, min(below.num_tasks, self.max_shuffle_partitions))
+        n = max(1, min(below.partitions, self.max_shuffle_partitions))
         maps = self._shuffle(below, keys, n)
         inputs = [[[outputs[j] for outputs in maps]] for j in range(n)]
         return Pending(final, n, False, inputs, label="final Aggregate")
@@ -483,7 +516,12 @@ class QueryStages:
         else:  # a split source: one leaf, kept
             inputs = [[None, right_refs] for _ in range(left.num_tasks)]
         return Pending(
-            plan, left.num_tasks, left.split_source, inputs, label=f"{left.label} -> broadcast Join"
+            plan,
+            left.num_tasks,
+            left.split_source,
+            inputs,
+            label=f"{left.label} -> broadcast Join",
+            runs=left.runs,
         )
 
     def _broadcast_left_join(self, node: Any, left: Pending, right: Pending) -> Pending:
@@ -567,8 +605,10 @@ class QueryStages:
                 cuts = feed.cutter.finish()
             else:
                 self._record(up_stat, meta, 0)
-                feed.refs.append(outputs[0])
-                cuts = feed.cutter.add(meta["rows"][0])
+                cuts = []
+                for part, part_meta in _per_partition(outputs, meta):
+                    feed.refs.append(part[0])
+                    cuts += feed.cutter.add(part_meta["rows"][0])
             pending.inputs.extend([[[(feed.refs[i], o, n) for i, o, n in cut]] for cut in cuts])
             if index is None and not pending.inputs:
                 pending.inputs.append([[]])  # no rows at all: one empty partition
@@ -607,7 +647,10 @@ class QueryStages:
             for outputs, meta in self.coordinator.run(tasks):
                 self._record(stat, meta, buckets)
                 bar.task_done(sum(meta["rows"]))
-                yield outputs, meta
+                if buckets:
+                    yield outputs, meta
+                else:
+                    yield from _per_partition(outputs, meta)
 
     def _stage_tasks(
         self,
@@ -631,18 +674,24 @@ class QueryStages:
         config = self.config
         # The plan as it is now: a task run again later (its output lost with its node) must run
         # the same fragment, whatever is done to ``pending`` meanwhile.
-        plan, split_source = pending.plan, pending.split_source
+        plan, split_source, runs = pending.plan, pending.split_source, pending.runs
         shared = None if split_source else plan.to_bytes()
         lineage = self.coordinator.lineage
 
         def submit(handle: Any, index: int) -> tuple[Any, Any]:
-            payload = plan.partition_fragment(index).to_bytes() if split_source else shared
+            payload = source_fragment(plan, runs, index).to_bytes() if split_source else shared
             inputs = lineage.resolve(pending.inputs[index]) if pending.inputs else None
             inputs = self.relocate(inputs)
             if flight:  # buckets to local disk; only the metadata comes back
                 spec = FlightMap(self.query_id, number, index, tuple(self._flight_dirs), self._compression())
                 run = handle.run_task.options(num_returns=1)
                 return run.remote(payload, config, inputs, buckets, keys, spec), []
+            outputs = runs[index][1] if split_source and runs is not None and not buckets else 1
+            if outputs > 1:  # a run of several partitions: one table each
+                refs = handle.run_task.options(num_returns=outputs + 1).remote(
+                    payload, config, inputs, 0, keys, None, outputs
+                )
+                return refs[-1], refs[:-1]
             refs = handle.run_task.options(num_returns=max(1, buckets) + 1).remote(
                 payload, config, inputs, buckets, keys
             )
