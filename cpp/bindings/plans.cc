@@ -525,6 +525,18 @@ void BindPlans(nb::module_& m) {
       // [(first partition, count)] of the distributed tasks over the fragment's source
       // (SourceTaskRuns: the ranges of one split row group stay in one task).
       .def("source_task_runs", [](const PyPlan& p) { return distributed::SourceTaskRuns(*p.plan); })
+      // Per key pair of a join, (left key, right key, the type they are compared in when their
+      // types differ, else None); [] for a node that is not a keyed join (JoinKeyCasts).
+      .def("join_key_casts",
+           [](const PyPlan& p) {
+             nb::list out;
+             const auto casts = distributed::JoinKeyCasts(*p.plan);
+             for (size_t i = 0; i < casts.size(); ++i) {
+               out.append(nb::make_tuple(p.plan->join().left_on[i], p.plan->join().right_on[i],
+                                         casts[i] ? TypeToPy(casts[i]) : nb::none()));
+             }
+             return out;
+           })
       // Walking and rebuilding plans (the Ray runner's stage building).
       .def("kind", [](const PyPlan& p) { return distributed::LogicalKindName(p.plan->kind()); })
       .def("inputs",

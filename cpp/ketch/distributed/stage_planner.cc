@@ -138,6 +138,22 @@ std::vector<std::pair<int64_t, int64_t>> SourceTaskRuns(const LogicalPlan& fragm
   return runs;
 }
 
+std::vector<std::shared_ptr<arrow::DataType>> JoinKeyCasts(const LogicalPlan& node) {
+  std::vector<std::shared_ptr<arrow::DataType>> casts;
+  if (node.kind() != LogicalKind::kJoin) return casts;
+  const JoinSpec& spec = node.join();
+  if (spec.left_on.size() != spec.right_on.size()) return casts;
+  const auto& left = *node.inputs()[0]->schema();
+  const auto& right = *node.inputs()[1]->schema();
+  for (size_t i = 0; i < spec.left_on.size(); ++i) {
+    auto l = left.GetFieldByName(spec.left_on[i]);
+    auto r = right.GetFieldByName(spec.right_on[i]);
+    if (!l || !r) return {};
+    casts.push_back(JoinKeyCast(*l->type(), *r->type()));
+  }
+  return casts;
+}
+
 arrow::Result<LogicalPlanPtr> PartitionFragment(const LogicalPlanPtr& fragment, int64_t partition,
                                                 int64_t count) {
   if (count < 1) return arrow::Status::Invalid("a fragment of ", count, " partitions");

@@ -31,6 +31,12 @@ arrow::Result<LogicalPlanPtr> PartitionFragment(const LogicalPlanPtr& fragment, 
 /// instead of every task over one of its ranges reading it again.
 std::vector<std::pair<int64_t, int64_t>> SourceTaskRuns(const LogicalPlan& fragment);
 
+/// Per key pair of an equi-join, the type both keys are compared in when their types differ
+/// (JoinKeyCast), nullptr where they are equal; empty for a join without keys (or another node).
+/// The Ray runner hash-shuffles such a join on the keys cast to these types (equal after the cast
+/// means equal hashes), with the join itself unchanged.
+std::vector<std::shared_ptr<arrow::DataType>> JoinKeyCasts(const LogicalPlan& node);
+
 /// A node that runs bucket by bucket after a hash shuffle of its inputs (a hash exchange): input i
 /// is hash-partitioned by the columns `keys[i]` (C++ RowHashes, the same in every process) into
 /// the same N buckets, and the node then runs once per bucket over bucket j of every input.

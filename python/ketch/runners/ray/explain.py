@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ketch.runners.ray.exchange import exchange_of
 from ketch.runners.ray.sort_stage import is_distributed_sort
 from ketch.runners.ray.stages import BROADCAST_RIGHT, ORDERED, SOURCES
 
@@ -45,7 +46,7 @@ class _Walk:
         return (
             kind in SOURCES
             or node.is_partition_local()
-            or node.hash_exchange() is not None
+            or exchange_of(node) is not None
             or random
             or split
             or is_distributed_sort(node)
@@ -111,10 +112,10 @@ class _Walk:
                 "    cross Join: the side with fewer rows is broadcast to one task per partition of the other"
             )
             return "cross Join", -1, "reduce"
-        exchange = node.hash_exchange()
+        exchange = exchange_of(node)
         if exchange is not None:
-            keys, fixed = exchange
-            sides = [self.walk(child) for child in node.inputs()]
+            keys, fixed = exchange.keys, exchange.fixed
+            sides = [self.walk(side) for side in exchange.sides]
             widest = max(t for _, t, _ in sides)
             n = fixed if fixed > 0 else min(widest if widest > 0 else 1, self.max_shuffle_partitions)
             n = max(1, n)

@@ -6,7 +6,7 @@
   whose executor reads that row group once and spreads the ranges over its threads, as the
   native runner does (``PyPlan.source_task_runs``).
 - A hash exchange (``PlanHashExchange`` in cpp/ketch/distributed/stage_planner: groupby/agg and
-  distinct by their keys, joins whose key types match, ``repartition(n, keys)``) is a shuffle:
+  distinct by their keys, joins, ``repartition(n, keys)``; exchange.py) is a shuffle:
   each task of the stage below also hash-partitions its output by the keys into N buckets, left in
   Ray's object store as N objects (map side); then reduce task j runs the node (and the
   partition-local operators above it, up to the next exchange) over bucket j of every map task of
@@ -22,10 +22,9 @@
   buckets (round-robin from a random start per morsel), and the buckets are the partitions.
 - A sort is a sample stage, a range shuffle and a sort per range on the workers; a small limit
   over a sort a top-k (sort_stage.py).
-- Anything else (single-phase global aggregates, joins built with keys of different types
-  outside DataFrame.join) runs on the driver's native executor over its inputs' partitions, as
-  before; when a distributed stage sits above it, its output partitions are put in the object
-  store.
+- Anything else (single-phase global aggregates) runs on the driver's native executor over its
+  inputs' partitions, as before; when a distributed stage sits above it, its output partitions
+  are put in the object store.
 
 Each stage draws a tqdm bar of its tasks on a terminal (progress.py).
 
@@ -39,9 +38,10 @@ partition with the whole right side, and the left side is not shuffled. A right 
 ``strategy="broadcast"`` sends the whole left side to one task per right partition instead.
 Other right and outer joins, and joins with ``strategy="hash"`` or ``"sort_merge"``, shuffle both
 sides. DataFrame.join casts
-keys of different types to their supertype when it builds the plan, so its joins always have a
-hash exchange. A cross join runs both sides, then broadcasts the one with fewer rows to one task
-per partition of the other (``_cross_join``).
+keys of different types to their supertype when it builds the plan; a join built otherwise
+with keys of different types is shuffled on hidden columns holding its keys cast to the type
+the join compares them in (exchange.py). A cross join runs both sides, then broadcasts the one
+with fewer rows to one task per partition of the other (``_cross_join``).
 
 Aggregations with mergeable states (sum, count, mean, min, max, any_value) run in two phases:
 each map task aggregates its own partition into partial states (one row per group), those are
@@ -71,6 +71,7 @@ from ketch import _core
 from ketch.runners.native import NativeRunner
 from ketch.runners.ray import slicing
 from ketch.runners.ray.coordinator import Coordinator, StageTasks, Upstream
+from ketch.runners.ray.exchange import Exchange, exchange_of
 from ketch.runners.ray.flight_shuffle import (
     DEFAULT_DIR,
     FlightFetchError,
@@ -268,7 +269,7 @@ class QueryStages:
         return (
             kind in SOURCES
             or node.is_partition_local()
-            or node.hash_exchange() is not None
+            or exchange_of(node) is not None
             or _random_repartition(node)
             or is_distributed_sort(node)
             or node.split_aggregate() is not None
@@ -303,15 +304,15 @@ class QueryStages:
             return two_phase
         if kind == "Join" and node.join_type() == "cross":
             return self._cross_join(node)
-        exchange = node.hash_exchange()
+        exchange = exchange_of(node)
         if exchange is not None:
-            keys, fixed = exchange
-            children = [self._lower(child) for child in node.inputs()]
+            keys, fixed = exchange.keys, exchange.fixed
+            children = [self._lower(side) for side in exchange.sides]
             n = fixed if fixed > 0 else min(max(c.partitions for c in children), self.max_shuffle_partitions)
             n = max(1, n)
             strategy = node.join_strategy() if kind == "Join" else ""
             if kind == "Join" and node.join_type() == "right" and strategy == "broadcast":
-                return self._broadcast_left_join(node, children[0], children[1])
+                return self._broadcast_left_join(node, children[0], children[1], exchange)
             if kind == "Join" and node.join_type() in BROADCAST_RIGHT and strategy in ("", "broadcast"):
                 # The right side first: when its shuffled bytes are under the threshold (or the
                 # user asked for strategy="broadcast"), every task of the left side gets all of it
@@ -320,7 +321,9 @@ class QueryStages:
                 if strategy == "broadcast" or self.stages[-1].bytes_shuffled <= self.broadcast_threshold:
                     self.stages[-1].kind = "broadcast"
                     self.stages[-1].name = self.stages[-1].name.replace("shuffle map", "broadcast", 1)
-                    return self._broadcast_join(node, children[0], [r for refs in right for r in refs])
+                    return self._broadcast_join(
+                        node, children[0], [r for refs in right for r in refs], exchange
+                    )
                 maps = [self._shuffle(children[0], keys[0], n), right]
             else:
                 maps = [
@@ -330,7 +333,9 @@ class QueryStages:
             if kind == "Repartition":
                 template = _placeholder(node)  # the buckets are the partitions
             else:
-                template = node.with_inputs([_placeholder(child) for child in node.inputs()])
+                template = node.with_inputs(
+                    [exchange.leaf(i, _placeholder(side)) for i, side in enumerate(exchange.sides)]
+                )
             inputs = [[[outputs[j] for outputs in side] for side in maps] for j in range(n)]
             return Pending(template, n, False, inputs, label=kind)
         ordered = self._lower_ordered(node)
@@ -506,11 +511,14 @@ class QueryStages:
         inputs = [[[outputs[j] for outputs in maps]] for j in range(n)]
         return Pending(final, n, False, inputs, label="final Aggregate")
 
-    def _broadcast_join(self, node: Any, left: Pending, right_refs: list[Any]) -> Pending:
+    def _broadcast_join(self, node: Any, left: Pending, right_refs: list[Any], exchange: Exchange) -> Pending:
         """The join as partition-local over ``left``: each of its tasks joins its partition with
-        the whole right side (``right_refs``: every right table)."""
+        the whole right side (``right_refs``: every right table; ``left`` and the tables are the
+        sides of ``exchange``)."""
         self._settle(left)
-        plan = node.with_inputs([left.plan, _placeholder(node.inputs()[1])])
+        plan = node.with_inputs(
+            [exchange.leaf(0, left.plan), exchange.leaf(1, _placeholder(exchange.sides[1]))]
+        )
         if left.inputs:
             inputs = [[*task, right_refs] for task in left.inputs]
         else:  # a split source: one leaf, kept
@@ -524,13 +532,15 @@ class QueryStages:
             runs=left.runs,
         )
 
-    def _broadcast_left_join(self, node: Any, left: Pending, right: Pending) -> Pending:
+    def _broadcast_left_join(self, node: Any, left: Pending, right: Pending, exchange: Exchange) -> Pending:
         """A right join with ``strategy="broadcast"``: the left side whole to one task per
         partition of the right side (each right row is in one task only, so an unmatched one is
         output once)."""
         left_refs = [ref for ref, _ in self._gather(left)]
         inputs = [[left_refs, [ref]] for ref, _ in self._gather(right)] or [[left_refs, []]]
-        plan = node.with_inputs([_placeholder(child) for child in node.inputs()])
+        plan = node.with_inputs(
+            [exchange.leaf(i, _placeholder(side)) for i, side in enumerate(exchange.sides)]
+        )
         return Pending(plan, len(inputs), False, inputs, label="broadcast Join (left side)")
 
     def _cross_join(self, node: Any) -> Pending:
