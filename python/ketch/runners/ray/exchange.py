@@ -1,4 +1,4 @@
-"""The hash exchange a node runs under on Ray.
+"""The hash exchange a node runs under on Ray, and how many buckets its shuffle makes.
 
 ``exchange_of(node)`` is ``PyPlan.hash_exchange`` (cpp/ketch/distributed/stage_planner) plus the
 joins it leaves out: a keyed join whose key types differ (int64 with int32, string with
@@ -6,7 +6,13 @@ large_string; built with the raw plan API: ``DataFrame.join`` casts its keys its
 join compares such keys cast to one type (``JoinKeyCast``), and equal values of different types
 may hash apart, so each side is shuffled on hidden columns holding its keys cast to that type
 (equal after the cast, equal hashes), and the join itself runs unchanged over the sides' own
-columns in every reduce task (``Exchange.leaf`` drops the hidden columns)."""
+columns in every reduce task (``Exchange.leaf`` drops the hidden columns).
+
+``shuffle_width`` is Daft's rule for the number of buckets (reduce partitions): a join or a
+repartition by keys takes its widest input's partition count (Daft's physical planner:
+``max(left, right)``); an aggregation (groupby, distinct) or a window its input's count, at most
+``shuffle_aggregation_default_partitions`` (200, Daft's config); both at most the runner's
+``max_shuffle_partitions`` when the user set one. A repartition with a count keeps it."""
 
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ from typing import Any
 from ketch import _core
 
 HIDDEN_KEY = "__ketch_shuffle_key_{}__"
+DEFAULT_AGGREGATION_PARTITIONS = 200  # Daft's shuffle_aggregation_default_partitions
 
 
 @dataclass(frozen=True)
@@ -65,3 +72,23 @@ def exchange_of(node: Any) -> Exchange | None:
         sides.append(child.project(exprs))
         keys.append(side_keys)
     return Exchange(keys, -1, sides, originals)
+
+
+def shuffle_width(node: Any, exchange: Exchange | None, widest: int, config: Any, cap: int | None) -> int:
+    """The buckets of ``node``'s hash shuffle over inputs whose widest has ``widest`` partitions
+    (Daft's rule, see the module's docstring); ``cap``: the runner's ``max_shuffle_partitions``
+    when the user set it, else None. At least 1."""
+    if exchange is not None and exchange.fixed > 0:
+        return exchange.fixed
+    n = max(1, widest)
+    if node.kind() in ("Aggregate", "Window"):
+        n = min(n, aggregation_partitions(config))
+    if cap is not None:
+        n = min(n, cap)
+    return max(1, n)
+
+
+def aggregation_partitions(config: Any) -> int:
+    """``shuffle_aggregation_default_partitions`` of ``config`` (Daft's knob, default 200)."""
+    value = getattr(config, "shuffle_aggregation_default_partitions", DEFAULT_AGGREGATION_PARTITIONS)
+    return max(1, int(value or DEFAULT_AGGREGATION_PARTITIONS))

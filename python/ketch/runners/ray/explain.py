@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ketch.runners.ray.exchange import exchange_of
+from ketch.runners.ray.exchange import exchange_of, shuffle_width
 from ketch.runners.ray.sort_stage import is_distributed_sort
 from ketch.runners.ray.stages import BROADCAST_RIGHT, ORDERED, SOURCES
 
@@ -21,6 +21,7 @@ class _Walk:
     config: Any
     max_shuffle_partitions: int
     broadcast_threshold: int
+    shuffle_cap: int | None = None  # the user's max_shuffle_partitions (hash shuffles)
     lines: list[str] = field(default_factory=list)
     stages: int = 0
 
@@ -92,7 +93,7 @@ class _Walk:
             if exchange is None:
                 self.stage("map", f"{label} -> partial Aggregate", tasks)
                 return "final Aggregate", 1, "reduce"
-            n = max(1, min(tasks, self.max_shuffle_partitions))
+            n = shuffle_width(node, None, tasks, self.config, self.shuffle_cap)
             how = f"hash shuffle by {exchange[0][0]} into {n} ({self.algorithm(tasks, n)})"
             self.stage("shuffle map", f"{label} -> partial Aggregate -> {how}", tasks)
             return "final Aggregate", n, "reduce"
@@ -114,12 +115,9 @@ class _Walk:
             return "cross Join", -1, "reduce"
         exchange = exchange_of(node)
         if exchange is not None:
-            keys, fixed = exchange.keys, exchange.fixed
             sides = [self.walk(side) for side in exchange.sides]
-            widest = max(t for _, t, _ in sides)
-            n = fixed if fixed > 0 else min(widest if widest > 0 else 1, self.max_shuffle_partitions)
-            n = max(1, n)
-            for (label, tasks, _), side_keys in zip(sides, keys, strict=True):
+            n = shuffle_width(node, exchange, max(t for _, t, _ in sides), self.config, self.shuffle_cap)
+            for (label, tasks, _), side_keys in zip(sides, exchange.keys, strict=True):
                 self.stage(
                     "shuffle map",
                     f"{label} -> hash shuffle by {side_keys} into {n} ({self.algorithm(tasks, n)})",
@@ -186,9 +184,17 @@ class _Walk:
         return f"driver {kind} output", max(1, count), "map"
 
 
-def describe(root: Any, config: Any, max_shuffle_partitions: int, broadcast_threshold: int) -> str:
-    """The stages of ``root`` (an optimized PyPlan) on Ray, one line each, without running it."""
-    walk = _Walk(config, max(1, max_shuffle_partitions), broadcast_threshold)
+def describe(
+    root: Any,
+    config: Any,
+    max_shuffle_partitions: int,
+    broadcast_threshold: int,
+    shuffle_cap: int | None = None,
+) -> str:
+    """The stages of ``root`` (an optimized PyPlan) on Ray, one line each, without running it
+    (``max_shuffle_partitions``: the sort's most ranges; ``shuffle_cap``: the user's cap on hash
+    shuffles, exchange.py)."""
+    walk = _Walk(config, max(1, max_shuffle_partitions), broadcast_threshold, shuffle_cap)
     if walk.distributable(root):
         label, tasks, stage_kind = walk.walk(root)
         walk.stage(stage_kind, label, tasks)

@@ -28,9 +28,10 @@
 
 Each stage draws a tqdm bar of its tasks on a terminal (progress.py).
 
-Buckets: ``repartition(n, keys)`` uses n. Otherwise N = the widest input's task count, at most
-``max_shuffle_partitions`` (the runner's; default max(8, 2 x the cluster's CPUs)) and at least 1:
-a shuffle never makes more partitions than its input had, so small inputs stay few tasks.
+Buckets (exchange.py, Daft's rule): ``repartition(n, keys)`` uses n; a join the widest input's
+task count; an aggregation or window its input's, at most ``shuffle_aggregation_default_partitions``
+(200); all at most the runner's ``max_shuffle_partitions`` when the user set it. A shuffle never
+makes more partitions than its input had, so small inputs stay few tasks.
 Joins (inner, left, semi, anti) broadcast the right side when its bytes, measured by its shuffle
 map stage, are at most ``broadcast_join_size_bytes_threshold`` (the runner's; 10 MiB as in
 Daft), or always with ``strategy="broadcast"``: every task of the left side then joins its
@@ -71,7 +72,7 @@ from ketch import _core
 from ketch.runners.native import NativeRunner
 from ketch.runners.ray import slicing
 from ketch.runners.ray.coordinator import Coordinator, StageTasks, Upstream
-from ketch.runners.ray.exchange import Exchange, exchange_of
+from ketch.runners.ray.exchange import Exchange, exchange_of, shuffle_width
 from ketch.runners.ray.flight_shuffle import (
     DEFAULT_DIR,
     FlightFetchError,
@@ -214,11 +215,13 @@ class QueryStages:
         stats: _core.ExecutionStats,
         max_shuffle_partitions: int,
         broadcast_threshold: int = DEFAULT_BROADCAST_THRESHOLD,
+        shuffle_cap: int | None = None,
     ) -> None:
         self.coordinator = coordinator
         self.config = config
         self.stats = stats
-        self.max_shuffle_partitions = max(1, max_shuffle_partitions)
+        self.max_shuffle_partitions = max(1, max_shuffle_partitions)  # the sort's ranges
+        self.shuffle_cap = shuffle_cap  # the user's max_shuffle_partitions (hash shuffles); None: none
         self.broadcast_threshold = broadcast_threshold
         self.stages: list[StageStats] = []
         self.query_id = uuid.uuid4().hex[:16]  # names the flight shuffle's files and tickets
@@ -306,10 +309,11 @@ class QueryStages:
             return self._cross_join(node)
         exchange = exchange_of(node)
         if exchange is not None:
-            keys, fixed = exchange.keys, exchange.fixed
+            keys = exchange.keys
             children = [self._lower(side) for side in exchange.sides]
-            n = fixed if fixed > 0 else min(max(c.partitions for c in children), self.max_shuffle_partitions)
-            n = max(1, n)
+            n = shuffle_width(
+                node, exchange, max(c.partitions for c in children), self.config, self.shuffle_cap
+            )
             strategy = node.join_strategy() if kind == "Join" else ""
             if kind == "Join" and node.join_type() == "right" and strategy == "broadcast":
                 return self._broadcast_left_join(node, children[0], children[1], exchange)
@@ -506,7 +510,7 @@ class QueryStages:
             refs = [outputs[0] for outputs in self._stage(below, 0, None, "map")]
             return Pending(final, 1, False, [[refs]], label="final Aggregate")
         keys = exchange[0][0]
-        n = max(1, min(below.partitions, self.max_shuffle_partitions))
+        n = shuffle_width(node, None, below.partitions, self.config, self.shuffle_cap)
         maps = self._shuffle(below, keys, n)
         inputs = [[[outputs[j] for outputs in maps]] for j in range(n)]
         return Pending(final, n, False, inputs, label="final Aggregate")
