@@ -61,12 +61,11 @@ class _Walk:
             runs = node.source_task_runs()  # the ranges of one split row group: one task
             partitions = sum(count for _, count in runs)
             if len(runs) < partitions:
-                # The stage's count below is its partitions (what the stages above see).
-                return (
-                    f"{kind} ({len(runs)} tasks: the ranges of a split row group in one)",
-                    partitions,
-                    "map",
-                )
+                # The count returned is its partitions (what the stages above see); the label says
+                # how many engine tasks make them.
+                tasks = f"{len(runs)} task{'s' * (len(runs) != 1)}"
+                label = f"{kind} (run as {tasks}: the ranges of a split row group share one)"
+                return label, partitions, "map"
             return kind, partitions, "map"
         if node.is_partition_local():
             label, tasks, stage_kind = self.walk(node.inputs()[0])
