@@ -13,7 +13,7 @@ from typing import Any
 
 from ketch.runners.ray.exchange import exchange_of, shuffle_width
 from ketch.runners.ray.sort_stage import is_distributed_sort
-from ketch.runners.ray.stages import BROADCAST_RIGHT, ORDERED, SOURCES
+from ketch.runners.ray.stages import BROADCAST_RIGHT, ORDERED, SOURCES, spread_runs
 
 
 @dataclass
@@ -22,6 +22,7 @@ class _Walk:
     max_shuffle_partitions: int
     broadcast_threshold: int
     shuffle_cap: int | None = None  # the user's max_shuffle_partitions (hash shuffles)
+    workers: int = 1  # engine workers (one per alive node)
     lines: list[str] = field(default_factory=list)
     stages: int = 0
 
@@ -58,13 +59,13 @@ class _Walk:
         stages below it are appended to ``lines``."""
         kind = node.kind()
         if kind in SOURCES:
-            runs = node.source_task_runs()  # the ranges of one split row group: one task
+            runs = spread_runs(node.source_task_runs(), self.workers)  # stages.py
             partitions = sum(count for _, count in runs)
             if len(runs) < partitions:
                 # The count returned is its partitions (what the stages above see); the label says
                 # how many engine tasks make them.
                 tasks = f"{len(runs)} task{'s' * (len(runs) != 1)}"
-                label = f"{kind} (run as {tasks}: the ranges of a split row group share one)"
+                label = f"{kind} (run as {tasks}: a split row group's ranges at most one run per worker)"
                 return label, partitions, "map"
             return kind, partitions, "map"
         if node.is_partition_local():
@@ -189,11 +190,12 @@ def describe(
     max_shuffle_partitions: int,
     broadcast_threshold: int,
     shuffle_cap: int | None = None,
+    workers: int = 1,
 ) -> str:
     """The stages of ``root`` (an optimized PyPlan) on Ray, one line each, without running it
     (``max_shuffle_partitions``: the sort's most ranges; ``shuffle_cap``: the user's cap on hash
     shuffles, exchange.py)."""
-    walk = _Walk(config, max(1, max_shuffle_partitions), broadcast_threshold, shuffle_cap)
+    walk = _Walk(config, max(1, max_shuffle_partitions), broadcast_threshold, shuffle_cap, max(1, workers))
     if walk.distributable(root):
         label, tasks, stage_kind = walk.walk(root)
         walk.stage(stage_kind, label, tasks)

@@ -232,6 +232,7 @@ class RayRunner:
             self._shuffle_partitions_limit(),
             self.broadcast_join_size_bytes_threshold,
             shuffle_cap=self.max_shuffle_partitions,
+            workers=sum(1 for node in ray.nodes() if node.get("Alive")),  # one engine worker each
         )
         pools = describe_pools(optimized, ray.cluster_resources().get("GPU", 0.0))
         return "\n".join([text, *pools]) if pools else text

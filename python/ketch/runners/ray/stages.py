@@ -1,10 +1,12 @@
 """Stages of one query on Ray: the optimized plan walked from its root, cut at exchanges.
 
 - A source (scan, in-memory data) with the partition-local operators above it (project, filter,
-  explode, sample) is one stage: one task per input partition, except that the row ranges of
-  one split Parquet row group (a large row group below an expensive pipeline) run in one task,
-  whose executor reads that row group once and spreads the ranges over its threads, as the
-  native runner does (``PyPlan.source_task_runs``).
+  explode, sample) is one stage: one task per input partition, except for the row ranges of a
+  split Parquet row group (a large row group below an expensive pipeline): they are cut into at
+  most one run of consecutive ranges per engine worker (``spread_runs``), and each run is one
+  task, whose executor reads the row group once and spreads its ranges over its threads as the
+  native runner does. The row group is then read once per worker that runs some of it (not once
+  per range), and every node still gets a share of the expensive pipeline.
 - A hash exchange (``PlanHashExchange`` in cpp/ketch/distributed/stage_planner: groupby/agg and
   distinct by their keys, joins, ``repartition(n, keys)``; exchange.py) is a shuffle:
   each task of the stage below also hash-partitions its output by the keys into N buckets, left in
@@ -183,6 +185,21 @@ def _pieces(meta: dict[str, Any], task: int) -> list[FlightPiece]:
     ]
 
 
+def spread_runs(runs: list[tuple[int, int]], workers: int) -> list[tuple[int, int]]:
+    """``runs`` (``PyPlan.source_task_runs``: the ranges of one split row group in one run) with
+    each run of several partitions cut into at most ``workers`` runs of consecutive partitions,
+    as even as can be: every engine worker can take a share of the row group and reads it once."""
+    out: list[tuple[int, int]] = []
+    for first, count in runs:
+        parts = max(1, min(count, workers))
+        size, extra = divmod(count, parts)
+        for k in range(parts):
+            n = size + (1 if k < extra else 0)
+            out.append((first, n))
+            first += n
+    return out
+
+
 def source_fragment(plan: Any, runs: list[tuple[int, int]] | None, index: int) -> Any:
     """Task ``index`` of a split source's stage: ``plan`` restricted to its partitions."""
     if runs is None:
@@ -283,7 +300,8 @@ class QueryStages:
 
         kind = node.kind()
         if kind in SOURCES:
-            runs = [(int(first), int(count)) for first, count in node.source_task_runs()]
+            workers = sum(1 for w in self.coordinator.workers if w.alive)
+            runs = spread_runs([(int(f), int(c)) for f, c in node.source_task_runs()], max(1, workers))
             return Pending(node, len(runs), True, label=kind, runs=runs)
         if node.is_partition_local():
             below = self._lower(node.inputs()[0])
