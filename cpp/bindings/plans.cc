@@ -2,6 +2,7 @@
 
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/unique_ptr.h>
@@ -515,9 +516,26 @@ void BindPlans(nb::module_& m) {
              }
              return out;
            })
-      .def("partition_fragment",
-           [](const PyPlan& p, int64_t partition) {
-             return PyPlan{Unwrap(distributed::PartitionFragment(p.plan, partition))};
+      .def(
+          "partition_fragment",
+          [](const PyPlan& p, int64_t partition, int64_t count) {
+            return PyPlan{Unwrap(distributed::PartitionFragment(p.plan, partition, count))};
+          },
+          nb::arg("partition"), nb::arg("count") = 1)
+      // [(first partition, count)] of the distributed tasks over the fragment's source
+      // (SourceTaskRuns: the ranges of one split row group stay in one task).
+      .def("source_task_runs", [](const PyPlan& p) { return distributed::SourceTaskRuns(*p.plan); })
+      // Per key pair of a join, (left key, right key, the type they are compared in when their
+      // types differ, else None); [] for a node that is not a keyed join (JoinKeyCasts).
+      .def("join_key_casts",
+           [](const PyPlan& p) {
+             nb::list out;
+             const auto casts = distributed::JoinKeyCasts(*p.plan);
+             for (size_t i = 0; i < casts.size(); ++i) {
+               out.append(nb::make_tuple(p.plan->join().left_on[i], p.plan->join().right_on[i],
+                                         casts[i] ? TypeToPy(casts[i]) : nb::none()));
+             }
+             return out;
            })
       // Walking and rebuilding plans (the Ray runner's stage building).
       .def("kind", [](const PyPlan& p) { return distributed::LogicalKindName(p.plan->kind()); })

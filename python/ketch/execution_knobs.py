@@ -10,8 +10,9 @@ releases), so a Daft program's config call ports unchanged:
 - honoured as they are (same name in Ketch): ``scan_tasks_min_size_bytes``,
   ``scan_tasks_max_size_bytes``, ``max_sources_per_scan_task``, ``pre_shuffle_merge_threshold``,
   ``pre_shuffle_merge_partition_threshold``, ``actor_udf_ready_timeout``, ``flight_shuffle_dirs``,
-  ``flight_shuffle_compression``, and ``num_preview_rows`` (rows ``repr(df)`` and the notebook
-  table show, default 8);
+  ``flight_shuffle_compression``, ``num_preview_rows`` (rows ``repr(df)`` and the notebook
+  table show, default 8) and ``shuffle_aggregation_default_partitions`` (the most reduce
+  partitions of a groupby / distinct / window shuffle on Ray, default 200);
 - accepted and ignored (``IGNORED``): the value is kept (readable as an attribute of the
   config) but changes nothing; the first time each one is set, a ``UserWarning`` says so.
 
@@ -39,7 +40,6 @@ IGNORED: dict[str, Any] = {
     "json_target_filesize": 512 * 1024 * 1024,
     "json_inflation_factor": 0.25,
     "text_inflation_factor": 1.0,
-    "shuffle_aggregation_default_partitions": 200,
     "partial_aggregation_threshold": 10000,
     "high_cardinality_aggregation_threshold": 0.8,
     "read_sql_partition_size_bytes": 512 * 1024 * 1024,
@@ -64,7 +64,7 @@ IGNORED: dict[str, Any] = {
 }
 
 # Daft knobs Ketch honours outside ExecutionConfig's native fields, with Daft's defaults.
-KEPT: dict[str, Any] = {"num_preview_rows": 8}
+KEPT: dict[str, Any] = {"num_preview_rows": 8, "shuffle_aggregation_default_partitions": 200}
 
 # Daft knob -> Ketch field of the same meaning.
 RENAMED = {"default_morsel_size": "morsel_size_rows"}

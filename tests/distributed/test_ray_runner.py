@@ -4,6 +4,7 @@ stage and partition, an engine worker killed mid-query, an unreachable address."
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 
@@ -87,6 +88,31 @@ def test_one_small_file_under_an_expensive_udf_spreads_over_every_node(on_ray, t
     out = df.to_pydict()
     assert out["n"] == [len(f"http://example.invalid/{i}") for i in range(4000)]
     assert len(on_ray.last_tasks_per_node) == 3, on_ray.last_tasks_per_node
+
+
+def test_a_split_row_group_is_read_once_per_engine_worker_not_once_per_range(on_ray, tmp_path):
+    n = 60_000
+    urls = [f"http://example.invalid/{i}" for i in range(n)]
+    pq.write_table(pa.table({"url": urls}), tmp_path / "one.parquet", row_group_size=n)
+
+    @ketch.func
+    def expensive(url: str) -> int:
+        return len(url)
+
+    workers = len([w for w in on_ray.workers() if w.alive])
+    with ketch.execution_config_ctx(num_compute_threads=4):
+        df = ketch.read_parquet(str(tmp_path / "one.parquet")).with_column("n", expensive(col("url")))
+        stats = df.explain_analyze(file=io.StringIO())
+        out = df.to_pydict()
+    ranges = stats.scan["scan_tasks"]
+    assert ranges >= 8 > workers
+    # Ranges cut into one run per engine worker: each run reads the row group once (each range
+    # used to be a task of its own that read it again).
+    assert stats.scan["row_groups_read"] == workers
+    assert stats.scan["rows_read"] <= workers * n
+    (stage,) = on_ray.last_stages
+    assert stage.tasks == workers and len(stage.tasks_per_node) == workers, stage.tasks_per_node
+    assert out["n"] == [len(u) for u in urls]
 
 
 def test_a_failing_task_raises_the_original_error_naming_stage_and_partition(on_ray):

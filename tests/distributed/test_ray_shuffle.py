@@ -113,24 +113,40 @@ def test_distinct_and_a_driver_sort_above_a_shuffle(on_ray, tmp_path):
     assert len(_stage(on_ray, "reduce")) == 1  # parquet scan tasks: as many as the files make
 
 
-def test_a_shuffle_above_a_driver_operator(on_ray, tmp_path):
+@pytest.mark.parametrize("how", ["inner", "left", "outer", "anti"])
+def test_a_raw_plan_join_on_keys_of_different_types_is_shuffled_on_cast_keys(on_ray, tmp_path, how):
     glob = _files(tmp_path)
     # A join on keys of different types (int64 x int32) built below DataFrame.join (which casts
-    # keys to their common type) still runs on the driver.
-    other = ketch.from_pydict({"id": list(range(0, 360, 3)), "w": list(range(120))}).with_column(
-        "id", col("id").cast(ketch.DataType.int32())
-    )
+    # keys to their common type): the stage planner shuffles both sides on hidden columns holding
+    # the keys cast to the type the join compares them in, and the join runs unchanged.
+    other = ketch.from_pydict(
+        {"id": list(range(0, 400, 3)) + [None], "w": list(range(134)) + [7]}
+    ).with_column("id", col("id").cast(ketch.DataType.int32()))
 
-    def query() -> ketch.DataFrame:
+    def joined(strategy: str) -> ketch.DataFrame:
         left = ketch.read_parquet(glob)
-        joined = ketch.DataFrame(left._plan.join(other._plan, ["id"], ["id"], "inner", "right.", ""))
-        return joined.groupby("s").agg(col("w").sum())
+        return ketch.DataFrame(left._plan.join(other._plan, ["id"], ["id"], how, "right.", "", strategy))
 
-    native, on_cluster = native_then_ray(query)
+    native, on_cluster = native_then_ray(lambda: joined("hash"))
+    assert on_cluster.schema() == native.schema()  # no hidden column left, key types unchanged
     assert _rows(on_cluster) == _rows(native)
-    kinds = [s.kind for s in on_ray.last_stages]
-    assert kinds[-2:] == ["shuffle map", "reduce"] and "map" in kinds[:-2], kinds
-    assert "driver Join" in on_ray.last_stages[-2].name
+    assert len(native) > 100
+    maps, reduces = _stage(on_ray, "shuffle map"), _stage(on_ray, "reduce")
+    assert len(maps) == 2 and len(reduces) == 1, [s.name for s in on_ray.last_stages]
+    assert all("__ketch_shuffle_key_0__" in m.name for m in maps), [m.name for m in maps]
+    assert not any("driver" in s.name for s in on_ray.last_stages)
+    assert "Join" in reduces[0].name
+
+    # The default strategy broadcasts the small right side where the join type allows.
+    native, on_cluster = native_then_ray(lambda: joined("").groupby("s").agg(col("id").count()))
+    assert _rows(on_cluster) == _rows(native)
+    assert not any("driver" in s.name for s in on_ray.last_stages), [s.name for s in on_ray.last_stages]
+    if how in ("inner", "left", "anti"):
+        assert _stage(on_ray, "broadcast"), [s.name for s in on_ray.last_stages]
+
+
+def test_a_shuffle_above_a_driver_operator(on_ray, tmp_path):
+    glob = _files(tmp_path)
 
     # A limit is no longer a driver operator: it runs in every scan task, then in order.
     native, on_cluster = native_then_ray(
@@ -265,7 +281,7 @@ def test_an_engine_worker_killed_in_the_reduce_stage_still_gives_exact_results(o
     assert reduces and reduces[0].tasks == 6
 
 
-def test_a_join_on_keys_of_different_types_stays_on_the_driver_with_the_same_result(on_ray):
+def test_a_join_on_keys_of_different_types_has_the_native_result(on_ray):
     left, _ = _sides()
     right = ketch.from_arrow(pa.table({"k": pa.array([1, 2, 3, None], pa.int32()), "b": list("wxyz")}))
     native, on_cluster = native_then_ray(lambda: left.join(right, on="k", how="left"))

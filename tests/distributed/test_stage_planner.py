@@ -100,3 +100,44 @@ def test_an_aggregate_run_bucket_by_bucket_over_hashed_inputs_gives_the_whole_re
     groups = [set(t.column("g").to_pylist()) for t in outputs]
     assert sum(len(g) for g in groups) == len(set().union(*groups))  # every key in one bucket
     assert pa.concat_tables(outputs).sort_by("g").to_pylist() == whole.sort_by("g").to_pylist()
+
+
+@ketch.func
+def _text_length(u: str) -> int:
+    return len(u)
+
+
+def test_the_ranges_of_a_split_row_group_are_one_distributed_task(tmp_path):
+    """Below a UDF, row groups are split into row ranges (scan tasks); the distributed tasks keep
+    the ranges of one row group together (one task reads it once), other scan tasks alone."""
+    sizes = [30_000, 4_000, 30_000]  # file 1 is small: a scan task of its own, never split
+    for f, n in enumerate(sizes):
+        start = sum(sizes[:f])
+        urls = [f"https://example.com/{i:08d}" for i in range(start, start + n)]
+        pq.write_table(pa.table({"u": urls}), tmp_path / f"f{f}.parquet", row_group_size=n)
+    with ketch.execution_config_ctx(num_compute_threads=4, morsel_size_rows=2_000):
+        df = ketch.read_parquet(str(tmp_path)).with_column("n", _text_length(col("u")))
+        fragment = _optimized(df)
+        scan_tasks, _exact = fragment.num_partitions()
+        runs = fragment.source_task_runs()
+        assert scan_tasks > 3, repr(fragment)
+        # Runs cover 0..scan_tasks-1 in order, without gaps.
+        assert [first for first, _ in runs] == [sum(c for _, c in runs[:k]) for k in range(len(runs))]
+        assert sum(count for _, count in runs) == scan_tasks
+        assert any(count > 1 for _, count in runs)
+        # Each run's fragment reads its row groups once: rows in order, one row group read per file.
+        pieces, row_groups = [], 0
+        for first, count in runs:
+            stats = _core.ExecutionStats()
+            plan = fragment.partition_fragment(first, count)
+            partitions, reader = plan.execute(ketch.get_execution_config().to_native(), stats)
+            pieces.append(read_partitioned(partitions, reader)[0])
+            row_groups += stats.scan["row_groups_read"]
+        out = pa.concat_tables(pieces)
+        want = [f"https://example.com/{i:08d}" for i in range(sum(sizes))]
+        assert out.column("u").to_pylist() == want
+        assert out.column("n").to_pylist() == [len(u) for u in want]
+        assert row_groups == 3
+        # An in-memory source: one partition per task.
+        parts = _optimized(ketch.from_pydict({"x": list(range(9))}).into_partitions(3).collect())
+        assert parts.source_task_runs() == [(i, 1) for i in range(parts.num_partitions()[0])]

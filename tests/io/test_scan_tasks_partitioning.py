@@ -22,8 +22,9 @@ from ketch.errors import KetchError
 # Each test runs on the native and on the Ray runner (tests/conftest.py: runner).
 pytestmark = pytest.mark.usefixtures("runner")
 SPLIT_ROW_GROUP_READ_PER_WORKER = pytest.mark.ray_xfail(
-    reason="Ray runner gap: the ranges of one split row group run on several engine workers, and each "
-    "worker reads the row group itself (once per worker, not once per query as on the native runner)"
+    reason="Ray runner trade-off: the ranges of one split row group are cut into one run per engine "
+    "worker so that every node gets a share of the expensive pipeline (tests/distributed/"
+    "test_ray_seeds.py); each run reads the row group once: once per worker, not once per query"
 )
 
 

@@ -1,5 +1,7 @@
 #include "ketch/distributed/stage_planner.h"
 
+#include <algorithm>
+
 namespace ketch::distributed {
 
 bool IsPartitionLocal(LogicalKind kind) {
@@ -86,14 +88,83 @@ std::string LogicalKindName(LogicalKind kind) {
   return "Unknown";
 }
 
-arrow::Result<LogicalPlanPtr> PartitionFragment(const LogicalPlanPtr& fragment, int64_t partition) {
+namespace {
+
+/// Scan tasks `first` .. `first + count - 1` of `tasks`, renumbered 0 .. count-1; the planning
+/// counts (pruned files and row groups) stay with scan task 0 only, so that the metrics of every
+/// fragment add up to the scan's (as ScanTasks::OnlyTask).
+ScanTasks OnlyTasks(const ScanTasks& tasks, int64_t first, int64_t count) {
+  ScanTasks out = tasks;
+  out.tasks.clear();
+  for (const auto& entry : tasks.tasks) {
+    if (entry.group < first || entry.group >= first + count) continue;
+    out.tasks.push_back(entry);
+    out.tasks.back().group = static_cast<int32_t>(entry.group - first);
+  }
+  if (first != 0) out.files_pruned = out.row_groups_pruned = out.limit_skipped_row_groups = 0;
+  return out;
+}
+
+/// Whether entries `a` and `b` are row ranges of the same Parquet row group.
+bool SameSplitRowGroup(const ScanTask& a, const ScanTask& b) {
+  return a.row_count >= 0 && b.row_count >= 0 && a.file == b.file && a.row_groups.size() == 1 &&
+         b.row_groups.size() == 1 && a.row_groups[0] == b.row_groups[0];
+}
+
+}  // namespace
+
+std::vector<std::pair<int64_t, int64_t>> SourceTaskRuns(const LogicalPlan& fragment) {
+  const LogicalPlan* node = &fragment;
+  while (!IsSource(node->kind()) && !node->inputs().empty()) node = node->inputs()[0].get();
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  if (node->kind() == LogicalKind::kScan && node->scan().tasks &&
+      node->scan().format == FileFormat::kParquet) {
+    const auto& entries = node->scan().tasks->tasks;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const int64_t group = entries[i].group;
+      if (!runs.empty() && runs.back().first + runs.back().second > group) continue;  // same task
+      // A new scan task: part of the run before when its first entry continues the row group
+      // the run's last entry splits.
+      if (i > 0 && !runs.empty() && SameSplitRowGroup(entries[i - 1], entries[i])) {
+        ++runs.back().second;
+      } else {
+        runs.emplace_back(group, 1);
+      }
+    }
+    if (!runs.empty()) return runs;
+  }
+  auto [count, exact] = NumPartitions(*node);
+  for (int64_t i = 0; i < std::max<int64_t>(1, count); ++i) runs.emplace_back(i, 1);
+  return runs;
+}
+
+std::vector<std::shared_ptr<arrow::DataType>> JoinKeyCasts(const LogicalPlan& node) {
+  std::vector<std::shared_ptr<arrow::DataType>> casts;
+  if (node.kind() != LogicalKind::kJoin) return casts;
+  const JoinSpec& spec = node.join();
+  if (spec.left_on.size() != spec.right_on.size()) return casts;
+  const auto& left = *node.inputs()[0]->schema();
+  const auto& right = *node.inputs()[1]->schema();
+  for (size_t i = 0; i < spec.left_on.size(); ++i) {
+    auto l = left.GetFieldByName(spec.left_on[i]);
+    auto r = right.GetFieldByName(spec.right_on[i]);
+    if (!l || !r) return {};
+    casts.push_back(JoinKeyCast(*l->type(), *r->type()));
+  }
+  return casts;
+}
+
+arrow::Result<LogicalPlanPtr> PartitionFragment(const LogicalPlanPtr& fragment, int64_t partition,
+                                                int64_t count) {
+  if (count < 1) return arrow::Status::Invalid("a fragment of ", count, " partitions");
   if (IsSource(fragment->kind())) {
     if (fragment->kind() == LogicalKind::kInMemorySource) {
+      if (count != 1) return arrow::Status::Invalid("an in-memory source's fragments hold one partition");
       const auto& partitions = fragment->batch_partitions();
       std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
-      const int64_t count = partitions.empty() ? 1 : partitions.back() + 1;
-      if (partition < 0 || partition >= count) {
-        return arrow::Status::Invalid("partition ", partition, " of an in-memory source with ", count);
+      const int64_t available = partitions.empty() ? 1 : partitions.back() + 1;
+      if (partition < 0 || partition >= available) {
+        return arrow::Status::Invalid("partition ", partition, " of an in-memory source with ", available);
       }
       for (size_t i = 0; i < fragment->batches().size(); ++i) {
         if ((partitions.empty() ? 0 : partitions[i]) == partition) batches.push_back(fragment->batches()[i]);
@@ -102,15 +173,19 @@ arrow::Result<LogicalPlanPtr> PartitionFragment(const LogicalPlanPtr& fragment, 
     }
     ScanInfo info = fragment->scan();
     if (!info.tasks) return arrow::Status::Invalid("a scan must have its scan tasks before it is split");
-    const int64_t count = info.tasks->num_tasks();
-    if (count == 0 && partition == 0) return fragment;  // everything pruned: one empty task
-    if (partition < 0 || partition >= count) {
-      return arrow::Status::Invalid("partition ", partition, " of a scan with ", count, " scan tasks");
+    const int64_t tasks = info.tasks->num_tasks();
+    if (tasks == 0 && partition == 0 && count == 1) return fragment;  // everything pruned: one empty task
+    if (partition < 0 || partition + count > tasks) {
+      if (count == 1) {
+        return arrow::Status::Invalid("partition ", partition, " of a scan with ", tasks, " scan tasks");
+      }
+      return arrow::Status::Invalid("partitions ", partition, "..", partition + count - 1, " of a scan with ",
+                                    tasks, " scan tasks");
     }
-    info.tasks = std::make_shared<ScanTasks>(info.tasks->OnlyTask(partition));
+    info.tasks = std::make_shared<ScanTasks>(OnlyTasks(*info.tasks, partition, count));
     return LogicalPlan::Scan(std::move(info));
   }
-  ARROW_ASSIGN_OR_RAISE(auto input, PartitionFragment(fragment->inputs()[0], partition));
+  ARROW_ASSIGN_OR_RAISE(auto input, PartitionFragment(fragment->inputs()[0], partition, count));
   std::vector<LogicalPlanPtr> inputs = fragment->inputs();
   inputs[0] = std::move(input);
   return fragment->WithInputs(std::move(inputs));

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ketch/plan/logical/logical_plan.h"
@@ -18,7 +19,23 @@ namespace ketch::distributed {
 /// `fragment` restricted to its input partition `partition`: the scan keeps only that scan task
 /// (renumbered as group 0, its source row numbers kept, so errors name the rows of the whole
 /// scan), an in-memory source only that partition's batches. Invalid for a partition out of range.
-arrow::Result<LogicalPlanPtr> PartitionFragment(const LogicalPlanPtr& fragment, int64_t partition);
+/// With `count` > 1: input partitions `partition` .. `partition + count - 1` of a scan, as scan
+/// tasks 0 .. count-1 of one fragment (see SourceTaskRuns).
+arrow::Result<LogicalPlanPtr> PartitionFragment(const LogicalPlanPtr& fragment, int64_t partition,
+                                                int64_t count = 1);
+
+/// The distributed tasks over the source at the bottom of `fragment` (following input 0), as
+/// (first partition, partition count) runs covering 0 .. N-1 in order: one partition each, except
+/// that the consecutive scan tasks holding the row ranges of one split Parquet row group form one
+/// run, so that one task (one executor) reads that row group once, as the native runner does,
+/// instead of every task over one of its ranges reading it again.
+std::vector<std::pair<int64_t, int64_t>> SourceTaskRuns(const LogicalPlan& fragment);
+
+/// Per key pair of an equi-join, the type both keys are compared in when their types differ
+/// (JoinKeyCast), nullptr where they are equal; empty for a join without keys (or another node).
+/// The Ray runner hash-shuffles such a join on the keys cast to these types (equal after the cast
+/// means equal hashes), with the join itself unchanged.
+std::vector<std::shared_ptr<arrow::DataType>> JoinKeyCasts(const LogicalPlan& node);
 
 /// A node that runs bucket by bucket after a hash shuffle of its inputs (a hash exchange): input i
 /// is hash-partitioned by the columns `keys[i]` (C++ RowHashes, the same in every process) into

@@ -80,8 +80,9 @@ def set_runner_ray(
     address when nothing answers there (checked before ``ray.init``, so it fails fast).
     ``force_client_mode`` is accepted for Daft compatibility (``ray://`` addresses use Ray Client).
     ``max_shuffle_partitions``: the most buckets a hash shuffle (groupby, distinct, join) makes;
-    default max(8, 2 x the cluster's CPUs); each shuffle uses min(its widest input's partitions,
-    this). ``repartition(n, keys)`` always makes n."""
+    None (default): Daft's widths: a join its widest input's partition count, an aggregation its
+    input's, at most ``shuffle_aggregation_default_partitions`` (200); a sort's ranges at most
+    max(8, 2 x the cluster's CPUs). ``repartition(n, keys)`` always makes n."""
     global _runner
     from ketch.runners.ray.runner import RayRunner
 

@@ -11,8 +11,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ketch.runners.ray.exchange import exchange_of, shuffle_width
 from ketch.runners.ray.sort_stage import is_distributed_sort
-from ketch.runners.ray.stages import BROADCAST_RIGHT, ORDERED, SOURCES
+from ketch.runners.ray.stages import BROADCAST_RIGHT, ORDERED, SOURCES, spread_runs
 
 
 @dataclass
@@ -20,6 +21,8 @@ class _Walk:
     config: Any
     max_shuffle_partitions: int
     broadcast_threshold: int
+    shuffle_cap: int | None = None  # the user's max_shuffle_partitions (hash shuffles)
+    workers: int = 1  # engine workers (one per alive node)
     lines: list[str] = field(default_factory=list)
     stages: int = 0
 
@@ -45,7 +48,7 @@ class _Walk:
         return (
             kind in SOURCES
             or node.is_partition_local()
-            or node.hash_exchange() is not None
+            or exchange_of(node) is not None
             or random
             or split
             or is_distributed_sort(node)
@@ -56,8 +59,15 @@ class _Walk:
         stages below it are appended to ``lines``."""
         kind = node.kind()
         if kind in SOURCES:
-            count, _exact = node.num_partitions()
-            return kind, max(1, count), "map"
+            runs = spread_runs(node.source_task_runs(), self.workers)  # stages.py
+            partitions = sum(count for _, count in runs)
+            if len(runs) < partitions:
+                # The count returned is its partitions (what the stages above see); the label says
+                # how many engine tasks make them.
+                tasks = f"{len(runs)} task{'s' * (len(runs) != 1)}"
+                label = f"{kind} (run as {tasks}: a split row group's ranges at most one run per worker)"
+                return label, partitions, "map"
+            return kind, partitions, "map"
         if node.is_partition_local():
             label, tasks, stage_kind = self.walk(node.inputs()[0])
             return f"{label} -> {kind}", tasks, stage_kind
@@ -83,7 +93,7 @@ class _Walk:
             if exchange is None:
                 self.stage("map", f"{label} -> partial Aggregate", tasks)
                 return "final Aggregate", 1, "reduce"
-            n = max(1, min(tasks, self.max_shuffle_partitions))
+            n = shuffle_width(node, None, tasks, self.config, self.shuffle_cap)
             how = f"hash shuffle by {exchange[0][0]} into {n} ({self.algorithm(tasks, n)})"
             self.stage("shuffle map", f"{label} -> partial Aggregate -> {how}", tasks)
             return "final Aggregate", n, "reduce"
@@ -103,14 +113,11 @@ class _Walk:
                 "    cross Join: the side with fewer rows is broadcast to one task per partition of the other"
             )
             return "cross Join", -1, "reduce"
-        exchange = node.hash_exchange()
+        exchange = exchange_of(node)
         if exchange is not None:
-            keys, fixed = exchange
-            sides = [self.walk(child) for child in node.inputs()]
-            widest = max(t for _, t, _ in sides)
-            n = fixed if fixed > 0 else min(widest if widest > 0 else 1, self.max_shuffle_partitions)
-            n = max(1, n)
-            for (label, tasks, _), side_keys in zip(sides, keys, strict=True):
+            sides = [self.walk(side) for side in exchange.sides]
+            n = shuffle_width(node, exchange, max(t for _, t, _ in sides), self.config, self.shuffle_cap)
+            for (label, tasks, _), side_keys in zip(sides, exchange.keys, strict=True):
                 self.stage(
                     "shuffle map",
                     f"{label} -> hash shuffle by {side_keys} into {n} ({self.algorithm(tasks, n)})",
@@ -177,9 +184,18 @@ class _Walk:
         return f"driver {kind} output", max(1, count), "map"
 
 
-def describe(root: Any, config: Any, max_shuffle_partitions: int, broadcast_threshold: int) -> str:
-    """The stages of ``root`` (an optimized PyPlan) on Ray, one line each, without running it."""
-    walk = _Walk(config, max(1, max_shuffle_partitions), broadcast_threshold)
+def describe(
+    root: Any,
+    config: Any,
+    max_shuffle_partitions: int,
+    broadcast_threshold: int,
+    shuffle_cap: int | None = None,
+    workers: int = 1,
+) -> str:
+    """The stages of ``root`` (an optimized PyPlan) on Ray, one line each, without running it
+    (``max_shuffle_partitions``: the sort's most ranges; ``shuffle_cap``: the user's cap on hash
+    shuffles, exchange.py)."""
+    walk = _Walk(config, max(1, max_shuffle_partitions), broadcast_threshold, shuffle_cap, max(1, workers))
     if walk.distributable(root):
         label, tasks, stage_kind = walk.walk(root)
         walk.stage(stage_kind, label, tasks)

@@ -181,7 +181,14 @@ class RayRunner:
         self.last_tasks_per_node = coordinator.tasks_per_node
         self.last_reruns = coordinator.lineage.reruns
         limit = self._shuffle_partitions_limit()
-        query = QueryStages(coordinator, config, stats, limit, self.broadcast_join_size_bytes_threshold)
+        query = QueryStages(
+            coordinator,
+            config,
+            stats,
+            limit,
+            self.broadcast_join_size_bytes_threshold,
+            shuffle_cap=self.max_shuffle_partitions,
+        )
         self.last_stages = query.stages
         return query
 
@@ -220,7 +227,12 @@ class RayRunner:
         from ketch.runners.ray.explain import describe
 
         text = describe(
-            optimized, config, self._shuffle_partitions_limit(), self.broadcast_join_size_bytes_threshold
+            optimized,
+            config,
+            self._shuffle_partitions_limit(),
+            self.broadcast_join_size_bytes_threshold,
+            shuffle_cap=self.max_shuffle_partitions,
+            workers=sum(1 for node in ray.nodes() if node.get("Alive")),  # one engine worker each
         )
         pools = describe_pools(optimized, ray.cluster_resources().get("GPU", 0.0))
         return "\n".join([text, *pools]) if pools else text

@@ -177,16 +177,17 @@ class DistributedSort:
     ) -> tuple[list[Any], list[dict[str, Any]]]:
         """The sample stage: ``child``'s tasks, each returning its output (left in the object
         store) and a sample of its ``columns``."""
-        from ketch.runners.ray.stages import StageStats
+        from ketch.runners.ray.stages import StageStats, source_fragment
 
         stat = StageStats(self._name("sample", f"{child.label} -> sample {columns}"), "sample")
         config = self.query.config
         plan, split_source = child.plan, child.split_source  # as now: a task run again runs the same
+        runs = child.runs
         shared = None if split_source else plan.to_bytes()
         lineage = self.query.coordinator.lineage
 
         def submit(handle: Any, index: int) -> tuple[Any, Any]:
-            payload = plan.partition_fragment(index).to_bytes() if split_source else shared
+            payload = source_fragment(plan, runs, index).to_bytes() if split_source else shared
             inputs = lineage.resolve(child.inputs[index]) if child.inputs else None
             inputs = self.query.relocate(inputs)  # flight pieces as made again, if lost
             table, meta = handle.run_sample_task.options(num_returns=2).remote(

@@ -1,9 +1,14 @@
 """Stages of one query on Ray: the optimized plan walked from its root, cut at exchanges.
 
 - A source (scan, in-memory data) with the partition-local operators above it (project, filter,
-  explode, sample) is one stage: one task per input partition.
+  explode, sample) is one stage: one task per input partition, except for the row ranges of a
+  split Parquet row group (a large row group below an expensive pipeline): they are cut into at
+  most one run of consecutive ranges per engine worker (``spread_runs``), and each run is one
+  task, whose executor reads the row group once and spreads its ranges over its threads as the
+  native runner does. The row group is then read once per worker that runs some of it (not once
+  per range), and every node still gets a share of the expensive pipeline.
 - A hash exchange (``PlanHashExchange`` in cpp/ketch/distributed/stage_planner: groupby/agg and
-  distinct by their keys, joins whose key types match, ``repartition(n, keys)``) is a shuffle:
+  distinct by their keys, joins, ``repartition(n, keys)``; exchange.py) is a shuffle:
   each task of the stage below also hash-partitions its output by the keys into N buckets, left in
   Ray's object store as N objects (map side); then reduce task j runs the node (and the
   partition-local operators above it, up to the next exchange) over bucket j of every map task of
@@ -19,16 +24,16 @@
   buckets (round-robin from a random start per morsel), and the buckets are the partitions.
 - A sort is a sample stage, a range shuffle and a sort per range on the workers; a small limit
   over a sort a top-k (sort_stage.py).
-- Anything else (single-phase global aggregates, joins built with keys of different types
-  outside DataFrame.join) runs on the driver's native executor over its inputs' partitions, as
-  before; when a distributed stage sits above it, its output partitions are put in the object
-  store.
+- Anything else (single-phase global aggregates) runs on the driver's native executor over its
+  inputs' partitions, as before; when a distributed stage sits above it, its output partitions
+  are put in the object store.
 
 Each stage draws a tqdm bar of its tasks on a terminal (progress.py).
 
-Buckets: ``repartition(n, keys)`` uses n. Otherwise N = the widest input's task count, at most
-``max_shuffle_partitions`` (the runner's; default max(8, 2 x the cluster's CPUs)) and at least 1:
-a shuffle never makes more partitions than its input had, so small inputs stay few tasks.
+Buckets (exchange.py, Daft's rule): ``repartition(n, keys)`` uses n; a join the widest input's
+task count; an aggregation or window its input's, at most ``shuffle_aggregation_default_partitions``
+(200); all at most the runner's ``max_shuffle_partitions`` when the user set it. A shuffle never
+makes more partitions than its input had, so small inputs stay few tasks.
 Joins (inner, left, semi, anti) broadcast the right side when its bytes, measured by its shuffle
 map stage, are at most ``broadcast_join_size_bytes_threshold`` (the runner's; 10 MiB as in
 Daft), or always with ``strategy="broadcast"``: every task of the left side then joins its
@@ -36,9 +41,10 @@ partition with the whole right side, and the left side is not shuffled. A right 
 ``strategy="broadcast"`` sends the whole left side to one task per right partition instead.
 Other right and outer joins, and joins with ``strategy="hash"`` or ``"sort_merge"``, shuffle both
 sides. DataFrame.join casts
-keys of different types to their supertype when it builds the plan, so its joins always have a
-hash exchange. A cross join runs both sides, then broadcasts the one with fewer rows to one task
-per partition of the other (``_cross_join``).
+keys of different types to their supertype when it builds the plan; a join built otherwise
+with keys of different types is shuffled on hidden columns holding its keys cast to the type
+the join compares them in (exchange.py). A cross join runs both sides, then broadcasts the one
+with fewer rows to one task per partition of the other (``_cross_join``).
 
 Aggregations with mergeable states (sum, count, mean, min, max, any_value) run in two phases:
 each map task aggregates its own partition into partial states (one row per group), those are
@@ -68,6 +74,7 @@ from ketch import _core
 from ketch.runners.native import NativeRunner
 from ketch.runners.ray import slicing
 from ketch.runners.ray.coordinator import Coordinator, StageTasks, Upstream
+from ketch.runners.ray.exchange import Exchange, exchange_of, shuffle_width
 from ketch.runners.ray.flight_shuffle import (
     DEFAULT_DIR,
     FlightFetchError,
@@ -91,15 +98,27 @@ ORDERED = ("Limit", "IntoPartitions", "IntoBatches", "Write", "Concat")
 @dataclass
 class Pending:
     """Tasks not run yet: ``plan`` over its own source (``split_source``: task i runs
-    ``plan.partition_fragment(i)``) and/or placeholder leaves: when ``inputs`` is not empty, task
-    i reads ``inputs[i][k]`` (a list of table refs) at leaf k, or the leaf itself where that is
-    None (the split source under a broadcast join)."""
+    ``source_fragment(plan, runs, i)``) and/or placeholder leaves: when ``inputs`` is not empty,
+    task i reads ``inputs[i][k]`` (a list of table refs) at leaf k, or the leaf itself where that
+    is None (the split source under a broadcast join)."""
 
     plan: Any
     num_tasks: int
     split_source: bool
     inputs: list[list[list[Any]]] = field(default_factory=list)
     label: str = ""
+    # A split source's tasks as (first partition, count) of its source (``source_task_runs``: the
+    # row ranges of one split Parquet row group run in one task, which reads it once and returns
+    # one output per partition); None: task i is partition i.
+    runs: list[tuple[int, int]] | None = None
+
+    @property
+    def partitions(self) -> int:
+        """The partitions its tasks make (more than ``num_tasks`` when a task makes several)."""
+        if self.split_source and self.runs is not None:
+            return sum(count for _, count in self.runs)
+        return self.num_tasks
+
     # True while ``plan`` is only the placeholder: each task would just concatenate its input
     # slices, so a consumer may read them directly instead of running tasks.
     slices_only: bool = False
@@ -166,6 +185,39 @@ def _pieces(meta: dict[str, Any], task: int) -> list[FlightPiece]:
     ]
 
 
+def spread_runs(runs: list[tuple[int, int]], workers: int) -> list[tuple[int, int]]:
+    """``runs`` (``PyPlan.source_task_runs``: the ranges of one split row group in one run) with
+    each run of several partitions cut into at most ``workers`` runs of consecutive partitions,
+    as even as can be: every engine worker can take a share of the row group and reads it once."""
+    out: list[tuple[int, int]] = []
+    for first, count in runs:
+        parts = max(1, min(count, workers))
+        size, extra = divmod(count, parts)
+        for k in range(parts):
+            n = size + (1 if k < extra else 0)
+            out.append((first, n))
+            first += n
+    return out
+
+
+def source_fragment(plan: Any, runs: list[tuple[int, int]] | None, index: int) -> Any:
+    """Task ``index`` of a split source's stage: ``plan`` restricted to its partitions."""
+    if runs is None:
+        return plan.partition_fragment(index)
+    first, count = runs[index]
+    return plan.partition_fragment(first, count)
+
+
+def _per_partition(outputs: list[Any], meta: dict[str, Any]) -> Iterator[tuple[list[Any], dict[str, Any]]]:
+    """A task's result (no buckets) as one (outputs, metadata) per partition it made: a task over
+    a run of several partitions (``Pending.runs``) returns one table each."""
+    if len(outputs) <= 1:
+        yield outputs, meta
+        return
+    for j, ref in enumerate(outputs):
+        yield [ref], {**meta, "rows": [meta["rows"][j]], "bytes": [meta["bytes"][j]]}
+
+
 def _placeholder(plan: Any) -> Any:
     return _core.PyPlan.in_memory(plan.schema().empty_table())
 
@@ -180,11 +232,13 @@ class QueryStages:
         stats: _core.ExecutionStats,
         max_shuffle_partitions: int,
         broadcast_threshold: int = DEFAULT_BROADCAST_THRESHOLD,
+        shuffle_cap: int | None = None,
     ) -> None:
         self.coordinator = coordinator
         self.config = config
         self.stats = stats
-        self.max_shuffle_partitions = max(1, max_shuffle_partitions)
+        self.max_shuffle_partitions = max(1, max_shuffle_partitions)  # the sort's ranges
+        self.shuffle_cap = shuffle_cap  # the user's max_shuffle_partitions (hash shuffles); None: none
         self.broadcast_threshold = broadcast_threshold
         self.stages: list[StageStats] = []
         self.query_id = uuid.uuid4().hex[:16]  # names the flight shuffle's files and tickets
@@ -235,7 +289,7 @@ class QueryStages:
         return (
             kind in SOURCES
             or node.is_partition_local()
-            or node.hash_exchange() is not None
+            or exchange_of(node) is not None
             or _random_repartition(node)
             or is_distributed_sort(node)
             or node.split_aggregate() is not None
@@ -246,8 +300,9 @@ class QueryStages:
 
         kind = node.kind()
         if kind in SOURCES:
-            count, _exact = node.num_partitions()
-            return Pending(node, max(1, count), True, label=kind)
+            workers = sum(1 for w in self.coordinator.workers if w.alive)
+            runs = spread_runs([(int(f), int(c)) for f, c in node.source_task_runs()], max(1, workers))
+            return Pending(node, len(runs), True, label=kind, runs=runs)
         if node.is_partition_local():
             below = self._lower(node.inputs()[0])
             below.plan = node.with_inputs([below.plan])
@@ -261,7 +316,7 @@ class QueryStages:
             # in each morsel, as the native repartition does); the buckets are the partitions.
             below = self._lower(node.inputs()[0])
             n = node.params()["num_partitions"]
-            n = n if n > 0 else max(1, below.num_tasks)
+            n = n if n > 0 else max(1, below.partitions)
             side = self._shuffle(below, [], n)
             inputs = [[[outputs[j] for outputs in side]] for j in range(n)]
             return Pending(_placeholder(node), n, False, inputs, label="Repartition (random)")
@@ -270,15 +325,16 @@ class QueryStages:
             return two_phase
         if kind == "Join" and node.join_type() == "cross":
             return self._cross_join(node)
-        exchange = node.hash_exchange()
+        exchange = exchange_of(node)
         if exchange is not None:
-            keys, fixed = exchange
-            children = [self._lower(child) for child in node.inputs()]
-            n = fixed if fixed > 0 else min(max(c.num_tasks for c in children), self.max_shuffle_partitions)
-            n = max(1, n)
+            keys = exchange.keys
+            children = [self._lower(side) for side in exchange.sides]
+            n = shuffle_width(
+                node, exchange, max(c.partitions for c in children), self.config, self.shuffle_cap
+            )
             strategy = node.join_strategy() if kind == "Join" else ""
             if kind == "Join" and node.join_type() == "right" and strategy == "broadcast":
-                return self._broadcast_left_join(node, children[0], children[1])
+                return self._broadcast_left_join(node, children[0], children[1], exchange)
             if kind == "Join" and node.join_type() in BROADCAST_RIGHT and strategy in ("", "broadcast"):
                 # The right side first: when its shuffled bytes are under the threshold (or the
                 # user asked for strategy="broadcast"), every task of the left side gets all of it
@@ -287,7 +343,9 @@ class QueryStages:
                 if strategy == "broadcast" or self.stages[-1].bytes_shuffled <= self.broadcast_threshold:
                     self.stages[-1].kind = "broadcast"
                     self.stages[-1].name = self.stages[-1].name.replace("shuffle map", "broadcast", 1)
-                    return self._broadcast_join(node, children[0], [r for refs in right for r in refs])
+                    return self._broadcast_join(
+                        node, children[0], [r for refs in right for r in refs], exchange
+                    )
                 maps = [self._shuffle(children[0], keys[0], n), right]
             else:
                 maps = [
@@ -297,7 +355,9 @@ class QueryStages:
             if kind == "Repartition":
                 template = _placeholder(node)  # the buckets are the partitions
             else:
-                template = node.with_inputs([_placeholder(child) for child in node.inputs()])
+                template = node.with_inputs(
+                    [exchange.leaf(i, _placeholder(side)) for i, side in enumerate(exchange.sides)]
+                )
             inputs = [[[outputs[j] for outputs in side] for side in maps] for j in range(n)]
             return Pending(template, n, False, inputs, label=kind)
         ordered = self._lower_ordered(node)
@@ -345,7 +405,7 @@ class QueryStages:
         else:
             cutter: slicing.Cutter
             if kind == "IntoPartitions":
-                cutter = slicing.PartitionCutter(params["num_partitions"], below.num_tasks)
+                cutter = slicing.PartitionCutter(params["num_partitions"], below.partitions)
             else:
                 cutter = slicing.BatchCutter(params["batch_size"])
             # A task over an into_batches cut re-chunks it into its one exact batch (a UDF above
@@ -359,7 +419,7 @@ class QueryStages:
                 cuts = [cut for _, rows in outputs for cut in cutter.add(rows)] + cutter.finish()
                 return self._cut_pending(template, kind, [ref for ref, _ in outputs], cuts)
             self._settle(below)
-            estimate = params.get("num_partitions", below.num_tasks)
+            estimate = params.get("num_partitions", below.partitions)
             return Pending(
                 template, estimate, False, [], label=kind, slices_only=True, feed=Feed(below, cutter)
             )
@@ -468,31 +528,41 @@ class QueryStages:
             refs = [outputs[0] for outputs in self._stage(below, 0, None, "map")]
             return Pending(final, 1, False, [[refs]], label="final Aggregate")
         keys = exchange[0][0]
-        n = max(1, min(below.num_tasks, self.max_shuffle_partitions))
+        n = shuffle_width(node, None, below.partitions, self.config, self.shuffle_cap)
         maps = self._shuffle(below, keys, n)
         inputs = [[[outputs[j] for outputs in maps]] for j in range(n)]
         return Pending(final, n, False, inputs, label="final Aggregate")
 
-    def _broadcast_join(self, node: Any, left: Pending, right_refs: list[Any]) -> Pending:
+    def _broadcast_join(self, node: Any, left: Pending, right_refs: list[Any], exchange: Exchange) -> Pending:
         """The join as partition-local over ``left``: each of its tasks joins its partition with
-        the whole right side (``right_refs``: every right table)."""
+        the whole right side (``right_refs``: every right table; ``left`` and the tables are the
+        sides of ``exchange``)."""
         self._settle(left)
-        plan = node.with_inputs([left.plan, _placeholder(node.inputs()[1])])
+        plan = node.with_inputs(
+            [exchange.leaf(0, left.plan), exchange.leaf(1, _placeholder(exchange.sides[1]))]
+        )
         if left.inputs:
             inputs = [[*task, right_refs] for task in left.inputs]
         else:  # a split source: one leaf, kept
             inputs = [[None, right_refs] for _ in range(left.num_tasks)]
         return Pending(
-            plan, left.num_tasks, left.split_source, inputs, label=f"{left.label} -> broadcast Join"
+            plan,
+            left.num_tasks,
+            left.split_source,
+            inputs,
+            label=f"{left.label} -> broadcast Join",
+            runs=left.runs,
         )
 
-    def _broadcast_left_join(self, node: Any, left: Pending, right: Pending) -> Pending:
+    def _broadcast_left_join(self, node: Any, left: Pending, right: Pending, exchange: Exchange) -> Pending:
         """A right join with ``strategy="broadcast"``: the left side whole to one task per
         partition of the right side (each right row is in one task only, so an unmatched one is
         output once)."""
         left_refs = [ref for ref, _ in self._gather(left)]
         inputs = [[left_refs, [ref]] for ref, _ in self._gather(right)] or [[left_refs, []]]
-        plan = node.with_inputs([_placeholder(child) for child in node.inputs()])
+        plan = node.with_inputs(
+            [exchange.leaf(i, _placeholder(side)) for i, side in enumerate(exchange.sides)]
+        )
         return Pending(plan, len(inputs), False, inputs, label="broadcast Join (left side)")
 
     def _cross_join(self, node: Any) -> Pending:
@@ -567,8 +637,10 @@ class QueryStages:
                 cuts = feed.cutter.finish()
             else:
                 self._record(up_stat, meta, 0)
-                feed.refs.append(outputs[0])
-                cuts = feed.cutter.add(meta["rows"][0])
+                cuts = []
+                for part, part_meta in _per_partition(outputs, meta):
+                    feed.refs.append(part[0])
+                    cuts += feed.cutter.add(part_meta["rows"][0])
             pending.inputs.extend([[[(feed.refs[i], o, n) for i, o, n in cut]] for cut in cuts])
             if index is None and not pending.inputs:
                 pending.inputs.append([[]])  # no rows at all: one empty partition
@@ -607,7 +679,10 @@ class QueryStages:
             for outputs, meta in self.coordinator.run(tasks):
                 self._record(stat, meta, buckets)
                 bar.task_done(sum(meta["rows"]))
-                yield outputs, meta
+                if buckets:
+                    yield outputs, meta
+                else:
+                    yield from _per_partition(outputs, meta)
 
     def _stage_tasks(
         self,
@@ -631,18 +706,24 @@ class QueryStages:
         config = self.config
         # The plan as it is now: a task run again later (its output lost with its node) must run
         # the same fragment, whatever is done to ``pending`` meanwhile.
-        plan, split_source = pending.plan, pending.split_source
+        plan, split_source, runs = pending.plan, pending.split_source, pending.runs
         shared = None if split_source else plan.to_bytes()
         lineage = self.coordinator.lineage
 
         def submit(handle: Any, index: int) -> tuple[Any, Any]:
-            payload = plan.partition_fragment(index).to_bytes() if split_source else shared
+            payload = source_fragment(plan, runs, index).to_bytes() if split_source else shared
             inputs = lineage.resolve(pending.inputs[index]) if pending.inputs else None
             inputs = self.relocate(inputs)
             if flight:  # buckets to local disk; only the metadata comes back
                 spec = FlightMap(self.query_id, number, index, tuple(self._flight_dirs), self._compression())
                 run = handle.run_task.options(num_returns=1)
                 return run.remote(payload, config, inputs, buckets, keys, spec), []
+            outputs = runs[index][1] if split_source and runs is not None and not buckets else 1
+            if outputs > 1:  # a run of several partitions: one table each
+                refs = handle.run_task.options(num_returns=outputs + 1).remote(
+                    payload, config, inputs, 0, keys, None, outputs
+                )
+                return refs[-1], refs[:-1]
             refs = handle.run_task.options(num_returns=max(1, buckets) + 1).remote(
                 payload, config, inputs, buckets, keys
             )

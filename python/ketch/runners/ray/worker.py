@@ -126,6 +126,7 @@ class EngineWorker:
         buckets: int,
         keys: list[str] | None,
         flight: Any = None,
+        outputs: int = 1,
     ) -> Any:
         """Runs one task. ``fragment``: the plan's bytes; ``config``: the driver's ExecutionConfig;
         ``inputs``: None (the fragment reads its own source) or, per leaf of the fragment, the refs
@@ -133,7 +134,10 @@ class EngineWorker:
         reads its own source). ``buckets`` = 0:
         returns (output table, metadata); ``buckets`` = N > 0: the output hash-partitioned by
         ``keys`` into N buckets, returned as (table of bucket 0, ..., table of bucket N-1,
-        metadata). Metadata: {"rows": [...], "bytes": [...]} per returned table, "node_id",
+        metadata); with ``outputs`` = K > 1 (and no buckets; a fragment of K partitions, e.g. the
+        row ranges of one split row group): its K output partitions, in order, as (table of
+        partition 0, ..., table of partition K-1, metadata).
+        Metadata: {"rows": [...], "bytes": [...]} per returned table, "node_id",
         "scan" (``ExecutionStats.scan`` of the task).
         With ``flight`` (a ``FlightMap``) and N buckets, the buckets are written to local disk
         and only the metadata is returned (``ShuffleStore.write_buckets``: also "flight", the
@@ -170,6 +174,14 @@ class EngineWorker:
                 if batch.num_rows:
                     per_bucket[partition].append(batch)
             tables = [pa.Table.from_batches(b, schema=schema) for b in per_bucket]
+        elif outputs > 1:
+            # The executor's output partitions (batch by batch, in order: the partitions never
+            # interleave), one table each.
+            per_partition: list[list[pa.RecordBatch]] = [[] for _ in range(outputs)]
+            for partition, batch in zip(partitions, batches, strict=True):
+                if batch.num_rows:
+                    per_partition[min(partition, outputs - 1)].append(batch)
+            tables = [pa.Table.from_batches(b, schema=schema) for b in per_partition]
         else:
             tables = [pa.Table.from_batches([b for b in batches if b.num_rows], schema=schema)]
         self.tasks_run += 1
