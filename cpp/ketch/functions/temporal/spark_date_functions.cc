@@ -193,7 +193,7 @@ class MakeDate : public ScalarFunction {
 
 // spark_make_timestamp(year, month, day, hour, minute: integers, second: numeric) -> timestamp[us];
 // null for an impossible combination (hour outside 0-23, minute outside 0-59, second outside
-// [0, 60)). A fractional second is rounded to the nearest microsecond.
+// [0, 60) except exactly 60). A fractional second is rounded to the nearest microsecond.
 class MakeTimestamp : public ScalarFunction {
  public:
   std::string name() const override { return "spark_make_timestamp"; }
@@ -235,8 +235,11 @@ class MakeTimestamp : public ScalarFunction {
         minute = parts[4]->Value(i);
         micros = std::round(seconds->Value(i) * static_cast<double>(kMicrosPerSecond));
       }
+      // Spark: second 60 with no fraction is the next minute's 0 (make_timestamp(2019, 6, 30, 23, 59,
+      // 60) = 2019-07-01 00:00:00); anything else outside [0, 60) is invalid.
+      const double minute_micros = 60.0 * kMicrosPerSecond;
       if (!day || hour < 0 || hour > 23 || minute < 0 || minute > 59 || !(micros >= 0) ||
-          micros >= 60.0 * kMicrosPerSecond) {
+          micros > minute_micros) {
         out.UnsafeAppendNull();
         continue;
       }
