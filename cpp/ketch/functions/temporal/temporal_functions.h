@@ -25,6 +25,15 @@ arrow::Status RegisterTemporalFunctions();
 /// Called by RegisterTemporalFunctions.
 arrow::Status RegisterIntervalArithmetic();
 
+/// Registers the Spark-style kernels behind ketch.functions (spark_date_functions.cc):
+///   spark_make_date(y, m, d) → date32, null for an impossible date
+///   spark_make_timestamp(y, m, d, h, mi, s) → timestamp[us], null for an impossible combination
+///   spark_add_months(date|ts, int) → date32, the day clamped to the target month's length
+///   spark_months_between(end, start) → float64, Spark's monthsBetween rounded to 8 places
+///   spark_to_utc_timestamp(ts; timezone) → naive timestamp, error in DST gaps and overlaps
+/// Called by RegisterTemporalFunctions.
+arrow::Status RegisterSparkDateFunctions();
+
 /// Nanoseconds in one `unit` (seconds: 1e9 ... nanoseconds: 1).
 int64_t NanosPerUnit(arrow::TimeUnit::type unit);
 
