@@ -362,3 +362,15 @@ def test_plan_time_type_errors() -> None:
             df.select(expr).collect()
     with pytest.raises(Exception, match="unknown time zone"):
         df.select(F.to_utc_timestamp(col("d").cast(pa.timestamp("us")), "Mars/Olympus")).collect()
+
+
+def test_convert_timezone_takes_sparks_argument_order() -> None:
+    from datetime import datetime, timezone
+
+    from ketch.functions import convert_time_zone, convert_timezone
+
+    df = ketch.from_pydict({"ts": [datetime(2024, 3, 1, 12, 0, tzinfo=timezone.utc), None]})
+    spark = df.select(convert_timezone("Asia/Tokyo", df["ts"]).alias("t")).to_pydict()["t"]
+    daft = df.select(convert_time_zone(df["ts"], "Asia/Tokyo").alias("t")).to_pydict()["t"]
+    assert spark == daft
+    assert spark[0].utcoffset().total_seconds() == 9 * 3600 and spark[0].hour == 21 and spark[1] is None

@@ -131,7 +131,10 @@ def convert_time_zone(expr: Expression, to_timezone: str, from_timezone: str | N
     return _expr(expr).dt.convert_time_zone(to_timezone, from_timezone)
 
 
-convert_timezone = convert_time_zone
+def convert_timezone(target_timezone: str, source_timestamp: Expression) -> Expression:
+    """Spark-style alias of :func:`convert_time_zone`, in Spark's (and Daft's) argument order:
+    ``(target_timezone, source_timestamp)``; the timestamp must already carry a time zone."""
+    return convert_time_zone(source_timestamp, target_timezone)
 
 
 def replace_time_zone(expr: Expression, timezone: str | None = None) -> Expression:
