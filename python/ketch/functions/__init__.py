@@ -10,5 +10,6 @@ from ketch.functions.math import *  # noqa: F403
 from ketch.functions.multimodal import *  # noqa: F403
 from ketch.functions.nested import *  # noqa: F403
 from ketch.functions.strings import *  # noqa: F403
+from ketch.functions.strings_extra import *  # noqa: F403
 from ketch.functions.temporal import *  # noqa: F403
 from ketch.functions.window import dense_rank, first_value, lag, last_value, lead, over, rank, row_number  # noqa: F401
