@@ -116,6 +116,16 @@ def test_ascii(rng: np.random.Generator) -> None:
     assert result["m"] == want
 
 
+def test_chr(rng: np.random.Generator) -> None:
+    values: list[int | None] = [65, 97, 48, 322, 256, -1, -100, 233, None]
+    values += [int(n) for n in rng.integers(-300, 3000, 200)]
+    df = ketch.from_pydict({"n": values})
+    out = df.select(F.chr_func(col("n")).alias("c"), F.chr_func(lit(322)).alias("lit")).to_pydict()
+    assert out["c"] == [None if n is None else "" if n < 0 else chr(n % 256) for n in values]
+    assert out["c"][:8] == ["A", "a", "0", "B", "\x00", "", "", "é"]
+    assert out["lit"] == ["B"] * len(values)
+
+
 def test_translate(rng: np.random.Generator) -> None:
     values = random_strings(rng, 300)
     src = random_strings(rng, 300, list("abcé😉,"))

@@ -114,6 +114,13 @@ def ascii_func(expr: Expression) -> Expression:
     return _call("ascii", expr)
 
 
+def chr_func(expr: Expression | int) -> Expression:
+    """String: the Latin-1 character of ``n % 256`` for each integer ``n``, as Spark and Daft
+    (``65`` → ``"A"``, ``322`` → ``"B"``); ``""`` for a negative ``n``. (Named ``chr_func`` so it does
+    not shadow Python's ``chr``.)"""
+    return _call("chr", expr)
+
+
 def translate(expr: Expression, from_chars: Expression | str, to_chars: Expression | str) -> Expression:
     """String: each character found in ``from_chars`` replaced by the character at the same
     position of ``to_chars``, or removed when ``to_chars`` is shorter; the first occurrence in
@@ -140,6 +147,7 @@ def substring_index(expr: Expression, delimiter: Expression | str, count: Expres
 
 __all__ = [
     "ascii_func",
+    "chr_func",
     "damerau_levenshtein_distance",
     "hamming_distance_str",
     "jaro_similarity",

@@ -261,6 +261,7 @@ for _name in ("camel", "upper_camel", "snake", "upper_snake", "kebab", "upper_ke
     register(f"to_{_name}_case", function=f"to_{_name}_case", nargs=(1,))
 register("soundex", function="soundex", nargs=(1,))
 register("ascii", function="ascii_func", nargs=(1,))
+register("chr", "char", function="chr_func", nargs=(1,))
 register("translate", function="translate", nargs=(3,))
 register("split_part", function="split_part", nargs=(3,))
 register("substring_index", function="substring_index", nargs=(3,))

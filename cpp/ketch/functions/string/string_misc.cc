@@ -3,6 +3,7 @@
 //   neighbours once, H and W transparent, vowels and non-letters separating; cut or zero-padded
 //   to 4). A string not starting with an ASCII letter comes back unchanged; "" gives "".
 // - ascii(s) → int32: the first UTF-8 byte as a signed byte (Spark: ascii('é') = -61); 0 for "".
+// - chr(n) → string: the Latin-1 character n % 256 (chr(322) = 'B'); "" for a negative n.
 // - translate(s, from, to): each character of s found in `from` is replaced by the character at
 //   the same position of `to`, or removed when `to` is shorter; the first occurrence in `from`
 //   wins.
@@ -221,6 +222,41 @@ class AsciiFunction : public ScalarFunction {
   }
 };
 
+class ChrFunction : public ScalarFunction {
+ public:
+  std::string name() const override { return "chr"; }
+
+  arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(
+      const std::vector<std::shared_ptr<arrow::DataType>>& arg_types, const std::vector<ExprPtr>& arg_exprs,
+      const FunctionOptions&) const override {
+    if (arg_types.size() != 1) return arrow::Status::Invalid("chr takes 1 argument, got ", arg_types.size());
+    ARROW_RETURN_NOT_OK(CheckIntArg(name(), 0, arg_types, arg_exprs));
+    return arrow::utf8();
+  }
+
+  arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args, const FunctionOptions&,
+                                      const EvalContext& ctx) const override {
+    ARROW_ASSIGN_OR_RAISE(auto input, IntArg::Make(args[0]));
+    const int64_t rows = RowsToCompute(args, ctx.num_rows);
+    arrow::StringBuilder builder;
+    ARROW_RETURN_NOT_OK(builder.Reserve(rows));
+    std::string character;
+    for (int64_t i = 0; i < rows; ++i) {
+      if (input.IsNull(i)) {
+        ARROW_RETURN_NOT_OK(builder.AppendNull());
+        continue;
+      }
+      const int64_t n = input.Value(i);
+      character.clear();
+      if (n >= 0) unicode::AppendUtf8(static_cast<char32_t>(n % 256), &character);
+      ARROW_RETURN_NOT_OK(builder.Append(character));
+    }
+    std::shared_ptr<arrow::Array> out;
+    ARROW_RETURN_NOT_OK(builder.Finish(&out));
+    return FinishResult(args, out);
+  }
+};
+
 class TranslateFunction : public ScalarFunction {
  public:
   std::string name() const override { return "translate"; }
@@ -319,6 +355,7 @@ arrow::Status RegisterStringMiscFunctions() {
   auto* registry = FunctionRegistry::Global();
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<SoundexFunction>()));
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<AsciiFunction>()));
+  ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<ChrFunction>()));
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<TranslateFunction>()));
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<DelimitedFunction>(/*split_part=*/true)));
   return registry->Register(std::make_shared<DelimitedFunction>(/*split_part=*/false));
