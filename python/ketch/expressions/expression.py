@@ -13,6 +13,7 @@ from ketch import _core
 from ketch.datatype import DataType
 from ketch.expressions.flat_methods import FlatMethods
 from ketch.expressions.scalar_methods import ScalarFunctionMethods
+from ketch.expressions.string_extra_methods import StringExtraMethods
 
 if TYPE_CHECKING:
     from ketch.expressions.embedding import EmbeddingNamespace
@@ -67,7 +68,7 @@ def _expr(value: Any) -> Expression:
     return value if isinstance(value, Expression) else lit(value)
 
 
-class Expression(ScalarFunctionMethods, FlatMethods):
+class Expression(ScalarFunctionMethods, FlatMethods, StringExtraMethods):
     """A column expression. Build with :func:`col` and :func:`lit`, combine with operators
     (``+ - * / == != < <= > >= & | ~``) and methods; namespaces ``.image`` and ``.url`` hold the
     multimodal kernels."""

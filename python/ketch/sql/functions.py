@@ -248,6 +248,23 @@ for _part in ("year", "month", "day", "hour", "minute", "second", "quarter", "da
     register(_part, build=_method_or(f"dt.{_part}", _arrow(_part)), nargs=(1,))
 register("day_of_week", "dayofweek", method="dt.day_of_week", nargs=(1,))
 register("date", method="dt.date", nargs=(1,))
+# String distances, case converters and Spark's string functions (ketch.functions.strings_extra).
+register("levenshtein_distance", "levenshtein", function="levenshtein_distance", nargs=(2,))
+for _name in (
+    "damerau_levenshtein_distance",
+    "hamming_distance_str",
+    "jaro_similarity",
+    "jaro_winkler_similarity",
+):
+    register(_name, function=_name, nargs=(2,))
+for _name in ("camel", "upper_camel", "snake", "upper_snake", "kebab", "upper_kebab", "title"):
+    register(f"to_{_name}_case", function=f"to_{_name}_case", nargs=(1,))
+register("soundex", function="soundex", nargs=(1,))
+register("ascii", function="ascii_func", nargs=(1,))
+register("chr", "char", function="chr_func", nargs=(1,))
+register("translate", function="translate", nargs=(3,))
+register("split_part", function="split_part", nargs=(3,))
+register("substring_index", function="substring_index", nargs=(3,))
 
 
 # -- aggregations ---------------------------------------------------------------------------------------

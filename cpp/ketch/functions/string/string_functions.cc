@@ -10,6 +10,9 @@ namespace ketch::str {
 
 arrow::Status RegisterFindFunction();
 arrow::Status RegisterLengthFunction();
+arrow::Status RegisterStringDistanceFunctions();
+arrow::Status RegisterStringCaseFunctions();
+arrow::Status RegisterStringMiscFunctions();
 
 namespace {
 
@@ -234,6 +237,9 @@ arrow::Status RegisterStringFunctions() {
   specs.push_back(struct_get);
   for (auto& spec : specs) ARROW_RETURN_NOT_OK(RegisterArrowOptionsFunction(std::move(spec)));
   ARROW_RETURN_NOT_OK(RegisterLengthFunction());
+  ARROW_RETURN_NOT_OK(RegisterStringDistanceFunctions());
+  ARROW_RETURN_NOT_OK(RegisterStringCaseFunctions());
+  ARROW_RETURN_NOT_OK(RegisterStringMiscFunctions());
   return RegisterFindFunction();
 }
 

@@ -24,6 +24,14 @@ namespace ketch::str {
 ///   a string that does not parse is an error naming it).
 /// - find (substr) → int64: code point index of the first occurrence, -1 when absent.
 /// - struct_get (field) → the field's type.
+/// Ketch's own kernels over Unicode code points (string_distance.cc, string_case.cc,
+/// string_misc.cc; every string argument a column or a literal, null in → null out):
+/// - levenshtein_distance, damerau_levenshtein_distance (OSA), hamming_distance_str (null when
+///   the lengths differ) (a, b) → int64; jaro_similarity, jaro_winkler_similarity (a, b) → float64.
+/// - to_camel_case, to_upper_camel_case, to_snake_case, to_upper_snake_case, to_kebab_case,
+///   to_upper_kebab_case, to_title_case → string (the Rust heck crate's word rules).
+/// - soundex → string; ascii → int32 (signed first byte); translate (s, from, to) → string;
+///   split_part (s, delimiter, part), substring_index (s, delimiter, count) → string.
 arrow::Status RegisterStringFunctions();
 
 }  // namespace ketch::str
