@@ -76,14 +76,14 @@ class StringExtraMethods:
         """Int32: the first byte as a signed byte; 0 for ``""``."""
         return _f().ascii_func(self)
 
-    def translate(self, from_chars: Expression | str, to_chars: Expression | str) -> Expression:
-        """String: characters of ``from_chars`` mapped to ``to_chars`` (or removed)."""
-        return _f().translate(self, from_chars, to_chars)
+    def translate(self, from_str: Expression | str, to_str: Expression | str) -> Expression:
+        """String: characters of ``from_str`` mapped to ``to_str`` (or removed)."""
+        return _f().translate(self, from_str, to_str)
 
-    def split_part(self, delimiter: Expression | str, part: Expression | int) -> Expression:
-        """String: the ``part``-th (1-based) piece split on ``delimiter``."""
-        return _f().split_part(self, delimiter, part)
+    def split_part(self, delim: Expression | str, part: Expression | int) -> Expression:
+        """String: the ``part``-th (1-based) piece split on ``delim``."""
+        return _f().split_part(self, delim, part)
 
-    def substring_index(self, delimiter: Expression | str, count: Expression | int) -> Expression:
-        """String: before the ``count``-th ``delimiter`` (after it from the right when negative)."""
-        return _f().substring_index(self, delimiter, count)
+    def substring_index(self, delim: Expression | str, count: Expression | int) -> Expression:
+        """String: before the ``count``-th ``delim`` (after it from the right when negative)."""
+        return _f().substring_index(self, delim, count)

@@ -121,28 +121,28 @@ def chr_func(expr: Expression | int) -> Expression:
     return _call("chr", expr)
 
 
-def translate(expr: Expression, from_chars: Expression | str, to_chars: Expression | str) -> Expression:
-    """String: each character found in ``from_chars`` replaced by the character at the same
-    position of ``to_chars``, or removed when ``to_chars`` is shorter; the first occurrence in
-    ``from_chars`` wins (SQL / Spark ``translate``)."""
-    return _call("translate", expr, from_chars, to_chars)
+def translate(expr: Expression, from_str: Expression | str, to_str: Expression | str) -> Expression:
+    """String: each character found in ``from_str`` replaced by the character at the same
+    position of ``to_str``, or removed when ``to_str`` is shorter; the first occurrence in
+    ``from_str`` wins (SQL / Spark ``translate``)."""
+    return _call("translate", expr, from_str, to_str)
 
 
-def split_part(expr: Expression, delimiter: Expression | str, part: Expression | int) -> Expression:
+def split_part(expr: Expression, delim: Expression | str, part: Expression | int) -> Expression:
     """String: the ``part``-th piece (1-based; negative counts from the end) of each string split
-    on ``delimiter``; ``""`` when out of range; an empty delimiter does not split. ``part`` 0
+    on ``delim``; ``""`` when out of range; an empty delimiter does not split. ``part`` 0
     raises ValueError (KetchValueError when it comes from a column)."""
     if isinstance(part, int) and not isinstance(part, bool) and part == 0:
         raise ValueError("split_part: part must not be 0 (parts count from 1, or from -1 at the end)")
-    return _call("split_part", expr, delimiter, part)
+    return _call("split_part", expr, delim, part)
 
 
-def substring_index(expr: Expression, delimiter: Expression | str, count: Expression | int) -> Expression:
-    """String: everything before the ``count``-th occurrence of ``delimiter`` from the left
+def substring_index(expr: Expression, delim: Expression | str, count: Expression | int) -> Expression:
+    """String: everything before the ``count``-th occurrence of ``delim`` from the left
     (``count`` > 0) or after the ``count``-th from the right (``count`` < 0); the whole string
     when there are fewer occurrences; ``""`` for ``count`` 0 or an empty delimiter (Spark / MySQL
     ``substring_index``)."""
-    return _call("substring_index", expr, delimiter, count)
+    return _call("substring_index", expr, delim, count)
 
 
 __all__ = [
