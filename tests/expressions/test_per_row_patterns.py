@@ -51,7 +51,7 @@ def test_left_right_with_a_count_column():
 
 def test_regex_and_like_with_a_pattern_column(rng):
     words = ["".join(rng.choice(list("abc"), size=int(rng.integers(0, 7)))) for _ in range(500)]
-    patterns = [str(p) for p in rng.choice(["^a", "b+c", "c$", "(ab)+", "^$", "a.b"], size=500)]
+    patterns = [str(p) for p in rng.choice(["a+", "b+c", "c$", "(ab)+", "^$", "a.b"], size=500)]
     df = ketch.from_pydict({"w": words, "p": patterns})
     out = df.select(
         regexp(col("w"), col("p")).alias("m"),

@@ -50,15 +50,12 @@ def option_call(
                     f"{name}: only one of {what} and {key} may be an expression (a per-row column); "
                     f"got {value!r} and {other!r}"
                 )
-        return Expression._call(
-            "per_row_option",
-            expr,
-            value,
-            function=function,
-            option=option,
-            label=name,
-            argument=what,
-            **others,
-        )
+        from ketch import _core
+        from ketch.expressions.expression import _expr, _to_arrow_literal
+
+        # _core.call directly: Expression._call's own first parameter is named `function`.
+        options = {"function": function, "option": option, "label": name, "argument": what}
+        options.update({k: _to_arrow_literal(v) for k, v in others.items()})
+        return Expression(_core.call("per_row_option", [_expr(expr)._native, value._native], options))
     checked = literal_str(value, what, name) if kind is str else literal_int(value, what, name)
     return Expression._call(function, expr, **{option: checked}, **others)
