@@ -95,9 +95,7 @@ def test_literal_expression_and_many_morsels():
 
 def test_bad_pattern_columns_fail_clearly():
     df = ketch.from_pydict({"s": ["a"], "x": [1.5], "bad": ["("]})
-    with pytest.raises(
-        KetchError, match=r"contains: the substr argument expects a string or integer column"
-    ):
+    with pytest.raises(KetchError, match=r"contains: the substr argument expects a string or integer column"):
         df.select(col("s").str.contains(col("x"))).collect()
     with pytest.raises(KetchError, match=r"regexp with pattern '\('"):
         df.select(regexp(col("s"), col("bad"))).collect()
