@@ -217,6 +217,13 @@ void BindExpressions(nb::module_& m) {
            })
       .def("has_udf", [](const PyExpr& e) { return e.expr->HasUdf(); })
       .def("is_column", [](const PyExpr& e) { return e.expr->kind() == ExprKind::kColumn; })
+      .def("is_literal", [](const PyExpr& e) { return e.expr->kind() == ExprKind::kLiteral; })
+      .def("literal_array",
+           [](const PyExpr& e) -> nb::object {
+             // The literal as a length-1 pyarrow array (None for other expressions).
+             if (e.expr->kind() != ExprKind::kLiteral) return nb::none();
+             return ArrayToPy(Unwrap(arrow::MakeArrayFromScalar(*e.expr->literal(), 1)));
+           })
       .def("alias",
            [](const PyExpr& e, std::string name) { return PyExpr{Expr::Alias(e.expr, std::move(name))}; })
       .def("cast",

@@ -25,7 +25,7 @@ from ketch.dataframe import DataFrame
 from ketch.dataframe_ops.constructors import from_pylist, range
 from ketch.dataframe_ops.set_ops import concat
 from ketch.datatype import DataType, ImageMode, TimeUnit
-from ketch.expressions import Expression, col, lit
+from ketch.expressions import Expression, col, element, lit
 from ketch.expressions.temporal import interval
 from ketch.file import File
 from ketch.io import (
@@ -71,6 +71,7 @@ __all__ = [
     "col",
     "concat",
     "context",
+    "element",
     "errors",
     "exceptions",
     "Field",

@@ -16,7 +16,7 @@ from ketch.context import get_execution_config
 from ketch.dataframe_ops.aggregations import GlobalAggregationShorthands, GroupedAggregationShorthands
 from ketch.dataframe_ops.conveniences import DataFrameConveniences
 from ketch.datatype import DataType
-from ketch.errors import ColumnNotFoundError, KetchError, KetchNotImplementedError
+from ketch.errors import ColumnNotFoundError, KetchError, KetchNotImplementedError, KetchTypeError
 from ketch.expressions.expression import Expression, col, lit
 from ketch.series import to_pylist
 
@@ -79,9 +79,21 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         ``select(*columns, **projections)``). Raises ValueError when no column is given."""
         if not columns and not projections:
             raise ValueError("select() needs at least one column")
-        exprs = [_as_expression(c) for c in columns]
+        exprs = [x for c in columns for x in self._expand_unnest(_as_expression(c))]
         exprs += [_as_expression(e).alias(name) for name, e in projections.items()]
         return DataFrame(self._plan.project([e._native for e in exprs]))._explode_generators(exprs)
+
+    def _expand_unnest(self, expr: Expression) -> list[Expression]:
+        """``unnest(s)``: one ``s.struct.get(field)`` per field of the struct ``s``, else ``[expr]``."""
+        from ketch.functions.nested import unnest_source
+
+        source = unnest_source(expr)
+        if source is None:
+            return [expr]
+        struct_type = source._native.resolve_type(self._arrow_schema())
+        if not pa.types.is_struct(struct_type):
+            raise KetchTypeError(f"unnest expects a struct, but {source!r} has type {struct_type}")
+        return [source.struct.get(field.name) for field in struct_type]
 
     def with_column(self, column_name: str, expr: Expression) -> DataFrame:
         """Adds (or replaces, in place) the column ``column_name`` computed by ``expr``."""

@@ -256,6 +256,17 @@ class DataType:
         return cls(PYTHON_TYPE)
 
     @classmethod
+    def uuid(cls) -> DataType:
+        """UUID: 16-byte universally unique identifiers, Arrow's canonical extension type
+        ``arrow.uuid`` over fixed_size_binary(16) (as Daft). ``from_pydict`` picks it for columns of
+        ``uuid.UUID``; ``to_pydict`` gives ``uuid.UUID`` objects."""
+        return cls(pa.uuid())
+
+    def is_uuid(self) -> bool:
+        """Whether this is :meth:`uuid`."""
+        return self.extension_name == "arrow.uuid"
+
+    @classmethod
     def file(cls) -> DataType:
         """File: a lazy reference to an object (path or URL, and its size when known), the Arrow
         extension type ``ketch.file`` over struct<path: large_string, size: int64>."""
@@ -281,6 +292,7 @@ class DataType:
             return DataType(value)
         import datetime
         import decimal
+        import uuid
 
         python_types = {
             datetime.datetime: pa.timestamp("us"),
@@ -293,6 +305,7 @@ class DataType:
             str: pa.large_string(),
             bool: pa.bool_(),
             bytes: pa.large_binary(),
+            uuid.UUID: pa.uuid(),
         }
         if value in python_types:
             return DataType(python_types[value])

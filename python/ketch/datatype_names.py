@@ -110,6 +110,8 @@ def _extension_name(arrow_type: pa.DataType, extension: str) -> str:
         return f"Tensor[{daft_type_name(arrow_type.value_type)}; [{shape}]]"
     if extension == "ketch.python":
         return "Python"
+    if extension == "arrow.uuid":
+        return "UUID"
     if extension == "ketch.file":
         return "File"
     return f"Extension[{extension}; {daft_type_name(arrow_type.storage_type)}]"

@@ -6,7 +6,9 @@
 #include <sstream>
 
 #include "ketch/expr/function_registry.h"
+#include "ketch/expr/lambda_call.h"
 #include "ketch/expr/storage_cast.h"
+#include "ketch/expr/uuid_cast.h"
 #include "ketch/io/redact.h"
 #include "ketch/types/large_offsets.h"
 
@@ -109,10 +111,15 @@ std::string Expr::ToString() const {
         return "(" + children_[0]->ToString() + " " + op->second + " " + children_[1]->ToString() + ")";
       }
       if (name_ == "invert" && children_.size() == 1) return "not(" + children_[0]->ToString() + ")";
+      // per_row_option(s, p; function=utf8_contains, label=contains, ...) reads as contains(s, p).
+      const bool per_row = name_ == "per_row_option" && options_.count("label") && options_.at("label") &&
+                           options_.at("label")->is_valid;
       std::ostringstream out;
-      out << name_ << "(";
+      out << (per_row ? options_.at("label")->ToString() : name_) << "(";
       for (size_t i = 0; i < children_.size(); ++i) out << (i ? ", " : "") << children_[i]->ToString();
       for (const auto& [key, value] : options_) {
+        if (per_row && (key == "function" || key == "option" || key == "label" || key == "argument"))
+          continue;
         // Credentials (s3_access_key=...) never reach explain output, repr or error messages.
         out << ", " << key << "="
             << (!value || !value->is_valid ? "None"
@@ -145,7 +152,16 @@ std::string Expr::OutputName() const {
 
 void Expr::CollectColumns(std::set<std::string>* out) const {
   if (kind_ == ExprKind::kColumn) out->insert(name_);
+  if (IsLambdaCall(*this)) {
+    children_[0]->CollectColumns(out);  // the bodies read element(), not the batch
+    return;
+  }
   for (const auto& child : children_) child->CollectColumns(out);
+}
+
+bool IsLambdaCall(const Expr& expr) {
+  return expr.kind() == ExprKind::kCall && expr.children().size() >= 2 &&
+         (expr.name() == "list_map" || expr.name() == "list_filter");
 }
 
 bool Expr::HasUdf() const {
@@ -187,6 +203,7 @@ arrow::Result<std::shared_ptr<arrow::Field>> ResolveField(const Expr& expr, cons
       const bool extension =
           field->type()->id() == arrow::Type::EXTENSION || expr.type()->id() == arrow::Type::EXTENSION;
       if (!field->type()->Equals(*expr.type()) && !CanRewrapStorage(*field->type(), *expr.type()) &&
+          !IsUuidCast(*field->type(), *expr.type()) &&
           (extension || !arrow::compute::CanCast(*field->type(), *expr.type()))) {
         return arrow::Status::TypeError("cannot cast ", expr.children()[0]->ToString(), " of type ",
                                         field->type()->ToString(), " to ", expr.type()->ToString());
@@ -195,7 +212,12 @@ arrow::Result<std::shared_ptr<arrow::Field>> ResolveField(const Expr& expr, cons
     }
     case ExprKind::kCall: {
       std::vector<std::shared_ptr<arrow::DataType>> types;
+      const bool lambda = IsLambdaCall(expr);
       for (const auto& child : expr.children()) {
+        if (lambda && !types.empty()) {
+          types.push_back(nullptr);  // a body over element(): the function resolves it
+          continue;
+        }
         ARROW_ASSIGN_OR_RAISE(auto field, ResolveField(*child, schema));
         types.push_back(field->type());
       }
@@ -323,6 +345,16 @@ arrow::Result<arrow::Datum> EvaluateDatum(const Expr& expr, const arrow::RecordB
     case ExprKind::kCast: {
       ARROW_ASSIGN_OR_RAISE(auto input, EvaluateDatum(*expr.children()[0], batch, ctx));
       if (input.type()->Equals(*expr.type())) return input;
+      if (IsUuidCast(*input.type(), *expr.type())) {
+        auto cast = CastUuid(input, expr.type(), batch.num_rows());
+        if (!cast.ok()) {
+          return cast.status().WithMessage("cast of ", expr.children()[0]->ToString(), " from ",
+                                           input.type()->ToString(), " to ", expr.type()->ToString(),
+                                           " failed in the morsel starting at source row ", ctx.SourceRow(0),
+                                           ": ", cast.status().message());
+        }
+        return cast;
+      }
       if (CanRewrapStorage(*input.type(), *expr.type()))
         return RewrapStorage(input, expr.type(), ctx.num_rows);
       auto options = arrow::compute::CastOptions::Safe(expr.type());
@@ -354,14 +386,23 @@ arrow::Result<arrow::Datum> EvaluateDatum(const Expr& expr, const arrow::RecordB
     }
     case ExprKind::kCall: {
       std::vector<arrow::Datum> args;
+      const bool lambda = IsLambdaCall(expr);
       for (const auto& child : expr.children()) {
+        if (lambda && !args.empty()) break;  // bodies are evaluated by the function
         ARROW_ASSIGN_OR_RAISE(auto arg, EvaluateDatum(*child, batch, ctx));
         args.push_back(std::move(arg));
       }
       ARROW_ASSIGN_OR_RAISE(auto function, FunctionRegistry::Global()->Get(expr.name()));
       EvalContext call_ctx = ctx;
       call_ctx.num_rows = batch.num_rows();
-      auto result = function->Execute(args, expr.options(), call_ctx);
+      arrow::Result<arrow::Datum> result;
+      if (lambda) {
+        const auto* lambda_function = dynamic_cast<const LambdaFunction*>(function.get());
+        if (!lambda_function) return arrow::Status::Invalid(expr.name(), " is not a lambda function");
+        result = lambda_function->ExecuteLambda(args, expr.children(), expr.options(), call_ctx);
+      } else {
+        result = function->Execute(args, expr.options(), call_ctx);
+      }
       // Name the failing call itself ("... overflow (in col(a) + lit(1))"); a child's failure
       // returned above and already names its own call. The multimodal kernels (url_*, image_*,
       // file_*) name their function, row and file or URL themselves, and their options hold

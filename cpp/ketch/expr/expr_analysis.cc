@@ -3,6 +3,8 @@
 #include <set>
 #include <string>
 
+#include "ketch/expr/lambda_call.h"
+
 namespace ketch {
 
 void SplitConjuncts(const ExprPtr& predicate, std::vector<ExprPtr>* out) {
@@ -27,7 +29,11 @@ ExprPtr SubstituteColumns(const ExprPtr& expr, const std::map<std::string, ExprP
     return it == mapping.end() ? expr : it->second;
   }
   std::vector<ExprPtr> children;
-  for (const auto& child : expr->children()) children.push_back(SubstituteColumns(child, mapping));
+  const bool lambda = IsLambdaCall(*expr);
+  for (const auto& child : expr->children()) {
+    // A lambda's bodies read element(), never the batch's columns.
+    children.push_back(lambda && !children.empty() ? child : SubstituteColumns(child, mapping));
+  }
   return expr->WithChildren(std::move(children));
 }
 

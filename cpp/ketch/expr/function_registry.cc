@@ -2,7 +2,10 @@
 
 #include <arrow/compute/api.h>
 
+#include <set>
 #include <sstream>
+
+#include "ketch/expr/uuid_cast.h"
 
 namespace ketch {
 namespace {
@@ -12,7 +15,8 @@ namespace {
 /// (implicit casts included) and costs microseconds.
 class ArrowComputeFunction : public ScalarFunction {
  public:
-  explicit ArrowComputeFunction(std::string name) : name_(std::move(name)) {}
+  explicit ArrowComputeFunction(std::string name)
+      : name_(std::move(name)), compares_(Comparisons().count(name_) > 0) {}
 
   std::string name() const override { return name_; }
 
@@ -20,6 +24,9 @@ class ArrowComputeFunction : public ScalarFunction {
       const std::vector<std::shared_ptr<arrow::DataType>>& arg_types, const std::vector<ExprPtr>& arg_exprs,
       const FunctionOptions& options) const override {
     ARROW_ASSIGN_OR_RAISE(auto empties, EmptyArguments(arg_types));
+    if (compares_) {
+      for (auto& datum : empties) datum = UuidStorage(datum);
+    }
     auto result = arrow::compute::CallFunction(name_, empties);
     if (!result.ok()) return CannotApply(name_, arg_types, arg_exprs);
     return result->type();
@@ -27,7 +34,12 @@ class ArrowComputeFunction : public ScalarFunction {
 
   arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args, const FunctionOptions& options,
                                       const EvalContext& ctx) const override {
-    auto result = arrow::compute::CallFunction(name_, args);
+    std::vector<arrow::Datum> storage_args;
+    if (compares_) {
+      // UUIDs compare by their 16 bytes (Arrow defines no comparison on extension types).
+      for (const auto& arg : args) storage_args.push_back(UuidStorage(arg));
+    }
+    auto result = arrow::compute::CallFunction(name_, compares_ ? storage_args : args);
     if (!result.ok()) {
       // e.g. "multiply_checked failed in the morsel starting at source row 12: overflow"
       const bool has_row = ctx.num_rows > 0 && (!ctx.source_rows || ctx.source_rows->length() > 0);
@@ -39,7 +51,14 @@ class ArrowComputeFunction : public ScalarFunction {
   }
 
  private:
+  static const std::set<std::string>& Comparisons() {
+    static const std::set<std::string> names = {"equal",      "not_equal", "less",
+                                                "less_equal", "greater",   "greater_equal"};
+    return names;
+  }
+
   std::string name_;
+  bool compares_ = false;
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "ketch/functions/image/image_functions.h"
 #include "ketch/functions/math/math_functions.h"
 #include "ketch/functions/nested/nested_functions.h"
+#include "ketch/functions/per_row_option.h"
 #include "ketch/functions/random/random_functions.h"
 #include "ketch/functions/string/string_functions.h"
 #include "ketch/functions/temporal/temporal_functions.h"
@@ -32,6 +33,7 @@ arrow::Status RegisterBuiltins() {
     if (status.ok()) status = temporal::RegisterTemporalFunctions();
     if (status.ok()) status = nested::RegisterNestedFunctions();
     if (status.ok()) status = random::RegisterRandomFunctions();
+    if (status.ok()) status = RegisterPerRowOptionFunction();
   });
   return status;
 }

@@ -1,5 +1,5 @@
 """Expressions: typed, lazily evaluated column computations that become native plan nodes."""
 
-from ketch.expressions.expression import Expression, col, lit
+from ketch.expressions.expression import Expression, col, element, lit
 
-__all__ = ["Expression", "col", "lit"]
+__all__ = ["Expression", "col", "element", "lit"]

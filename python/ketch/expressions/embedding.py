@@ -27,6 +27,18 @@ class EmbeddingNamespace:
         null. Errors as for ``cosine_distance``."""
         return self._distance("embedding_euclidean_distance", other)
 
+    def dot_product(self, other: Any) -> Expression:
+        """sum(a * b) per row (float64), computed natively in float64; ``other`` as for
+        ``cosine_distance``. Null where either side or an element is null."""
+        return self._distance("embedding_dot_product", other)
+
+    def pearson_correlation(self, other: Any) -> Expression:
+        """Pearson's r between the two vectors of each row (float64): sum(dx dy) / sqrt(sum(dx^2)
+        sum(dy^2)) with dx = a - mean(a), two-pass in float64; ``other`` as for
+        ``cosine_distance``. Null where either side or an element is null, a side is constant
+        (zero variance) or the vectors are empty."""
+        return self._distance("embedding_pearson_correlation", other)
+
     def l2_distance(self, other: Any) -> Expression:
         """Alias of ``euclidean_distance`` (Daft's name); the metric Lance calls ``"l2"``."""
         return self.euclidean_distance(other)

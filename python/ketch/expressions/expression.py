@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import datetime
+import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,8 @@ def _to_arrow_literal(value: Any) -> Any:
         return ("timestamp_us", (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds)
     if isinstance(value, pa.Scalar):
         return pa.array([value.as_py()], type=value.type)
+    if isinstance(value, uuid.UUID):
+        return pa.array([value.bytes], type=pa.uuid())
     if isinstance(value, str):
         return pa.array([value], type=pa.large_string())
     if isinstance(value, bytes):
@@ -62,6 +65,13 @@ def col(name: str) -> Expression:
     if not isinstance(name, str):
         raise TypeError(f"col() takes a column name (str), got {type(name).__name__}")
     return Expression(_core.col(name))
+
+
+def element() -> Expression:
+    """The list element inside a :meth:`Expression.list_map` mapper or a
+    :meth:`Expression.list_filter` predicate (Daft's ``daft.element()``: the column named ``""``);
+    outside them it names a column that does not exist."""
+    return Expression(_core.col(""))
 
 
 def _expr(value: Any) -> Expression:

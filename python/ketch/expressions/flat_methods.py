@@ -35,6 +35,18 @@ class FlatMethods:
         """Whether this expression is a bare column reference (``col("x")``; not an alias)."""
         return bool(self._native.is_column())  # type: ignore[attr-defined]
 
+    def is_literal(self) -> bool:
+        """Whether this expression is a bare literal (``lit(1)``; not an alias or a cast)."""
+        return bool(self._native.is_literal())  # type: ignore[attr-defined]
+
+    def as_py(self) -> Any:
+        """The Python value of a literal expression (``lit(1).as_py() == 1``); ValueError for any
+        other expression."""
+        array = self._native.literal_array()  # type: ignore[attr-defined]
+        if array is None:
+            raise ValueError(f"as_py() needs a literal expression, got {self!r}")
+        return array.to_pylist()[0]
+
     def column_name(self) -> str | None:
         """The referenced column's name for a bare column reference, else None."""
         return str(self._native.output_name()) if self.is_column() else None  # type: ignore[attr-defined]
@@ -218,6 +230,14 @@ class FlatMethods:
         """Each list's distinct non-null elements."""
         return _f().list_distinct(self)
 
+    def list_map(self, mapper: Expression) -> Expression:
+        """Each list with ``mapper`` (an expression over ``ketch.element()``) applied to its elements."""
+        return _f().list_map(self, mapper)
+
+    def list_filter(self, predicate: Expression) -> Expression:
+        """Each list keeping the elements where ``predicate`` over ``ketch.element()`` is true."""
+        return _f().list_filter(self, predicate)
+
     def list_join(self, delimiter: Any) -> Expression:
         """Each list of strings joined with ``delimiter``."""
         return _f().list_join(self, delimiter)
@@ -321,6 +341,19 @@ class FlatMethods:
     def cosine_similarity(self, other: Any) -> Expression:
         """Cosine similarity (float64) between two embedding/list columns."""
         return _f().cosine_similarity(self, other)  # type: ignore[no-any-return]
+
+    def dot_product(self, other: Any) -> Expression:
+        """Dot product (float64) of two embedding/list columns, row by row."""
+        return self.embedding.dot_product(other)  # type: ignore[attr-defined,no-any-return]
+
+    def pearson_correlation(self, other: Any) -> Expression:
+        """Pearson correlation (float64) of the two vectors of each row."""
+        return self.embedding.pearson_correlation(other)  # type: ignore[attr-defined,no-any-return]
+
+    def unnest(self) -> Expression:
+        """A struct column's fields as columns of their own (Daft's ``struct.get("*")``): usable in
+        ``select`` / ``with_columns``, which expand it to one column per field."""
+        return _f().unnest(self)  # type: ignore[no-any-return]
 
     # --- URLs ---
     def upload(

@@ -123,3 +123,18 @@ class ListNamespace:
     def bool_or(self) -> Expression:
         """True when any non-null element is true; null for empty or all-null lists."""
         return self._call("list_bool_or")
+
+    def map(self, mapper: Expression) -> Expression:
+        """Each list with ``mapper`` applied to its elements: ``mapper`` is an expression over
+        :func:`ketch.element` (e.g. ``element().upper()``), evaluated once per morsel on all lists'
+        elements together; a list of the mapper's type (list/large_list keep their kind,
+        fixed-size lists give large_list). A null list stays null. The mapper may read nothing
+        but ``element()`` and may not call a UDF (KetchValueError / KetchNotImplementedError at plan
+        time)."""
+        return self._call("list_map", mapper)
+
+    def filter(self, predicate: Expression) -> Expression:
+        """Each list keeping the elements where the boolean ``predicate`` over
+        :func:`ketch.element` is true (false and null drop them); null lists stay null, empty ones
+        empty. KetchTypeError at plan time for a non-boolean predicate."""
+        return self._call("list_filter", predicate)

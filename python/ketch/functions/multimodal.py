@@ -15,6 +15,7 @@ __all__ = [
     "cosine_similarity",
     "crop",
     "decode_image",
+    "dot_product",
     "download",
     "encode_image",
     "euclidean_distance",
@@ -26,6 +27,7 @@ __all__ = [
     "image_mode",
     "image_width",
     "is_in",
+    "pearson_correlation",
     "resize",
     "upload",
 ]
@@ -129,6 +131,16 @@ def euclidean_distance(left: Expression, right: Any) -> Expression:
 def cosine_similarity(left: Expression, right: Any) -> Expression:
     """Cosine similarity (float64) between two embedding/list columns: ``1 - cosine_distance``."""
     return 1.0 - _expr(left).embedding.cosine_distance(right)
+
+
+def dot_product(left: Expression, right: Any) -> Expression:
+    """Dot product (float64) of two embedding/list columns, row by row."""
+    return _expr(left).embedding.dot_product(right)
+
+
+def pearson_correlation(left: Expression, right: Any) -> Expression:
+    """Pearson correlation (float64) of the two vectors of each row."""
+    return _expr(left).embedding.pearson_correlation(right)
 
 
 _IMAGE_ATTRIBUTES = {

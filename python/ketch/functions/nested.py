@@ -101,6 +101,31 @@ def to_list(*items: Any) -> Expression:
     return Expression._call("to_list", *items)
 
 
+def list_map(list_expr: Expression, mapper: Expression) -> Expression:
+    """See :meth:`ListNamespace.map` (``mapper`` reads :func:`ketch.element`)."""
+    return _expr(list_expr).list.map(mapper)
+
+
+def list_filter(list_expr: Expression, predicate: Expression) -> Expression:
+    """See :meth:`ListNamespace.filter` (``predicate`` reads :func:`ketch.element`)."""
+    return _expr(list_expr).list.filter(predicate)
+
+
+def unnest(expr: Expression) -> Expression:
+    """The fields of the struct ``expr`` as columns of their own (Daft's ``expr.get("*")``):
+    ``df.select(unnest(col("s")))`` gives one column per field, named as the field. Only ``select``
+    expands it; KetchTypeError there when ``expr`` is not a struct."""
+    source = _expr(expr)
+    marker = source.alias(source.name())
+    marker._unnest_source = source  # type: ignore[attr-defined]
+    return marker
+
+
+def unnest_source(expr: Expression) -> Expression | None:
+    """The struct expression ``expr`` unnests (see :func:`unnest`), or None."""
+    return getattr(expr, "_unnest_source", None)
+
+
 def map_keys(expr: Expression) -> Expression:
     """See :meth:`MapNamespace.keys`."""
     return _expr(expr).map.keys()
@@ -120,8 +145,10 @@ __all__ = [
     "list_contains",
     "list_count",
     "list_distinct",
+    "list_filter",
     "list_flatten",
     "list_join",
+    "list_map",
     "list_max",
     "list_mean",
     "list_min",
@@ -131,5 +158,6 @@ __all__ = [
     "map_keys",
     "slice",
     "to_list",
+    "unnest",
     "value_counts",
 ]

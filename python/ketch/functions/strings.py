@@ -12,42 +12,44 @@ from typing import Any
 import pyarrow as pa
 
 from ketch.expressions.expression import Expression, _expr, lit
-from ketch.functions._args import literal_int, literal_str
+from ketch.functions._args import literal_int, literal_str, option_call
 
 
-def contains(expr: Expression, substr: str) -> Expression:
-    """Bool: whether each string contains ``substr`` (plain text, case sensitive)."""
-    return Expression._call("utf8_contains", expr, pattern=literal_str(substr, "substr", "contains"))
+def contains(expr: Expression, substr: str | Expression) -> Expression:
+    """Bool: whether each string contains ``substr`` (plain text, case sensitive; a str, or a string
+    column giving each row its own)."""
+    return option_call("utf8_contains", expr, "pattern", substr, "substr", "contains", str)
 
 
-def startswith(expr: Expression, prefix: str) -> Expression:
-    """Bool: whether each string starts with ``prefix``."""
-    return Expression._call("starts_with", expr, pattern=literal_str(prefix, "prefix", "startswith"))
+def startswith(expr: Expression, prefix: str | Expression) -> Expression:
+    """Bool: whether each string starts with ``prefix`` (a str or a string column)."""
+    return option_call("starts_with", expr, "pattern", prefix, "prefix", "startswith", str)
 
 
-def endswith(expr: Expression, suffix: str) -> Expression:
-    """Bool: whether each string ends with ``suffix``."""
-    return Expression._call("ends_with", expr, pattern=literal_str(suffix, "suffix", "endswith"))
+def endswith(expr: Expression, suffix: str | Expression) -> Expression:
+    """Bool: whether each string ends with ``suffix`` (a str or a string column)."""
+    return option_call("ends_with", expr, "pattern", suffix, "suffix", "endswith", str)
 
 
-def regexp(expr: Expression, pattern: str) -> Expression:
-    """Bool: whether the regex ``pattern`` matches anywhere in each string."""
-    return Expression._call("regexp_match", expr, pattern=literal_str(pattern, "pattern", "regexp"))
+def regexp(expr: Expression, pattern: str | Expression) -> Expression:
+    """Bool: whether the regex ``pattern`` (a str, or a string column: one compile per distinct
+    pattern) matches anywhere in each string."""
+    return option_call("regexp_match", expr, "pattern", pattern, "pattern", "regexp", str)
 
 
-def regexp_count(expr: Expression, pattern: str) -> Expression:
-    """UInt64: the number of non-overlapping matches of the regex ``pattern``."""
-    return Expression._call("regexp_count", expr, pattern=literal_str(pattern, "pattern", "regexp_count"))
+def regexp_count(expr: Expression, pattern: str | Expression) -> Expression:
+    """UInt64: the number of non-overlapping matches of the regex ``pattern`` (a str or a string
+    column)."""
+    return option_call("regexp_count", expr, "pattern", pattern, "pattern", "regexp_count", str)
 
 
-def regexp_extract(expr: Expression, pattern: str, index: int = 0) -> Expression:
-    """String: group ``index`` (0: the whole match) of the first match of ``pattern``; null when
-    nothing matches. An ``index`` above the pattern's group count fails at plan time."""
-    return Expression._call(
-        "regexp_extract",
-        expr,
-        pattern=literal_str(pattern, "pattern", "regexp_extract"),
-        index=literal_int(index, "index", "regexp_extract"),
+def regexp_extract(expr: Expression, pattern: str | Expression, index: int = 0) -> Expression:
+    """String: group ``index`` (0: the whole match) of the first match of ``pattern`` (a str or a
+    string column); null when nothing matches. An ``index`` above the pattern's group count fails
+    at plan time (at run time for a pattern column)."""
+    group = literal_int(index, "index", "regexp_extract")
+    return option_call(
+        "regexp_extract", expr, "pattern", pattern, "pattern", "regexp_extract", str, index=group
     )
 
 
@@ -75,35 +77,48 @@ def regexp_extract_all(expr: Expression, pattern: str, index: int = 0) -> Expres
     return Expression._call("if_else", count == 0, empty, parts)
 
 
-def regexp_replace(expr: Expression, pattern: str, replacement: str) -> Expression:
+def regexp_replace(expr: Expression, pattern: str | Expression, replacement: str | Expression) -> Expression:
     """String: every match of the regex ``pattern`` replaced by ``replacement`` (RE2: ``\\1``
-    names group 1)."""
+    names group 1). Either (not both) may be a string column giving each row its own."""
+    return _replace_call("regexp_replace", expr, pattern, "pattern", replacement)
+
+
+def regexp_split(expr: Expression, pattern: str | Expression) -> Expression:
+    """List[String]: each string split on matches of the regex ``pattern`` (a str or a string column)."""
+    return option_call("regexp_split", expr, "pattern", pattern, "pattern", "regexp_split", str)
+
+
+def _replace_call(function: str, expr: Expression, search: Any, what: str, replacement: Any) -> Expression:
+    if isinstance(replacement, Expression) and not isinstance(search, Expression):
+        pattern = literal_str(search, what, function)
+        return option_call(
+            function, expr, "replacement", replacement, "replacement", function, str, pattern=pattern
+        )
+    if isinstance(search, Expression):
+        if isinstance(replacement, Expression):
+            return option_call(
+                function, expr, "pattern", search, what, function, str, replacement=replacement
+            )
+        fixed = literal_str(replacement, "replacement", function)
+        return option_call(function, expr, "pattern", search, what, function, str, replacement=fixed)
     return Expression._call(
-        "regexp_replace",
+        function,
         expr,
-        pattern=literal_str(pattern, "pattern", "regexp_replace"),
-        replacement=literal_str(replacement, "replacement", "regexp_replace"),
+        pattern=literal_str(search, what, function),
+        replacement=literal_str(replacement, "replacement", function),
     )
 
 
-def regexp_split(expr: Expression, pattern: str) -> Expression:
-    """List[String]: each string split on matches of the regex ``pattern``."""
-    return Expression._call("regexp_split", expr, pattern=literal_str(pattern, "pattern", "regexp_split"))
+def replace(expr: Expression, search: str | Expression, replacement: str | Expression) -> Expression:
+    """String: every occurrence of the plain text ``search`` replaced by ``replacement``. Either
+    (not both) may be a string column giving each row its own."""
+    return _replace_call("replace", expr, search, "search", replacement)
 
 
-def replace(expr: Expression, search: str, replacement: str) -> Expression:
-    """String: every occurrence of the plain text ``search`` replaced by ``replacement``."""
-    return Expression._call(
-        "replace",
-        expr,
-        pattern=literal_str(search, "search", "replace"),
-        replacement=literal_str(replacement, "replacement", "replace"),
-    )
-
-
-def split(expr: Expression, split_on: str) -> Expression:
-    """List[String]: each string split on the plain text ``split_on`` (not empty)."""
-    return Expression._call("split", expr, pattern=literal_str(split_on, "split_on", "split"))
+def split(expr: Expression, split_on: str | Expression) -> Expression:
+    """List[String]: each string split on the plain text ``split_on`` (not empty; a str or a string
+    column)."""
+    return option_call("split", expr, "pattern", split_on, "split_on", "split", str)
 
 
 def lower(expr: Expression) -> Expression:
@@ -151,14 +166,14 @@ def length_bytes(expr: Expression) -> Expression:
     return Expression._call("length_bytes", expr)
 
 
-def left(expr: Expression, nchars: int) -> Expression:
-    """String: the first ``nchars`` (>= 0) characters."""
-    return Expression._call("left", expr, n=literal_int(nchars, "nchars", "left"))
+def left(expr: Expression, nchars: int | Expression) -> Expression:
+    """String: the first ``nchars`` (>= 0; an int or an integer column) characters."""
+    return option_call("left", expr, "n", nchars, "nchars", "left", int)
 
 
-def right(expr: Expression, nchars: int) -> Expression:
-    """String: the last ``nchars`` (>= 0) characters."""
-    return Expression._call("right", expr, n=literal_int(nchars, "nchars", "right"))
+def right(expr: Expression, nchars: int | Expression) -> Expression:
+    """String: the last ``nchars`` (>= 0; an int or an integer column) characters."""
+    return option_call("right", expr, "n", nchars, "nchars", "right", int)
 
 
 def substr(expr: Expression, start: int, length: int | None = None) -> Expression:
@@ -188,19 +203,21 @@ def repeat(expr: Expression, n: int | Expression) -> Expression:
     return Expression._call("binary_repeat", expr, n)
 
 
-def like(expr: Expression, pattern: str) -> Expression:
-    """Bool: SQL LIKE (``%`` any run, ``_`` one character), case sensitive."""
-    return Expression._call("like", expr, pattern=literal_str(pattern, "pattern", "like"))
+def like(expr: Expression, pattern: str | Expression) -> Expression:
+    """Bool: SQL LIKE (``%`` any run, ``_`` one character), case sensitive (a str or a string column)."""
+    return option_call("like", expr, "pattern", pattern, "pattern", "like", str)
 
 
-def ilike(expr: Expression, pattern: str) -> Expression:
-    """Bool: SQL ILIKE (``%`` any run, ``_`` one character), case insensitive."""
-    return Expression._call("ilike", expr, pattern=literal_str(pattern, "pattern", "ilike"))
+def ilike(expr: Expression, pattern: str | Expression) -> Expression:
+    """Bool: SQL ILIKE (``%`` any run, ``_`` one character), case insensitive (a str or a string
+    column)."""
+    return option_call("ilike", expr, "pattern", pattern, "pattern", "ilike", str)
 
 
-def find(expr: Expression, substr: str) -> Expression:
-    """Int64: the character index of the first occurrence of ``substr``, -1 when absent."""
-    return Expression._call("find", expr, substr=literal_str(substr, "substr", "find"))
+def find(expr: Expression, substr: str | Expression) -> Expression:
+    """Int64: the character index of the first occurrence of ``substr`` (a str or a string column),
+    -1 when absent."""
+    return option_call("find", expr, "substr", substr, "substr", "find", str)
 
 
 _ASCII_PUNCTUATION = "[" + re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~") + "]"

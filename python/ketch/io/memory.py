@@ -40,12 +40,28 @@ def _column(values: Any) -> pa.Array | pa.ChunkedArray:
     tensors = numpy_tensor_column(values)
     if tensors is not None:
         return tensors
+    uuids = _uuid_column(values)
+    if uuids is not None:
+        return uuids
     try:
         return pa.array(values)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
         from ketch.pytype import python_array
 
         return python_array(list(values))
+
+
+def _uuid_column(values: Any) -> pa.Array | None:
+    """A column of ``uuid.UUID`` (and None) as Arrow's ``arrow.uuid`` extension type; None when
+    the values are anything else."""
+    import uuid
+
+    first = next((v for v in values if v is not None), None) if isinstance(values, (list, tuple)) else None
+    if not isinstance(first, uuid.UUID):
+        return None
+    if not all(v is None or isinstance(v, uuid.UUID) for v in values):
+        return None
+    return pa.array([None if v is None else v.bytes for v in values], type=pa.uuid())
 
 
 def from_arrow(data: pa.Table | pa.RecordBatch | list[pa.Table] | Any) -> DataFrame:

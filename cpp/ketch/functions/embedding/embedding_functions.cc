@@ -57,10 +57,38 @@ arrow::Result<Vectors> Flatten(const std::shared_ptr<arrow::Array>& array) {
   return v;
 }
 
-enum class Metric { kCosine, kEuclidean };
+enum class Metric { kCosine, kEuclidean, kDot, kPearson };
 
-// One row's distance; false when it is undefined (cosine with a zero-norm side).
+// One row's distance; false when it is undefined (cosine with a zero-norm side, Pearson with a
+// constant side).
 bool RowDistance(Metric metric, const double* x, const double* y, int64_t n, double* out) {
+  if (metric == Metric::kDot) {
+    double dot = 0;
+    for (int64_t k = 0; k < n; ++k) dot += x[k] * y[k];
+    *out = dot;
+    return true;
+  }
+  if (metric == Metric::kPearson) {
+    // Two passes (means first) for accuracy: r = sum(dx dy) / sqrt(sum(dx^2) sum(dy^2)).
+    if (n == 0) return false;
+    double mx = 0, my = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      mx += x[k];
+      my += y[k];
+    }
+    mx /= static_cast<double>(n);
+    my /= static_cast<double>(n);
+    double sxy = 0, sxx = 0, syy = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      const double dx = x[k] - mx, dy = y[k] - my;
+      sxy += dx * dy;
+      sxx += dx * dx;
+      syy += dy * dy;
+    }
+    if (sxx == 0 || syy == 0) return false;
+    *out = sxy / std::sqrt(sxx * syy);
+    return true;
+  }
   if (metric == Metric::kEuclidean) {
     double sum = 0;
     for (int64_t k = 0; k < n; ++k) {
@@ -85,9 +113,7 @@ class VectorDistance : public ScalarFunction {
  public:
   explicit VectorDistance(Metric metric) : metric_(metric) {}
 
-  std::string name() const override {
-    return metric_ == Metric::kCosine ? "embedding_cosine_distance" : "embedding_euclidean_distance";
-  }
+  std::string name() const override { return std::string("embedding_") + label(); }
 
   arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(
       const std::vector<std::shared_ptr<arrow::DataType>>& types, const std::vector<ExprPtr>& exprs,
@@ -143,7 +169,19 @@ class VectorDistance : public ScalarFunction {
   }
 
  private:
-  const char* label() const { return metric_ == Metric::kCosine ? "cosine_distance" : "euclidean_distance"; }
+  const char* label() const {
+    switch (metric_) {
+      case Metric::kCosine:
+        return "cosine_distance";
+      case Metric::kEuclidean:
+        return "euclidean_distance";
+      case Metric::kDot:
+        return "dot_product";
+      case Metric::kPearson:
+        return "pearson_correlation";
+    }
+    return "?";
+  }
 
   Metric metric_;
 };
@@ -153,7 +191,10 @@ class VectorDistance : public ScalarFunction {
 arrow::Status RegisterEmbeddingFunctions() {
   ARROW_RETURN_NOT_OK(
       FunctionRegistry::Global()->Register(std::make_shared<VectorDistance>(Metric::kCosine)));
-  return FunctionRegistry::Global()->Register(std::make_shared<VectorDistance>(Metric::kEuclidean));
+  ARROW_RETURN_NOT_OK(
+      FunctionRegistry::Global()->Register(std::make_shared<VectorDistance>(Metric::kEuclidean)));
+  ARROW_RETURN_NOT_OK(FunctionRegistry::Global()->Register(std::make_shared<VectorDistance>(Metric::kDot)));
+  return FunctionRegistry::Global()->Register(std::make_shared<VectorDistance>(Metric::kPearson));
 }
 
 }  // namespace ketch::embedding

@@ -483,6 +483,7 @@ arrow::Status RegisterNestedFunctions() {
   ARROW_RETURN_NOT_OK(RegisterListFunctions());
   ARROW_RETURN_NOT_OK(RegisterListAggregateFunctions());
   ARROW_RETURN_NOT_OK(RegisterListBuildFunctions());
+  ARROW_RETURN_NOT_OK(RegisterListLambdaFunctions());
   return RegisterStructMapFunctions();
 }
 

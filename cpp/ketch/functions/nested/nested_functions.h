@@ -17,5 +17,7 @@ arrow::Status RegisterListAggregateFunctions();
 arrow::Status RegisterStructMapFunctions();
 /// list_append(list, item), to_list(items...), list_flatten(list of lists), map_keys(map).
 arrow::Status RegisterListBuildFunctions();
+/// list_map(list, body) and list_filter(list, predicate): bodies over element() (IsLambdaCall).
+arrow::Status RegisterListLambdaFunctions();
 
 }  // namespace ketch::nested

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "ketch/expr/lambda_call.h"
+
 namespace ketch {
 namespace {
 
@@ -103,8 +105,10 @@ class StageBuilder {
     const bool child_is_root = root && expr->kind() == ExprKind::kAlias;
     std::vector<ExprPtr> children;
     bool changed = false;
+    const bool lambda = IsLambdaCall(*expr);
     for (const auto& child : expr->children()) {
-      children.push_back(Extract(child, child_is_root));
+      // A lambda's bodies run on the list's values inside the call: nothing in them splits off.
+      children.push_back(lambda && !children.empty() ? child : Extract(child, child_is_root));
       changed |= children.back() != child;
     }
     ExprPtr current = changed ? WithChildren(expr, std::move(children)) : expr;
