@@ -209,7 +209,8 @@ arrow::Status HashInto(const arrow::Array& values, const Hasher& h, uint64_t* ou
 }
 
 // Daft's hash_list: unseeded, the elements are hashed without a seed and each row hashes the bytes
-// of its elements' hashes; seeded, a row's elements and then the row take the row's seed.
+// of its elements' hashes; seeded, a row's elements and then the row take the row's seed (except
+// SHA-1, which hashes the row unseeded).
 arrow::Result<std::shared_ptr<arrow::UInt64Array>> HashList(const arrow::Array& list,
                                                             const arrow::Array& child,
                                                             const std::vector<int64_t>& offsets,
@@ -230,7 +231,9 @@ arrow::Result<std::shared_ptr<arrow::UInt64Array>> HashList(const arrow::Array& 
       const int64_t count = offsets[i + 1] - offsets[i];
       seeds.assign(count, h.Seed(i));
       ARROW_ASSIGN_OR_RAISE(auto hashed, HashArray(*child.Slice(offsets[i], count), seeds.data(), h.kind()));
-      out[i] = h.Bytes(i, reinterpret_cast<const uint8_t*>(hashed->raw_values()), count * 8);
+      // Daft's hash_list hashes a row's bytes with SHA-1 unseeded (the elements did take the seed).
+      out[i] = HashBytes(h.kind(), reinterpret_cast<const uint8_t*>(hashed->raw_values()), count * 8,
+                         h.kind() != HashKind::kSha1, h.Seed(i));
     }
   }
   std::shared_ptr<arrow::Buffer> validity;
