@@ -42,17 +42,20 @@ uint64_t Fingerprint(std::string_view text, const Settings& s, std::vector<size_
   const auto chars = static_cast<int64_t>(starts->size());
   if (chars < s.ngram_size) return 0;
   starts->push_back(text.size());
-  std::array<int64_t, 64> weights{};
+  // Bit i is set when more than half the n-grams have it: count the ones per bit (a loop the
+  // compiler vectorizes), then compare with the number of n-grams.
+  std::array<uint32_t, 64> ones{};
   const bool seeded = s.kind != HashKind::kSha1;
-  for (int64_t c = 0; c + s.ngram_size <= chars; ++c) {
+  const int64_t grams = chars - s.ngram_size + 1;
+  for (int64_t c = 0; c < grams; ++c) {
     const size_t begin = (*starts)[c], end = (*starts)[c + s.ngram_size];
     const uint64_t h =
         HashBytes(s.kind, reinterpret_cast<const uint8_t*>(text.data()) + begin, end - begin, seeded, 0);
-    for (int bit = 0; bit < 64; ++bit) weights[bit] += ((h >> bit) & 1) ? 1 : -1;
+    for (int bit = 0; bit < 64; ++bit) ones[bit] += static_cast<uint32_t>((h >> bit) & 1);
   }
   uint64_t out = 0;
   for (int bit = 0; bit < 64; ++bit) {
-    if (weights[bit] > 0) out |= uint64_t{1} << bit;
+    if (2 * static_cast<int64_t>(ones[bit]) > grams) out |= uint64_t{1} << bit;
   }
   return out;
 }
