@@ -116,10 +116,12 @@ class MinHashFunction : public ScalarFunction {
     ARROW_ASSIGN_OR_RAISE(auto strings, arrow::compute::Cast(*input, arrow::large_utf8()));
     const auto& text = static_cast<const arrow::LargeStringArray&>(*strings);
 
-    std::vector<uint64_t> a(s.num_hashes), b(s.num_hashes);
+    // a < 2^31 and h < 2^32, so a * h + b < 2^63 never wraps: 32-bit operands widened to 64 bits let
+    // the compiler use the packed 32x32->64 multiply.
+    std::vector<uint32_t> a(s.num_hashes), b(s.num_hashes);
     WyRand rng(s.seed);
-    for (auto& v : a) v = 1 + rng.Below(0x7fffffffULL - 1);
-    for (auto& v : b) v = rng.Below(0x7fffffffULL);
+    for (auto& v : a) v = static_cast<uint32_t>(1 + rng.Below(0x7fffffffULL - 1));
+    for (auto& v : b) v = static_cast<uint32_t>(rng.Below(0x7fffffffULL));
     // Daft seeds every hash function with `seed` except SHA-1 (BuildHasherDefault<Sha1Hasher>).
     const bool seeded = s.kind != HashKind::kSha1;
 
@@ -128,24 +130,23 @@ class MinHashFunction : public ScalarFunction {
                                         static_cast<int32_t>(s.num_hashes));
     ARROW_RETURN_NOT_OK(values->Reserve(text.length() * s.num_hashes));
     std::vector<size_t> spaces;
-    std::vector<uint64_t> mins(s.num_hashes);
+    std::vector<uint32_t> mins(s.num_hashes);
     for (int64_t row = 0; row < text.length(); ++row) {
       if (text.IsNull(row)) {
         ARROW_RETURN_NOT_OK(builder.AppendNull());
         continue;
       }
-      std::fill(mins.begin(), mins.end(), kMaxHash);
+      std::fill(mins.begin(), mins.end(), static_cast<uint32_t>(kMaxHash));
       ForEachWindow(text.GetView(row), s.ngram_size, &spaces, [&](std::string_view gram) {
-        const uint64_t h =
-            HashBytes(s.kind, reinterpret_cast<const uint8_t*>(gram.data()), gram.size(), seeded, s.seed) &
-            kMaxHash;
+        const auto h = static_cast<uint32_t>(
+            HashBytes(s.kind, reinterpret_cast<const uint8_t*>(gram.data()), gram.size(), seeded, s.seed));
         for (int64_t i = 0; i < s.num_hashes; ++i) {
-          const uint64_t v = h * a[i] + b[i];
-          mins[i] = std::min(mins[i], (v + (v >> 61)) & kMaxHash);
+          const uint64_t v = static_cast<uint64_t>(h) * a[i] + b[i];
+          mins[i] = std::min(mins[i], static_cast<uint32_t>(v + (v >> 61)));
         }
       });
       ARROW_RETURN_NOT_OK(builder.Append());
-      for (int64_t i = 0; i < s.num_hashes; ++i) values->UnsafeAppend(static_cast<uint32_t>(mins[i]));
+      for (int64_t i = 0; i < s.num_hashes; ++i) values->UnsafeAppend(mins[i]);
     }
     return builder.Finish();
   }
