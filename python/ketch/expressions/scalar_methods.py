@@ -4,12 +4,16 @@ access. ``Expression`` inherits them; each calls the free function of the same m
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from ketch.expressions.expression import Expression
     from ketch.expressions.float import FloatNamespace
     from ketch.expressions.string import StringNamespace
+
+
+# Daft's hash function names (daft-hash HashFunctionKind::from_str).
+HashFunctionName = Literal["xxhash", "xxhash32", "xxhash64", "xxhash3_64", "murmurhash3", "sha1"]
 
 
 class ScalarFunctionMethods:
@@ -105,14 +109,25 @@ class ScalarFunctionMethods:
 
         return general.try_cast(self, dtype)
 
-    def hash(self, seed: Any = None, hash_function: str | None = "xxhash") -> Expression:
-        """UInt64 XXH64 of each value (see :func:`ketch.functions.hash`)."""
+    def hash(
+        self,
+        seed: Any | None = None,
+        hash_function: HashFunctionName | None = "xxhash",
+    ) -> Expression:
+        """UInt64: Daft's hash of each value (see :func:`ketch.functions.hash`)."""
         from ketch.functions import general
 
-        return general.hash(self, seed, hash_function)
+        return general.hash(self, seed=seed, hash_function=hash_function)
 
     def minhash(
-        self, *, num_hashes: int, ngram_size: int, seed: int = 1, hash_function: str = "murmurhash3"
+        self,
+        *,
+        num_hashes: int,
+        ngram_size: int,
+        seed: int = 1,
+        hash_function: Literal[
+            "murmurhash3", "xxhash", "xxhash32", "xxhash64", "xxhash3_64", "sha1"
+        ] = "murmurhash3",
     ) -> Expression:
         """MinHash signatures (see :func:`ketch.functions.minhash`)."""
         from ketch.functions import general
@@ -124,6 +139,25 @@ class ScalarFunctionMethods:
             seed=seed,
             hash_function=hash_function,
         )
+
+    def simhash(
+        self,
+        *,
+        ngram_size: int = 3,
+        hash_function: Literal[
+            "murmurhash3", "xxhash", "xxhash32", "xxhash64", "xxhash3_64", "sha1"
+        ] = "xxhash3_64",
+    ) -> Expression:
+        """SimHash fingerprint (see :func:`ketch.functions.simhash`)."""
+        from ketch.functions import general
+
+        return general.simhash(self, ngram_size=ngram_size, hash_function=hash_function)  # type: ignore[arg-type]
+
+    def hamming_distance(self, other: Expression) -> Expression:
+        """Differing bits between two fingerprints (see :func:`ketch.functions.hamming_distance`)."""
+        from ketch.functions import general
+
+        return general.hamming_distance(self, other)
 
     def get(self, key: int | str, default: Any = None) -> Expression:
         """List element (int key) or struct field (str key); see :func:`ketch.functions.get`."""

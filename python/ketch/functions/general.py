@@ -3,12 +3,12 @@ hashing, casts and element access. The flat Expression methods call these."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow as pa
 
 from ketch.datatype import DataType
-from ketch.expressions.expression import Expression, _expr
+from ketch.expressions.expression import Expression, _expr, lit
 
 
 def fill_null(expr: Any, fill_value: Any) -> Expression:
@@ -46,21 +46,66 @@ def try_cast(expr: Any, dtype: Any) -> Expression:
     return Expression._call("try_cast", _expr(expr), dtype=pa.scalar(None, type=target))
 
 
-def hash(expr: Any, seed: Any = None, hash_function: str | None = "xxhash") -> Expression:
-    """UInt64: XXH64 of each value's bytes (strings and binaries: their bytes; numbers and bools:
-    their little-endian fixed-width bytes) with ``seed`` (default 0). Nulls stay null.
+HashFunctionName = Literal["xxhash", "xxhash32", "xxhash64", "xxhash3_64", "murmurhash3", "sha1"]
+_HASH_FUNCTIONS = ("xxhash", "xxhash32", "xxhash64", "xxhash3_64", "murmurhash3", "sha1")
 
-    Differs from Daft, which uses XXH3-64 and hashes nulls too; only ``hash_function="xxhash"``
-    (meaning XXH64 here) is available."""
-    if hash_function not in (None, "xxhash", "xxhash64"):
-        from ketch.errors import KetchNotImplementedError
 
-        raise KetchNotImplementedError(
-            f"hash: hash_function {hash_function!r} is not available; use 'xxhash'"
+def _hash_seed(seed: Any) -> Expression:
+    if isinstance(seed, Expression):
+        return seed
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"hash: seed must be an int or an integer Expression, got {seed!r}")
+    if not 0 <= seed < 2**64:
+        raise ValueError(f"hash: seed must be in [0, 2**64), got {seed}")
+    return lit(pa.scalar(seed, pa.uint64()))
+
+
+def hash(
+    *exprs: Any,
+    seed: Any | None = None,
+    hash_function: HashFunctionName | None = "xxhash",
+) -> Expression:
+    """UInt64: Daft's hash of each row, the same values as Daft 0.7.26.
+
+    ``hash_function``: "xxhash" (= "xxhash3_64", XXH3_64bits), "xxhash64", "xxhash32",
+    "murmurhash3" (MurmurHash3_x86_32, widened) or "sha1" (the first 8 digest bytes read
+    little-endian); None means "xxhash". ``seed``: an int in [0, 2**64) or an integer Expression
+    (one seed per row; null seeds count as 0). Without a seed the xxHash functions use seed 0,
+    murmurhash3 uses 42 and sha1 hashes the bytes alone; with one, sha1 hashes the seed's 8
+    little-endian bytes before the value.
+
+    Bytes hashed: strings and binaries their bytes; numbers their little-endian bytes at their
+    width (int8: 1 byte, float64: 8); booleans the text "1" / "0"; decimals their text with the
+    scale's digits ("1.50"); dates, times, timestamps and durations their stored integer. Nulls
+    hash too (Daft's rule, never null out): strings and binaries as "", the other scalars as the
+    unseeded hash of no bytes (xxHash) or the seeded one (murmurhash3, sha1). A list hashes the
+    bytes of its elements' hashes; a struct chains its fields, each field's hash seeding the next;
+    null lists and structs stay null.
+
+    Several expressions hash together the same way: ``hash(a, b)`` is ``hash(b, seed=hash(a))``.
+
+    Raises:
+        ValueError: no expression, a seed outside [0, 2**64), an unknown ``hash_function``.
+        TypeError: a seed that is not an int or an integer expression; a type Daft cannot hash
+            (maps, unions).
+    """
+    if not exprs:
+        raise ValueError("hash() requires at least one expression")
+    if hash_function is None:
+        hash_function = "xxhash"
+    if not isinstance(hash_function, str) or hash_function.lower() not in _HASH_FUNCTIONS:
+        raise ValueError(
+            f"hash: invalid hash_function {hash_function!r}; use one of {', '.join(_HASH_FUNCTIONS)}"
         )
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-        raise TypeError(f"hash: seed must be an int literal, got {seed!r}")
-    return Expression._call("hash", _expr(expr), seed=0 if seed is None else seed)
+    from ketch.expressions.expression import col
+
+    targets = [col(e) if isinstance(e, str) else _expr(e) for e in exprs]
+    out = None if seed is None else _hash_seed(seed)
+    for target in targets:
+        args = [target] if out is None else [target, out]
+        out = Expression._call("hash", *args, hash_function=hash_function)
+    assert out is not None
+    return out
 
 
 def get(expr: Expression, key: int | str, default: Any = None) -> Expression:
@@ -143,14 +188,25 @@ def minhash(
     num_hashes: int,
     ngram_size: int,
     seed: int = 1,
-    hash_function: str = "murmurhash3",
+    hash_function: HashFunctionName = "murmurhash3",
 ) -> Expression:
-    """FixedSizeList[UInt32; num_hashes]: MinHash signatures of each string's word n-grams
-    (tokens split on spaces, ``ngram_size`` tokens per n-gram, each hashed to 32 bits with
-    ``hash_function`` ("murmurhash3" or "xxhash") and ``seed``, then ``num_hashes`` permutations
-    ``(a*h + b) mod (2**61 - 1)`` drawn from SplitMix64(``seed``)). Two strings' signatures agree
-    in about a Jaccard-similarity share of positions. Values differ from Daft's (another
-    permutation generator). Null stays null."""
+    """FixedSizeList[UInt32; num_hashes]: Daft 0.7.26's MinHash signature of each string's word
+    n-grams, the same values as Daft.
+
+    Words are cut at each ASCII space (spaces are not collapsed: "a  b" has an empty middle
+    word); each n-gram is ``ngram_size`` consecutive words joined by their spaces, and a string
+    with fewer words is one n-gram (an empty string has none: every element is 2**32 - 1).
+    Each n-gram hashes to 32 bits with ``hash_function`` seeded by ``seed`` (sha1 unseeded), then
+    ``num_hashes`` permutations ``a*h + b`` (64-bit wrapping, reduced by Daft's fast remainder
+    modulo 2**61 - 1 and masked to 32 bits), ``a`` and ``b`` drawn from fastrand's wyrand seeded
+    with ``seed``; element i is the minimum over the n-grams. Two strings' signatures agree in
+    about a Jaccard-similarity share of positions. Null stays null.
+
+    Raises:
+        ValueError: ``num_hashes`` or ``ngram_size`` not positive, ``seed`` outside [0, 2**32),
+            an unknown ``hash_function``.
+        TypeError: a non-string input (at plan time).
+    """
     from ketch.expressions.expression import col
 
     target = col(expr) if isinstance(expr, str) else expr
@@ -164,4 +220,41 @@ def minhash(
     )
 
 
-__all__ += ["minhash"]
+def simhash(
+    text: Expression | str,
+    *,
+    ngram_size: int = 3,
+    hash_function: HashFunctionName = "xxhash3_64",
+) -> Expression:
+    """UInt64: Daft 0.7.26's SimHash fingerprint of each string, the same values as Daft.
+
+    The features are every run of ``ngram_size`` consecutive characters (Unicode code points),
+    each hashed with ``hash_function`` and seed 0 (murmurhash3 too; sha1 unseeded); bit i is set
+    when more features have bit i set than clear. Similar texts give fingerprints a small Hamming
+    distance apart. A string shorter than ``ngram_size`` characters gives 0; null stays null.
+
+    Raises:
+        ValueError: ``ngram_size`` not positive, an unknown ``hash_function``.
+        TypeError: a non-string input (at plan time).
+    """
+    from ketch.expressions.expression import col
+
+    target = col(text) if isinstance(text, str) else text
+    return Expression._call("simhash", target, ngram_size=ngram_size, hash_function=hash_function)
+
+
+def hamming_distance(left: Any, right: Any) -> Expression:
+    """UInt32: the number of differing bits between two fingerprints (popcount of XOR), e.g.
+    two :func:`simhash` values or two image hashes.
+
+    Integers of any width compare as UInt64 (a negative value gives null, as in Daft);
+    FixedSizeBinary values must have the same width. Null in either gives null.
+
+    Raises:
+        TypeError: (at plan time) inputs that are not both integers or both FixedSizeBinary of
+            one width.
+    """
+    return Expression._call("hamming_distance", _expr(left), _expr(right))
+
+
+__all__ += ["hamming_distance", "minhash", "simhash"]

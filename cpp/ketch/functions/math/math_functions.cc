@@ -11,6 +11,8 @@ namespace ketch::math {
 arrow::Status RegisterDivisionFunctions();
 arrow::Status RegisterHashFunction();
 arrow::Status RegisterMinHashFunction();
+arrow::Status RegisterSimHashFunction();
+arrow::Status RegisterHammingDistanceFunction();
 
 namespace {
 
@@ -221,6 +223,8 @@ arrow::Status RegisterMathFunctions() {
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<ListGetItemFunction>()));
   ARROW_RETURN_NOT_OK(RegisterDivisionFunctions());
   ARROW_RETURN_NOT_OK(RegisterMinHashFunction());
+  ARROW_RETURN_NOT_OK(RegisterSimHashFunction());
+  ARROW_RETURN_NOT_OK(RegisterHammingDistanceFunction());
   return RegisterHashFunction();
 }
 

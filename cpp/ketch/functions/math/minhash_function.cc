@@ -1,17 +1,22 @@
-// minhash(text; num_hashes, ngram_size, seed, hash_function): MinHash signatures of each
-// string's word n-grams, for near-duplicate detection.
+// minhash(text; num_hashes, ngram_size, seed, hash_function): Daft 0.7.26's MinHash signatures
+// (crates daft-minhash and daft-functions src/minhash.rs), the same values for the same input.
 //
-// Each string is split on ASCII spaces (empty tokens dropped) into word n-grams of `ngram_size`
-// tokens joined by one space (one n-gram of all tokens when there are fewer; "" for no token).
-// Each n-gram hashes to 32 bits (MurmurHash3_x86_32 with `seed`, or the low 32 bits of XXH64);
-// permutation i maps a hash h to ((a_i * h + b_i) mod (2^61 - 1)) & 0xffffffff, with a_i in
-// [1, 2^61 - 2] and b_i in [0, 2^61 - 2] drawn from SplitMix64 seeded with `seed`; signature
-// element i is the minimum over the n-grams.
+// - Word n-grams: the text's bytes cut at every ASCII space, `ngram_size` words per window,
+//   windows advancing one word; the words keep their spaces as they are (no trimming, an empty
+//   word between two spaces counts), and a text with fewer words gives one window of all of it.
+//   An empty text has no window.
+// - Each n-gram hashes to 32 bits: the low 32 bits of the hash function seeded with `seed`
+//   (MurmurHash3_x86_32, XXH3_64, XXH64, XXH32), or of the unseeded SHA-1 (first 4 bytes, LE).
+// - Permutation i maps h to ((a_i * h + b_i) mod 2^64, then (v + (v >> 61)) & 0xffffffff),
+//   Daft's fast remainder by the Mersenne prime 2^61 - 1; a_i in [1, 2^31 - 2] and b_i in
+//   [0, 2^31 - 2] come from the crate fastrand 2's wyrand generator seeded with `seed`
+//   (all a's, then all b's; ranged draws by Lemire's multiply-shift with rejection).
+// - Signature element i is the minimum over the n-grams, starting from 0xffffffff.
 
 #include <arrow/api.h>
+#include <arrow/compute/api.h>
 
 #include <algorithm>
-#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -22,20 +27,38 @@
 namespace ketch::math {
 namespace {
 
-constexpr uint64_t kMersenne61 = (uint64_t{1} << 61) - 1;
+constexpr uint64_t kMaxHash = 0xffffffffULL;
 
-uint64_t SplitMix64(uint64_t* state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+// fastrand 2.x (github.com/smol-rs/fastrand, src/lib.rs): wyrand, and u64(low..high) drawn as
+// low + gen_mod(high - low).
+class WyRand {
+ public:
+  explicit WyRand(uint64_t seed) : state_(seed) {}
+
+  uint64_t Next() {
+    state_ += 0x2d358dccaa6c78a5ULL;
+    const auto t = static_cast<unsigned __int128>(state_) * (state_ ^ 0x8bb84b93962eacc9ULL);
+    return static_cast<uint64_t>(t) ^ static_cast<uint64_t>(t >> 64);
+  }
+
+  uint64_t Below(uint64_t n) {
+    auto product = static_cast<unsigned __int128>(Next()) * n;
+    if (static_cast<uint64_t>(product) < n) {
+      const uint64_t threshold = (0 - n) % n;
+      while (static_cast<uint64_t>(product) < threshold) product = static_cast<unsigned __int128>(Next()) * n;
+    }
+    return static_cast<uint64_t>(product >> 64);
+  }
+
+ private:
+  uint64_t state_;
+};
 
 struct Settings {
   int64_t num_hashes;
   int64_t ngram_size;
-  uint64_t seed;
-  bool murmur;
+  uint32_t seed;
+  HashKind kind;
 };
 
 arrow::Result<Settings> ReadSettings(const FunctionOptions& options) {
@@ -46,13 +69,32 @@ arrow::Result<Settings> ReadSettings(const FunctionOptions& options) {
   ARROW_ASSIGN_OR_RAISE(auto function, StringOption(options, "hash_function", "murmurhash3", "minhash"));
   if (s.num_hashes <= 0) return arrow::Status::Invalid("minhash: num_hashes must be > 0, got ", s.num_hashes);
   if (s.ngram_size <= 0) return arrow::Status::Invalid("minhash: ngram_size must be > 0, got ", s.ngram_size);
-  if (function != "murmurhash3" && function != "xxhash") {
-    return arrow::Status::NotImplemented("minhash: hash_function '", function,
-                                         "' is not available; use 'murmurhash3' or 'xxhash'");
+  if (seed < 0 || seed > 0xffffffffLL) {
+    return arrow::Status::Invalid("minhash: seed must be in [0, 2**32), got ", seed);
   }
-  s.seed = static_cast<uint64_t>(seed);
-  s.murmur = function == "murmurhash3";
+  s.seed = static_cast<uint32_t>(seed);
+  ARROW_ASSIGN_OR_RAISE(s.kind, ParseHashKind(function, "minhash"));
   return s;
+}
+
+// Calls fn(window) for each of Daft's word windows (daft-minhash src/windowed.rs).
+template <typename Fn>
+void ForEachWindow(std::string_view text, int64_t size, std::vector<size_t>* spaces, Fn&& fn) {
+  if (text.empty()) return;
+  spaces->clear();
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == ' ') spaces->push_back(i);
+  }
+  const auto words = static_cast<int64_t>(spaces->size()) + 1;
+  if (words <= size) {
+    fn(text);
+    return;
+  }
+  for (int64_t w = 0; w + size <= words; ++w) {
+    const size_t start = w == 0 ? 0 : (*spaces)[w - 1] + 1;
+    const size_t end = w + size == words ? text.size() : (*spaces)[w + size - 1];
+    fn(text.substr(start, end - start));
+  }
 }
 
 class MinHashFunction : public ScalarFunction {
@@ -74,55 +116,37 @@ class MinHashFunction : public ScalarFunction {
     ARROW_ASSIGN_OR_RAISE(auto strings, arrow::compute::Cast(*input, arrow::large_utf8()));
     const auto& text = static_cast<const arrow::LargeStringArray&>(*strings);
 
-    std::vector<uint64_t> a(s.num_hashes), b(s.num_hashes);
-    uint64_t state = s.seed;
-    for (int64_t i = 0; i < s.num_hashes; ++i) {
-      a[i] = SplitMix64(&state) % (kMersenne61 - 1) + 1;
-      b[i] = SplitMix64(&state) % kMersenne61;
-    }
+    // a < 2^31 and h < 2^32, so a * h + b < 2^63 never wraps: 32-bit operands widened to 64 bits let
+    // the compiler use the packed 32x32->64 multiply.
+    std::vector<uint32_t> a(s.num_hashes), b(s.num_hashes);
+    WyRand rng(s.seed);
+    for (auto& v : a) v = static_cast<uint32_t>(1 + rng.Below(0x7fffffffULL - 1));
+    for (auto& v : b) v = static_cast<uint32_t>(rng.Below(0x7fffffffULL));
+    // Daft seeds every hash function with `seed` except SHA-1 (BuildHasherDefault<Sha1Hasher>).
+    const bool seeded = s.kind != HashKind::kSha1;
 
     auto values = std::make_shared<arrow::UInt32Builder>();
     arrow::FixedSizeListBuilder builder(arrow::default_memory_pool(), values,
                                         static_cast<int32_t>(s.num_hashes));
-    std::vector<std::string_view> tokens;
-    std::vector<uint64_t> mins(s.num_hashes);
-    std::string gram;
+    ARROW_RETURN_NOT_OK(values->Reserve(text.length() * s.num_hashes));
+    std::vector<size_t> spaces;
+    std::vector<uint32_t> mins(s.num_hashes);
     for (int64_t row = 0; row < text.length(); ++row) {
       if (text.IsNull(row)) {
         ARROW_RETURN_NOT_OK(builder.AppendNull());
         continue;
       }
-      const std::string_view value = text.GetView(row);
-      tokens.clear();
-      size_t start = 0;
-      while (start <= value.size()) {
-        size_t end = value.find(' ', start);
-        if (end == std::string_view::npos) end = value.size();
-        if (end > start) tokens.push_back(value.substr(start, end - start));
-        start = end + 1;
-      }
-      const int64_t n = static_cast<int64_t>(tokens.size());
-      const int64_t grams = n < s.ngram_size ? 1 : n - s.ngram_size + 1;
-      const int64_t width = n < s.ngram_size ? n : s.ngram_size;
-      std::fill(mins.begin(), mins.end(), std::numeric_limits<uint64_t>::max());
-      for (int64_t g = 0; g < grams; ++g) {
-        gram.clear();
-        for (int64_t t = 0; t < width; ++t) {
-          if (t) gram += ' ';
-          gram.append(tokens[g + t]);
-        }
-        const auto* bytes = reinterpret_cast<const uint8_t*>(gram.data());
-        const uint64_t h = s.murmur ? Murmur3_32(bytes, gram.size(), static_cast<uint32_t>(s.seed))
-                                    : (Xxh64(bytes, gram.size(), s.seed) & 0xffffffffULL);
+      std::fill(mins.begin(), mins.end(), static_cast<uint32_t>(kMaxHash));
+      ForEachWindow(text.GetView(row), s.ngram_size, &spaces, [&](std::string_view gram) {
+        const auto h = static_cast<uint32_t>(
+            HashBytes(s.kind, reinterpret_cast<const uint8_t*>(gram.data()), gram.size(), seeded, s.seed));
         for (int64_t i = 0; i < s.num_hashes; ++i) {
-          const auto mixed =
-              static_cast<uint64_t>((static_cast<unsigned __int128>(a[i]) * h + b[i]) % kMersenne61);
-          mins[i] = std::min<uint64_t>(mins[i], mixed & 0xffffffffULL);
+          const uint64_t v = static_cast<uint64_t>(h) * a[i] + b[i];
+          mins[i] = std::min(mins[i], static_cast<uint32_t>(v + (v >> 61)));
         }
-      }
+      });
       ARROW_RETURN_NOT_OK(builder.Append());
-      ARROW_RETURN_NOT_OK(values->Reserve(s.num_hashes));
-      for (int64_t i = 0; i < s.num_hashes; ++i) values->UnsafeAppend(static_cast<uint32_t>(mins[i]));
+      for (int64_t i = 0; i < s.num_hashes; ++i) values->UnsafeAppend(mins[i]);
     }
     return builder.Finish();
   }
