@@ -106,6 +106,7 @@ struct Segment {
   std::unique_ptr<Rechunk> rechunk;
   // Re-order buffer in front of the sink, by (seq, sub).
   std::mutex mutex;
+  std::mutex hand_on_mutex;  // held while the morsels cut under `mutex` are scheduled downstream
   std::map<std::pair<int64_t, int64_t>, Morsel> pending;
   int64_t next_seq = 0;
   int64_t next_sub = 0;
@@ -856,6 +857,7 @@ class PipelineRun {
     std::vector<Morsel> forward;
     int64_t released = 0;
     std::optional<int64_t> finished_total;
+    std::unique_lock<std::mutex> handing_on;  // see below
     {
       std::lock_guard<std::mutex> lock(segment.mutex);
       if (morsel) {
@@ -932,8 +934,14 @@ class PipelineRun {
         if (segment.rechunk) RechunkFlush(segment, &forward);
         finished_total = segment.next_out_seq;
       }
+      // Morsels go on to the next segment in the order they were cut: two threads delivering at
+      // once would otherwise race to schedule theirs, and a single-threaded UDF downstream (a
+      // FIFO pool) would run a later batch first while the stage after it waits, in its re-order
+      // buffer, for the earlier one. The hand-on lock is taken before the segment's is released.
+      if (!forward.empty()) handing_on = std::unique_lock<std::mutex>(segment.hand_on_mutex);
     }
     for (auto& m : forward) Schedule(seg + 1, 0, std::move(m));
+    if (handing_on.owns_lock()) handing_on.unlock();
     ReleasePermits(released);
     if (finished_total) InputComplete(seg + 1, *finished_total);
   }
