@@ -4,6 +4,7 @@
 
 #include <mutex>
 
+#include "ketch/functions/codec/codec_functions.h"
 #include "ketch/functions/embedding/embedding_functions.h"
 #include "ketch/functions/file/file_functions.h"
 #include "ketch/functions/image/image_functions.h"
@@ -30,6 +31,7 @@ arrow::Status RegisterBuiltins() {
     if (status.ok()) status = math::RegisterMathFunctions();
     if (status.ok()) status = temporal::RegisterTemporalFunctions();
     if (status.ok()) status = nested::RegisterNestedFunctions();
+    if (status.ok()) status = codec::RegisterCodecFunctions();
   });
   return status;
 }
