@@ -4,6 +4,8 @@
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
 
+#include <new>
+
 #include "ketch/functions/arrow_options_function.h"
 #include "ketch/functions/codec/binary_codecs.h"
 #include "ketch/functions/codec/codec_functions.h"
@@ -61,7 +63,12 @@ class BinaryCodecFunction : public ScalarFunction {
         ARROW_RETURN_NOT_OK(out->AppendNull());
         continue;
       }
-      auto status = transform->Apply(bytes.GetView(i), &value);
+      arrow::Status status;
+      try {
+        status = transform->Apply(bytes.GetView(i), &value);
+      } catch (const std::bad_alloc&) {
+        status = arrow::Status::OutOfMemory("out of memory");
+      }
       if (!status.ok()) {
         if (null_on_error_) {
           ARROW_RETURN_NOT_OK(out->AppendNull());

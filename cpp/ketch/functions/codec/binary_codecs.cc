@@ -96,7 +96,9 @@ arrow::Result<std::unique_ptr<BinaryTransform>> BinaryTransform::Make(BinaryCode
   std::unique_ptr<BinaryTransform> transform(new BinaryTransform(codec, encode));
   if (IsCompression(codec)) {
     ARROW_ASSIGN_OR_RAISE(transform->arrow_codec_, MakeArrowCodec(codec));
-    if (!encode) ARROW_ASSIGN_OR_RAISE(transform->decompressor_, transform->arrow_codec_->MakeDecompressor());
+    if (!encode) {
+      ARROW_ASSIGN_OR_RAISE(transform->decompressor_, transform->arrow_codec_->MakeDecompressor());
+    }
   }
   if (codec == BinaryCodec::kUtf8) arrow::util::InitializeUTF8();
   return transform;
@@ -126,8 +128,12 @@ arrow::Status BinaryTransform::Apply(std::string_view input, std::string* output
         return arrow::Status::OK();
       } else {
         if (input.size() % 2 != 0) return arrow::Status::Invalid("invalid hex: odd length ", input.size());
+        // Arrow's parser reads upper-case digits only; both cases are hex.
+        std::string upper(input);
+        std::transform(upper.begin(), upper.end(), upper.begin(),
+                       [](unsigned char c) { return std::toupper(c); });
         output->resize(input.size() / 2);
-        auto status = arrow::ParseHexValues(input, reinterpret_cast<uint8_t*>(output->data()));
+        auto status = arrow::ParseHexValues(upper, reinterpret_cast<uint8_t*>(output->data()));
         if (!status.ok()) return arrow::Status::Invalid("invalid hex: ", status.message());
         return arrow::Status::OK();
       }
@@ -176,13 +182,23 @@ arrow::Status BinaryTransform::CompressStreaming(std::string_view input, std::st
 }
 
 arrow::Status BinaryTransform::Decompress(std::string_view input, std::string* output) {
+  // A value that inflates past this is refused rather than exhausting memory (a "zip bomb").
+  constexpr size_t kMaxDecompressedBytes = size_t{4} << 30;
   ARROW_RETURN_NOT_OK(decompressor_->Reset());
   const auto* in = reinterpret_cast<const uint8_t*>(input.data());
   int64_t in_left = static_cast<int64_t>(input.size());
   size_t written = 0;
-  output->resize(std::max<size_t>(256, input.size() * 4));
+  int stalls = 0;
+  output->resize(std::max<size_t>(256, std::min<size_t>(input.size() * 4, size_t{64} << 20)));
+  auto grow = [&]() -> arrow::Status {
+    if (output->size() >= kMaxDecompressedBytes) {
+      return arrow::Status::Invalid("decompressed value exceeds ", kMaxDecompressedBytes, " bytes");
+    }
+    output->resize(std::min(output->size() * 2, kMaxDecompressedBytes));
+    return arrow::Status::OK();
+  };
   while (true) {
-    if (written == output->size()) output->resize(output->size() * 2);
+    if (written == output->size()) ARROW_RETURN_NOT_OK(grow());
     const int64_t room = static_cast<int64_t>(output->size() - written);
     auto result =
         decompressor_->Decompress(in_left, in, room, reinterpret_cast<uint8_t*>(output->data()) + written);
@@ -196,14 +212,16 @@ arrow::Status BinaryTransform::Decompress(std::string_view input, std::string* o
       ARROW_RETURN_NOT_OK(decompressor_->Reset());
       continue;
     }
-    if (result->need_more_output || result->bytes_written == room) {
-      output->resize(output->size() * 2);
+    if (result->bytes_written == room) {  // output full: more may come
+      ARROW_RETURN_NOT_OK(grow());
       continue;
     }
+    // All input taken, room left over, and the stream has not ended: it was cut short.
     if (in_left == 0) return arrow::Status::Invalid("truncated input: the compressed stream does not end");
-    if (result->bytes_read == 0 && result->bytes_written == 0) {
-      return arrow::Status::Invalid("corrupt input: the decompressor made no progress");
-    }
+    const bool progress = result->bytes_read > 0 || result->bytes_written > 0;
+    stalls = progress ? 0 : stalls + 1;
+    if (stalls > 2) return arrow::Status::Invalid("corrupt input: the decompressor makes no progress");
+    if (result->need_more_output) ARROW_RETURN_NOT_OK(grow());
   }
   output->resize(written);
   return arrow::Status::OK();

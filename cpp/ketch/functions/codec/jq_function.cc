@@ -43,6 +43,13 @@ std::string JvToJson(jv value) {
   return text;
 }
 
+/// libjq's parse errors end with " (while parsing '<the whole text>')": drop the text.
+std::string WithoutText(std::string message) {
+  auto at = message.find(" (while parsing '");
+  if (at != std::string::npos) message.resize(at);
+  return message;
+}
+
 /// One compiled jq program. Not shareable between threads: each thread compiles its own.
 class JqProgram {
  public:
@@ -76,8 +83,9 @@ class JqProgram {
     jv input = jv_parse_sized(json.data(), static_cast<int>(json.size()));
     if (!jv_is_valid(input)) {
       jv message = jv_invalid_get_msg(input);
-      return arrow::Status::Invalid(
-          "invalid JSON: ", jv_get_kind(message) == JV_KIND_NULL ? std::string("?") : JvToMessage(message));
+      return arrow::Status::Invalid("invalid JSON: ", jv_get_kind(message) == JV_KIND_NULL
+                                                          ? std::string("?")
+                                                          : WithoutText(JvToMessage(message)));
     }
     jq_start(state_, input, 0);
     std::vector<jv> results;

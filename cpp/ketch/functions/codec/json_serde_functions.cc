@@ -10,6 +10,7 @@
 #include <arrow/json/api.h>
 #include <arrow/util/string.h>
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -81,7 +82,7 @@ arrow::Result<std::shared_ptr<arrow::Array>> ParseLines(const std::vector<std::s
   auto column = batch->column(0);
   if (!column->type()->Equals(*dtype)) {
     ARROW_ASSIGN_OR_RAISE(auto cast, arrow::compute::Cast(*column, dtype));
-    column = cast.make_array();
+    column = std::move(cast);
   }
   return column;
 }
@@ -97,6 +98,9 @@ arrow::Result<std::string> LineFor(std::string_view text, bool string_target) {
     jv message = jv_invalid_get_msg(parsed);
     std::string reason = jv_get_kind(message) == JV_KIND_STRING ? jv_string_value(message) : "not JSON";
     jv_free(message);
+    // libjq ends the message with " (while parsing '<the whole text>')": rows stay out of errors.
+    auto at = reason.find(" (while parsing '");
+    if (at != std::string::npos) reason.resize(at);
     return arrow::Status::Invalid("invalid JSON: ", reason);
   }
   const jv_kind kind = jv_get_kind(parsed);

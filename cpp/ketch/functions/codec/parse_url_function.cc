@@ -67,8 +67,6 @@ class ParseUrlFunction : public ScalarFunction {
     if (input->type_id() == arrow::Type::NA) return arrow::MakeArrayOfNull(type, input->length());
     ARROW_ASSIGN_OR_RAISE(auto strings, arrow::compute::Cast(*input, arrow::large_utf8()));
     const auto& urls = static_cast<const arrow::LargeStringArray&>(*strings);
-    std::unique_ptr<CURLU, CurlUrlDeleter> handle(curl_url());
-    if (!handle) return arrow::Status::OutOfMemory("parse_url: curl_url() failed");
 
     std::unique_ptr<arrow::ArrayBuilder> builder;
     ARROW_ASSIGN_OR_RAISE(builder, arrow::MakeBuilder(type));
@@ -89,6 +87,10 @@ class ParseUrlFunction : public ScalarFunction {
       }
       ARROW_RETURN_NOT_OK(structs.Append());
       url.assign(urls.GetView(row));  // curl wants a NUL-terminated string
+      // A fresh handle per URL: on a handle that holds a URL, curl resolves the next one as a
+      // reference relative to it ("not a url" would become http://host/not%20a%20url).
+      std::unique_ptr<CURLU, CurlUrlDeleter> handle(curl_url());
+      if (!handle) return arrow::Status::OutOfMemory("parse_url: curl_url() failed");
       // Any scheme (s3://, gs://, ...), not only the ones this libcurl speaks.
       if (url.find('\0') != std::string::npos ||
           curl_url_set(handle.get(), CURLUPART_URL, url.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK) {
