@@ -441,3 +441,21 @@ def test_jq_in_parallel_morsels() -> None:
 def test_both_spellings_exist(name: str) -> None:
     assert callable(getattr(F, name))
     assert callable(getattr(ketch.Expression, name))
+
+
+def test_plans_with_codec_calls_serialize() -> None:
+    """The Ray runner ships plans as bytes: options (codec, filter, a dtype as a typed null) survive."""
+    from ketch import _core
+
+    dtype = pa.struct([("a", pa.int64())])
+    df = ketch.from_pydict({"s": ['{"a": 1}', None], "u": ["https://h:81/p", None]}).select(
+        col("s").compress("zstd").decompress("zstd").decode("utf-8").alias("c"),
+        col("s").deserialize("json", dtype).alias("d"),
+        col("s").jq(".a").alias("j"),
+        col("u").parse_url().alias("p"),
+        col("s").serialize("json").alias("z"),
+    )
+    copy = _core.PyPlan.from_bytes(df._plan.to_bytes())
+    assert repr(copy) == repr(df._plan)
+    assert copy.schema() == df._plan.schema()
+    assert df.to_pydict()["d"] == [{"a": 1}, None]
