@@ -4,6 +4,7 @@
 
 #include <mutex>
 
+#include "ketch/functions/codec/codec_functions.h"
 #include "ketch/functions/embedding/embedding_functions.h"
 #include "ketch/functions/file/file_functions.h"
 #include "ketch/functions/image/image_functions.h"
@@ -34,6 +35,7 @@ arrow::Status RegisterBuiltins() {
     if (status.ok()) status = nested::RegisterNestedFunctions();
     if (status.ok()) status = random::RegisterRandomFunctions();
     if (status.ok()) status = RegisterPerRowOptionFunction();
+    if (status.ok()) status = codec::RegisterCodecFunctions();
   });
   return status;
 }

@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from ketch import _core
 from ketch.datatype import DataType
+from ketch.expressions.codec_methods import CodecMethods
 from ketch.expressions.flat_methods import FlatMethods
 from ketch.expressions.scalar_methods import ScalarFunctionMethods
 from ketch.expressions.string_extra_methods import StringExtraMethods
@@ -78,7 +79,7 @@ def _expr(value: Any) -> Expression:
     return value if isinstance(value, Expression) else lit(value)
 
 
-class Expression(ScalarFunctionMethods, FlatMethods, StringExtraMethods):
+class Expression(ScalarFunctionMethods, FlatMethods, StringExtraMethods, CodecMethods):
     """A column expression. Build with :func:`col` and :func:`lit`, combine with operators
     (``+ - * / == != < <= > >= & | ~``) and methods; namespaces ``.image`` and ``.url`` hold the
     multimodal kernels."""
