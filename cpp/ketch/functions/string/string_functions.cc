@@ -9,6 +9,7 @@
 namespace ketch::str {
 
 arrow::Status RegisterFindFunction();
+arrow::Status RegisterContainsFunction();
 arrow::Status RegisterLengthFunction();
 
 namespace {
@@ -175,7 +176,6 @@ ArrowOptionsSpec WithOptions(std::string name, std::vector<ArrowStep> steps, std
 
 arrow::Status RegisterStringFunctions() {
   std::vector<ArrowOptionsSpec> specs = {
-      WithOptions("utf8_contains", {{"match_substring", MatchOptions(false)}}),
       WithOptions("starts_with", {{"starts_with", MatchOptions(false)}}),
       WithOptions("ends_with", {{"ends_with", MatchOptions(false)}}),
       WithOptions("regexp_match", {{"match_substring_regex", MatchOptions(false)}}, "pattern"),
@@ -234,6 +234,7 @@ arrow::Status RegisterStringFunctions() {
   specs.push_back(struct_get);
   for (auto& spec : specs) ARROW_RETURN_NOT_OK(RegisterArrowOptionsFunction(std::move(spec)));
   ARROW_RETURN_NOT_OK(RegisterLengthFunction());
+  ARROW_RETURN_NOT_OK(RegisterContainsFunction());
   return RegisterFindFunction();
 }
 
