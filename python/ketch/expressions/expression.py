@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import datetime
+import struct
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,10 @@ def _to_arrow_literal(value: Any) -> Any:
     if type(value) is datetime.datetime and value.tzinfo is None:
         delta = value - _EPOCH
         return ("timestamp_us", (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds)
+    if type(value) is datetime.timedelta:
+        # duration[us] from its buffer: pa.array([timedelta]) imports pandas (half a second).
+        micros = (value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds
+        return pa.Array.from_buffers(pa.duration("us"), 1, [None, pa.py_buffer(struct.pack("<q", micros))])
     if isinstance(value, pa.Scalar):
         return pa.array([value.as_py()], type=value.type)
     if isinstance(value, uuid.UUID):

@@ -9,6 +9,7 @@
 namespace ketch::str {
 
 arrow::Status RegisterFindFunction();
+arrow::Status RegisterContainsFunction();
 arrow::Status RegisterLengthFunction();
 arrow::Status RegisterStringDistanceFunctions();
 arrow::Status RegisterStringCaseFunctions();
@@ -178,7 +179,6 @@ ArrowOptionsSpec WithOptions(std::string name, std::vector<ArrowStep> steps, std
 
 arrow::Status RegisterStringFunctions() {
   std::vector<ArrowOptionsSpec> specs = {
-      WithOptions("utf8_contains", {{"match_substring", MatchOptions(false)}}),
       WithOptions("starts_with", {{"starts_with", MatchOptions(false)}}),
       WithOptions("ends_with", {{"ends_with", MatchOptions(false)}}),
       WithOptions("regexp_match", {{"match_substring_regex", MatchOptions(false)}}, "pattern"),
@@ -240,6 +240,7 @@ arrow::Status RegisterStringFunctions() {
   ARROW_RETURN_NOT_OK(RegisterStringDistanceFunctions());
   ARROW_RETURN_NOT_OK(RegisterStringCaseFunctions());
   ARROW_RETURN_NOT_OK(RegisterStringMiscFunctions());
+  ARROW_RETURN_NOT_OK(RegisterContainsFunction());
   return RegisterFindFunction();
 }
 

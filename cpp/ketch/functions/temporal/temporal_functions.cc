@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "ketch/expr/function_registry.h"
+#include "ketch/functions/temporal/strftime_fast.h"
 
 namespace ketch::temporal {
 namespace {
@@ -228,6 +229,13 @@ class Strftime : public ScalarFunction {
     std::string chrono;
     if (HasOption(options, "format")) {
       ARROW_ASSIGN_OR_RAISE(chrono, GetStringOption(options, "format", "dt.strftime"));
+    }
+    if (input->type_id() != arrow::Type::DATE64) {
+      const std::string fast_format = chrono.empty() && IsDate(*input->type()) ? "%Y-%m-%d" : chrono;
+      if (!fast_format.empty()) {
+        ARROW_ASSIGN_OR_RAISE(auto fast, FastStrftime(*input, fast_format));
+        if (fast) return fast;
+      }
     }
     std::shared_ptr<arrow::Array> ts = input;
     ArrowFormat format;
