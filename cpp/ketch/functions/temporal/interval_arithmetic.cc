@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "ketch/expr/function_registry.h"
+#include "ketch/functions/temporal/civil_date.h"
 #include "ketch/functions/temporal/temporal_functions.h"
 
 namespace ketch::temporal {
@@ -14,48 +15,10 @@ namespace {
 
 namespace cp = arrow::compute;
 
-int64_t FloorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-// Howard Hinnant's days <-> civil date algorithms (proleptic Gregorian calendar).
-void CivilFromDays(int64_t z, int64_t* year, int64_t* month, int64_t* day) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  *day = doy - (153 * mp + 2) / 5 + 1;
-  *month = mp < 10 ? mp + 3 : mp - 9;
-  *year = yoe + era * 400 + (*month <= 2 ? 1 : 0);
-}
-
-int64_t DaysFromCivil(int64_t year, int64_t month, int64_t day) {
-  year -= month <= 2 ? 1 : 0;
-  const int64_t era = (year >= 0 ? year : year - 399) / 400;
-  const int64_t yoe = year - era * 400;
-  const int64_t doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-int64_t DaysInMonth(int64_t year, int64_t month) {
-  static constexpr int64_t kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-  return month == 2 && leap ? 29 : kDays[month - 1];
-}
-
 int64_t AddMonths(int64_t days, int64_t months) {
   if (months == 0) return days;
-  int64_t year, month, day;
-  CivilFromDays(days, &year, &month, &day);
-  const int64_t total = year * 12 + (month - 1) + months;
-  const int64_t new_year = FloorDiv(total, 12);
-  const int64_t new_month = total - new_year * 12 + 1;
-  return DaysFromCivil(new_year, new_month, std::min(day, DaysInMonth(new_year, new_month)));
+  const CivilDate date = CivilFromDays(days);
+  return ShiftMonthsClamped(date, date.year * 12 + (date.month - 1) + months);
 }
 
 class AddInterval : public ScalarFunction {

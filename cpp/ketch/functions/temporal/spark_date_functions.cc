@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "ketch/expr/function_registry.h"
+#include "ketch/functions/temporal/civil_date.h"
 #include "ketch/functions/temporal/temporal_functions.h"
 
 namespace ketch::temporal {
@@ -23,41 +24,6 @@ constexpr int64_t kSecondsPerDay = 86'400LL;
 // chrono's NaiveDate range (Daft's): years outside give null.
 constexpr int64_t kMaxYear = 262'142;
 
-int64_t FloorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-// Howard Hinnant's days <-> civil date algorithms (proleptic Gregorian calendar).
-void CivilFromDays(int64_t z, int64_t* year, int64_t* month, int64_t* day) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  *day = doy - (153 * mp + 2) / 5 + 1;
-  *month = mp < 10 ? mp + 3 : mp - 9;
-  *year = yoe + era * 400 + (*month <= 2 ? 1 : 0);
-}
-
-int64_t DaysFromCivil(int64_t year, int64_t month, int64_t day) {
-  year -= month <= 2 ? 1 : 0;
-  const int64_t era = (year >= 0 ? year : year - 399) / 400;
-  const int64_t yoe = year - era * 400;
-  const int64_t doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-int64_t DaysInMonth(int64_t year, int64_t month) {
-  static constexpr int64_t kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-  return month == 2 && leap ? 29 : kDays[month - 1];
-}
-
-// Days since the epoch of a valid civil date, nullopt for an impossible one.
 std::optional<int64_t> CheckedDaysFromCivil(int64_t year, int64_t month, int64_t day) {
   if (year < -kMaxYear - 1 || year > kMaxYear || month < 1 || month > 12) return std::nullopt;
   if (day < 1 || day > DaysInMonth(year, month)) return std::nullopt;
@@ -286,16 +252,13 @@ class AddMonthsColumn : public ScalarFunction {
         out.UnsafeAppendNull();
         continue;
       }
-      int64_t year, month, day;
-      CivilFromDays(clock.days->Value(i), &year, &month, &day);
+      const CivilDate date = CivilFromDays(clock.days->Value(i));
       int64_t total;
-      if (__builtin_add_overflow(year * 12 + (month - 1), months->Value(i), &total)) {
+      if (__builtin_add_overflow(date.year * 12 + (date.month - 1), months->Value(i), &total)) {
         return arrow::Status::Invalid("add_months: month count ", months->Value(i), " overflows at row ",
                                       ctx.SourceRow(i));
       }
-      const int64_t new_year = FloorDiv(total, 12);
-      const int64_t new_month = total - new_year * 12 + 1;
-      out.UnsafeAppend(DaysFromCivil(new_year, new_month, std::min(day, DaysInMonth(new_year, new_month))));
+      out.UnsafeAppend(ShiftMonthsClamped(date, total));
     }
     ARROW_ASSIGN_OR_RAISE(auto result, out.Finish());
     auto narrow = cp::Cast(result, arrow::int32());
@@ -333,9 +296,8 @@ class MonthsBetween : public ScalarFunction {
         out.UnsafeAppendNull();
         continue;
       }
-      int64_t y1, m1, d1, y2, m2, d2;
-      CivilFromDays(end.days->Value(i), &y1, &m1, &d1);
-      CivilFromDays(start.days->Value(i), &y2, &m2, &d2);
+      const auto [y1, m1, d1] = CivilFromDays(end.days->Value(i));
+      const auto [y2, m2, d2] = CivilFromDays(start.days->Value(i));
       const int64_t month_diff = (y1 - y2) * 12 + (m1 - m2);
       if (d1 == d2 || (d1 == DaysInMonth(y1, m1) && d2 == DaysInMonth(y2, m2))) {
         out.UnsafeAppend(static_cast<double>(month_diff));

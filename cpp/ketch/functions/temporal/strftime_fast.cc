@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ketch/functions/temporal/civil_date.h"
 #include "ketch/functions/temporal/temporal_functions.h"
 
 namespace ketch::temporal {
@@ -88,40 +89,6 @@ std::optional<std::vector<Piece>> Parse(const std::string& chrono) {
   return pieces;
 }
 
-int64_t FloorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-struct Civil {
-  int64_t year;
-  unsigned month;
-  unsigned day;
-};
-
-// civil_from_days / days_from_civil of http://howardhinnant.github.io/date_algorithms.html.
-Civil CivilFromDays(int64_t z) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const auto doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  const unsigned day = doy - (153 * mp + 2) / 5 + 1;
-  const unsigned month = mp < 10 ? mp + 3 : mp - 9;
-  return {static_cast<int64_t>(yoe) + era * 400 + (month <= 2), month, day};
-}
-
-int64_t DaysFromCivil(int64_t year, unsigned month, unsigned day) {
-  year -= month <= 2;
-  const int64_t era = (year >= 0 ? year : year - 399) / 400;
-  const auto yoe = static_cast<unsigned>(year - era * 400);
-  const unsigned doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
 char* Digits(char* out, unsigned value, int width) {
   for (int k = width - 1; k >= 0; --k) {
     out[k] = static_cast<char>('0' + value % 10);
@@ -171,7 +138,7 @@ arrow::Result<std::shared_ptr<arrow::Array>> FastStrftime(const arrow::Array& in
     } else {
       days = dates[i];
     }
-    const Civil civil = CivilFromDays(days);
+    const CivilDate civil = CivilFromDays(days);
     if (civil.year < 0 || civil.year > 9999) return nullptr;  // chrono signs / widens such years
     const auto hms = static_cast<unsigned>(second_of_day);
     for (const auto& piece : *pieces) {
@@ -186,10 +153,10 @@ arrow::Result<std::shared_ptr<arrow::Array>> FastStrftime(const arrow::Array& in
           out = Digits(out, static_cast<unsigned>(civil.year % 100), 2);
           break;
         case Field::kMonth:
-          out = Digits(out, civil.month, 2);
+          out = Digits(out, static_cast<unsigned>(civil.month), 2);
           break;
         case Field::kDay:
-          out = Digits(out, civil.day, 2);
+          out = Digits(out, static_cast<unsigned>(civil.day), 2);
           break;
         case Field::kHour:
           out = Digits(out, hms / 3600, 2);

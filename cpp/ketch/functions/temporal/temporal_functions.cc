@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "ketch/expr/function_registry.h"
+#include "ketch/functions/temporal/civil_date.h"
 #include "ketch/functions/temporal/strftime_fast.h"
 
 namespace ketch::temporal {
@@ -16,12 +17,6 @@ namespace {
 
 using TypeVector = std::vector<std::shared_ptr<arrow::DataType>>;
 namespace cp = arrow::compute;
-
-int64_t FloorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
 
 arrow::Result<arrow::TimeUnit::type> ParseUnit(const std::string& unit, const std::string& label) {
   if (unit == "s") return arrow::TimeUnit::SECOND;
