@@ -386,7 +386,17 @@ def _object_store_bytes() -> int:
         ray.ObjectRef(bytes.fromhex(object_id.decode()))
         for object_id in worker.core_worker.get_all_reference_counts()
     ]
-    locations = ray.experimental.get_object_locations(refs)
+    try:
+        locations = ray.experimental.get_object_locations(refs)
+    except ValueError:
+        # A reference freed between listing and locating (its owner no longer knows it): locate
+        # the others one by one; a freed object holds no bytes.
+        locations = {}
+        for ref in refs:
+            try:
+                locations.update(ray.experimental.get_object_locations([ref]))
+            except ValueError:
+                continue
     return sum(int(location.get("object_size") or 0) for location in locations.values())
 
 
