@@ -541,7 +541,7 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         size, an estimate)."""
         if self._partition_rows is not None:
             return len(self._partition_rows)
-        optimized = self._plan.optimize(config=get_execution_config().to_native())
+        optimized = _optimize(self._plan, get_execution_config())
         count, _exact = optimized.num_partitions()
         return int(count)
 
@@ -583,7 +583,7 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         config = get_execution_config()
         stats = _core.ExecutionStats()
         try:
-            optimized = self._plan.optimize(config=config.to_native())
+            optimized = _optimize(self._plan, config)
             with ProgressBars(stats, config):
                 # Closing this generator closes the runner's: an abandoned iteration cancels the query.
                 yield from get_runner().stream(optimized, config, stats)
@@ -602,7 +602,7 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         config = get_execution_config()
         stats = stats or _core.ExecutionStats()
         try:
-            optimized = plan.optimize(config=config.to_native())
+            optimized = _optimize(plan, config)
             with ProgressBars(stats, config):
                 return get_runner().execute(optimized, config, stats)
         except KetchError as error:
@@ -624,7 +624,7 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         import time
 
         out = file or sys.stdout
-        optimized = self._plan.optimize(config=get_execution_config().to_native())
+        optimized = _optimize(self._plan, get_execution_config())
         print("== Physical Plan ==\n", file=out)
         print(optimized.physical_repr(get_execution_config().to_native()), file=out)
         stats = _core.ExecutionStats()
@@ -763,7 +763,7 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
             print(repr(self._plan), file=out)
             return
         config = get_execution_config().to_native()
-        optimized = self._plan.optimize(config=config)
+        optimized = _optimize(self._plan, get_execution_config())
         print("== Unoptimized Logical Plan ==\n", file=out)
         print(repr(self._plan), file=out)
         print("== Optimized Logical Plan ==\n", file=out)
@@ -905,6 +905,16 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         from ketch.display.dataframe_repr import html_repr
 
         return html_repr(self._arrow_schema(), self._result)
+
+
+def _optimize(plan: _core.PyPlan, config: Any) -> _core.PyPlan:
+    """``plan`` optimized for the runner the query will run on: the runner may adjust the
+    planning-only settings of ``config`` (the Python ExecutionConfig), e.g. the Ray runner cuts
+    scan tasks for the cluster's CPUs rather than this process's threads."""
+    from ketch.runners import get_runner
+
+    planning = getattr(get_runner(), "planning_config", None)
+    return plan.optimize(config=(planning(config) if planning else config).to_native())
 
 
 def _materialized(table: pa.Table) -> DataFrame:

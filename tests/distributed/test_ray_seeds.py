@@ -142,3 +142,31 @@ def test_the_seeds_query_gives_the_native_runners_result(
     native = build().to_pydict()
     assert on_cluster == native
     assert 0 < len(native["url"]) < NUM_URLS
+
+
+def _scan_task_reason(df: ketch.DataFrame) -> str:
+    """The "Scan tasks = N (...)" line of the optimized plan."""
+    report = io.StringIO()
+    df.explain(show_all=True, file=report)
+    (line,) = {ln.strip() for ln in report.getvalue().splitlines() if "Scan tasks = " in ln}
+    return line
+
+
+def test_scan_tasks_under_an_expensive_pipeline_are_cut_for_the_clusters_cpus(
+    on_ray: Any, tmp_path: Path
+) -> None:
+    import ray
+
+    path = tmp_path / "urls.parquet"
+    pq.write_table(pa.table({"url": [f"http://127.0.0.1:1/{i}" for i in range(NUM_URLS)]}), path)
+    df = ketch.read_parquet(str(path)).with_column("digest", expensive_digest(col("url")))
+
+    cluster_cpus = int(ray.cluster_resources()["CPU"])
+    assert cluster_cpus == 3  # tests/conftest.py: 3 nodes of 1 CPU
+    line = _scan_task_reason(df)
+    assert f"cut for {cluster_cpus} workers x 2" in line, line
+    assert f"Scan tasks = {2 * cluster_cpus} (" in line, line
+
+    # A user's own num_compute_threads is kept.
+    with ketch.execution_config_ctx(num_compute_threads=5):
+        assert "cut for 5 workers x 2" in _scan_task_reason(df)

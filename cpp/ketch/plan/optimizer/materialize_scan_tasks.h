@@ -10,8 +10,9 @@ namespace ketch {
 struct ScanTaskSizing {
   int64_t min_size_bytes = 96LL << 20;   ///< row groups are merged into tasks of at least this much
   int64_t max_size_bytes = 384LL << 20;  ///< files larger than this are split by row group
-  int32_t workers = 1;                   ///< compute threads: an expensive pipeline gets ≥ 2 tasks each
-  int32_t max_sources = 10;              ///< at most this many files merged into one task
+  int32_t workers =
+      1;  ///< compute threads (Ray runner: the cluster's CPUs): an expensive pipeline gets ≥ 2 tasks each
+  int32_t max_sources = 10;  ///< at most this many files merged into one task
 };
 
 /// The optimizer's last rule: turns each file scan into scan tasks (ScanTasks: entries grouped into

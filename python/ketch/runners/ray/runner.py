@@ -165,6 +165,21 @@ class RayRunner:
         self._workers.extend(ready)
         return self._workers
 
+    # -- planning ----------------------------------------------------------------------------------
+    def planning_config(self, config: Any) -> Any:
+        """``config`` (the Python ExecutionConfig) for the optimizer on this runner: unless the
+        user set ``num_compute_threads``, scan tasks below an expensive pipeline are cut for the
+        cluster's CPUs (``ray.cluster_resources()["CPU"]``: every engine worker's share), not for
+        the driver's threads, so a cluster larger than the driver gets work on every CPU."""
+        import dataclasses
+
+        import ray
+
+        if config.num_compute_threads:
+            return config
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        return dataclasses.replace(config, num_compute_threads=cpus) if cpus > 0 else config
+
     # -- running -----------------------------------------------------------------------------------
     def _shuffle_partitions_limit(self) -> int:
         import ray
