@@ -292,3 +292,26 @@ def test_s3_token_file_is_read_once_per_query(vocab: Any, moto_s3: Any) -> None:
                 assert got == [reference_encode(t, ranks, GPT2_PATTERN, {}) for t in data]
                 gets = [r for r in log.requests if r.method == "GET" and r.path.endswith("tiny.tiktoken")]
                 assert len(gets) == query + 1  # once per query, not once per morsel
+
+
+def test_plan_round_trips_and_explain_hides_keys(vocab: Any) -> None:
+    from ketch import _core
+    from ketch.context import get_execution_config
+    from ketch.io import IOConfig, S3Config
+
+    _, plain, _ = vocab
+    secret = IOConfig(
+        s3=S3Config(region_name="us-east-1", key_id="AKIDTOKENIZE", access_key="SECRETTOKENIZE")
+    )
+    df = ketch.from_pydict({"text": ["hello world", None]}).select(
+        tokenize_encode(col("text"), plain, pattern=GPT2_PATTERN, io_config=secret).alias("ids"),
+        col("text").tokenize_encode(plain, pattern=GPT2_PATTERN, special_tokens="llama3").alias("sp"),
+    )
+    config = get_execution_config().to_native()
+    optimized = df._plan.optimize(config=config)
+    copy = _core.PyPlan.from_bytes(optimized.to_bytes())
+    assert repr(copy) == repr(optimized)
+    assert copy.schema() == optimized.schema()
+    shown = repr(optimized)
+    assert "tokenize_encode" in shown
+    assert "SECRETTOKENIZE" not in shown and "AKIDTOKENIZE" not in shown

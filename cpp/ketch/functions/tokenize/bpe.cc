@@ -465,7 +465,7 @@ arrow::Status BytePairEncoder::Decode(const uint32_t* tokens, int64_t count, std
   for (int64_t i = 0; i < count; ++i) {
     if (!TokenBytes(tokens[i], &bytes)) {
       return arrow::Status::Invalid("token id ", tokens[i], " is not in the vocabulary (ranks up to ",
-                                     max_rank_, specials_.empty() ? "" : " and the special tokens", ")");
+                                    max_rank_, specials_.empty() ? "" : " and the special tokens", ")");
     }
     out->append(bytes);
   }
