@@ -315,3 +315,41 @@ def test_plan_round_trips_and_explain_hides_keys(vocab: Any) -> None:
     shown = repr(optimized)
     assert "tokenize_encode" in shown
     assert "SECRETTOKENIZE" not in shown and "AKIDTOKENIZE" not in shown
+
+
+def test_unicode_classes_match_the_reference(vocab: Any) -> None:
+    """Every 11th code point between letters, digits and runs of spaces: PCRE2's \\p{L}, \\p{N},
+    \\s agree with the regex module's (and tiktoken's) except U+180E MONGOLIAN VOWEL SEPARATOR,
+    which PCRE2 still counts as horizontal space (\\s) and Unicode no longer does since 6.3."""
+    ranks, _, named = vocab
+    points = [c for c in range(0x09, 0x30000, 11) if not 0xD800 <= c < 0xE000 and c != 0x180E]
+    data = [f"a{chr(c)}  {chr(c)}b1{chr(c)}" for c in points]
+    got = ketch.from_pydict({"t": data}).select(col("t").tokenize_encode(named)).to_pydict()["t"]
+    mismatched = [hex(c) for c, text, ids in zip(points, data, got, strict=True)
+                  if ids != reference_encode(text, ranks, CL100K_PATTERN, {})]  # fmt: skip
+    assert mismatched == []
+
+
+def test_http_token_file(vocab: Any) -> None:
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            return
+
+    ranks, _, named = vocab
+    handler = functools.partial(Quiet, directory=str(Path(named).parent))
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/cl100k_base.tiktoken"
+        data = texts(8, 50)
+        got = ketch.from_pydict({"t": data}).select(col("t").tokenize_encode(url)).to_pydict()["t"]
+        assert got == [reference_encode(t, ranks, CL100K_PATTERN, {}) for t in data]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()

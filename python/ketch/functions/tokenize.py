@@ -49,7 +49,8 @@ def tokenize_encode(
         io_config: ``ketch.io.IOConfig`` for an ``s3://`` token file.
         pattern: the regular expression (PCRE2 syntax: lookaheads, ``\\p{L}`` classes) whose
             matches are the pieces merged separately; required unless the file is named after a
-            built-in set (Daft requires it for every file).
+            built-in set (Daft requires it for every file). PCRE2's ``\\s`` also matches U+180E,
+            which tiktoken's regex engine does not: the one code point where pieces can differ.
         special_tokens: an extra set of special tokens given ids after the largest rank; only
             ``"llama3"`` (256 tokens such as ``<|begin_of_text|>``, as Daft).
         use_special_tokens: whether special-token texts in the input become their ids
