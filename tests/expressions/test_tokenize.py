@@ -353,3 +353,34 @@ def test_http_token_file(vocab: Any) -> None:
         httpd.shutdown()
         httpd.server_close()
         thread.join()
+
+
+def test_damaged_token_files_fail_cleanly(vocab: Any, tmp_path: Path) -> None:
+    """Random damage to a good file (bytes flipped, lines cut, duplicated or dropped) either still
+    encodes or raises a KetchError; never a crash."""
+    _, plain, _ = vocab
+    good = Path(plain).read_bytes()
+    rng = random.Random(11)
+    df = ketch.from_pydict({"text": ["hello world, it's 2024"]})
+    outcomes = Counter()
+    for trial in range(40):
+        data = bytearray(good)
+        for _ in range(rng.randint(1, 5)):
+            kind = rng.randrange(3)
+            at = rng.randrange(len(data))
+            if kind == 0:
+                data[at] = rng.randrange(256)
+            elif kind == 1:
+                del data[at : at + rng.randint(1, 40)]
+            else:
+                data[at:at] = data[max(0, at - 30) : at]
+        path = tmp_path / f"damaged{trial}.tiktoken"
+        path.write_bytes(bytes(data))
+        try:
+            df.select(tokenize_encode(col("text"), str(path), pattern=GPT2_PATTERN)).collect()
+            outcomes["ok"] += 1
+        except KetchError as error:
+            # The file's own faults name it; a byte left without a token names the vocabulary.
+            assert "token file" in str(error) or "vocabulary" in str(error), str(error)
+            outcomes["error"] += 1
+    assert outcomes["error"] > 0
