@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 import ketch
@@ -230,6 +231,9 @@ def test_types_and_nulls(vocab: Any) -> None:
     decoded = ids.select(tokenize_decode(col("ids"), plain, pattern=GPT2_PATTERN)).to_arrow()
     assert str(decoded.schema.field("ids").type) == "large_string"
     assert decoded.column("ids").to_pylist() == ["hi", None, ""]
+    fixed = ketch.from_arrow(pa.table({"ids": pa.array([[104, 105], None], pa.list_(pa.uint8(), 2))}))
+    decoded = fixed.select(tokenize_decode(col("ids"), plain, pattern=GPT2_PATTERN)).to_pydict()
+    assert decoded["ids"] == ["hi", None]
 
 
 def test_errors_name_what_is_wrong(vocab: Any, tmp_path: Path) -> None:
