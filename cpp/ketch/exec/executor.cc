@@ -13,6 +13,7 @@
 #include <semaphore>
 
 #include "ketch/common/memory_manager.h"
+#include "ketch/common/query_scope.h"
 #include "ketch/common/thread_pools.h"
 #include "ketch/exec/blocking/cross_join.h"
 #include "ketch/exec/blocking/hash_aggregate.h"
@@ -523,14 +524,15 @@ constexpr int64_t kProbeDivisor = 512;
 class PipelineRun {
  public:
   PipelineRun(Pipeline* pipeline, const ExecutionConfig& config, ExecutionStats* stats, int32_t index,
-              MemoryManager* memory, bool auto_in_flight)
+              MemoryManager* memory, bool auto_in_flight, uint64_t query_id)
       : pipeline_(pipeline),
         memory_(memory),
         compute_(ComputePool(config.num_compute_threads)),
         io_(IoPool(config.num_io_threads)),
         in_flight_bound_(MorselsInFlight(*pipeline, config, auto_in_flight)),
         permits_(in_flight_bound_),
-        stats_(stats) {
+        stats_(stats),
+        query_id_(query_id) {
     // Morsels of a segment whose operators may grow them (downloads, decoded images, UDF results)
     // are sized so that all morsels in flight fit in half the budget.
     target_morsel_bytes_ =
@@ -567,6 +569,7 @@ class PipelineRun {
       done_.wait(lock, [this] { return source_finished_ && in_flight_ == 0 && active_tasks_ == 0; });
     }
     if (!error_.ok()) return error_;
+    const QueryScope query_scope(query_id_);  // sinks may evaluate expressions when finalizing
     std::vector<std::shared_ptr<arrow::RecordBatch>> output;
     for (size_t i = 0; i < pipeline_->segments.size(); ++i) {
       if (!finalize_last && i + 1 == pipeline_->segments.size()) break;
@@ -585,6 +588,7 @@ class PipelineRun {
 
  private:
   void RunSource() {
+    const QueryScope query_scope(query_id_);
     int64_t seq = 0;
     auto emit = [&](std::shared_ptr<arrow::RecordBatch> batch, int64_t first_row,
                     std::shared_ptr<arrow::Int64Array> source_rows, int64_t partition) -> arrow::Status {
@@ -730,6 +734,7 @@ class PipelineRun {
   }
 
   void Step(size_t seg, size_t op, arrow::internal::Executor* executor, Morsel morsel) {
+    const QueryScope query_scope(query_id_);
     auto& segment = *pipeline_->segments[seg];
     for (; op < segment.ops.size(); ++op) {
       if (segment.ops[op]->executor() != executor) return Schedule(seg, op, std::move(morsel));
@@ -853,6 +858,7 @@ class PipelineRun {
   // Hands the morsel to the segment's sink (or re-chunk step) in source order; forwards output to
   // the next segment. Without a morsel, only checks whether the segment's input is complete.
   void Deliver(size_t seg, std::optional<Morsel> morsel) {
+    const QueryScope query_scope(query_id_);
     auto& segment = *pipeline_->segments[seg];
     std::vector<Morsel> forward;
     int64_t released = 0;
@@ -1103,6 +1109,7 @@ class PipelineRun {
   const int64_t in_flight_bound_;
   std::counting_semaphore<> permits_;
   ExecutionStats* stats_;
+  const uint64_t query_id_;
   struct SegmentSizing {
     bool adaptive = false;  // an operator of the segment grows its morsels' bytes
     std::atomic<double> bytes_per_row{0};
@@ -1150,9 +1157,11 @@ arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> ExecutePlanInto(
       if (stats) stats->finished = true;
     }
   } mark_finished{stats};
+  static std::atomic<uint64_t> next_query_id{1};
+  const uint64_t query_id = next_query_id.fetch_add(1);
   int32_t index = 0;
   auto run_stage = [&](PipelineStage& stage) -> arrow::Status {
-    PipelineRun run(stage.pipeline.get(), config, stats, index++, &memory, auto_in_flight);
+    PipelineRun run(stage.pipeline.get(), config, stats, index++, &memory, auto_in_flight, query_id);
     ARROW_ASSIGN_OR_RAISE(auto output, run.Run(/*finalize_last=*/stage.output != nullptr));
     if (stage.output) {
       stage.output->batches = std::move(output);
@@ -1176,7 +1185,7 @@ arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> ExecutePlanInto(
     }
   }
   if (!root.source) return arrow::Status::Invalid("plan has no source");
-  PipelineRun run(&root, config, stats, index, &memory, auto_in_flight);
+  PipelineRun run(&root, config, stats, index, &memory, auto_in_flight, query_id);
   auto result = run.Run();
   if (stats) stats->peak_memory_bytes = memory.peak();
   if (result.ok() && consumer) {

@@ -14,6 +14,7 @@
 #include "ketch/functions/random/random_functions.h"
 #include "ketch/functions/string/string_functions.h"
 #include "ketch/functions/temporal/temporal_functions.h"
+#include "ketch/functions/tokenize/tokenize_functions.h"
 #include "ketch/functions/url/url_functions.h"
 #include "ketch/types/image_type.h"
 
@@ -36,6 +37,7 @@ arrow::Status RegisterBuiltins() {
     if (status.ok()) status = random::RegisterRandomFunctions();
     if (status.ok()) status = RegisterPerRowOptionFunction();
     if (status.ok()) status = codec::RegisterCodecFunctions();
+    if (status.ok()) status = tokenize::RegisterTokenizeFunctions();
   });
   return status;
 }

@@ -17,6 +17,7 @@ from ketch.expressions.codec_methods import CodecMethods
 from ketch.expressions.flat_methods import FlatMethods
 from ketch.expressions.scalar_methods import ScalarFunctionMethods
 from ketch.expressions.string_extra_methods import StringExtraMethods
+from ketch.expressions.tokenize_methods import TokenizeMethods
 
 if TYPE_CHECKING:
     from ketch.expressions.embedding import EmbeddingNamespace
@@ -84,7 +85,7 @@ def _expr(value: Any) -> Expression:
     return value if isinstance(value, Expression) else lit(value)
 
 
-class Expression(ScalarFunctionMethods, FlatMethods, StringExtraMethods, CodecMethods):
+class Expression(ScalarFunctionMethods, FlatMethods, StringExtraMethods, CodecMethods, TokenizeMethods):
     """A column expression. Build with :func:`col` and :func:`lit`, combine with operators
     (``+ - * / == != < <= > >= & | ~``) and methods; namespaces ``.image`` and ``.url`` hold the
     multimodal kernels."""

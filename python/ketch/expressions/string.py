@@ -158,3 +158,34 @@ class StringNamespace:
     def to_datetime(self, format: str, timezone: str | None = None) -> Expression:
         """Timestamp[us] parsed with the strptime ``format`` (in ``timezone`` when given)."""
         return _s.to_datetime(self._expr, format, timezone)
+
+    def tokenize_encode(
+        self,
+        tokens_path: str,
+        *,
+        io_config: Any = None,
+        pattern: str | None = None,
+        special_tokens: str | None = None,
+        use_special_tokens: bool | None = None,
+    ) -> Expression:
+        """List[UInt32]: token ids of each string (see :func:`ketch.functions.tokenize_encode`)."""
+        return self._expr.tokenize_encode(
+            tokens_path,
+            io_config=io_config,
+            pattern=pattern,
+            special_tokens=special_tokens,
+            use_special_tokens=use_special_tokens,
+        )
+
+    def tokenize_decode(
+        self,
+        tokens_path: str,
+        *,
+        io_config: Any = None,
+        pattern: str | None = None,
+        special_tokens: str | None = None,
+    ) -> Expression:
+        """String: the text of each list of token ids (see :func:`ketch.functions.tokenize_decode`)."""
+        return self._expr.tokenize_decode(
+            tokens_path, io_config=io_config, pattern=pattern, special_tokens=special_tokens
+        )
