@@ -15,6 +15,7 @@ import pyarrow as pa
 import pytest
 
 import ketch
+from image_helpers import image_column
 from ketch import DataType
 from ketch.errors import KetchIOError
 from ketch.io.files import file_array
@@ -23,29 +24,11 @@ N = 6
 
 
 def _image_column(rng: np.random.Generator) -> pa.ExtensionArray:
-    """Variable-shape RGB images through the documented Image extension storage."""
-    ext_type = DataType.image("RGB").to_arrow()
-    data, channel, height, width, modes, valid = [], [], [], [], [], []
-    for i in range(N):
-        valid.append(i != 2)
-        h, w = (0, 0) if i == 2 else (1 + i % 3, 2 + i % 2)
-        data.append(rng.integers(0, 256, size=(h, w, 3), dtype=np.uint8).tobytes() if i != 2 else b"")
-        channel.append(0 if i == 2 else 3)
-        height.append(h)
-        width.append(w)
-        modes.append(0 if i == 2 else 3)
-    storage = pa.StructArray.from_arrays(
-        [
-            pa.array(data, pa.large_binary()),
-            pa.array(channel, pa.uint16()),
-            pa.array(height, pa.uint32()),
-            pa.array(width, pa.uint32()),
-            pa.array(modes, pa.uint8()),
-        ],
-        fields=list(ext_type.storage_type),
-        mask=pa.array([not v for v in valid]),
+    """Variable-shape RGB images (row 2 null) through the documented Image extension storage."""
+    shapes = [None if i == 2 else (1 + i % 3, 2 + i % 2, 3) for i in range(N)]
+    return image_column(
+        [None if s is None else rng.integers(0, 256, size=s, dtype=np.uint8) for s in shapes], "RGB"
     )
-    return pa.ExtensionArray.from_storage(ext_type, storage)
 
 
 def _every_type_table() -> pa.Table:

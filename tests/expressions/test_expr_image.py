@@ -11,6 +11,7 @@ import pytest
 from PIL import Image
 
 import ketch
+from image_helpers import image_column
 from ketch import col
 from ketch.errors import KetchTypeError
 
@@ -56,36 +57,6 @@ def pillow_decode(data: bytes) -> Image.Image:
     image = Image.open(io.BytesIO(data))
     image.load()
     return image
-
-
-def image_column(arrays: list[np.ndarray | None], mode: str) -> pa.ExtensionArray:
-    """A ketch Image[mode] column built directly from (H, W, C) arrays through the documented
-    Arrow extension type, so resize / Series can be tested without going through decode."""
-    ext_type = ketch.DataType.image(mode).to_arrow()
-    data, channel, height, width, modes, valid = [], [], [], [], [], []
-    for a in arrays:
-        valid.append(a is not None)
-        if a is None:
-            data.append(b""), channel.append(0), height.append(0), width.append(0), modes.append(0)
-            continue
-        a = np.ascontiguousarray(a.reshape(a.shape[0], a.shape[1], -1))
-        data.append(a.tobytes())
-        channel.append(a.shape[2])
-        height.append(a.shape[0])
-        width.append(a.shape[1])
-        modes.append(a.shape[2])
-    storage = pa.StructArray.from_arrays(
-        [
-            pa.array(data, pa.large_binary()),
-            pa.array(channel, pa.uint16()),
-            pa.array(height, pa.uint32()),
-            pa.array(width, pa.uint32()),
-            pa.array(modes, pa.uint8()),
-        ],
-        fields=list(ext_type.storage_type),
-        mask=pa.array([not v for v in valid]),
-    )
-    return pa.ExtensionArray.from_storage(ext_type, storage)
 
 
 def fixed_shape_column(block: np.ndarray, mode: str) -> pa.ExtensionArray:

@@ -6,20 +6,12 @@
 #include <cmath>
 #include <cstring>
 
+#include "ketch/common/splitmix64.h"
+
 namespace ketch {
 namespace {
 
 constexpr uint64_t kNullHash = 0x5bd1e9955bd1e995ULL;
-
-// splitmix64's finalizer: a fast, well-mixed hash of a 64-bit value.
-uint64_t Mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
 
 void Combine(uint64_t* seed, uint64_t value) {
   *seed ^= value + 0x9e3779b97f4a7c15ULL + (*seed << 6) + (*seed >> 2);
@@ -34,7 +26,7 @@ void HashIntegers(const arrow::Array& array, std::vector<uint64_t>* out) {
   const auto& a = static_cast<const ArrayType&>(array);
   for (int64_t i = 0; i < a.length(); ++i) {
     Combine(&(*out)[i],
-            a.IsNull(i) ? kNullHash : Mix(static_cast<uint64_t>(static_cast<int64_t>(a.Value(i)))));
+            a.IsNull(i) ? kNullHash : Mix64(static_cast<uint64_t>(static_cast<int64_t>(a.Value(i)))));
   }
 }
 
@@ -51,7 +43,7 @@ void HashFloats(const arrow::Array& array, std::vector<uint64_t>* out) {
     if (std::isnan(v)) v = std::numeric_limits<double>::quiet_NaN();  // every NaN alike
     uint64_t bits;
     std::memcpy(&bits, &v, sizeof(bits));
-    Combine(&(*out)[i], Mix(bits));
+    Combine(&(*out)[i], Mix64(bits));
   }
 }
 
@@ -78,7 +70,7 @@ arrow::Status HashColumn(const std::shared_ptr<arrow::Array>& column, const std:
     case arrow::Type::BOOL: {
       const auto& a = static_cast<const arrow::BooleanArray&>(*column);
       for (int64_t i = 0; i < a.length(); ++i)
-        Combine(&(*out)[i], a.IsNull(i) ? kNullHash : Mix(a.Value(i) ? 1 : 0));
+        Combine(&(*out)[i], a.IsNull(i) ? kNullHash : Mix64(a.Value(i) ? 1 : 0));
       return arrow::Status::OK();
     }
     case arrow::Type::INT8:

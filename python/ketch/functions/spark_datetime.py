@@ -14,7 +14,6 @@ Semantics follow Daft's docstrings, which follow Spark's SQL reference
 
 from __future__ import annotations
 
-import datetime as _dt
 from typing import Any
 
 import pyarrow as pa
@@ -254,14 +253,18 @@ def to_utc_timestamp(expr: Expression, timezone: str) -> Expression:
 
 
 def current_date() -> Expression:
-    """Today's date in UTC (date32), taken when the expression is built, the same on every row."""
-    return lit(_dt.datetime.now(_dt.timezone.utc).date())
+    """Today's date in UTC (date32), read from the system clock when the query runs (as Daft), not
+    when the expression is built: every collect of the same DataFrame reads it again. Native
+    ``current_date``: each morsel reads the clock once, the same value on all its rows."""
+    return Expression._call("current_date")
 
 
 def current_timestamp() -> Expression:
-    """The current UTC time (naive timestamp[us]), taken when the expression is built."""
-    now = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
-    return lit(pa.scalar(now, pa.timestamp("us")))
+    """The current UTC time (naive timestamp[us]), read from the system clock when the query runs
+    (as Daft), not when the expression is built. Native ``current_timestamp``: each morsel reads
+    the clock once, the same value on all its rows (morsels of one query may differ by the time
+    between them)."""
+    return Expression._call("current_timestamp")
 
 
 def current_timezone() -> Expression:

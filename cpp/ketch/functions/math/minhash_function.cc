@@ -14,15 +14,15 @@
 // - Signature element i is the minimum over the n-grams, starting from 0xffffffff.
 
 #include <arrow/api.h>
-#include <arrow/compute/api.h>
 
 #include <algorithm>
+#include <optional>
 #include <string_view>
 #include <vector>
 
-#include "ketch/functions/arrow_options_function.h"
 #include "ketch/functions/math/hash_kernels.h"
 #include "ketch/functions/math/math_functions.h"
+#include "ketch/functions/math/ngram_hash_function_internal.h"
 
 namespace ketch::math {
 namespace {
@@ -56,26 +56,23 @@ class WyRand {
 
 struct Settings {
   int64_t num_hashes;
-  int64_t ngram_size;
   uint32_t seed;
-  HashKind kind;
-};
+  NgramOptions ngram;
 
-arrow::Result<Settings> ReadSettings(const FunctionOptions& options) {
-  Settings s;
-  ARROW_ASSIGN_OR_RAISE(s.num_hashes, GetIntOption(options, "num_hashes", "minhash"));
-  ARROW_ASSIGN_OR_RAISE(s.ngram_size, GetIntOption(options, "ngram_size", "minhash"));
-  ARROW_ASSIGN_OR_RAISE(auto seed, IntOption(options, "seed", 1, "minhash"));
-  ARROW_ASSIGN_OR_RAISE(auto function, StringOption(options, "hash_function", "murmurhash3", "minhash"));
-  if (s.num_hashes <= 0) return arrow::Status::Invalid("minhash: num_hashes must be > 0, got ", s.num_hashes);
-  if (s.ngram_size <= 0) return arrow::Status::Invalid("minhash: ngram_size must be > 0, got ", s.ngram_size);
-  if (seed < 0 || seed > 0xffffffffLL) {
-    return arrow::Status::Invalid("minhash: seed must be in [0, 2**32), got ", seed);
+  static arrow::Result<Settings> Read(const FunctionOptions& options) {
+    Settings s;
+    ARROW_ASSIGN_OR_RAISE(s.num_hashes, GetIntOption(options, "num_hashes", "minhash"));
+    if (s.num_hashes <= 0)
+      return arrow::Status::Invalid("minhash: num_hashes must be > 0, got ", s.num_hashes);
+    ARROW_ASSIGN_OR_RAISE(s.ngram, ReadNgramOptions(options, "minhash", std::nullopt, "murmurhash3"));
+    ARROW_ASSIGN_OR_RAISE(auto seed, IntOption(options, "seed", 1, "minhash"));
+    if (seed < 0 || seed > 0xffffffffLL) {
+      return arrow::Status::Invalid("minhash: seed must be in [0, 2**32), got ", seed);
+    }
+    s.seed = static_cast<uint32_t>(seed);
+    return s;
   }
-  s.seed = static_cast<uint32_t>(seed);
-  ARROW_ASSIGN_OR_RAISE(s.kind, ParseHashKind(function, "minhash"));
-  return s;
-}
+};
 
 // Calls fn(window) for each of Daft's word windows (daft-minhash src/windowed.rs).
 template <typename Fn>
@@ -97,25 +94,16 @@ void ForEachWindow(std::string_view text, int64_t size, std::vector<size_t>* spa
   }
 }
 
-class MinHashFunction : public ScalarFunction {
+class MinHashFunction : public NgramHashFunction<Settings> {
  public:
   std::string name() const override { return "minhash"; }
 
-  arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(
-      const std::vector<std::shared_ptr<arrow::DataType>>& arg_types, const std::vector<ExprPtr>& arg_exprs,
-      const FunctionOptions& options) const override {
-    ARROW_RETURN_NOT_OK(CheckArgKind(ArgKind::kString, name(), arg_types[0], *arg_exprs[0]));
-    ARROW_ASSIGN_OR_RAISE(auto s, ReadSettings(options));
+ protected:
+  std::shared_ptr<arrow::DataType> OutputType(const Settings& s) const override {
     return arrow::fixed_size_list(arrow::uint32(), static_cast<int32_t>(s.num_hashes));
   }
 
-  arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args, const FunctionOptions& options,
-                                      const EvalContext& ctx) const override {
-    ARROW_ASSIGN_OR_RAISE(auto s, ReadSettings(options));
-    ARROW_ASSIGN_OR_RAISE(auto input, ToArray(args[0], ctx.num_rows));
-    ARROW_ASSIGN_OR_RAISE(auto strings, arrow::compute::Cast(*input, arrow::large_utf8()));
-    const auto& text = static_cast<const arrow::LargeStringArray&>(*strings);
-
+  arrow::Result<arrow::Datum> Compute(const arrow::LargeStringArray& text, const Settings& s) const override {
     // a < 2^31 and h < 2^32, so a * h + b < 2^63 never wraps: 32-bit operands widened to 64 bits let
     // the compiler use the packed 32x32->64 multiply.
     std::vector<uint32_t> a(s.num_hashes), b(s.num_hashes);
@@ -123,7 +111,7 @@ class MinHashFunction : public ScalarFunction {
     for (auto& v : a) v = static_cast<uint32_t>(1 + rng.Below(0x7fffffffULL - 1));
     for (auto& v : b) v = static_cast<uint32_t>(rng.Below(0x7fffffffULL));
     // Daft seeds every hash function with `seed` except SHA-1 (BuildHasherDefault<Sha1Hasher>).
-    const bool seeded = s.kind != HashKind::kSha1;
+    const bool seeded = s.ngram.kind != HashKind::kSha1;
 
     auto values = std::make_shared<arrow::UInt32Builder>();
     arrow::FixedSizeListBuilder builder(arrow::default_memory_pool(), values,
@@ -137,9 +125,9 @@ class MinHashFunction : public ScalarFunction {
         continue;
       }
       std::fill(mins.begin(), mins.end(), static_cast<uint32_t>(kMaxHash));
-      ForEachWindow(text.GetView(row), s.ngram_size, &spaces, [&](std::string_view gram) {
-        const auto h = static_cast<uint32_t>(
-            HashBytes(s.kind, reinterpret_cast<const uint8_t*>(gram.data()), gram.size(), seeded, s.seed));
+      ForEachWindow(text.GetView(row), s.ngram.ngram_size, &spaces, [&](std::string_view gram) {
+        const auto h = static_cast<uint32_t>(HashBytes(
+            s.ngram.kind, reinterpret_cast<const uint8_t*>(gram.data()), gram.size(), seeded, s.seed));
         for (int64_t i = 0; i < s.num_hashes; ++i) {
           const uint64_t v = static_cast<uint64_t>(h) * a[i] + b[i];
           mins[i] = std::min(mins[i], static_cast<uint32_t>(v + (v >> 61)));

@@ -7,32 +7,26 @@
 // fewer than `ngram_size` characters gives 0; null stays null.
 
 #include <arrow/api.h>
-#include <arrow/compute/api.h>
 
 #include <array>
 #include <string_view>
 #include <vector>
 
-#include "ketch/functions/arrow_options_function.h"
 #include "ketch/functions/math/hash_kernels.h"
 #include "ketch/functions/math/math_functions.h"
+#include "ketch/functions/math/ngram_hash_function_internal.h"
 
 namespace ketch::math {
 namespace {
 
 struct Settings {
-  int64_t ngram_size;
-  HashKind kind;
-};
+  NgramOptions ngram;
 
-arrow::Result<Settings> ReadSettings(const FunctionOptions& options) {
-  Settings s;
-  ARROW_ASSIGN_OR_RAISE(s.ngram_size, IntOption(options, "ngram_size", 3, "simhash"));
-  if (s.ngram_size <= 0) return arrow::Status::Invalid("simhash: ngram_size must be > 0, got ", s.ngram_size);
-  ARROW_ASSIGN_OR_RAISE(auto function, StringOption(options, "hash_function", "xxhash3_64", "simhash"));
-  ARROW_ASSIGN_OR_RAISE(s.kind, ParseHashKind(function, "simhash"));
-  return s;
-}
+  static arrow::Result<Settings> Read(const FunctionOptions& options) {
+    ARROW_ASSIGN_OR_RAISE(auto ngram, ReadNgramOptions(options, "simhash", 3, "xxhash3_64"));
+    return Settings{ngram};
+  }
+};
 
 uint64_t Fingerprint(std::string_view text, const Settings& s, std::vector<size_t>* starts) {
   starts->clear();
@@ -40,17 +34,17 @@ uint64_t Fingerprint(std::string_view text, const Settings& s, std::vector<size_
     if ((static_cast<uint8_t>(text[i]) & 0xc0) != 0x80) starts->push_back(i);  // a code point starts
   }
   const auto chars = static_cast<int64_t>(starts->size());
-  if (chars < s.ngram_size) return 0;
+  if (chars < s.ngram.ngram_size) return 0;
   starts->push_back(text.size());
   // Bit i is set when more than half the n-grams have it: count the ones per bit (a loop the
   // compiler vectorizes), then compare with the number of n-grams.
   std::array<uint32_t, 64> ones{};
-  const bool seeded = s.kind != HashKind::kSha1;
-  const int64_t grams = chars - s.ngram_size + 1;
+  const bool seeded = s.ngram.kind != HashKind::kSha1;
+  const int64_t grams = chars - s.ngram.ngram_size + 1;
   for (int64_t c = 0; c < grams; ++c) {
-    const size_t begin = (*starts)[c], end = (*starts)[c + s.ngram_size];
-    const uint64_t h =
-        HashBytes(s.kind, reinterpret_cast<const uint8_t*>(text.data()) + begin, end - begin, seeded, 0);
+    const size_t begin = (*starts)[c], end = (*starts)[c + s.ngram.ngram_size];
+    const uint64_t h = HashBytes(s.ngram.kind, reinterpret_cast<const uint8_t*>(text.data()) + begin,
+                                 end - begin, seeded, 0);
     for (int bit = 0; bit < 64; ++bit) ones[bit] += static_cast<uint32_t>((h >> bit) & 1);
   }
   uint64_t out = 0;
@@ -60,24 +54,14 @@ uint64_t Fingerprint(std::string_view text, const Settings& s, std::vector<size_
   return out;
 }
 
-class SimHashFunction : public ScalarFunction {
+class SimHashFunction : public NgramHashFunction<Settings> {
  public:
   std::string name() const override { return "simhash"; }
 
-  arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(
-      const std::vector<std::shared_ptr<arrow::DataType>>& arg_types, const std::vector<ExprPtr>& arg_exprs,
-      const FunctionOptions& options) const override {
-    ARROW_RETURN_NOT_OK(CheckArgKind(ArgKind::kString, name(), arg_types[0], *arg_exprs[0]));
-    ARROW_RETURN_NOT_OK(ReadSettings(options).status());
-    return arrow::uint64();
-  }
+ protected:
+  std::shared_ptr<arrow::DataType> OutputType(const Settings&) const override { return arrow::uint64(); }
 
-  arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args, const FunctionOptions& options,
-                                      const EvalContext& ctx) const override {
-    ARROW_ASSIGN_OR_RAISE(auto s, ReadSettings(options));
-    ARROW_ASSIGN_OR_RAISE(auto input, ToArray(args[0], ctx.num_rows));
-    ARROW_ASSIGN_OR_RAISE(auto strings, arrow::compute::Cast(*input, arrow::large_utf8()));
-    const auto& text = static_cast<const arrow::LargeStringArray&>(*strings);
+  arrow::Result<arrow::Datum> Compute(const arrow::LargeStringArray& text, const Settings& s) const override {
     arrow::UInt64Builder builder;
     ARROW_RETURN_NOT_OK(builder.Reserve(text.length()));
     std::vector<size_t> starts;

@@ -3,19 +3,13 @@
 
 #include <arrow/api.h>
 
+#include "ketch/common/splitmix64.h"
 #include "ketch/expr/function_registry.h"
 #include "ketch/functions/arrow_options_function.h"
 #include "ketch/functions/random/random_functions.h"
 
 namespace ketch::random {
 namespace {
-
-uint64_t SplitMix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 struct Range {
   int64_t low;

@@ -14,8 +14,10 @@
 #include <arrow/api.h>
 
 #include <algorithm>
-#include <functional>
+#include <cstdint>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "ketch/functions/arrow_options_function.h"
@@ -28,12 +30,22 @@ namespace {
 
 using CodePoints = std::vector<char32_t>;
 
-int64_t Levenshtein(const CodePoints& a, const CodePoints& b) {
+/// Buffers one kernel call reuses across its rows: once they have grown to the longest strings,
+/// a row allocates nothing.
+struct Scratch {
+  std::vector<int64_t> before, prev, curr;    // dynamic-programming rows (Levenshtein, OSA)
+  std::vector<uint8_t> a_matched, b_matched;  // Jaro's match flags
+};
+
+int64_t Levenshtein(const CodePoints& a, const CodePoints& b, Scratch* scratch) {
   const CodePoints& longer = a.size() >= b.size() ? a : b;
   const CodePoints& shorter = a.size() >= b.size() ? b : a;
   const size_t n = shorter.size();
   if (n == 0) return static_cast<int64_t>(longer.size());
-  std::vector<int64_t> prev(n + 1), curr(n + 1);
+  auto& prev = scratch->prev;
+  auto& curr = scratch->curr;
+  prev.resize(n + 1);
+  curr.resize(n + 1);
   for (size_t j = 0; j <= n; ++j) prev[j] = static_cast<int64_t>(j);
   for (size_t i = 1; i <= longer.size(); ++i) {
     curr[0] = static_cast<int64_t>(i);
@@ -46,12 +58,17 @@ int64_t Levenshtein(const CodePoints& a, const CodePoints& b) {
   return prev[n];
 }
 
-int64_t OptimalStringAlignment(const CodePoints& a, const CodePoints& b) {
+int64_t OptimalStringAlignment(const CodePoints& a, const CodePoints& b, Scratch* scratch) {
   const size_t n = a.size(), m = b.size();
   if (n == 0) return static_cast<int64_t>(m);
   if (m == 0) return static_cast<int64_t>(n);
   // Rows i - 2, i - 1 and i of the (n + 1) x (m + 1) matrix.
-  std::vector<int64_t> before(m + 1), prev(m + 1), curr(m + 1);
+  auto& before = scratch->before;
+  auto& prev = scratch->prev;
+  auto& curr = scratch->curr;
+  before.resize(m + 1);
+  prev.resize(m + 1);
+  curr.resize(m + 1);
   for (size_t j = 0; j <= m; ++j) prev[j] = static_cast<int64_t>(j);
   for (size_t i = 1; i <= n; ++i) {
     curr[0] = static_cast<int64_t>(i);
@@ -69,20 +86,23 @@ int64_t OptimalStringAlignment(const CodePoints& a, const CodePoints& b) {
   return prev[m];
 }
 
-std::optional<int64_t> Hamming(const CodePoints& a, const CodePoints& b) {
+std::optional<int64_t> Hamming(const CodePoints& a, const CodePoints& b, Scratch*) {
   if (a.size() != b.size()) return std::nullopt;
   int64_t distance = 0;
   for (size_t i = 0; i < a.size(); ++i) distance += a[i] != b[i];
   return distance;
 }
 
-double Jaro(const CodePoints& a, const CodePoints& b) {
+double Jaro(const CodePoints& a, const CodePoints& b, Scratch* scratch) {
   const size_t n = a.size(), m = b.size();
   if (n == 0 && m == 0) return 1.0;
   if (n == 0 || m == 0) return 0.0;
   const size_t half = std::max(n, m) / 2;
   const size_t window = half > 0 ? half - 1 : 0;
-  std::vector<bool> a_matched(n, false), b_matched(m, false);
+  auto& a_matched = scratch->a_matched;
+  auto& b_matched = scratch->b_matched;
+  a_matched.assign(n, 0);
+  b_matched.assign(m, 0);
   double matches = 0.0;
   for (size_t i = 0; i < n; ++i) {
     const size_t start = i > window ? i - window : 0;
@@ -109,22 +129,22 @@ double Jaro(const CodePoints& a, const CodePoints& b) {
          3.0;
 }
 
-double JaroWinkler(const CodePoints& a, const CodePoints& b) {
-  const double jaro = Jaro(a, b);
+double JaroWinkler(const CodePoints& a, const CodePoints& b, Scratch* scratch) {
+  const double jaro = Jaro(a, b, scratch);
   size_t prefix = 0;
   while (prefix < 4 && prefix < a.size() && prefix < b.size() && a[prefix] == b[prefix]) ++prefix;
   return jaro + (static_cast<double>(prefix) * 0.1 * (1.0 - jaro));
 }
 
 /// A function of two strings returning `ArrowType` values (int64 or float64); `Compute` gives
-/// nullopt for a null result.
+/// nullopt for a null result and may use the call's `Scratch` buffers.
 template <typename ArrowType>
 class PairFunction : public ScalarFunction {
  public:
   using Value = typename ArrowType::c_type;
-  using Compute = std::function<std::optional<Value>(const CodePoints&, const CodePoints&)>;
+  using Compute = std::optional<Value> (*)(const CodePoints&, const CodePoints&, Scratch*);
 
-  PairFunction(std::string name, Compute compute) : name_(std::move(name)), compute_(std::move(compute)) {}
+  PairFunction(std::string name, Compute compute) : name_(std::move(name)), compute_(compute) {}
 
   std::string name() const override { return name_; }
 
@@ -143,6 +163,7 @@ class PairFunction : public ScalarFunction {
     typename arrow::TypeTraits<ArrowType>::BuilderType builder;
     ARROW_RETURN_NOT_OK(builder.Reserve(rows));
     CodePoints a, b;
+    Scratch scratch;
     // A literal side is decoded once.
     if (left.is_scalar() && !left.IsNull(0)) unicode::DecodeUtf8(left.Value(0), &a);
     if (right.is_scalar() && !right.IsNull(0)) unicode::DecodeUtf8(right.Value(0), &b);
@@ -153,7 +174,7 @@ class PairFunction : public ScalarFunction {
       }
       if (!left.is_scalar()) unicode::DecodeUtf8(left.Value(i), &a);
       if (!right.is_scalar()) unicode::DecodeUtf8(right.Value(i), &b);
-      const std::optional<Value> value = compute_(a, b);
+      const std::optional<Value> value = compute_(a, b, &scratch);
       if (value) {
         builder.UnsafeAppend(*value);
       } else {
@@ -177,19 +198,22 @@ arrow::Status RegisterStringDistanceFunctions() {
   using IntFunction = PairFunction<arrow::Int64Type>;
   using FloatFunction = PairFunction<arrow::DoubleType>;
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<IntFunction>(
-      "levenshtein_distance",
-      [](const CodePoints& a, const CodePoints& b) -> std::optional<int64_t> { return Levenshtein(a, b); })));
+      "levenshtein_distance", [](const CodePoints& a, const CodePoints& b, Scratch* scratch) {
+        return std::optional<int64_t>(Levenshtein(a, b, scratch));
+      })));
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<IntFunction>(
-      "damerau_levenshtein_distance", [](const CodePoints& a, const CodePoints& b) -> std::optional<int64_t> {
-        return OptimalStringAlignment(a, b);
+      "damerau_levenshtein_distance", [](const CodePoints& a, const CodePoints& b, Scratch* scratch) {
+        return std::optional<int64_t>(OptimalStringAlignment(a, b, scratch));
       })));
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<IntFunction>("hamming_distance_str", Hamming)));
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<FloatFunction>(
-      "jaro_similarity",
-      [](const CodePoints& a, const CodePoints& b) -> std::optional<double> { return Jaro(a, b); })));
+      "jaro_similarity", [](const CodePoints& a, const CodePoints& b, Scratch* scratch) {
+        return std::optional<double>(Jaro(a, b, scratch));
+      })));
   return registry->Register(std::make_shared<FloatFunction>(
-      "jaro_winkler_similarity",
-      [](const CodePoints& a, const CodePoints& b) -> std::optional<double> { return JaroWinkler(a, b); }));
+      "jaro_winkler_similarity", [](const CodePoints& a, const CodePoints& b, Scratch* scratch) {
+        return std::optional<double>(JaroWinkler(a, b, scratch));
+      }));
 }
 
 }  // namespace ketch::str

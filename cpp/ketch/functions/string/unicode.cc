@@ -33,20 +33,9 @@ void AppendMapped(std::span<const CaseMapping> mappings, char32_t c, std::string
 
 }  // namespace
 
-bool IsAlphanumeric(char32_t c) {
-  if (c < 0x80) return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-  return InRanges(AlphanumericRanges(), c);
-}
-
-bool IsLowercase(char32_t c) {
-  if (c < 0x80) return c >= 'a' && c <= 'z';
-  return InRanges(LowercaseRanges(), c);
-}
-
-bool IsUppercase(char32_t c) {
-  if (c < 0x80) return c >= 'A' && c <= 'Z';
-  return InRanges(UppercaseRanges(), c);
-}
+bool IsAlphanumericNonAscii(char32_t c) { return InRanges(AlphanumericRanges(), c); }
+bool IsLowercaseNonAscii(char32_t c) { return InRanges(LowercaseRanges(), c); }
+bool IsUppercaseNonAscii(char32_t c) { return InRanges(UppercaseRanges(), c); }
 
 void AppendUtf8(char32_t c, std::string* out) {
   if (c < 0x80) {
@@ -66,20 +55,7 @@ void AppendUtf8(char32_t c, std::string* out) {
   }
 }
 
-void AppendLower(char32_t c, std::string* out) {
-  if (c < 0x80) {
-    out->push_back(static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c));
-    return;
-  }
-  AppendMapped(LowerMappings(), c, out);
-}
-
-void AppendUpper(char32_t c, std::string* out) {
-  if (c < 0x80) {
-    out->push_back(static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c));
-    return;
-  }
-  AppendMapped(UpperMappings(), c, out);
-}
+void AppendLowerNonAscii(char32_t c, std::string* out) { AppendMapped(LowerMappings(), c, out); }
+void AppendUpperNonAscii(char32_t c, std::string* out) { AppendMapped(UpperMappings(), c, out); }
 
 }  // namespace ketch::str::unicode

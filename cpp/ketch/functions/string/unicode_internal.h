@@ -29,18 +29,43 @@ std::span<const CodePointRange> UppercaseRanges();
 std::span<const CaseMapping> LowerMappings();
 std::span<const CaseMapping> UpperMappings();
 
+/// The table searches behind the functions below, for code points >= 0x80.
+bool IsAlphanumericNonAscii(char32_t c);
+bool IsLowercaseNonAscii(char32_t c);
+bool IsUppercaseNonAscii(char32_t c);
+void AppendLowerNonAscii(char32_t c, std::string* out);
+void AppendUpperNonAscii(char32_t c, std::string* out);
+
+// The ASCII answers are inline: the case converters call these once or twice per character, and
+// an out-of-line call per ASCII character cost more than the work.
+
 /// Rust's `char::is_alphanumeric`: Alphabetic, or general category Nd, Nl or No.
-bool IsAlphanumeric(char32_t c);
+inline bool IsAlphanumeric(char32_t c) {
+  if (c < 0x80) return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+  return IsAlphanumericNonAscii(c);
+}
 /// Rust's `char::is_lowercase` / `is_uppercase`: the Lowercase / Uppercase derived properties.
-bool IsLowercase(char32_t c);
-bool IsUppercase(char32_t c);
+inline bool IsLowercase(char32_t c) { return c < 0x80 ? c >= 'a' && c <= 'z' : IsLowercaseNonAscii(c); }
+inline bool IsUppercase(char32_t c) { return c < 0x80 ? c >= 'A' && c <= 'Z' : IsUppercaseNonAscii(c); }
 
 /// Appends the UTF-8 encoding of `c` to `out`.
 void AppendUtf8(char32_t c, std::string* out);
 /// Appends the full lowercase / uppercase mapping of `c` (Rust's `char::to_lowercase`, which
 /// may give more than one code point: 'İ' → "i̇") as UTF-8.
-void AppendLower(char32_t c, std::string* out);
-void AppendUpper(char32_t c, std::string* out);
+inline void AppendLower(char32_t c, std::string* out) {
+  if (c < 0x80) {
+    out->push_back(static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c));
+  } else {
+    AppendLowerNonAscii(c, out);
+  }
+}
+inline void AppendUpper(char32_t c, std::string* out) {
+  if (c < 0x80) {
+    out->push_back(static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c));
+  } else {
+    AppendUpperNonAscii(c, out);
+  }
+}
 
 /// Decodes one code point of valid UTF-8 starting at `*pos`, advancing `*pos` past it.
 /// (Arrow string arrays hold valid UTF-8.)

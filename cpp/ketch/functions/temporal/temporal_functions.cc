@@ -529,6 +529,7 @@ arrow::Status RegisterTemporalFunctions() {
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<ToUnixEpoch>()));
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<DurationTotal>()));
   ARROW_RETURN_NOT_OK(RegisterSparkDateFunctions());
+  ARROW_RETURN_NOT_OK(RegisterCurrentTimeFunctions());
   return RegisterIntervalArithmetic();
 }
 

@@ -25,6 +25,11 @@ arrow::Status RegisterTemporalFunctions();
 /// Called by RegisterTemporalFunctions.
 arrow::Status RegisterIntervalArithmetic();
 
+/// Registers current_date() → date32 and current_timestamp() → timestamp[us] (naive, UTC): the
+/// system clock read when a kernel call runs, one value per call (morsel). No arguments.
+/// Called by RegisterTemporalFunctions.
+arrow::Status RegisterCurrentTimeFunctions();
+
 /// Registers the Spark-style kernels behind ketch.functions (spark_date_functions.cc):
 ///   spark_make_date(y, m, d) → date32, null for an impossible date
 ///   spark_make_timestamp(y, m, d, h, mi, s) → timestamp[us], null for an impossible combination
