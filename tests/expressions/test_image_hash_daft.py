@@ -173,3 +173,18 @@ def test_bad_arguments_raise_daft_value_errors() -> None:
         image_hash(x, method="crop_resistant", hash_size=3)
     with pytest.raises(TypeError):
         image_hash(x, "phash")  # type: ignore[misc]  # keyword-only, as in Daft
+
+
+@pytest.mark.parametrize("binbits", [3, 4, 1])
+def test_colorhash_bits_equal_the_imagehash_package(binbits: int) -> None:
+    """Daft's colorhash follows imagehash.colorhash (Pillow's L and HSV): the same 14 * binbits bits,
+    in Daft's layout (MSB first from byte 0) rather than imagehash's left-padded hex."""
+    imagehash = pytest.importorskip("imagehash")
+    images = IMAGES.make_images()
+    got = ketch_hashes("colorhash", 8, binbits, 3)
+    for (name, pixels), g in zip(images, got, strict=True):
+        mode = IMAGES.MODES[pixels.shape[2]]
+        picture = Image.fromarray(pixels[..., 0] if mode == "L" else pixels, mode)
+        want = imagehash.colorhash(picture, binbits=binbits).hash.flatten()
+        bits = np.unpackbits(np.frombuffer(bytes.fromhex(g), np.uint8))[: 14 * binbits].astype(bool)
+        assert (bits == want).all(), name
