@@ -56,8 +56,8 @@ def make_images() -> list[tuple[str, np.ndarray]]:
     ]
 
 
-# Images whose DCT thumbnails are flat (constant or a single pixel): their phash bits are rounding
-# noise in both engines, so the DCT methods skip them.
+# Images the DCT methods skip (none: flat thumbnails hash alike in both engines, see the test's
+# KNOWN_DCT_NOISE for the one gradient crop that does not).
 DCT_DEGENERATE: set[str] = set()
 
 # (method, hash_size, binbits, segments) cases; the expected file maps "method/hash_size/binbits/
