@@ -1,4 +1,4 @@
-"""image_hash / Expression.image.hash against the imagehash package (4.3.2, on Pillow): the same hash
+"""imagehash_hash / Expression.image.hash against the imagehash package (4.3.2, on Pillow): the same hash
 bits for the same pixels, for real photographs (scikit-learn's bundled sample images), generated
 gradients, noise, 1x1, non-square, L / LA / RGB / RGBA images and hash sizes 5, 8 and 16."""
 
@@ -17,7 +17,7 @@ from sklearn.datasets import load_sample_image
 import ketch
 from ketch import col
 from ketch.errors import KetchTypeError
-from ketch.expressions.image_hash import image_hash
+from ketch.expressions.image_hash import imagehash_hash
 
 REFERENCE = {
     "average": imagehash.average_hash,
@@ -162,7 +162,7 @@ def test_odd_hash_size_packs_like_imagehash_hex(algorithm: str) -> None:
 def test_output_type_nulls_and_free_function() -> None:
     rows = [png(load_sample_image("flower.jpg"), "RGB"), None]
     df = ketch.from_pydict({"b": rows}).select(
-        image_hash(col("b").image.decode(mode="RGB"), "difference").alias("h")
+        imagehash_hash(col("b").image.decode(mode="RGB"), "difference").alias("h")
     )
     table = df.to_arrow()
     assert str(table.schema.field("h").type) == "fixed_size_binary[8]"

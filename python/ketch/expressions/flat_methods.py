@@ -9,22 +9,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ketch.datatype import TimeUnit
     from ketch.expressions.expression import Expression
+    from ketch.expressions.image_hash import HashMethod
 
 
 def _f() -> Any:
     import ketch.functions  # late: ketch.functions imports this module's host
 
     return ketch.functions
-
-
-# Daft's image_hash method names -> Ketch's image_hash algorithm names.
-_HASH_METHODS = {
-    "ahash": "average",
-    "phash": "perceptual",
-    "dhash": "difference",
-    "whash": "wavelet",
-    "crop_resistant": "crop_resistant",
-}
 
 
 class FlatMethods:
@@ -314,20 +305,16 @@ class FlatMethods:
         for another name)."""
         return _f().image_attribute(self, name)  # type: ignore[no-any-return]
 
-    def image_hash(self, *, method: str = "phash", hash_size: int = 8, binbits: int = 3) -> Expression:
-        """Perceptual hash of each image as a bit string (see ``ketch.functions.image_hash``).
-
-        ``method`` is Daft's name: ``ahash``, ``phash``, ``dhash``, ``whash``. ``binbits`` is only
-        used by ``colorhash``, which is not supported.
-
-        Raises:
-            ValueError: a method Ketch does not implement (``phash_simple``, ``dhash_vertical``,
-                ``colorhash``).
-        """
-        del binbits
-        if method not in _HASH_METHODS:
-            raise ValueError(f"image_hash: method must be one of {sorted(_HASH_METHODS)}, got {method!r}")
-        return _f().image_hash(self, _HASH_METHODS[method], hash_size)  # type: ignore[no-any-return]
+    def image_hash(
+        self,
+        *,
+        method: HashMethod = "phash",
+        hash_size: int = 8,
+        binbits: int = 3,
+    ) -> Expression:
+        """Perceptual hash of each image as FixedSizeBinary, Daft's values: see
+        ``ketch.functions.image_hash`` (methods, output size, errors)."""
+        return _f().image_hash(self, method=method, hash_size=hash_size, binbits=binbits)  # type: ignore[no-any-return]
 
     # --- embeddings ---
     def cosine_distance(self, other: Any) -> Expression:

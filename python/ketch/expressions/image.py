@@ -116,8 +116,10 @@ class ImageNamespace:
         return Expression._call("image_mode", self._expr)
 
     def hash(self, algorithm: HashAlgorithm = "average", hash_size: int = 8) -> Expression:
-        """Perceptual hash of every image, identical to the ``imagehash`` package's; see
-        :func:`ketch.expressions.image_hash.image_hash` for algorithms, output type and errors."""
-        from ketch.expressions.image_hash import image_hash
+        """Perceptual hash of every image, identical to the ``imagehash`` package's (a Ketch
+        extension; Daft's hashes are ``ketch.functions.image_hash`` / ``Expression.image_hash``);
+        see :func:`ketch.expressions.image_hash.imagehash_hash` for algorithms, output type and
+        errors."""
+        from ketch.expressions.image_hash import imagehash_hash
 
-        return image_hash(self._expr, algorithm, hash_size)
+        return imagehash_hash(self._expr, algorithm, hash_size)

@@ -184,6 +184,7 @@ arrow::Status RegisterImageFunctions() {
   ARROW_RETURN_NOT_OK(RegisterImageEncode());
   ARROW_RETURN_NOT_OK(RegisterImageTransforms());
   ARROW_RETURN_NOT_OK(RegisterImageHash());
+  ARROW_RETURN_NOT_OK(RegisterImageHashDaft());
   return RegisterImageProperties();
 }
 

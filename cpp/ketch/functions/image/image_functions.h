@@ -18,9 +18,14 @@ arrow::Status RegisterImageFunctions();
 arrow::Status RegisterImageEncode();
 arrow::Status RegisterImageTransforms();
 arrow::Status RegisterImageProperties();
-/// image_hash(img; algorithm: "average"|"difference"|"perceptual"|"wavelet", hash_size: int = 8)
-/// → fixed_size_binary(ceil(hash_size^2 / 8)), bit-identical to imagehash 4.3.2 (image_hash.cc).
+/// image_hash_imagehash(img; algorithm: "average"|"difference"|"perceptual"|"wavelet",
+/// hash_size: int = 8) → fixed_size_binary(ceil(hash_size^2 / 8)), bit-identical to imagehash 4.3.2
+/// (image_hash.cc).
 arrow::Status RegisterImageHash();
+/// image_hash(img; method: "phash"|"phash_simple"|"dhash"|"dhash_vertical"|"ahash"|"whash"|
+/// "crop_resistant"|"colorhash" = "phash", hash_size = 8, binbits = 3, segments = 3)
+/// → fixed_size_binary(n) with Daft 0.7.26's layout and values (image_hash_daft.cc).
+arrow::Status RegisterImageHashDaft();
 
 /// Largest pixel count a decoder accepts (refused from the header, before allocation).
 /// Pillow's decompression-bomb error threshold (2 x Image.MAX_IMAGE_PIXELS): 178,956,970 pixels,

@@ -1,5 +1,5 @@
-// image_hash: imagehash-compatible perceptual hashes (average, difference, perceptual, wavelet) as a
-// native kernel. Each hash starts from Pillow's exact grayscale + Lanczos thumbnail
+// image_hash_imagehash: imagehash-compatible perceptual hashes (average, difference, perceptual, wavelet) as
+// a native kernel. Each hash starts from Pillow's exact grayscale + Lanczos thumbnail
 // (image_hash_resample.h), then applies imagehash 4.3.2's arithmetic:
 // - average:    thumbnail hs x hs, bit = pixel > mean (compared in integers: pixel * n > sum).
 // - difference: thumbnail (hs + 1) wide x hs high, bit = right neighbour > left.
@@ -25,7 +25,7 @@ namespace {
 
 enum class Algorithm { kAverage, kDifference, kPerceptual, kWavelet };
 
-constexpr const char* kName = "image_hash";
+constexpr const char* kName = "image_hash_imagehash";
 constexpr int64_t kMaxHashSize = 1024;
 
 struct HashSpec {
