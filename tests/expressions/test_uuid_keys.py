@@ -385,3 +385,28 @@ def test_embedding_keys_fail_naming_the_column():
         df.groupby("e").agg(col("e").count().alias("n")).collect()
     with pytest.raises(KetchTypeError, match="sort: cannot sort by column 'e'"):
         df.sort("e").collect()
+
+
+def test_uuid_keys_on_both_runners(runner):
+    """Group-by, distinct, join, window and sort over partitions: on Ray the shuffles hash UUIDs
+    (RowHashes) and the sort cuts ranges (range_boundaries) through the same storage view."""
+    keys, values = uuid_rows(3_000, seed=21)
+    df = ketch.from_pydict({"u": keys, "v": values}).into_partitions(3)
+    totals: dict = defaultdict(int)
+    for k, v in zip(keys, values, strict=True):
+        totals[k] += v
+    grouped = df.groupby("u").agg(col("v").sum().alias("s")).to_arrow()
+    assert grouped.schema.field("u").type == pa.uuid()
+    assert {r["u"]: r["s"] for r in grouped.to_pylist()} == totals
+    assert Counter(df.select("u").distinct().to_pydict()["u"]) == Counter(set(keys))
+    other = ketch.from_pydict({"u": DISTINCT[:10], "w": list(range(10))}).into_partitions(2)
+    joined = df.join(other, on="u", how="left").to_pylist()
+    rank_of = {u: i for i, u in enumerate(DISTINCT[:10])}
+    assert Counter((r["u"], r["v"], r["w"]) for r in joined) == Counter(
+        (k, v, rank_of.get(k)) for k, v in zip(keys, values, strict=True)
+    )
+    windowed = df.with_column("t", col("v").sum().over(Window().partition_by("u"))).to_pylist()
+    assert all(r["t"] == totals[r["u"]] for r in windowed)
+    ordered = df.sort("u").to_pydict()["u"]
+    present = sorted((k for k in keys if k is not None), key=lambda u: u.bytes)
+    assert ordered == present + [None] * keys.count(None)
