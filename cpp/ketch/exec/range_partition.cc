@@ -2,6 +2,8 @@
 
 #include <arrow/compute/api.h>
 
+#include "ketch/expr/key_storage.h"
+
 namespace ketch {
 
 namespace cp = arrow::compute;
@@ -42,7 +44,9 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> RangeBoundaries(
   }
   ARROW_ASSIGN_OR_RAISE(auto combined, sample->CombineChunksToBatch());
   ARROW_ASSIGN_OR_RAISE(auto key_batch, KeyColumns(*combined, keys));
-  ARROW_ASSIGN_OR_RAISE(auto order, cp::SortIndices(key_batch, Options(keys)));
+  // Extension keys (UUIDs) sort as their storage; the boundaries keep the keys' types.
+  ARROW_ASSIGN_OR_RAISE(auto viewed, WithStorageColumns(key_batch, keys.columns));
+  ARROW_ASSIGN_OR_RAISE(auto order, cp::SortIndices(viewed, Options(keys)));
   const int64_t n = key_batch->num_rows();
   arrow::Int64Builder picks;
   for (int i = 1; i < num_partitions && n > 0; ++i) {
@@ -56,8 +60,10 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> RangeBoundaries(
 
 arrow::Result<std::shared_ptr<arrow::Int32Array>> RangePartitionIds(
     const arrow::RecordBatch& batch, const RangeKeys& keys,
-    const std::shared_ptr<arrow::RecordBatch>& boundaries) {
-  ARROW_ASSIGN_OR_RAISE(auto key_batch, KeyColumns(batch, keys));
+    const std::shared_ptr<arrow::RecordBatch>& key_boundaries) {
+  ARROW_ASSIGN_OR_RAISE(auto key_columns, KeyColumns(batch, keys));
+  ARROW_ASSIGN_OR_RAISE(auto key_batch, WithStorageColumns(key_columns, keys.columns));
+  ARROW_ASSIGN_OR_RAISE(auto boundaries, WithStorageColumns(key_boundaries, keys.columns));
   const int64_t b = boundaries->num_rows();
   const int64_t n = key_batch->num_rows();
   if (!key_batch->schema()->Equals(*boundaries->schema(), /*check_metadata=*/false)) {

@@ -5,7 +5,7 @@
 #include <set>
 #include <sstream>
 
-#include "ketch/expr/uuid_cast.h"
+#include "ketch/expr/key_storage.h"
 
 namespace ketch {
 namespace {
@@ -25,7 +25,7 @@ class ArrowComputeFunction : public ScalarFunction {
       const FunctionOptions& options) const override {
     ARROW_ASSIGN_OR_RAISE(auto empties, EmptyArguments(arg_types));
     if (compares_) {
-      for (auto& datum : empties) datum = UuidStorage(datum);
+      for (auto& datum : empties) datum = ComparedValue(datum);
     }
     auto result = arrow::compute::CallFunction(name_, empties);
     if (!result.ok()) return CannotApply(name_, arg_types, arg_exprs);
@@ -36,8 +36,7 @@ class ArrowComputeFunction : public ScalarFunction {
                                       const EvalContext& ctx) const override {
     std::vector<arrow::Datum> storage_args;
     if (compares_) {
-      // UUIDs compare by their 16 bytes (Arrow defines no comparison on extension types).
-      for (const auto& arg : args) storage_args.push_back(UuidStorage(arg));
+      for (const auto& arg : args) storage_args.push_back(ComparedValue(arg));
     }
     auto result = arrow::compute::CallFunction(name_, compares_ ? storage_args : args);
     if (!result.ok()) {
@@ -51,6 +50,14 @@ class ArrowComputeFunction : public ScalarFunction {
   }
 
  private:
+  // Arrow defines no comparison on extension types: those that can be keys compare as their
+  // storage (a UUID by its 16 bytes), the same view the sort, group-by and join keys take
+  // (key_storage.h). Others (images, Python objects) stay as they are, and Arrow refuses them.
+  static arrow::Datum ComparedValue(const arrow::Datum& value) {
+    if (!value.type() || !ComparesAsStorage(*value.type())) return value;
+    return StorageView(value);
+  }
+
   static const std::set<std::string>& Comparisons() {
     static const std::set<std::string> names = {"equal",      "not_equal", "less",
                                                 "less_equal", "greater",   "greater_equal"};

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "ketch/common/splitmix64.h"
+#include "ketch/expr/key_storage.h"
 
 namespace ketch {
 namespace {
@@ -177,10 +178,9 @@ arrow::Result<std::vector<uint64_t>> RowHashes(const arrow::RecordBatch& batch,
   for (const auto& key : keys) {
     auto column = batch.GetColumnByName(key);
     if (!column) return arrow::Status::KeyError("no column '", key, "' to hash");
-    if (!IsHashableType(*column->type())) {
-      return arrow::Status::TypeError("cannot hash column '", key, "' of type ", column->type()->ToString());
-    }
-    ARROW_RETURN_NOT_OK(HashColumn(column, key, &hashes));
+    ARROW_RETURN_NOT_OK(CheckKeyColumn("hash partitioning", "hash", key, *column->type(), KeyUse::kHash));
+    // Extension columns (UUIDs) hash as their storage values.
+    ARROW_RETURN_NOT_OK(HashColumn(StorageView(column), key, &hashes));
   }
   return hashes;
 }

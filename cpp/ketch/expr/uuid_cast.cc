@@ -170,17 +170,4 @@ arrow::Result<arrow::Datum> CastUuid(const arrow::Datum& input, const std::share
   return arrow::Datum(std::move(cast));
 }
 
-arrow::Datum UuidStorage(const arrow::Datum& value) {
-  if (!value.type() || !IsUuidType(*value.type())) return value;
-  if (value.is_array()) {
-    return arrow::Datum(std::static_pointer_cast<arrow::ExtensionArray>(value.make_array())->storage());
-  }
-  if (value.is_scalar()) {
-    const auto& scalar = static_cast<const arrow::ExtensionScalar&>(*value.scalar());
-    if (scalar.is_valid) return arrow::Datum(scalar.value);
-    return arrow::Datum(arrow::MakeNullScalar(arrow::fixed_size_binary(16)));
-  }
-  return value;
-}
-
 }  // namespace ketch

@@ -19,8 +19,4 @@ bool IsUuidCast(const arrow::DataType& from, const arrow::DataType& to);
 arrow::Result<arrow::Datum> CastUuid(const arrow::Datum& input, const std::shared_ptr<arrow::DataType>& to,
                                      int64_t num_rows);
 
-/// `value` with arrow.uuid extension arrays and scalars replaced by their fixed_size_binary(16)
-/// storage (for comparisons, which Arrow does not define on extension types); others unchanged.
-arrow::Datum UuidStorage(const arrow::Datum& value);
-
 }  // namespace ketch

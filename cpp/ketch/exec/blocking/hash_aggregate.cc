@@ -12,6 +12,7 @@
 #include "ketch/exec/blocking/aggregate_state_merge.h"
 #include "ketch/exec/blocking/global_aggregate.h"
 #include "ketch/exec/blocking/more_aggregates.h"
+#include "ketch/expr/key_storage.h"
 #include "ketch/plan/logical/aggregate_phases.h"
 #include "ketch/plan/logical/more_aggregations.h"
 
@@ -25,15 +26,28 @@ constexpr const char* kAllRowsKey = kAggregateAllRowsKey;
 
 std::string Col(size_t i, const char* part) { return AggregateStateColumn(i, part); }
 
+// Keys of extension types (UUIDs) group as their storage; the output keys get their types back.
 arrow::Result<std::shared_ptr<arrow::Table>> GroupBy(std::shared_ptr<arrow::Table> table,
                                                      const std::vector<std::string>& keys,
                                                      std::vector<cp::Aggregate> aggregates,
                                                      bool use_threads) {
+  const std::shared_ptr<arrow::Schema> input_schema = table->schema();
+  ARROW_ASSIGN_OR_RAISE(table, WithStorageColumns(table, keys));
+  const bool viewed = table->schema() != input_schema;
   std::vector<arrow::FieldRef> key_refs(keys.begin(), keys.end());
   ac::Declaration plan = ac::Declaration::Sequence(
       {{"table_source", ac::TableSourceNodeOptions(std::move(table))},
        {"aggregate", ac::AggregateNodeOptions(std::move(aggregates), std::move(key_refs))}});
-  return ac::DeclarationToTable(std::move(plan), use_threads);
+  ARROW_ASSIGN_OR_RAISE(auto grouped, ac::DeclarationToTable(std::move(plan), use_threads));
+  if (!viewed) return grouped;
+  for (const auto& key : keys) {
+    const auto& type = input_schema->GetFieldByName(key)->type();
+    const int index = grouped->schema()->GetFieldIndex(key);
+    if (index < 0 || type->id() != arrow::Type::EXTENSION) continue;
+    ARROW_ASSIGN_OR_RAISE(grouped, grouped->SetColumn(index, grouped->schema()->field(index)->WithType(type),
+                                                      WrapStorage(grouped->column(index), type)));
+  }
+  return grouped;
 }
 
 bool ByRowPosition(const AggregationInfo& info) { return AggregationByRowPosition(info); }
@@ -315,7 +329,7 @@ arrow::Status AggregateFinalSink::StartSpilling() {
   std::vector<arrow::TypeHolder> key_types;
   for (const auto& key : Keys(spec_)) {
     spill_key_indices_.push_back(schema->GetFieldIndex(key));
-    key_types.emplace_back(schema->field(spill_key_indices_.back())->type());
+    key_types.emplace_back(StorageType(schema->field(spill_key_indices_.back())->type()));
   }
   ARROW_ASSIGN_OR_RAISE(spill_grouper_, cp::Grouper::Make(key_types));
   for (int p = 0; p < kSpillPartitions; ++p) {
@@ -331,7 +345,7 @@ arrow::Status AggregateFinalSink::StartSpilling() {
 
 arrow::Status AggregateFinalSink::SpillBatch(const std::shared_ptr<arrow::RecordBatch>& batch) {
   std::vector<arrow::Datum> keys;
-  for (int index : spill_key_indices_) keys.emplace_back(batch->column(index));
+  for (int index : spill_key_indices_) keys.emplace_back(StorageView(batch->column(index)));
   cp::ExecBatch key_batch(keys, batch->num_rows());
   ARROW_ASSIGN_OR_RAISE(auto ids_datum, spill_grouper_->Consume(cp::ExecSpan(key_batch)));
   auto ids = ids_datum.make_array();

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ketch/exec/morsel.h"
+#include "ketch/expr/key_storage.h"
 
 namespace ketch {
 namespace {
@@ -29,7 +30,7 @@ arrow::Result<std::shared_ptr<arrow::Table>> KeyTable(
   arrow::FieldVector fields;
   arrow::ChunkedArrayVector columns;
   for (size_t i = 0; i < keys.size(); ++i) {
-    auto column = table.GetColumnByName(keys[i]);
+    auto column = StorageView(table.GetColumnByName(keys[i]));  // UUIDs join by their bytes
     if (casts[i]) {
       ARROW_ASSIGN_OR_RAISE(auto cast, cp::Cast(column, casts[i]));
       column = cast.chunked_array();
@@ -58,6 +59,7 @@ arrow::Result<std::vector<arrow::Datum>> PrepareKeys(
   std::vector<arrow::Datum> out;
   for (size_t i = 0; i < keys.size(); ++i) {
     ARROW_ASSIGN_OR_RAISE(auto column, GetColumn(batch, keys[i]));
+    column = StorageView(column);
     arrow::Datum key(column);
     if (!column->type()->Equals(*types[i])) {
       ARROW_ASSIGN_OR_RAISE(key, cp::Cast(key, types[i]));
@@ -177,7 +179,9 @@ arrow::Result<std::shared_ptr<arrow::Table>> AssembleJoinOutput(
       if (spec_.how == JoinType::kRight) {
         column = right_key;
       } else if (spec_.how == JoinType::kOuter) {
-        ARROW_ASSIGN_OR_RAISE(column, cp::CallFunction("coalesce", {column, right_key}));
+        ARROW_ASSIGN_OR_RAISE(column,
+                              cp::CallFunction("coalesce", {StorageView(column), StorageView(right_key)}));
+        column = WrapStorage(column.chunked_array(), out_type);
       }
     }
     columns.push_back(column.chunked_array());
@@ -239,11 +243,16 @@ arrow::Status HashJoinSource::Produce(const Emit& emit) {
   return arrow::Status::OK();
 }
 
+JoinPartitioner::JoinPartitioner(std::vector<std::shared_ptr<arrow::DataType>> key_types) {
+  for (const auto& type : key_types) key_types_.push_back(StorageType(type));
+}
+
 arrow::Result<std::shared_ptr<arrow::Int32Array>> JoinPartitioner::Partition(
     const arrow::RecordBatch& batch, const std::vector<std::string>& keys) {
   std::vector<arrow::Datum> columns;
   for (size_t i = 0; i < keys.size(); ++i) {
     ARROW_ASSIGN_OR_RAISE(auto column, GetColumn(batch, keys[i]));
+    column = StorageView(column);
     arrow::Datum key(column);
     if (!column->type()->Equals(*key_types_[i])) {
       ARROW_ASSIGN_OR_RAISE(key, cp::Cast(key, key_types_[i]));
@@ -335,11 +344,11 @@ arrow::Result<std::shared_ptr<JoinHashTable>> JoinHashTable::Build(
     const std::shared_ptr<arrow::Table>& build, const std::vector<std::string>& keys,
     const std::vector<std::shared_ptr<arrow::DataType>>& key_types) {
   auto table = std::make_shared<JoinHashTable>();
-  table->key_types_ = key_types;
+  for (const auto& type : key_types) table->key_types_.push_back(StorageType(type));
   ARROW_ASSIGN_OR_RAISE(table->rows_, build->CombineChunksToBatch());
   const int64_t n = table->rows_->num_rows();
-  ARROW_ASSIGN_OR_RAISE(auto key_columns, PrepareKeys(*table->rows_, keys, key_types));
-  std::vector<arrow::TypeHolder> types(key_types.begin(), key_types.end());
+  ARROW_ASSIGN_OR_RAISE(auto key_columns, PrepareKeys(*table->rows_, keys, table->key_types_));
+  std::vector<arrow::TypeHolder> types(table->key_types_.begin(), table->key_types_.end());
   ARROW_ASSIGN_OR_RAISE(table->grouper_, cp::Grouper::Make(types));
   cp::ExecBatch key_batch(key_columns, n);
   ARROW_ASSIGN_OR_RAISE(auto ids_datum, table->grouper_->Consume(cp::ExecSpan(key_batch)));

@@ -17,8 +17,8 @@ namespace ketch {
 class JoinPartitioner {
  public:
   static constexpr int kPartitions = 16;
-  explicit JoinPartitioner(std::vector<std::shared_ptr<arrow::DataType>> key_types)
-      : key_types_(std::move(key_types)) {}
+  /// `key_types`: the keys' common types; extension types partition as their storage.
+  explicit JoinPartitioner(std::vector<std::shared_ptr<arrow::DataType>> key_types);
   /// Partition of each row of `batch` (keys named `keys`).
   arrow::Result<std::shared_ptr<arrow::Int32Array>> Partition(const arrow::RecordBatch& batch,
                                                               const std::vector<std::string>& keys);
@@ -85,9 +85,10 @@ bool CanProbeInChunks(JoinType how);
 
 /// A hash table over the build (right) input of a join, built once and probed by many morsels at
 /// once: Arrow's Grouper maps each distinct build key (cast to the join's common type, -0.0
-/// normalized) to a group id, and the build rows of each group are kept in CSR form (in build
-/// order). Rows with a null key never match. Probing looks keys up (Grouper::Lookup, serialized by
-/// a mutex; the rest runs in parallel) and returns the matching (probe row, build row) pairs.
+/// normalized, extension types viewed as their storage: key_storage.h) to a group id, and the build rows of
+/// each group are kept in CSR form (in build order). Rows with a null key never match. Probing looks keys up
+/// (Grouper::Lookup, serialized by a mutex; the rest runs in parallel) and returns the matching (probe row,
+/// build row) pairs.
 class JoinHashTable {
  public:
   /// `build`: the whole right input; `keys`: its key columns; `key_types`: their common types.

@@ -1,10 +1,13 @@
 #include "ketch/exec/blocking/sort_merge.h"
 
 #include <arrow/compute/api.h>
+#include <arrow/extension_type.h>
 
 #include <cmath>
 #include <queue>
 #include <string_view>
+
+#include "ketch/expr/key_storage.h"
 
 namespace ketch {
 
@@ -20,9 +23,20 @@ arrow::compute::SortOptions ToSortOptions(const SortSpec& spec) {
   return cp::SortOptions(keys);
 }
 
+arrow::Result<std::shared_ptr<arrow::Array>> SortIndicesBy(const arrow::Datum& rows, const SortSpec& spec) {
+  std::vector<std::string> names;
+  for (const auto& key : spec.keys) names.push_back(key->name());
+  if (rows.kind() == arrow::Datum::TABLE) {
+    ARROW_ASSIGN_OR_RAISE(auto viewed, WithStorageColumns(rows.table(), names));
+    return cp::SortIndices(arrow::Datum(viewed), ToSortOptions(spec));
+  }
+  ARROW_ASSIGN_OR_RAISE(auto viewed, WithStorageColumns(rows.record_batch(), names));
+  return cp::SortIndices(arrow::Datum(viewed), ToSortOptions(spec));
+}
+
 arrow::Result<std::shared_ptr<arrow::RecordBatch>> SortRunOperator::Execute(
     const std::shared_ptr<arrow::RecordBatch>& morsel, EvalContext* ctx) const {
-  ARROW_ASSIGN_OR_RAISE(auto indices, cp::SortIndices(arrow::Datum(morsel), ToSortOptions(spec_)));
+  ARROW_ASSIGN_OR_RAISE(auto indices, SortIndicesBy(arrow::Datum(morsel), spec_));
   ARROW_ASSIGN_OR_RAISE(auto sorted, cp::Take(arrow::Datum(morsel), arrow::Datum(indices)));
   ctx->source_rows = nullptr;
   return sorted.record_batch();
@@ -34,13 +48,21 @@ enum class KeyKind { kInt, kFloat, kString };
 
 KeyKind KindOf(const arrow::DataType& type) {
   if (arrow::is_floating(type.id())) return KeyKind::kFloat;
-  if (arrow::is_string(type.id()) || arrow::is_binary(type.id())) return KeyKind::kString;
+  if (arrow::is_string(type.id()) || arrow::is_binary(type.id()) ||
+      type.id() == arrow::Type::FIXED_SIZE_BINARY) {
+    return KeyKind::kString;
+  }
   return KeyKind::kInt;
 }
 
 bool Mergeable(const arrow::DataType& type) {
-  return arrow::is_integer(type.id()) || arrow::is_floating(type.id()) || arrow::is_string(type.id()) ||
-         arrow::is_binary(type.id()) || type.id() == arrow::Type::BOOL || type.id() == arrow::Type::DATE32 ||
+  if (type.id() == arrow::Type::EXTENSION) {
+    const auto& extension = static_cast<const arrow::ExtensionType&>(type);
+    return CanBeKey(type, KeyUse::kOrder) && Mergeable(*extension.storage_type());
+  }
+  return arrow::is_integer(type.id()) || type.id() == arrow::Type::FIXED_SIZE_BINARY ||
+         arrow::is_floating(type.id()) || arrow::is_string(type.id()) || arrow::is_binary(type.id()) ||
+         type.id() == arrow::Type::BOOL || type.id() == arrow::Type::DATE32 ||
          type.id() == arrow::Type::DATE64 || type.id() == arrow::Type::TIMESTAMP;
 }
 
@@ -52,7 +74,8 @@ struct KeyColumn {
   const double* floats = nullptr;
 };
 
-arrow::Result<KeyColumn> Canonical(const std::shared_ptr<arrow::Array>& column) {
+arrow::Result<KeyColumn> Canonical(const std::shared_ptr<arrow::Array>& key_column) {
+  const std::shared_ptr<arrow::Array> column = StorageView(key_column);  // UUIDs: their bytes
   KeyColumn key{KindOf(*column->type()), nullptr};
   switch (key.kind) {
     case KeyKind::kFloat: {

@@ -15,7 +15,7 @@ namespace ketch {
 using RunReader = std::function<arrow::Result<std::shared_ptr<arrow::RecordBatch>>()>;  // nullptr at end
 
 /// True when every sort key has a type the merge can compare (integers, floats, booleans,
-/// strings, dates and timestamps).
+/// strings, binaries, dates and timestamps; extension types by their storage).
 bool CanMergeSortKeys(const SortSpec& spec, const arrow::Schema& schema);
 
 /// K-way merge of sorted runs with a binary heap (the classic external-sort merge, Knuth TAOCP
@@ -43,5 +43,10 @@ class SortRunOperator : public IntermediateOperator {
 
 /// Arrow sort options for a SortSpec.
 arrow::compute::SortOptions ToSortOptions(const SortSpec& spec);
+
+/// Arrow's stable sort_indices (uint64) of `rows` (a record batch or a table) in the order of
+/// `spec`, with extension-typed keys sorted as their storage (key_storage.h: UUIDs by their
+/// bytes). Every sort of rows by a SortSpec goes through here.
+arrow::Result<std::shared_ptr<arrow::Array>> SortIndicesBy(const arrow::Datum& rows, const SortSpec& spec);
 
 }  // namespace ketch

@@ -9,7 +9,7 @@ namespace ketch {
 namespace cp = arrow::compute;
 
 arrow::Result<std::shared_ptr<arrow::Table>> SortSink::SortTable(std::shared_ptr<arrow::Table> table) const {
-  ARROW_ASSIGN_OR_RAISE(auto indices, cp::SortIndices(arrow::Datum(table), ToSortOptions(spec_)));
+  ARROW_ASSIGN_OR_RAISE(auto indices, SortIndicesBy(arrow::Datum(table), spec_));
   ARROW_ASSIGN_OR_RAISE(auto sorted, cp::Take(arrow::Datum(table), arrow::Datum(indices)));
   return sorted.table();
 }
@@ -137,7 +137,7 @@ arrow::Status SortSink::MergeRuns(const Source::Emit& emit) {
     }
     ARROW_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(schema_, parts));
     ARROW_ASSIGN_OR_RAISE(auto run_array, run_ids.Finish());
-    ARROW_ASSIGN_OR_RAISE(auto order_array, cp::SortIndices(arrow::Datum(table), ToSortOptions(spec_)));
+    ARROW_ASSIGN_OR_RAISE(auto order_array, SortIndicesBy(arrow::Datum(table), spec_));
     const auto& order = static_cast<const arrow::UInt64Array&>(*order_array);
     // Emit up to the earliest frontier row in sorted order (everything, when no run has more).
     int64_t emit_count = order.length();

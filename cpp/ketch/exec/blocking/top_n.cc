@@ -15,7 +15,7 @@ namespace {
 // The first `keep` rows of `batch` in the sort order of `spec` (stable).
 arrow::Result<std::shared_ptr<arrow::RecordBatch>> FirstRows(const std::shared_ptr<arrow::RecordBatch>& batch,
                                                              const SortSpec& spec, int64_t keep) {
-  ARROW_ASSIGN_OR_RAISE(auto indices, cp::SortIndices(arrow::Datum(batch), ToSortOptions(spec)));
+  ARROW_ASSIGN_OR_RAISE(auto indices, SortIndicesBy(arrow::Datum(batch), spec));
   if (indices->length() > keep) indices = indices->Slice(0, keep);
   ARROW_ASSIGN_OR_RAISE(auto taken, cp::Take(arrow::Datum(batch), arrow::Datum(indices)));
   return taken.record_batch();

@@ -7,6 +7,8 @@
 #include <deque>
 #include <optional>
 
+#include "ketch/expr/key_storage.h"
+
 namespace ketch {
 
 namespace cp = arrow::compute;
@@ -21,7 +23,8 @@ arrow::Result<std::shared_ptr<arrow::Array>> ColumnArray(const arrow::Table& tab
 }
 
 /// flags[i] |= row i's value differs from row i-1's (nulls equal each other).
-arrow::Status MarkChanges(const std::shared_ptr<arrow::Array>& values, std::vector<uint8_t>* flags) {
+arrow::Status MarkChanges(const std::shared_ptr<arrow::Array>& key_values, std::vector<uint8_t>* flags) {
+  const auto values = StorageView(key_values);  // extension keys compare as their storage
   const int64_t n = values->length();
   if (n < 2) return arrow::Status::OK();
   auto current = values->Slice(1);
@@ -373,7 +376,11 @@ arrow::Result<std::shared_ptr<arrow::Table>> ComputeWindow(
   }
   std::shared_ptr<arrow::Table> sorted = input;
   if (!keys.empty()) {
-    ARROW_ASSIGN_OR_RAISE(auto indices, cp::SortIndices(arrow::Datum(input), cp::SortOptions(keys)));
+    // Extension keys (UUIDs) sort as their storage; the rows taken keep their types.
+    std::vector<std::string> key_names = spec.partition_by;
+    key_names.insert(key_names.end(), spec.order_by.begin(), spec.order_by.end());
+    ARROW_ASSIGN_OR_RAISE(auto viewed, WithStorageColumns(input, key_names));
+    ARROW_ASSIGN_OR_RAISE(auto indices, cp::SortIndices(arrow::Datum(viewed), cp::SortOptions(keys)));
     ARROW_ASSIGN_OR_RAISE(auto taken, cp::Take(arrow::Datum(input), arrow::Datum(indices)));
     sorted = taken.table();
   }

@@ -4,7 +4,7 @@
 #include <set>
 #include <sstream>
 
-#include "ketch/expr/row_hash.h"
+#include "ketch/expr/key_storage.h"
 #include "ketch/plan/logical/aggregate_phases.h"
 #include "ketch/plan/logical/lance_filter.h"
 #include "ketch/plan/logical/more_aggregations.h"
@@ -338,10 +338,7 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Sort(LogicalPlanPtr input, SortSpec s
           "sort keys must be columns (add computed keys with with_column), got ", key->ToString());
     }
     ARROW_ASSIGN_OR_RAISE(auto field, ResolveField(*key, *input->schema()));
-    if (!IsOrderable(*field->type())) {
-      return arrow::Status::TypeError("cannot sort by column '", field->name(), "' of type ",
-                                      Pretty(*field->type()));
-    }
+    ARROW_RETURN_NOT_OK(CheckKeyColumn("sort", "sort by", field->name(), *field->type(), KeyUse::kOrder));
   }
   auto node = std::make_shared<LogicalPlan>();
   node->kind_ = LogicalKind::kSort;
@@ -404,9 +401,10 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Aggregate(LogicalPlanPtr input, Aggre
     ARROW_ASSIGN_OR_RAISE(
         auto field,
         ResolveField(*Expr::Column(key), spec.phase == AggregatePhase::kFinal ? *source : *input->schema()));
-    if (field->type()->id() == arrow::Type::EXTENSION || arrow::is_nested(field->type()->id())) {
-      return arrow::Status::TypeError("cannot group by column '", key, "' of type ", Pretty(*field->type()));
-    }
+    const bool distinct = spec.aggregations.empty();
+    ARROW_RETURN_NOT_OK(CheckKeyColumn(distinct ? "distinct" : "groupby",
+                                       distinct ? "deduplicate by" : "group by", key, *field->type(),
+                                       KeyUse::kHash));
     if (!seen.insert(key).second) return arrow::Status::Invalid("duplicate group-by key '", key, "'");
     fields.push_back(field);
   }
@@ -454,9 +452,7 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Join(LogicalPlanPtr left, LogicalPlan
                                       Pretty(*l->type()), " with right column '", r->name(), "' of type ",
                                       Pretty(*r->type()));
     }
-    if (l->type()->id() == arrow::Type::EXTENSION || arrow::is_nested(l->type()->id())) {
-      return arrow::Status::TypeError("cannot join on column '", l->name(), "' of type ", Pretty(*l->type()));
-    }
+    ARROW_RETURN_NOT_OK(CheckKeyColumn("join", "join on", l->name(), *l->type(), KeyUse::kHash));
     if (spec.left_on[i] == spec.right_on[i]) {
       merged_right_keys.insert(spec.right_on[i]);
       if (auto common = JoinKeyCast(*l->type(), *r->type())) merged_types[l->name()] = common;
@@ -556,12 +552,7 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Repartition(LogicalPlanPtr input, Par
       return arrow::Status::KeyError("repartition(): partition_by names no column '", name, "'; columns are ",
                                      SchemaString(*input->schema()));
     }
-    if (!IsHashableType(*field->type())) {
-      return arrow::Status::TypeError("repartition(): cannot partition by column '", name, "' of type ",
-                                      field->type()->ToString(),
-                                      " (hash partitioning takes numbers, strings, binaries, booleans, "
-                                      "decimals and temporal columns)");
-    }
+    ARROW_RETURN_NOT_OK(CheckKeyColumn("repartition()", "partition by", name, *field->type(), KeyUse::kHash));
   }
   auto node = std::make_shared<LogicalPlan>();
   node->kind_ = LogicalKind::kRepartition;

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "ketch/expr/row_hash.h"
+#include "ketch/expr/key_storage.h"
 #include "ketch/plan/logical/logical_plan.h"
 
 namespace ketch {
@@ -178,14 +178,16 @@ arrow::Status ValidateWindowSpec(const WindowSpec& spec, const arrow::Schema& sc
   for (const auto& name : spec.partition_by) {
     auto field = schema.GetFieldByName(name);
     if (!field) return arrow::Status::KeyError("window partition_by: column '", name, "' not found");
-    if (!IsHashableType(*field->type())) {
-      return arrow::Status::TypeError("window partition_by: cannot partition by column '", name, "' of type ",
-                                      field->type()->ToString());
-    }
+    ARROW_RETURN_NOT_OK(
+        CheckKeyColumn("window partition_by", "partition by", name, *field->type(), KeyUse::kHash));
   }
   for (const auto& name : spec.order_by) {
-    if (!schema.GetFieldByName(name)) {
-      return arrow::Status::KeyError("window order_by: column '", name, "' not found");
+    auto field = schema.GetFieldByName(name);
+    if (!field) return arrow::Status::KeyError("window order_by: column '", name, "' not found");
+    // Extension types order as their storage (plain types: whatever Arrow's sort takes).
+    if (field->type()->id() == arrow::Type::EXTENSION) {
+      ARROW_RETURN_NOT_OK(
+          CheckKeyColumn("window order_by", "order by", name, *field->type(), KeyUse::kOrder));
     }
   }
   const WindowFrame& frame = spec.frame;
