@@ -81,7 +81,9 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
             raise ValueError("select() needs at least one column")
         exprs = [x for c in columns for x in self._expand_unnest(_as_expression(c))]
         exprs += [_as_expression(e).alias(name) for name, e in projections.items()]
-        return DataFrame(self._plan.project([e._native for e in exprs]))._explode_generators(exprs)
+        return DataFrame(self._plan_reading(exprs).project([e._native for e in exprs]))._explode_generators(
+            exprs
+        )
 
     def _expand_unnest(self, expr: Expression) -> list[Expression]:
         """``unnest(s)``: one ``s.struct.get(field)`` per field of the struct ``s``, else ``[expr]``."""
@@ -95,6 +97,15 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
             raise KetchTypeError(f"unnest expects a struct, but {source!r} has type {struct_type}")
         return [source.struct.get(field.name) for field in struct_type]
 
+    def _plan_reading(self, exprs: list[Expression]) -> Any:
+        """The plan a projection of ``exprs`` runs over: this one, or, when they call
+        monotonically_increasing_id(), its result with the ids (dataframe_ops/monotonic_id.py)."""
+        from ketch.dataframe_ops import monotonic_id
+
+        if monotonic_id.reads_ids([e._native for e in exprs], self):
+            return monotonic_id.plan_with_ids(self)
+        return self._plan
+
     def with_column(self, column_name: str, expr: Expression) -> DataFrame:
         """Adds (or replaces, in place) the column ``column_name`` computed by ``expr``."""
         return self.with_columns({column_name: expr})
@@ -106,7 +117,9 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         for name in self.column_names:
             exprs.append(_as_expression(pending.pop(name)).alias(name) if name in pending else col(name))
         exprs.extend(_as_expression(e).alias(n) for n, e in pending.items())
-        return DataFrame(self._plan.project([e._native for e in exprs]))._explode_generators(exprs)
+        return DataFrame(self._plan_reading(exprs).project([e._native for e in exprs]))._explode_generators(
+            exprs
+        )
 
     def _explode_generators(self, exprs: list[Expression]) -> DataFrame:
         """Generator UDF columns hold one list per input row: each becomes one row per yielded
