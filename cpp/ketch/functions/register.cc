@@ -10,6 +10,7 @@
 #include "ketch/functions/image/image_functions.h"
 #include "ketch/functions/math/math_functions.h"
 #include "ketch/functions/nested/nested_functions.h"
+#include "ketch/functions/partitioning/partitioning_functions.h"
 #include "ketch/functions/per_row_option.h"
 #include "ketch/functions/random/random_functions.h"
 #include "ketch/functions/string/string_functions.h"
@@ -38,6 +39,7 @@ arrow::Status RegisterBuiltins() {
     if (status.ok()) status = RegisterPerRowOptionFunction();
     if (status.ok()) status = codec::RegisterCodecFunctions();
     if (status.ok()) status = tokenize::RegisterTokenizeFunctions();
+    if (status.ok()) status = partitioning::RegisterPartitioningFunctions();
   });
   return status;
 }

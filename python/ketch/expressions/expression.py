@@ -15,6 +15,7 @@ from ketch import _core
 from ketch.datatype import DataType
 from ketch.expressions.codec_methods import CodecMethods
 from ketch.expressions.flat_methods import FlatMethods
+from ketch.expressions.partitioning_methods import PartitioningMethods
 from ketch.expressions.scalar_methods import ScalarFunctionMethods
 from ketch.expressions.string_extra_methods import StringExtraMethods
 from ketch.expressions.tokenize_methods import TokenizeMethods
@@ -85,7 +86,9 @@ def _expr(value: Any) -> Expression:
     return value if isinstance(value, Expression) else lit(value)
 
 
-class Expression(ScalarFunctionMethods, FlatMethods, StringExtraMethods, CodecMethods, TokenizeMethods):
+class Expression(
+    ScalarFunctionMethods, FlatMethods, StringExtraMethods, CodecMethods, TokenizeMethods, PartitioningMethods
+):
     """A column expression. Build with :func:`col` and :func:`lit`, combine with operators
     (``+ - * / == != < <= > >= & | ~``) and methods; namespaces ``.image`` and ``.url`` hold the
     multimodal kernels."""
