@@ -8,6 +8,7 @@
 #include "ketch/functions/embedding/embedding_functions.h"
 #include "ketch/functions/file/file_functions.h"
 #include "ketch/functions/image/image_functions.h"
+#include "ketch/functions/internal/source_row_function.h"
 #include "ketch/functions/math/math_functions.h"
 #include "ketch/functions/nested/nested_functions.h"
 #include "ketch/functions/per_row_option.h"
@@ -36,6 +37,7 @@ arrow::Status RegisterBuiltins() {
     if (status.ok()) status = random::RegisterRandomFunctions();
     if (status.ok()) status = RegisterPerRowOptionFunction();
     if (status.ok()) status = codec::RegisterCodecFunctions();
+    if (status.ok()) status = internal::RegisterInternalFunctions();
   });
   return status;
 }

@@ -70,10 +70,12 @@ class Upstream:
     """A stage that feeds a pipelined one (``Coordinator.run(stage, upstream)``). ``release(i,
     output, metadata)`` is called for each of its tasks in task order and returns how many tasks
     of the fed stage can start now (a running count); ``release(None, None, None)`` after the
-    last returns the fed stage's final task count."""
+    last returns the fed stage's final task count. ``ready``: the fed stage's tasks that can
+    start before any upstream task is done."""
 
     stage: StageTasks
     release: Callable[[int | None, Any, Any], int]
+    ready: int = 0
 
 
 class _Lane:
@@ -185,6 +187,7 @@ class Coordinator:
         if upstream is not None:
             up = _Lane(upstream.stage, upstream.stage.num_tasks)
             lanes.append(up)
+            self._release(down, upstream.ready)
         in_flight: dict[Any, tuple[_Lane, int, WorkerSlot, Any, int]] = {}
         try:
             while down.total is None or down.next_out < down.total:
