@@ -146,24 +146,36 @@ class DistributedSort:
         if sample.num_rows == 0:
             n = 1
         boundaries = _core.range_boundaries(sample, columns, descending, nulls_first, n)
-        maps = self._range_shuffle(tables, columns, descending, nulls_first, boundaries, n)
+        nodes = [m.get("node_id") for m in metas]  # each map task where its input table lives
+        maps = self._range_shuffle(tables, columns, descending, nulls_first, boundaries, n, nodes)
         template = node.with_inputs([_placeholder(node.inputs()[0])])
         inputs = [[[outputs[j] for outputs in maps]] for j in range(n)]
         return Pending(template, n, False, inputs, label="Sort")
 
     # -- stages -------------------------------------------------------------------------------------
     def _run(
-        self, stat: StageStats, num_tasks: int, submit: Callable[[Any, int], tuple[Any, Any]]
+        self,
+        stat: StageStats,
+        num_tasks: int,
+        submit: Callable[[Any, int], tuple[Any, Any]],
+        preferred_nodes: list[str | None] | None = None,
     ) -> Iterator[tuple[Any, dict[str, Any]]]:
         """Runs one stage's tasks, counting them in ``stat``; yields (outputs, metadata) per task
-        in task order."""
+        in task order. ``preferred_nodes``: per task, the node whose engine worker should run it
+        (where its input lives; soft, ``StageTasks.preferred_nodes``)."""
         from ketch.runners.ray.coordinator import StageTasks
         from ketch.runners.ray.progress import StageProgress
 
         self.query.stages.append(stat)
         position = len(self.query.stages) - 1
         with StageProgress(self.query.config, stat.name, num_tasks, position=position) as bar:
-            stage = StageTasks(stat.name, num_tasks, submit, recover=self.query.recover_hook())
+            stage = StageTasks(
+                stat.name,
+                num_tasks,
+                submit,
+                preferred_nodes=preferred_nodes,
+                recover=self.query.recover_hook(),
+            )
             for outputs, meta in self.query.coordinator.run(stage):
                 self.query._record(stat, meta, stat.buckets)
                 bar.task_done(sum(meta["rows"]))
@@ -209,8 +221,11 @@ class DistributedSort:
         nulls_first: list[bool],
         boundaries: pa.Table,
         n: int,
+        nodes: list[str | None] | None = None,
     ) -> list[list[Any]]:
-        """The range shuffle map stage: per input table, the refs of its ``n`` ranges."""
+        """The range shuffle map stage: per input table, the refs of its ``n`` ranges. Map task i
+        runs on the node of ``nodes[i]`` (the sample task that left table i in that node's object
+        store: no transfer) while its engine worker has room, as the pre-shuffle merge does."""
         import ray
 
         from ketch.runners.ray.stages import StageStats
@@ -229,7 +244,7 @@ class DistributedSort:
             )
             return refs[-1], refs[:-1]
 
-        return [outputs for outputs, _meta in self._run(stat, len(tables), submit)]
+        return [outputs for outputs, _meta in self._run(stat, len(tables), submit, nodes)]
 
     def _top_k(self, limit: Any) -> Pending:
         """Limit(Sort(x)): each task of x keeps its first k rows in sort order; one task merges."""

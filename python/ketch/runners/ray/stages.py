@@ -167,6 +167,8 @@ class StageStats:
     shared_reads: int = 0
     buckets: int = 0
     tasks_per_node: dict[str, int] = field(default_factory=dict)
+    # The node each task ran on, in task order (a task run again: its last run).
+    task_nodes: list[str] = field(default_factory=list)
     # Wall-clock seconds from the stage's start to its last task's end (a pipelined stage starts
     # with the stage feeding it).
     seconds: float = 0.0
@@ -680,6 +682,7 @@ class QueryStages:
             stat.bytes_shuffled += sum(meta["bytes"])
             stat.bytes_on_disk += sum(meta.get("file_bytes", ()))
         stat.tasks_per_node[meta["node_id"]] = stat.tasks_per_node.get(meta["node_id"], 0) + 1
+        stat.task_nodes.append(meta["node_id"])
         stat.seconds = time.monotonic() - stat.started
 
     def _run_stage(
