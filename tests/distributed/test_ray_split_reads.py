@@ -66,3 +66,16 @@ def test_split_row_group_under_a_groupby_and_a_broadcast_join_is_read_once(on_ra
     assert "broadcast Join" in scan.name and "partial Aggregate" in scan.name, scan.name
     assert scan.shared_reads == 1 and scan.tasks == 3, scan.name
     assert len(scan.tasks_per_node) == 3, scan.tasks_per_node  # every node computes a share
+
+
+def test_split_row_group_under_a_sort_is_read_once_by_the_sample_stage(on_ray: Any, tmp_path: Path):
+    path, table = _one_row_group(tmp_path, 30_000)
+    with ketch.execution_config_ctx(num_compute_threads=4):
+        df = ketch.read_parquet(path).with_column("k", label(col("i"))).sort(["k", "i"], desc=[False, True])
+        stats = df.explain_analyze(file=io.StringIO())
+        out = df.to_pydict()
+    rows = sorted(((f"k{i % 7}", i) for i in table["i"].to_pylist()), key=lambda r: (r[0], -r[1]))
+    assert out["k"] == [k for k, _ in rows] and out["i"] == [i for _, i in rows]
+    assert stats.scan["row_groups_read"] == 1 and stats.scan["rows_read"] == table.num_rows
+    (sample,) = [s for s in on_ray.last_stages if s.kind == "sample"]
+    assert sample.shared_reads == 1 and len(sample.tasks_per_node) == 3, sample

@@ -159,10 +159,12 @@ class DistributedSort:
         num_tasks: int,
         submit: Callable[[Any, int], tuple[Any, Any]],
         preferred_nodes: list[str | None] | None = None,
+        upstream: Any = None,
     ) -> Iterator[tuple[Any, dict[str, Any]]]:
         """Runs one stage's tasks, counting them in ``stat``; yields (outputs, metadata) per task
         in task order. ``preferred_nodes``: per task, the node whose engine worker should run it
-        (where its input lives; soft, ``StageTasks.preferred_nodes``)."""
+        (where its input lives; soft, ``StageTasks.preferred_nodes``). ``upstream``: the read tasks
+        of a split source the stage's tasks share (``QueryStages.shared_reads``)."""
         from ketch.runners.ray.coordinator import StageTasks
         from ketch.runners.ray.progress import StageProgress
 
@@ -176,7 +178,7 @@ class DistributedSort:
                 preferred_nodes=preferred_nodes,
                 recover=self.query.recover_hook(),
             )
-            for outputs, meta in self.query.coordinator.run(stage):
+            for outputs, meta in self.query.coordinator.run(stage, upstream):
                 self.query._record(stat, meta, stat.buckets)
                 bar.task_done(sum(meta["rows"]))
                 yield outputs, meta
@@ -189,28 +191,30 @@ class DistributedSort:
     ) -> tuple[list[Any], list[dict[str, Any]]]:
         """The sample stage: ``child``'s tasks, each returning its output (left in the object
         store) and a sample of its ``columns``."""
-        from ketch.runners.ray.stages import StageStats, source_fragment
+        from ketch.runners.ray.stages import StageStats
 
         stat = StageStats(self._name("sample", f"{child.label} -> sample {columns}"), "sample")
         config = self.query.config
-        plan, split_source = child.plan, child.split_source  # as now: a task run again runs the same
-        runs = child.runs
-        shared = None if split_source else plan.to_bytes()
-        lineage = self.query.coordinator.lineage
+        # A split source's row groups are read once and shared out (split_reads.py).
+        reads: dict[int, list[Any]] | None = {} if child.split_source and child.shared else None
+        fragment = self.query.fragments(child, reads)
 
         def submit(handle: Any, index: int) -> tuple[Any, Any]:
-            payload = source_fragment(plan, runs, index).to_bytes() if split_source else shared
-            inputs = lineage.resolve(child.inputs[index]) if child.inputs else None
-            inputs = self.query.relocate(inputs)  # flight pieces as made again, if lost
+            payload, inputs = fragment(index)  # flight pieces as made again, if lost
             table, meta = handle.run_sample_task.options(num_returns=2).remote(
                 payload, config, inputs, columns, rows
             )
             return meta, table
 
+        upstream = None if reads is None else self.query.shared_reads(child, stat, reads)
         tables, metas = [], []
-        for table, meta in self._run(stat, child.num_tasks, submit):
-            tables.append(table)
-            metas.append(meta)
+        try:
+            for table, meta in self._run(stat, child.num_tasks, submit, upstream=upstream):
+                tables.append(table)
+                metas.append(meta)
+        finally:
+            if reads is not None:
+                reads.clear()
         return tables, metas
 
     def _range_shuffle(

@@ -64,7 +64,7 @@ from __future__ import annotations
 import math
 import time
 import uuid
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -696,7 +696,7 @@ class QueryStages:
     ) -> Generator[tuple[Any, dict[str, Any]], None, None]:
         reads: dict[int, list[Any]] | None = {} if pending.split_source and pending.shared else None
         stat, tasks = self._stage_tasks(pending, buckets, keys, kind, preferred_nodes, flight, reads)
-        upstream = None if reads is None else self._shared_reads(pending, stat, reads)
+        upstream = None if reads is None else self.shared_reads(pending, stat, reads)
         try:
             with StageProgress(
                 self.config, stat.name, pending.num_tasks, position=len(self.stages) - 1
@@ -712,7 +712,7 @@ class QueryStages:
             if reads is not None:
                 reads.clear()  # the row groups leave the object store (a later rerun reads its own)
 
-    def _shared_reads(self, pending: Pending, stat: StageStats, reads: dict[int, list[Any]]) -> Upstream:
+    def shared_reads(self, pending: Pending, stat: StageStats, reads: dict[int, list[Any]]) -> Upstream:
         """The read tasks of a split source's stage (split_reads.py): read task r reads the ranges
         ``pending.shared.reads[r]`` once and returns one table per range (with their source rows);
         its outputs go into ``reads[r]``, and the compute tasks that share them start then."""
@@ -750,6 +750,35 @@ class QueryStages:
         reads_stage = StageTasks(name, len(shared.reads), submit, recover=self.recover_hook())
         return Upstream(reads_stage, release, ready=ready)
 
+    def fragments(
+        self, pending: Pending, reads: dict[int, list[Any]] | None = None
+    ) -> Callable[[int], tuple[bytes, list[Any] | None]]:
+        """Task ``index`` of ``pending``'s stage as (its fragment's bytes, its inputs): its own
+        source's partitions, or with ``reads`` (the outputs of a split source's read tasks so far,
+        ``shared_reads``) a task sharing a read still in there runs over its ranges' tables; any
+        other one reads its own ranges (a task run again after the stage ended)."""
+        # The plan as it is now: a task run again later (its output lost with its node) must run
+        # the same fragment, whatever is done to ``pending`` meanwhile.
+        plan, split_source, runs = pending.plan, pending.split_source, pending.runs
+        shared = None if split_source else plan.to_bytes()
+        lineage = self.coordinator.lineage
+        shares = pending.shared.shares if split_source and pending.shared and reads is not None else None
+        template = compute_template(plan).to_bytes() if shares else None
+
+        def fragment(index: int) -> tuple[bytes, list[Any] | None]:
+            payload = source_fragment(plan, runs, index).to_bytes() if split_source else shared
+            inputs = lineage.resolve(pending.inputs[index]) if pending.inputs else None
+            share = shares[index] if shares else None
+            if share is not None and reads is not None and share[0] in reads and runs is not None:
+                # Its ranges' tables, made by the read task of their row group (split_reads.py).
+                read, first = share
+                tables = lineage.resolve(reads[read][first : first + runs[index][1]])
+                payload = template
+                inputs = [SourcePartitions(tables), *(inputs[1:] if inputs else [])]
+            return payload, self.relocate(inputs)
+
+        return fragment
+
     def _stage_tasks(
         self,
         pending: Pending,
@@ -761,9 +790,8 @@ class QueryStages:
         reads: dict[int, list[Any]] | None = None,
     ) -> tuple[StageStats, StageTasks]:
         """The stage's stats entry (appended to ``stages``) and its tasks for the coordinator.
-        ``reads``: the outputs of a split source's read tasks so far (``_shared_reads``); a task
-        that shares a read still in there runs over its tables, any other one reads its own
-        ranges (a task run again after the stage ended, or a stage without read tasks)."""
+        ``reads``: the outputs of a split source's read tasks so far (``shared_reads``; see
+        ``fragments``)."""
         number = len(self.stages) + 1
         if buckets:
             how = f"hash shuffle by {keys}" if keys else "random shuffle"
@@ -774,30 +802,16 @@ class QueryStages:
         stat = StageStats(f"stage {number} ({kind}: {what})", kind, buckets=buckets)
         self.stages.append(stat)
         config = self.config
-        # The plan as it is now: a task run again later (its output lost with its node) must run
-        # the same fragment, whatever is done to ``pending`` meanwhile.
-        plan, split_source, runs = pending.plan, pending.split_source, pending.runs
-        shared = None if split_source else plan.to_bytes()
-        lineage = self.coordinator.lineage
-        shares = pending.shared.shares if split_source and pending.shared and reads is not None else None
-        template = compute_template(plan).to_bytes() if shares else None
+        runs = pending.runs if pending.split_source else None
+        fragment = self.fragments(pending, reads)
 
         def submit(handle: Any, index: int) -> tuple[Any, Any]:
-            payload = source_fragment(plan, runs, index).to_bytes() if split_source else shared
-            inputs = lineage.resolve(pending.inputs[index]) if pending.inputs else None
-            share = shares[index] if shares else None
-            if share is not None and reads is not None and share[0] in reads and runs is not None:
-                # Its ranges' tables, made by the read task of their row group (split_reads.py).
-                read, first = share
-                tables = lineage.resolve(reads[read][first : first + runs[index][1]])
-                payload = template
-                inputs = [SourcePartitions(tables), *(inputs[1:] if inputs else [])]
-            inputs = self.relocate(inputs)
+            payload, inputs = fragment(index)
             if flight:  # buckets to local disk; only the metadata comes back
                 spec = FlightMap(self.query_id, number, index, tuple(self._flight_dirs), self._compression())
                 run = handle.run_task.options(num_returns=1)
                 return run.remote(payload, config, inputs, buckets, keys, spec), []
-            outputs = runs[index][1] if split_source and runs is not None and not buckets else 1
+            outputs = runs[index][1] if runs is not None and not buckets else 1
             if outputs > 1:  # a run of several partitions: one table each
                 refs = handle.run_task.options(num_returns=outputs + 1).remote(
                     payload, config, inputs, 0, keys, None, outputs
