@@ -79,3 +79,38 @@ def test_split_row_group_under_a_sort_is_read_once_by_the_sample_stage(on_ray: A
     assert stats.scan["row_groups_read"] == 1 and stats.scan["rows_read"] == table.num_rows
     (sample,) = [s for s in on_ray.last_stages if s.kind == "sample"]
     assert sample.shared_reads == 1 and len(sample.tasks_per_node) == 3, sample
+
+
+# -- the pieces, on the native executor -------------------------------------------------------------
+
+
+def _run(plan: Any) -> pa.Table:
+    from ketch import _core
+
+    _, reader = plan.execute(ketch.get_execution_config().to_native(), _core.ExecutionStats())
+    return reader.read_all()
+
+
+def test_source_row_survives_a_pushed_filter_and_travels_through_an_in_memory_source(tmp_path: Path):
+    from ketch import _core
+    from ketch.runners.ray.split_reads import SOURCE_ROW_COLUMN, read_fragment
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"i": pa.array(range(100), pa.int64())}), path, row_group_size=100)
+    df = ketch.read_parquet(str(path)).where(col("i") % 3 == 0)
+    scan = df._plan.optimize(config=ketch.get_execution_config().to_native())
+    assert scan.kind() == "Scan", scan  # the filter pushed into the scan
+    read = _run(read_fragment(scan, 0, 1))
+    want = [i for i in range(100) if i % 3 == 0]
+    assert read.column("i").to_pylist() == want
+    assert read.column(SOURCE_ROW_COLUMN).to_pylist() == want  # the rows' places in the file
+
+    # An in-memory source of those rows numbers them by the column, in two partitions.
+    source = _core.PyPlan.in_memory(read, [10, read.num_rows - 10])
+    rows = source.project([_core.col("i"), _core.call("_source_row", [], {}).alias("r")])
+    out = _run(rows)
+    assert out.column("r").to_pylist() == want
+    # Without the column, rows are numbered from 0.
+    plain = _core.PyPlan.in_memory(read.drop_columns([SOURCE_ROW_COLUMN]))
+    out = _run(plain.project([_core.call("_source_row", [], {}).alias("r")]))
+    assert out.column("r").to_pylist() == list(range(len(want)))
