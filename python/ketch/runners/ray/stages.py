@@ -3,10 +3,12 @@
 - A source (scan, in-memory data) with the partition-local operators above it (project, filter,
   explode, sample) is one stage: one task per input partition, except for the row ranges of a
   split Parquet row group (a large row group below an expensive pipeline): they are cut into at
-  most one run of consecutive ranges per engine worker (``spread_runs``), and each run is one
-  task, whose executor reads the row group once and spreads its ranges over its threads as the
-  native runner does. The row group is then read once per worker that runs some of it (not once
-  per range), and every node still gets a share of the expensive pipeline.
+  most one run of consecutive ranges per engine worker (``split_reads.plan_shares``), so every
+  node gets a share of the expensive pipeline, and each run is one task over its ranges' tables,
+  which one read task per row group made reading it once (split_reads.py); the runs start as
+  soon as their row group's read is done. A split source whose outputs are cut by
+  into_partitions / into_batches while it runs (the upstream lane of a pipelined stage) has no
+  read tasks: each of its runs reads the row group itself.
 - A hash exchange (``PlanHashExchange`` in cpp/ketch/distributed/stage_planner: groupby/agg and
   distinct by their keys, joins, ``repartition(n, keys)``; exchange.py) is a shuffle:
   each task of the stage below also hash-partitions its output by the keys into N buckets, left in
