@@ -133,6 +133,10 @@ def test_a_failing_task_raises_the_original_error_naming_stage_and_partition(on_
     )
     with pytest.raises(ketch.errors.KetchError, match=r"(?s)bad row 17.*stage 1 .*partition 1 of 3"):
         df.collect()
+    # The tasks the failed query gave up on no longer count against the workers' backlogs (the
+    # slots outlive the query): the next query has every worker's full backlog.
+    assert [w.in_flight for w in on_ray.workers() if w.alive] == [0, 0, 0]
+    assert df.with_column("y", col("x") * 2).to_pydict()["y"] == [2 * x for x in range(30)]
 
 
 def test_an_engine_worker_killed_mid_query_is_replaced_and_nothing_is_lost_or_doubled(on_ray, tmp_path):

@@ -290,8 +290,11 @@ class Coordinator:
                     yield down.done.pop(down.next_out)
                     down.next_out += 1
         finally:
-            for ref in in_flight:
+            for ref, entry in in_flight.items():
                 ray.cancel(ref, force=False)
+                # The slots outlive this query (the runner keeps them): a task it gave up on no
+                # longer counts against its worker's backlog in the next query.
+                entry[2].in_flight -= 1
             self.abandoned = list(in_flight)
 
     @staticmethod
