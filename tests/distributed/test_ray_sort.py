@@ -235,6 +235,31 @@ def test_explain_analyze_names_the_sort_stages(on_ray, rng):
     assert re.search(r"\(reduce: Sort\): 3 tasks, [\d.]+ s, 300 rows out", text)
 
 
+def test_range_shuffle_map_tasks_run_on_the_nodes_holding_their_inputs(on_ray, rng, monkeypatch):
+    """Map task i of the range shuffle reads the table sample task i left in its node's object
+    store: the coordinator is asked to run it there (node affinity, as the pre-shuffle merge
+    does), and with room in every worker's backlog it does."""
+    from ketch.runners.ray.coordinator import Coordinator
+
+    asked: dict[str, Any] = {}
+    run = Coordinator.run
+
+    def recording_run(self: Coordinator, stage: Any, upstream: Any = None) -> Any:
+        asked[stage.name] = stage.preferred_nodes
+        return run(self, stage, upstream)
+
+    monkeypatch.setattr(Coordinator, "run", recording_run)
+    on_ray.max_task_backlog = 8  # the preferred worker always has room for its tasks
+    table = _random_table(rng, 3000)
+    data = ketch.from_arrow(table).into_partitions(6).collect()
+    native, on_cluster = _native_then_ray(lambda: data.sort(["a", "id"], nulls_first=[True, False]))
+    assert on_cluster == native
+    sample, range_map = _stage(on_ray, "sample"), _stage(on_ray, "range shuffle map")
+    assert sample.tasks == range_map.tasks == 6
+    assert asked[range_map.name] == sample.task_nodes
+    assert range_map.task_nodes == sample.task_nodes
+
+
 def test_the_driver_weights_each_tasks_sample_by_its_rows():
     big = pa.table({"k": list(range(100))})
     small = pa.table({"k": list(range(1000, 1100))})

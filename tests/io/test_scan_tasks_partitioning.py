@@ -21,11 +21,6 @@ from ketch.errors import KetchError
 
 # Each test runs on the native and on the Ray runner (tests/conftest.py: runner).
 pytestmark = pytest.mark.usefixtures("runner")
-SPLIT_ROW_GROUP_READ_PER_WORKER = pytest.mark.ray_xfail(
-    reason="Ray runner trade-off: the ranges of one split row group are cut into one run per engine "
-    "worker so that every node gets a share of the expensive pipeline (tests/distributed/"
-    "test_ray_seeds.py); each run reads the row group once: once per worker, not once per query"
-)
 
 
 def planned_tasks(df: ketch.DataFrame) -> int:
@@ -237,7 +232,6 @@ def test_csv_error_in_a_merged_task_names_the_file_and_row(tmp_path):
 # -- splitting one large row group -------------------------------------------------------------------
 
 
-@SPLIT_ROW_GROUP_READ_PER_WORKER
 @pytest.mark.parametrize("threads", [1, 3, 4])
 def test_single_row_group_under_a_udf_feeds_every_worker(one_row_group, threads):
     path, table = one_row_group
@@ -320,7 +314,6 @@ def test_udf_error_in_a_split_range_names_the_source_row(one_row_group):
     assert first <= 97_531 <= last
 
 
-@SPLIT_ROW_GROUP_READ_PER_WORKER
 def test_many_row_groups_and_small_files_under_a_udf(tmp_path):
     """Row groups of several files below a UDF: split only as far as needed, every row once, in order."""
     tables = []

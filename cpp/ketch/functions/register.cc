@@ -8,6 +8,7 @@
 #include "ketch/functions/embedding/embedding_functions.h"
 #include "ketch/functions/file/file_functions.h"
 #include "ketch/functions/image/image_functions.h"
+#include "ketch/functions/internal/source_row_function.h"
 #include "ketch/functions/math/math_functions.h"
 #include "ketch/functions/nested/nested_functions.h"
 #include "ketch/functions/partitioning/partitioning_functions.h"
@@ -40,6 +41,7 @@ arrow::Status RegisterBuiltins() {
     if (status.ok()) status = codec::RegisterCodecFunctions();
     if (status.ok()) status = tokenize::RegisterTokenizeFunctions();
     if (status.ok()) status = partitioning::RegisterPartitioningFunctions();
+    if (status.ok()) status = internal::RegisterInternalFunctions();
   });
   return status;
 }

@@ -1,25 +1,30 @@
 """The coordinator: runs one stage's tasks over the engine workers, on the driver.
 
-Each worker gets at most ``max_task_backlog`` tasks at a time, the least loaded first (or the
-worker of the node a task's inputs live on, when the stage names one and it has room), so tasks
-spread over the nodes and a slow node never queues more than its backlog. Results come back in
-task order (a task that finishes early waits in a buffer), so partitions keep their order. A
+Each worker gets at most ``max_task_backlog`` tasks at a time, the least loaded first (or the worker
+of the node a task's inputs live on, when the stage names one and it has room), so tasks spread over
+the nodes and a slow node never queues more than its backlog. "Least loaded" counts the node's free
+CPUs too (``FreeResources``: Ray's per-node available resources, read at most every
+``FREE_RESOURCES_TTL_S``, once per scheduling round): a worker's load is its tasks in flight minus
+its node's free CPUs, so a node whose CPUs are held by other actors (an actor pool's UDF actors)
+gets tasks after the nodes with idle CPUs, and still gets its share once they have their backlog
+(engine workers reserve no CPU of their own, so their tasks never count against it). Results come
+back in task order (a task that finishes early waits in a buffer), so partitions keep their order. A
 worker that dies (its process killed, its node lost) has its tasks run again on the others, up to
-``max_attempts`` times per task; a replacement worker is started on the node when the node is
-still alive. An output lost with its node (a task's input, or an output the driver reads) is made
-again by running the task that made it once more (lineage.py), and the task that needed it runs
-again reading the new one. A task that raises fails the query with the original exception type,
-its message naming the stage and the partition; one whose worker died ``max_attempts`` times
-fails it with ``StageFailed`` naming the stage, the partition and the nodes it died on. A death
-counts against the task the worker was running (the oldest one it had not finished: an engine
-worker runs its tasks one at a time in submission order), not against the ones queued behind it,
-which run again elsewhere without losing an attempt. A task
-whose stage's ``recover`` hook repairs its error (the flight shuffle makes lost map outputs again)
-runs again too."""
+``max_attempts`` times per task; a replacement worker is started on the node when the node is still
+alive. An output lost with its node (a task's input, or an output the driver reads) is made again by
+running the task that made it once more (lineage.py), and the task that needed it runs again reading
+the new one. A task that raises fails the query with the original exception type, its message naming
+the stage and the partition; one whose worker died ``max_attempts`` times fails it with
+``StageFailed`` naming the stage, the partition and the nodes it died on. A death counts against the
+task the worker was running (the oldest one it had not finished: an engine worker runs its tasks one
+at a time in submission order), not against the ones queued behind it, which run again elsewhere
+without losing an attempt. A task whose stage's ``recover`` hook repairs its error (the flight
+shuffle makes lost map outputs again) runs again too."""
 
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -28,6 +33,37 @@ from typing import Any
 from ketch.runners.ray.lineage import Lineage, OutputsLost, Producer, output_refs
 
 log = logging.getLogger(__name__)
+
+# Seconds a reading of the nodes' free resources is used before it is read again.
+FREE_RESOURCES_TTL_S = 0.5
+
+
+class FreeResources:
+    """Free CPUs per node id (Ray's available resources per node, from the GCS: one call), read
+    again at most every ``ttl_s`` seconds; {} when Ray cannot tell (then only the tasks in flight
+    decide). GPUs are not counted: an engine task is CPU work (GPU UDFs run in actor pools, placed
+    by Ray on their GPUs), and counting a node's idle GPUs would pull CPU work onto GPU nodes."""
+
+    def __init__(self, ttl_s: float = FREE_RESOURCES_TTL_S) -> None:
+        self.ttl_s = ttl_s
+        self.reads = 0  # GCS calls made (the cost of this policy)
+        self._free: dict[str, float] = {}
+        self._read_at: float | None = None
+
+    def get(self) -> dict[str, float]:
+        now = time.monotonic()
+        if self._read_at is None or now - self._read_at >= self.ttl_s:
+            self._read_at = now
+            self.reads += 1
+            try:
+                from ray._private.state import available_resources_per_node
+
+                per_node = available_resources_per_node()
+            except Exception as error:  # noqa: BLE001 - an older/newer Ray without it: no preference
+                log.debug("ketch: no per-node free resources from Ray: %s", error)
+                per_node = {}
+            self._free = {node: float(res.get("CPU", 0.0)) for node, res in per_node.items()}
+        return self._free
 
 
 @dataclass
@@ -70,10 +106,12 @@ class Upstream:
     """A stage that feeds a pipelined one (``Coordinator.run(stage, upstream)``). ``release(i,
     output, metadata)`` is called for each of its tasks in task order and returns how many tasks
     of the fed stage can start now (a running count); ``release(None, None, None)`` after the
-    last returns the fed stage's final task count."""
+    last returns the fed stage's final task count. ``ready``: the fed stage's tasks that can
+    start before any upstream task is done."""
 
     stage: StageTasks
     release: Callable[[int | None, Any, Any], int]
+    ready: int = 0
 
 
 class _Lane:
@@ -139,6 +177,13 @@ def _recovered(stage: StageTasks, error: Any) -> bool:
     return stage.recover is not None and bool(stage.recover(cause))
 
 
+def _load(slot: WorkerSlot, free: dict[str, float] | None) -> tuple[float, int, float]:
+    """How loaded ``slot``'s worker is (lower runs the next task): its tasks in flight minus its
+    node's free CPUs, then fewer tasks in flight, then more free CPUs."""
+    spare = (free or {}).get(slot.node_id, 0.0)
+    return (slot.in_flight - spare, slot.in_flight, -spare)
+
+
 def _nodes(node_ids: list[str]) -> str:
     return ", ".join(node_ids) if node_ids else "none"
 
@@ -167,6 +212,7 @@ class Coordinator:
         self.tasks_per_node: dict[str, int] = {}
         self.abandoned: list[Any] = []  # tasks still running when the last stage stopped
         self.lineage = Lineage()  # which task made each output, to make lost ones again
+        self.free_resources = FreeResources()
         self._submitted = 0  # tasks submitted so far: each in-flight task's submission number
 
     def run(self, stage: StageTasks, upstream: Upstream | None = None) -> Iterator[tuple[Any, Any]]:
@@ -185,6 +231,7 @@ class Coordinator:
         if upstream is not None:
             up = _Lane(upstream.stage, upstream.stage.num_tasks)
             lanes.append(up)
+            self._release(down, upstream.ready)
         in_flight: dict[Any, tuple[_Lane, int, WorkerSlot, Any, int]] = {}
         try:
             while down.total is None or down.next_out < down.total:
@@ -243,8 +290,11 @@ class Coordinator:
                     yield down.done.pop(down.next_out)
                     down.next_out += 1
         finally:
-            for ref in in_flight:
+            for ref, entry in in_flight.items():
                 ray.cancel(ref, force=False)
+                # The slots outlive this query (the runner keeps them): a task it gave up on no
+                # longer counts against its worker's backlog in the next query.
+                entry[2].in_flight -= 1
             self.abandoned = list(in_flight)
 
     @staticmethod
@@ -272,6 +322,7 @@ class Coordinator:
 
     def _submit(self, lane: _Lane, in_flight: dict[Any, tuple[_Lane, int, WorkerSlot, Any, int]]) -> None:
         stage = lane.stage
+        free: dict[str, float] | None = None  # read once per scheduling round, when it matters
         while lane.pending:
             alive = [w for w in self.workers if w.alive and w.in_flight < self.max_task_backlog]
             if not alive:
@@ -279,7 +330,10 @@ class Coordinator:
             index = lane.pending.popleft()
             preferred = stage.preferred_nodes[index] if stage.preferred_nodes else None
             local = [w for w in alive if w.node_id == preferred]
-            slot = min(local or alive, key=lambda w: w.in_flight)
+            candidates = local or alive
+            if len(candidates) > 1 and free is None:
+                free = self.free_resources.get()
+            slot = min(candidates, key=lambda w: _load(w, free))
             ref, output = stage.submit(slot.handle, index)
             slot.in_flight += 1
             self._submitted += 1

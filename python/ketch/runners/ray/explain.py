@@ -65,7 +65,10 @@ class _Walk:
                 # The count returned is its partitions (what the stages above see); the label says
                 # how many engine tasks make them.
                 tasks = f"{len(runs)} task{'s' * (len(runs) != 1)}"
-                label = f"{kind} (run as {tasks}: a split row group's ranges at most one run per worker)"
+                label = (
+                    f"{kind} (run as {tasks}: a split row group's ranges at most one run per worker, "
+                    "the row group read once by a read task and shared)"
+                )
                 return label, partitions, "map"
             return kind, partitions, "map"
         if node.is_partition_local():

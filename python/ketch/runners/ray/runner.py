@@ -259,6 +259,8 @@ class RayRunner:
         for stage in self.last_stages:
             nodes = ", ".join(f"{node[:8]}: {n}" for node, n in sorted(stage.tasks_per_node.items()))
             disk = f" ({stage.bytes_on_disk / 1e6:.2f} MB on disk)" if stage.bytes_on_disk else ""
+            if stage.shared_reads:
+                disk += f", {stage.shared_reads} split row group(s) read once and shared"
             lines.append(
                 f"{stage.name}: {stage.tasks} tasks, {stage.seconds:.2f} s, {stage.rows_out} rows out, "
                 f"{stage.bytes_out / 1e6:.2f} MB out, {stage.bytes_shuffled / 1e6:.2f} MB shuffled{disk}, "

@@ -146,25 +146,39 @@ class DistributedSort:
         if sample.num_rows == 0:
             n = 1
         boundaries = _core.range_boundaries(sample, columns, descending, nulls_first, n)
-        maps = self._range_shuffle(tables, columns, descending, nulls_first, boundaries, n)
+        nodes = [m.get("node_id") for m in metas]  # each map task where its input table lives
+        maps = self._range_shuffle(tables, columns, descending, nulls_first, boundaries, n, nodes)
         template = node.with_inputs([_placeholder(node.inputs()[0])])
         inputs = [[[outputs[j] for outputs in maps]] for j in range(n)]
         return Pending(template, n, False, inputs, label="Sort")
 
     # -- stages -------------------------------------------------------------------------------------
     def _run(
-        self, stat: StageStats, num_tasks: int, submit: Callable[[Any, int], tuple[Any, Any]]
+        self,
+        stat: StageStats,
+        num_tasks: int,
+        submit: Callable[[Any, int], tuple[Any, Any]],
+        preferred_nodes: list[str | None] | None = None,
+        upstream: Any = None,
     ) -> Iterator[tuple[Any, dict[str, Any]]]:
         """Runs one stage's tasks, counting them in ``stat``; yields (outputs, metadata) per task
-        in task order."""
+        in task order. ``preferred_nodes``: per task, the node whose engine worker should run it
+        (where its input lives; soft, ``StageTasks.preferred_nodes``). ``upstream``: the read tasks
+        of a split source the stage's tasks share (``QueryStages.shared_reads``)."""
         from ketch.runners.ray.coordinator import StageTasks
         from ketch.runners.ray.progress import StageProgress
 
         self.query.stages.append(stat)
         position = len(self.query.stages) - 1
         with StageProgress(self.query.config, stat.name, num_tasks, position=position) as bar:
-            stage = StageTasks(stat.name, num_tasks, submit, recover=self.query.recover_hook())
-            for outputs, meta in self.query.coordinator.run(stage):
+            stage = StageTasks(
+                stat.name,
+                num_tasks,
+                submit,
+                preferred_nodes=preferred_nodes,
+                recover=self.query.recover_hook(),
+            )
+            for outputs, meta in self.query.coordinator.run(stage, upstream):
                 self.query._record(stat, meta, stat.buckets)
                 bar.task_done(sum(meta["rows"]))
                 yield outputs, meta
@@ -177,28 +191,30 @@ class DistributedSort:
     ) -> tuple[list[Any], list[dict[str, Any]]]:
         """The sample stage: ``child``'s tasks, each returning its output (left in the object
         store) and a sample of its ``columns``."""
-        from ketch.runners.ray.stages import StageStats, source_fragment
+        from ketch.runners.ray.stages import StageStats
 
         stat = StageStats(self._name("sample", f"{child.label} -> sample {columns}"), "sample")
         config = self.query.config
-        plan, split_source = child.plan, child.split_source  # as now: a task run again runs the same
-        runs = child.runs
-        shared = None if split_source else plan.to_bytes()
-        lineage = self.query.coordinator.lineage
+        # A split source's row groups are read once and shared out (split_reads.py).
+        reads: dict[int, list[Any]] | None = {} if child.split_source and child.shared else None
+        fragment = self.query.fragments(child, reads)
 
         def submit(handle: Any, index: int) -> tuple[Any, Any]:
-            payload = source_fragment(plan, runs, index).to_bytes() if split_source else shared
-            inputs = lineage.resolve(child.inputs[index]) if child.inputs else None
-            inputs = self.query.relocate(inputs)  # flight pieces as made again, if lost
+            payload, inputs = fragment(index)  # flight pieces as made again, if lost
             table, meta = handle.run_sample_task.options(num_returns=2).remote(
                 payload, config, inputs, columns, rows
             )
             return meta, table
 
+        upstream = None if reads is None else self.query.shared_reads(child, stat, reads)
         tables, metas = [], []
-        for table, meta in self._run(stat, child.num_tasks, submit):
-            tables.append(table)
-            metas.append(meta)
+        try:
+            for table, meta in self._run(stat, child.num_tasks, submit, upstream=upstream):
+                tables.append(table)
+                metas.append(meta)
+        finally:
+            if reads is not None:
+                reads.clear()
         return tables, metas
 
     def _range_shuffle(
@@ -209,8 +225,11 @@ class DistributedSort:
         nulls_first: list[bool],
         boundaries: pa.Table,
         n: int,
+        nodes: list[str | None] | None = None,
     ) -> list[list[Any]]:
-        """The range shuffle map stage: per input table, the refs of its ``n`` ranges."""
+        """The range shuffle map stage: per input table, the refs of its ``n`` ranges. Map task i
+        runs on the node of ``nodes[i]`` (the sample task that left table i in that node's object
+        store: no transfer) while its engine worker has room, as the pre-shuffle merge does."""
         import ray
 
         from ketch.runners.ray.stages import StageStats
@@ -229,7 +248,7 @@ class DistributedSort:
             )
             return refs[-1], refs[:-1]
 
-        return [outputs for outputs, _meta in self._run(stat, len(tables), submit)]
+        return [outputs for outputs, _meta in self._run(stat, len(tables), submit, nodes)]
 
     def _top_k(self, limit: Any) -> Pending:
         """Limit(Sort(x)): each task of x keeps its first k rows in sort order; one task merges."""

@@ -3,10 +3,12 @@
 - A source (scan, in-memory data) with the partition-local operators above it (project, filter,
   explode, sample) is one stage: one task per input partition, except for the row ranges of a
   split Parquet row group (a large row group below an expensive pipeline): they are cut into at
-  most one run of consecutive ranges per engine worker (``spread_runs``), and each run is one
-  task, whose executor reads the row group once and spreads its ranges over its threads as the
-  native runner does. The row group is then read once per worker that runs some of it (not once
-  per range), and every node still gets a share of the expensive pipeline.
+  most one run of consecutive ranges per engine worker (``split_reads.plan_shares``), so every
+  node gets a share of the expensive pipeline, and each run is one task over its ranges' tables,
+  which one read task per row group made reading it once (split_reads.py); the runs start as
+  soon as their row group's read is done. A split source whose outputs are cut by
+  into_partitions / into_batches while it runs (the upstream lane of a pipelined stage) has no
+  read tasks: each of its runs reads the row group itself.
 - A hash exchange (``PlanHashExchange`` in cpp/ketch/distributed/stage_planner: groupby/agg and
   distinct by their keys, joins, ``repartition(n, keys)``; exchange.py) is a shuffle:
   each task of the stage below also hash-partitions its output by the keys into N buckets, left in
@@ -64,7 +66,7 @@ from __future__ import annotations
 import math
 import time
 import uuid
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,6 +86,14 @@ from ketch.runners.ray.flight_shuffle import (
 )
 from ketch.runners.ray.progress import StageProgress
 from ketch.runners.ray.sort_stage import DistributedSort, is_distributed_sort
+from ketch.runners.ray.split_reads import (
+    SharedReads,
+    SourcePartitions,
+    can_share,
+    compute_template,
+    plan_shares,
+    read_fragment,
+)
 from ketch.runners.ray.tables import concat
 
 SOURCES = ("Scan", "InMemorySource")
@@ -111,6 +121,9 @@ class Pending:
     # row ranges of one split Parquet row group run in one task, which reads it once and returns
     # one output per partition); None: task i is partition i.
     runs: list[tuple[int, int]] | None = None
+    # The read tasks of a split source whose row groups' ranges are shared out over the workers
+    # (split_reads.py): each such row group is read once, its ranges computed by several tasks.
+    shared: SharedReads | None = None
 
     @property
     def partitions(self) -> int:
@@ -152,8 +165,12 @@ class StageStats:
     bytes_out: int = 0
     bytes_shuffled: int = 0
     bytes_on_disk: int = 0
+    # Read tasks of split row groups (each read once, its ranges shared out: split_reads.py).
+    shared_reads: int = 0
     buckets: int = 0
     tasks_per_node: dict[str, int] = field(default_factory=dict)
+    # The node each task ran on, in task order (a task run again: its last run).
+    task_nodes: list[str] = field(default_factory=list)
     # Wall-clock seconds from the stage's start to its last task's end (a pipelined stage starts
     # with the stage feeding it).
     seconds: float = 0.0
@@ -301,8 +318,11 @@ class QueryStages:
         kind = node.kind()
         if kind in SOURCES:
             workers = sum(1 for w in self.coordinator.workers if w.alive)
-            runs = spread_runs([(int(f), int(c)) for f, c in node.source_task_runs()], max(1, workers))
-            return Pending(node, len(runs), True, label=kind, runs=runs)
+            source_runs = [(int(f), int(c)) for f, c in node.source_task_runs()]
+            runs, shared = plan_shares(source_runs, max(1, workers))
+            if shared is not None and not can_share(node):
+                runs, shared = spread_runs(source_runs, max(1, workers)), None
+            return Pending(node, len(runs), True, label=kind, runs=runs, shared=shared)
         if node.is_partition_local():
             below = self._lower(node.inputs()[0])
             below.plan = node.with_inputs([below.plan])
@@ -552,6 +572,7 @@ class QueryStages:
             inputs,
             label=f"{left.label} -> broadcast Join",
             runs=left.runs,
+            shared=left.shared,
         )
 
     def _broadcast_left_join(self, node: Any, left: Pending, right: Pending, exchange: Exchange) -> Pending:
@@ -663,6 +684,7 @@ class QueryStages:
             stat.bytes_shuffled += sum(meta["bytes"])
             stat.bytes_on_disk += sum(meta.get("file_bytes", ()))
         stat.tasks_per_node[meta["node_id"]] = stat.tasks_per_node.get(meta["node_id"], 0) + 1
+        stat.task_nodes.append(meta["node_id"])
         stat.seconds = time.monotonic() - stat.started
 
     def _run_stage(
@@ -674,15 +696,90 @@ class QueryStages:
         preferred_nodes: list[str | None] | None,
         flight: bool = False,
     ) -> Generator[tuple[Any, dict[str, Any]], None, None]:
-        stat, tasks = self._stage_tasks(pending, buckets, keys, kind, preferred_nodes, flight)
-        with StageProgress(self.config, stat.name, pending.num_tasks, position=len(self.stages) - 1) as bar:
-            for outputs, meta in self.coordinator.run(tasks):
-                self._record(stat, meta, buckets)
-                bar.task_done(sum(meta["rows"]))
-                if buckets:
-                    yield outputs, meta
-                else:
-                    yield from _per_partition(outputs, meta)
+        reads: dict[int, list[Any]] | None = {} if pending.split_source and pending.shared else None
+        stat, tasks = self._stage_tasks(pending, buckets, keys, kind, preferred_nodes, flight, reads)
+        upstream = None if reads is None else self.shared_reads(pending, stat, reads)
+        try:
+            with StageProgress(
+                self.config, stat.name, pending.num_tasks, position=len(self.stages) - 1
+            ) as bar:
+                for outputs, meta in self.coordinator.run(tasks, upstream):
+                    self._record(stat, meta, buckets)
+                    bar.task_done(sum(meta["rows"]))
+                    if buckets:
+                        yield outputs, meta
+                    else:
+                        yield from _per_partition(outputs, meta)
+        finally:
+            if reads is not None:
+                reads.clear()  # the row groups leave the object store (a later rerun reads its own)
+
+    def shared_reads(self, pending: Pending, stat: StageStats, reads: dict[int, list[Any]]) -> Upstream:
+        """The read tasks of a split source's stage (split_reads.py): read task r reads the ranges
+        ``pending.shared.reads[r]`` once and returns one table per range (with their source rows);
+        its outputs go into ``reads[r]``, and the compute tasks that share them start then."""
+        shared = pending.shared
+        assert shared is not None and pending.runs is not None
+        config, plan = self.config, pending.plan
+        name = f"{stat.name} [row group reads]"
+
+        def submit(handle: Any, r: int) -> tuple[Any, Any]:
+            first, count = shared.reads[r]
+            payload = read_fragment(plan, first, count).to_bytes()
+            refs = handle.run_task.options(num_returns=count + 1).remote(
+                payload, config, None, 0, None, None, count
+            )
+            return refs[-1], refs[:-1]
+
+        ready = 0  # compute tasks that may start: in order, up to the first whose read is not done
+
+        def release(r: int | None, outputs: Any, meta: Any) -> int:
+            nonlocal ready
+            if r is None:
+                return pending.num_tasks
+            reads[r] = list(outputs)
+            if meta.get("scan"):
+                self.stats.add_scan(meta["scan"])  # the row group read once, for explain_analyze
+            stat.shared_reads += 1
+            while ready < pending.num_tasks and (
+                shared.shares[ready] is None or shared.shares[ready][0] in reads  # type: ignore[index]
+            ):
+                ready += 1
+            return ready
+
+        while ready < pending.num_tasks and shared.shares[ready] is None:
+            ready += 1
+        reads_stage = StageTasks(name, len(shared.reads), submit, recover=self.recover_hook())
+        return Upstream(reads_stage, release, ready=ready)
+
+    def fragments(
+        self, pending: Pending, reads: dict[int, list[Any]] | None = None
+    ) -> Callable[[int], tuple[bytes, list[Any] | None]]:
+        """Task ``index`` of ``pending``'s stage as (its fragment's bytes, its inputs): its own
+        source's partitions, or with ``reads`` (the outputs of a split source's read tasks so far,
+        ``shared_reads``) a task sharing a read still in there runs over its ranges' tables; any
+        other one reads its own ranges (a task run again after the stage ended)."""
+        # The plan as it is now: a task run again later (its output lost with its node) must run
+        # the same fragment, whatever is done to ``pending`` meanwhile.
+        plan, split_source, runs = pending.plan, pending.split_source, pending.runs
+        shared = None if split_source else plan.to_bytes()
+        lineage = self.coordinator.lineage
+        shares = pending.shared.shares if split_source and pending.shared and reads is not None else None
+        template = compute_template(plan).to_bytes() if shares else None
+
+        def fragment(index: int) -> tuple[bytes, list[Any] | None]:
+            payload = source_fragment(plan, runs, index).to_bytes() if split_source else shared
+            inputs = lineage.resolve(pending.inputs[index]) if pending.inputs else None
+            share = shares[index] if shares else None
+            if share is not None and reads is not None and share[0] in reads and runs is not None:
+                # Its ranges' tables, made by the read task of their row group (split_reads.py).
+                read, first = share
+                tables = lineage.resolve(reads[read][first : first + runs[index][1]])
+                payload = template
+                inputs = [SourcePartitions(tables), *(inputs[1:] if inputs else [])]
+            return payload, self.relocate(inputs)
+
+        return fragment
 
     def _stage_tasks(
         self,
@@ -692,8 +789,11 @@ class QueryStages:
         kind: str,
         preferred_nodes: list[str | None] | None,
         flight: bool = False,
+        reads: dict[int, list[Any]] | None = None,
     ) -> tuple[StageStats, StageTasks]:
-        """The stage's stats entry (appended to ``stages``) and its tasks for the coordinator."""
+        """The stage's stats entry (appended to ``stages``) and its tasks for the coordinator.
+        ``reads``: the outputs of a split source's read tasks so far (``shared_reads``; see
+        ``fragments``)."""
         number = len(self.stages) + 1
         if buckets:
             how = f"hash shuffle by {keys}" if keys else "random shuffle"
@@ -704,21 +804,16 @@ class QueryStages:
         stat = StageStats(f"stage {number} ({kind}: {what})", kind, buckets=buckets)
         self.stages.append(stat)
         config = self.config
-        # The plan as it is now: a task run again later (its output lost with its node) must run
-        # the same fragment, whatever is done to ``pending`` meanwhile.
-        plan, split_source, runs = pending.plan, pending.split_source, pending.runs
-        shared = None if split_source else plan.to_bytes()
-        lineage = self.coordinator.lineage
+        runs = pending.runs if pending.split_source else None
+        fragment = self.fragments(pending, reads)
 
         def submit(handle: Any, index: int) -> tuple[Any, Any]:
-            payload = source_fragment(plan, runs, index).to_bytes() if split_source else shared
-            inputs = lineage.resolve(pending.inputs[index]) if pending.inputs else None
-            inputs = self.relocate(inputs)
+            payload, inputs = fragment(index)
             if flight:  # buckets to local disk; only the metadata comes back
                 spec = FlightMap(self.query_id, number, index, tuple(self._flight_dirs), self._compression())
                 run = handle.run_task.options(num_returns=1)
                 return run.remote(payload, config, inputs, buckets, keys, spec), []
-            outputs = runs[index][1] if split_source and runs is not None and not buckets else 1
+            outputs = runs[index][1] if runs is not None and not buckets else 1
             if outputs > 1:  # a run of several partitions: one table each
                 refs = handle.run_task.options(num_returns=outputs + 1).remote(
                     payload, config, inputs, 0, keys, None, outputs
@@ -801,9 +896,9 @@ class QueryStages:
         if inputs is None or not self._relocated:
             return inputs
         return [
-            None
-            if leaf is None
-            else [self._relocated.get(p.ticket, p) if isinstance(p, FlightPiece) else p for p in leaf]
+            [self._relocated.get(p.ticket, p) if isinstance(p, FlightPiece) else p for p in leaf]
+            if isinstance(leaf, list)
+            else leaf  # None (its own source) or a split row group's SourcePartitions
             for leaf in inputs
         ]
 

@@ -18,9 +18,10 @@ from typing import Any
 import pyarrow as pa
 
 
-def _fill_leaves(plan: Any, inputs: list[list[pa.Table] | None]) -> Any:
+def _fill_leaves(plan: Any, inputs: list[Any]) -> Any:
     """``plan`` with its leaves (in depth-first, left-to-right order) replaced by in-memory
-    sources over ``inputs[k]`` (tables concatenated, one partition); a None keeps leaf k."""
+    sources over ``inputs[k]`` (tables concatenated, one partition), or by ``inputs[k]`` itself
+    when it is a plan (a split row group's partitions, split_reads.py); a None keeps leaf k."""
     from ketch import _core
     from ketch.runners.ray.tables import concat
 
@@ -32,6 +33,8 @@ def _fill_leaves(plan: Any, inputs: list[list[pa.Table] | None]) -> Any:
             tables = next(remaining)
             if tables is None:
                 return node
+            if isinstance(tables, _core.PyPlan):
+                return tables
             schema = node.schema()
             table = concat(tables, schema)
             return _core.PyPlan.in_memory(table)
@@ -131,7 +134,8 @@ class EngineWorker:
         """Runs one task. ``fragment``: the plan's bytes; ``config``: the driver's ExecutionConfig;
         ``inputs``: None (the fragment reads its own source) or, per leaf of the fragment, the refs
         of the tables to read there, or slices of them as (ref, offset, length) (None: the leaf
-        reads its own source). ``buckets`` = 0:
+        reads its own source), or a ``SourcePartitions`` (a split row group's partitions, read by
+        another task: split_reads.py). ``buckets`` = 0:
         returns (output table, metadata); ``buckets`` = N > 0: the output hash-partitioned by
         ``keys`` into N buckets, returned as (table of bucket 0, ..., table of bucket N-1,
         metadata); with ``outputs`` = K > 1 (and no buckets; a fragment of K partitions, e.g. the
@@ -150,13 +154,25 @@ class EngineWorker:
         from ketch.errors import KetchError
         from ketch.runners.native import start_udf_workers
         from ketch.runners.ray.flight_shuffle import FlightPiece
+        from ketch.runners.ray.split_reads import SourcePartitions
 
         plan = _core.PyPlan.from_bytes(fragment)
         if inputs is not None:
             store = self._store
-            if any(isinstance(item, FlightPiece) for refs in inputs if refs for item in refs):
+            lists = [refs for refs in inputs if isinstance(refs, list)]
+            if any(isinstance(item, FlightPiece) for refs in lists for item in refs):
                 store = self.shuffle_store()
-            plan = _fill_leaves(plan, [None if refs is None else _fetch(refs, store) for refs in inputs])
+            plan = _fill_leaves(
+                plan,
+                [
+                    None
+                    if refs is None
+                    else refs.plan()
+                    if isinstance(refs, SourcePartitions)
+                    else _fetch(refs, store)
+                    for refs in inputs
+                ],
+            )
         if buckets > 0:
             plan = plan.repartition(buckets, list(keys or []))
         start_udf_workers(plan)
