@@ -47,4 +47,4 @@ lint:
 	@$(VENV)/bin/ruff check python tests examples benchmarks
 
 clean:
-	rm -rf build python/ketch/_core*.so
+	rm -rf build python/ketch/_core*.so python/ketch/libketch_re2.so

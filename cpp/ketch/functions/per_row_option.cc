@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ketch/expr/function_registry.h"
+#include "ketch/functions/per_row_kernel.h"
 
 namespace ketch {
 namespace {
@@ -101,6 +102,16 @@ class PerRowOptionFunction : public ScalarFunction {
     }
     ARROW_ASSIGN_OR_RAISE(auto input, ToArray(args[0], n));
     ARROW_ASSIGN_OR_RAISE(auto values, ToArray(args[1], n));
+    const auto values_id = values->type_id();
+    const auto* one_pass = dynamic_cast<const PerRowOptionKernel*>(target.impl.get());
+    if (one_pass && one_pass->TakesPerRow(target.option) &&
+        (arrow::is_string(values_id) || values_id == arrow::Type::STRING_VIEW ||
+         values_id == arrow::Type::NA)) {
+      auto inner = InnerOptions(options, target, nullptr);  // a kernel of its own: one pass, no grouping
+      inner.erase(target.option);
+      return one_pass->ExecutePerRow(input, target.option, values, inner, {target.label, target.argument},
+                                     ctx);
+    }
     const bool all_text = arrow::is_string(input->type_id()) && arrow::is_string(values->type_id());
     if (all_text && IsPlainMatch(target.function) && InnerOptions(options, target, nullptr).size() == 1) {
       return MatchRows(target.function, input, values);

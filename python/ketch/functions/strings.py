@@ -53,28 +53,19 @@ def regexp_extract(expr: Expression, pattern: str | Expression, index: int = 0) 
     )
 
 
-def regexp_extract_all(expr: Expression, pattern: str, index: int = 0) -> Expression:
-    """List[String]: group ``index`` (0: the whole match, at most 8) of every non-overlapping
-    match of ``pattern``, left to right; an empty list when nothing matches, null for null.
-
-    Built from Arrow's regex replace and split: each match is rewritten to its group between the
-    control characters U+001E and U+001F, so strings that contain those two characters themselves
-    give wrong results."""
-    regex = literal_str(pattern, "pattern", "regexp_extract_all")
+def regexp_extract_all(expr: Expression, pattern: str | Expression, index: int = 0) -> Expression:
+    """List[LargeString]: group ``index`` (0: the whole match) of every non-overlapping match of
+    ``pattern`` (a str, or a string column: one pass, each distinct pattern compiled once), left
+    to right; an empty list when nothing matches, null for null. A group that takes no part in a
+    match gives ``""``. An ``index`` above the pattern's group count fails at plan time (at run
+    time for a pattern column). Matches follow RE2's (and Rust's) iteration: an empty match right
+    after the previous match is skipped."""
     group = literal_int(index, "index", "regexp_extract_all")
-    if not 0 <= group <= 8:
-        raise ValueError(f"regexp_extract_all: index must be in 0..8, got {group}")
-    text = _expr(expr).cast(pa.large_string())
-    count = Expression._call("regexp_count", text, pattern=regex)  # also checks the pattern
-    marked = Expression._call(
-        "regexp_replace", text, pattern=f"(?s:.*?)({regex})", replacement=f"\x1e\\{group + 1}\x1f"
+    if group < 0:
+        raise ValueError(f"regexp_extract_all: index must be >= 0, got {group}")
+    return option_call(
+        "regexp_extract_all", expr, "pattern", pattern, "pattern", "regexp_extract_all", str, index=group
     )
-    matches_only = Expression._call("regexp_replace", marked, pattern="\x1f[^\x1f]*$", replacement="")
-    parts = Expression._call(
-        "split", Expression._call("substr", matches_only, start=1, length=-1), pattern="\x1f\x1e"
-    )
-    empty = lit(pa.scalar([], type=pa.list_(pa.large_string())))
-    return Expression._call("if_else", count == 0, empty, parts)
 
 
 def regexp_replace(expr: Expression, pattern: str | Expression, replacement: str | Expression) -> Expression:

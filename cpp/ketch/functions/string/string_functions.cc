@@ -14,6 +14,7 @@ arrow::Status RegisterLengthFunction();
 arrow::Status RegisterStringDistanceFunctions();
 arrow::Status RegisterStringCaseFunctions();
 arrow::Status RegisterStringMiscFunctions();
+arrow::Status RegisterRegexFunctions();  // string_regex.cc
 
 namespace {
 
@@ -89,68 +90,6 @@ OptionsPtr StrptimeOptions(const FunctionOptions& options, const std::string& fu
   return std::make_shared<cp::StrptimeOptions>(format, unit, /*error_is_null=*/false);
 }
 
-// extract_regex needs every group named: name the whole match g0 and the groups g1, g2, ... in
-// the order RE2 numbers them (by their opening parenthesis).
-arrow::Result<std::string> NameGroups(const std::string& pattern) {
-  std::string out = "(?P<g0>";
-  int group = 0;
-  bool in_class = false;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    const char c = pattern[i];
-    if (c == '\\' && i + 1 < pattern.size()) {
-      out += c;
-      out += pattern[++i];
-      continue;
-    }
-    if (in_class) {
-      if (c == ']') in_class = false;
-      out += c;
-      continue;
-    }
-    if (c == '[') {
-      in_class = true;
-      out += c;
-      if (i + 1 < pattern.size() && pattern[i + 1] == '^') out += pattern[++i];
-      if (i + 1 < pattern.size() && pattern[i + 1] == ']') out += pattern[++i];
-      continue;
-    }
-    if (c == '(') {
-      if (i + 1 < pattern.size() && pattern[i + 1] == '?') {
-        // (?P<name>...) and (?<name>...) capture; (?:...), (?i) and friends do not.
-        size_t name_start = std::string::npos;
-        if (pattern.compare(i + 1, 3, "?P<") == 0)
-          name_start = i + 4;
-        else if (pattern.compare(i + 1, 2, "?<") == 0)
-          name_start = i + 3;
-        if (name_start != std::string::npos) {
-          const size_t close = pattern.find('>', name_start);
-          if (close == std::string::npos) return pattern;  // let RE2 report it
-          out += "(?P<g" + std::to_string(++group) + ">";
-          i = close;
-          continue;
-        }
-        out += c;
-        continue;
-      }
-      out += "(?P<g" + std::to_string(++group) + ">";
-      continue;
-    }
-    out += c;
-  }
-  return out + ")";
-}
-
-OptionsPtr ExtractOptions(const FunctionOptions& options, const std::string& function) {
-  ARROW_ASSIGN_OR_RAISE(auto pattern, GetStringOption(options, "pattern", function));
-  ARROW_ASSIGN_OR_RAISE(auto named, NameGroups(pattern));
-  return std::make_shared<cp::ExtractRegexOptions>(named);
-}
-
-OptionsPtr ExtractFieldOptions(const FunctionOptions& options, const std::string& function) {
-  ARROW_ASSIGN_OR_RAISE(auto index, NonNegative(options, "index", function));
-  return std::make_shared<cp::StructFieldOptions>(arrow::FieldRef("g" + std::to_string(index)));
-}
-
 OptionsPtr StructFieldOptions(const FunctionOptions& options, const std::string& function) {
   ARROW_ASSIGN_OR_RAISE(auto field, GetStringOption(options, "field", function));
   return std::make_shared<cp::StructFieldOptions>(arrow::FieldRef(field));
@@ -181,17 +120,11 @@ arrow::Status RegisterStringFunctions() {
   std::vector<ArrowOptionsSpec> specs = {
       WithOptions("starts_with", {{"starts_with", MatchOptions(false)}}),
       WithOptions("ends_with", {{"ends_with", MatchOptions(false)}}),
-      WithOptions("regexp_match", {{"match_substring_regex", MatchOptions(false)}}, "pattern"),
       WithOptions("like", {{"match_like", MatchOptions(false)}}),
       WithOptions("ilike", {{"match_like", MatchOptions(true)}}),
       WithOptions("replace", {{"replace_substring", ReplaceOptions}}),
-      WithOptions("regexp_replace", {{"replace_substring_regex", ReplaceOptions}}, "pattern"),
       WithOptions("split", {{"split_pattern", SplitOptions}}),
       WithOptions("regexp_split", {{"split_pattern_regex", SplitOptions}}, "pattern"),
-      WithOptions("regexp_count", {{"count_substring_regex", MatchOptions(false)}}, "pattern",
-                  arrow::uint64()),
-      WithOptions("regexp_extract",
-                  {{"extract_regex", ExtractOptions}, {"struct_field", ExtractFieldOptions}}, "pattern"),
       Simple("lower", "utf8_lower"),
       Simple("upper", "utf8_upper"),
       Simple("capitalize", "utf8_capitalize"),
@@ -241,6 +174,7 @@ arrow::Status RegisterStringFunctions() {
   ARROW_RETURN_NOT_OK(RegisterStringCaseFunctions());
   ARROW_RETURN_NOT_OK(RegisterStringMiscFunctions());
   ARROW_RETURN_NOT_OK(RegisterContainsFunction());
+  ARROW_RETURN_NOT_OK(RegisterRegexFunctions());
   return RegisterFindFunction();
 }
 
