@@ -27,7 +27,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ketch.runners.ray.lineage import Lineage, OutputsLost, Producer, output_refs
@@ -75,6 +75,20 @@ class WorkerSlot:
     # When the worker died: the submission number of the task it was running (an engine worker
     # runs its tasks one at a time, in submission order), the only one the death counts against.
     died_running: int | None = None
+    # Tasks a stopped query gave up on that may still run there (a running actor task cannot be
+    # cancelled): they count against the backlog until they end, then no more (the slots outlive
+    # the query: a count left in ``in_flight`` would keep the worker from its full backlog).
+    abandoned: list[Any] = field(default_factory=list)
+
+    def busy(self) -> int:
+        """Tasks queued or running on this worker: this query's, plus abandoned ones not ended."""
+        if self.abandoned:
+            import ray
+
+            _, self.abandoned = ray.wait(
+                self.abandoned, num_returns=len(self.abandoned), timeout=0, fetch_local=False
+            )
+        return self.in_flight + len(self.abandoned)
 
 
 @dataclass
@@ -181,7 +195,8 @@ def _load(slot: WorkerSlot, free: dict[str, float] | None) -> tuple[float, int, 
     """How loaded ``slot``'s worker is (lower runs the next task): its tasks in flight minus its
     node's free CPUs, then fewer tasks in flight, then more free CPUs."""
     spare = (free or {}).get(slot.node_id, 0.0)
-    return (slot.in_flight - spare, slot.in_flight, -spare)
+    busy = slot.busy()
+    return (busy - spare, busy, -spare)
 
 
 def _nodes(node_ids: list[str]) -> str:
@@ -292,9 +307,10 @@ class Coordinator:
         finally:
             for ref, entry in in_flight.items():
                 ray.cancel(ref, force=False)
-                # The slots outlive this query (the runner keeps them): a task it gave up on no
-                # longer counts against its worker's backlog in the next query.
+                # The slots outlive this query (the runner keeps them): a task it gave up on
+                # counts against its worker's backlog only while it still runs (WorkerSlot.busy).
                 entry[2].in_flight -= 1
+                entry[2].abandoned.append(ref)
             self.abandoned = list(in_flight)
 
     @staticmethod
@@ -324,7 +340,7 @@ class Coordinator:
         stage = lane.stage
         free: dict[str, float] | None = None  # read once per scheduling round, when it matters
         while lane.pending:
-            alive = [w for w in self.workers if w.alive and w.in_flight < self.max_task_backlog]
+            alive = [w for w in self.workers if w.alive and w.busy() < self.max_task_backlog]
             if not alive:
                 return
             index = lane.pending.popleft()
@@ -408,7 +424,7 @@ class Coordinator:
             alive = [w for w in self.workers if w.alive]
             if not alive:
                 raise StageFailed(f"{where}: no engine worker is alive to run it")
-            slot = min(alive, key=lambda w: w.in_flight)
+            slot = min(alive, key=lambda w: w.busy())
             meta, output = producer.stage.submit(slot.handle, producer.index)
             slot.in_flight += 1
             try:
