@@ -133,7 +133,9 @@ def test_a_failing_task_raises_the_original_error_naming_stage_and_partition(on_
         df.collect()
 
 
-def test_an_engine_worker_killed_mid_query_is_replaced_and_nothing_is_lost_or_doubled(on_ray, tmp_path):
+def test_an_engine_worker_killed_mid_query_is_replaced_and_nothing_is_lost_or_doubled(
+    fresh_ray_runner, tmp_path
+):
     marker = tmp_path / "killed-once"
 
     @ketch.func
@@ -157,3 +159,72 @@ def test_an_engine_worker_killed_mid_query_is_replaced_and_nothing_is_lost_or_do
 def test_an_unreachable_address_fails_fast_naming_it(ray_cluster):
     with pytest.raises(ConnectionError, match=r"127\.0\.0\.1:1"):
         ketch.set_runner_ray(address="127.0.0.1:1")
+
+
+def test_shutdown_kills_the_engine_workers_and_the_runner_starts_new_ones_after(ray_cluster):
+    import ray
+
+    from ketch.runners.ray.runner import RayRunner
+
+    runner = RayRunner(address=ray_cluster.address)
+    try:
+        first = list(runner.workers())
+        assert len(first) == 3
+        pids = {ray.get(slot.handle.info.remote())["pid"] for slot in first}
+        runner.shutdown()
+        runner.shutdown()  # a second call finds nothing to kill
+        for slot in first:  # killed: a call fails (raised once Ray knows, not a timed wait)
+            assert not slot.alive
+            with pytest.raises(ray.exceptions.RayActorError):
+                ray.get(slot.handle.info.remote(), timeout=120)
+        ketch.runners._runner = runner
+        out = ketch.from_pydict({"x": list(range(30))}).into_partitions(3).with_column("y", col("x") * 2)
+        assert out.to_pydict() == {"x": list(range(30)), "y": [2 * x for x in range(30)]}
+        again = runner.workers()
+        assert len(again) == 3 and not pids & {ray.get(s.handle.info.remote())["pid"] for s in again}
+    finally:
+        ketch.set_runner_native()
+        runner.shutdown()
+
+
+def test_the_shared_runner_puts_options_back_and_is_retired_when_a_worker_died(
+    ray_cluster, shared_ray_runner
+):
+    """The conftest's lending (``SharedRayRunner.lend``) on an instance of this test's own: options
+    a test changed are restored; a runner one of whose engine workers died is never lent again."""
+    import ray
+
+    from ketch.runners import get_runner
+
+    shared = type(shared_ray_runner)(ray_cluster.address)
+    try:
+        lending = shared.lend("first")
+        runner = next(lending)
+        assert get_runner() is runner
+        defaults = (runner.max_shuffle_partitions, runner.broadcast_join_size_bytes_threshold)
+        runner.max_shuffle_partitions, runner.broadcast_join_size_bytes_threshold = 3, -1
+        with pytest.raises(StopIteration):
+            next(lending)
+        assert (runner.max_shuffle_partitions, runner.broadcast_join_size_bytes_threshold) == defaults
+        assert shared.retired == 0 and get_runner() is not runner
+
+        lending = shared.lend("second")
+        assert next(lending) is runner  # the same runner, its workers not started again
+        slots = list(runner.workers())
+        ray.kill(slots[0].handle, no_restart=True)
+        with pytest.raises(ray.exceptions.RayActorError):  # dead: Ray says so from now on
+            ray.get(slots[0].handle.info.remote(), timeout=120)
+        with pytest.warns(UserWarning, match="second left the shared Ray runner with 1 dead"):
+            with pytest.raises(StopIteration):
+                next(lending)
+        assert shared.retired == 1
+        for slot in slots[1:]:  # the retired runner's other workers were killed
+            with pytest.raises(ray.exceptions.RayActorError):
+                ray.get(slot.handle.info.remote(), timeout=120)
+
+        lending = shared.lend("third")
+        assert next(lending) is not runner
+        with pytest.raises(StopIteration):
+            next(lending)
+    finally:
+        shared.shutdown()
