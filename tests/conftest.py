@@ -197,8 +197,8 @@ class SharedRayRunner:
     def lend(self, test: str) -> Iterator[Any]:
         """Yields the shared runner (set as the current runner; native again after). After the
         test: the options it changed are put back; if one of the engine workers it started with
-        died or was replaced, the runner is retired (``RayRunner.shutdown()``) and the next test
-        gets a new one."""
+        died or was replaced, or tasks are still counted in flight (a query left open), the runner
+        is retired (``RayRunner.shutdown()``) and the next test gets a new one."""
         import warnings
 
         import ketch.runners
@@ -220,11 +220,12 @@ class SharedRayRunner:
             now = _engine_workers(runner)
             replaced = [slot for slot in workers if all(slot is not other for other in now)]
             dead = _dead_engine_workers(now)
-            if replaced or dead:
+            busy = [slot for slot in now if slot.in_flight]  # a query still open (a stream not closed)
+            if replaced or dead or busy:
                 warnings.warn(
                     f"{test} left the shared Ray runner with {len(replaced) + len(dead)} dead or replaced "
-                    "engine worker(s): the runner is retired (a test that kills workers should take "
-                    "fresh_ray_runner)",
+                    f"engine worker(s) and {sum(slot.in_flight for slot in busy)} task(s) counted in flight: "
+                    "the runner is retired (a test that kills workers should take fresh_ray_runner)",
                     stacklevel=1,
                 )
                 runner.shutdown()

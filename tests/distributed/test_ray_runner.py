@@ -133,6 +133,30 @@ def test_a_failing_task_raises_the_original_error_naming_stage_and_partition(on_
         df.collect()
 
 
+def test_a_failed_or_stopped_query_leaves_no_task_counted_against_the_workers(on_ray):
+    """A runner's worker slots outlive its queries: the tasks a failed or a stopped query leaves
+    running (a running actor task cannot be cancelled) stop counting against their workers'
+    backlog when it ends, so every worker takes the next query's tasks."""
+
+    @ketch.func
+    def boom(x: int) -> int:
+        if x == 0:
+            raise ValueError("bad row 0")
+        return x
+
+    df = ketch.from_pydict({"x": list(range(300))}).into_partitions(30).collect()
+    with pytest.raises(ketch.errors.KetchError, match="bad row 0"):
+        df.with_column("y", boom(col("x"))).collect()
+    assert [slot.in_flight for slot in on_ray.workers()] == [0, 0, 0]
+    parts = df.with_column("y", col("x") + 1).iter_partitions()
+    assert next(parts).to_pydict()["y"] == list(range(1, 11))
+    parts.close()  # the consumer stops after the first partition
+    assert [slot.in_flight for slot in on_ray.workers()] == [0, 0, 0]
+    out = df.with_column("y", col("x") * 2).to_pydict()
+    assert out["y"] == [2 * x for x in range(300)]
+    assert len(on_ray.last_tasks_per_node) == 3, on_ray.last_tasks_per_node
+
+
 def test_an_engine_worker_killed_mid_query_is_replaced_and_nothing_is_lost_or_doubled(
     fresh_ray_runner, tmp_path
 ):
