@@ -185,6 +185,24 @@ def test_an_unreachable_address_fails_fast_naming_it(ray_cluster):
         ketch.set_runner_ray(address="127.0.0.1:1")
 
 
+def _wait_until_dead(handles: list, timeout_s: float = 60.0) -> None:
+    """Returns once Ray's actor table (GCS) lists every actor of ``handles`` as DEAD (``ray.kill``
+    is asynchronous: a call sent right after it may still be answered); AssertionError naming
+    the states after ``timeout_s``."""
+    import time
+
+    from ray._private.state import actors
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        states = [actors(handle._actor_id.hex())["State"] for handle in handles]
+        if all(state == "DEAD" for state in states):
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not all dead {timeout_s} s after ray.kill: {states}")
+        time.sleep(0.1)
+
+
 def test_shutdown_kills_the_engine_workers_and_the_runner_starts_new_ones_after(ray_cluster):
     import ray
 
@@ -197,10 +215,8 @@ def test_shutdown_kills_the_engine_workers_and_the_runner_starts_new_ones_after(
         pids = {ray.get(slot.handle.info.remote())["pid"] for slot in first}
         runner.shutdown()
         runner.shutdown()  # a second call finds nothing to kill
-        for slot in first:  # killed: a call fails (raised once Ray knows, not a timed wait)
-            assert not slot.alive
-            with pytest.raises(ray.exceptions.RayActorError):
-                ray.get(slot.handle.info.remote(), timeout=120)
+        assert not any(slot.alive for slot in first)
+        _wait_until_dead([slot.handle for slot in first])
         ketch.runners._runner = runner
         out = ketch.from_pydict({"x": list(range(30))}).into_partitions(3).with_column("y", col("x") * 2)
         assert out.to_pydict() == {"x": list(range(30)), "y": [2 * x for x in range(30)]}
@@ -236,15 +252,12 @@ def test_the_shared_runner_puts_options_back_and_is_retired_when_a_worker_died(
         assert next(lending) is runner  # the same runner, its workers not started again
         slots = list(runner.workers())
         ray.kill(slots[0].handle, no_restart=True)
-        with pytest.raises(ray.exceptions.RayActorError):  # dead: Ray says so from now on
-            ray.get(slots[0].handle.info.remote(), timeout=120)
+        _wait_until_dead([slots[0].handle])
         with pytest.warns(UserWarning, match="second left the shared Ray runner with 1 dead"):
             with pytest.raises(StopIteration):
                 next(lending)
         assert shared.retired == 1
-        for slot in slots[1:]:  # the retired runner's other workers were killed
-            with pytest.raises(ray.exceptions.RayActorError):
-                ray.get(slot.handle.info.remote(), timeout=120)
+        _wait_until_dead([slot.handle for slot in slots[1:]])  # the retired runner's other workers
 
         lending = shared.lend("third")
         assert next(lending) is not runner
