@@ -243,12 +243,8 @@ class Coordinator:
                     yield down.done.pop(down.next_out)
                     down.next_out += 1
         finally:
-            for ref, (_, _, slot, _, _) in in_flight.items():
+            for ref in in_flight:
                 ray.cancel(ref, force=False)
-                # Not counted against its worker any more: the slots outlive the query (the
-                # runner keeps them), and a count left here would keep that worker from ever
-                # getting max_task_backlog tasks again. The next tasks queue behind it there.
-                slot.in_flight -= 1
             self.abandoned = list(in_flight)
 
     @staticmethod
