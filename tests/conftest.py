@@ -150,17 +150,130 @@ def ray_cluster() -> Iterator[Any]:
         cluster.shutdown()
 
 
-@pytest.fixture
-def on_ray(ray_cluster: Any) -> Iterator[Any]:
-    """Runs the test's queries on the Ray runner over the session's cluster; native again after."""
-    import ketch
-    from ketch.runners import get_runner
+# -- Ray runners: one shared, or one of the test's own ---------------------------------------------
+# Starting a RayRunner's engine workers (one actor per node) costs seconds, and Ray keeps an idle
+# actor alive until the cluster stops. So the Ray tests (``on_ray`` and the Ray runs of ``runner``)
+# share one runner, lent to one test at a time: the options a test sets on it are put back when the
+# test ends, and a runner whose engine workers a test killed (or whose node left) is retired (its
+# workers killed) and never lent again. A test that kills engine workers or nodes, or that needs a
+# new runner's state, takes ``fresh_ray_runner``; its workers are killed when it ends.
+RAY_RUNNER_OPTIONS = (
+    "address",
+    "max_task_backlog",
+    "max_shuffle_partitions",
+    "broadcast_join_size_bytes_threshold",
+    "max_task_attempts",
+)
 
-    ketch.set_runner_ray(address=ray_cluster.address)
+
+def _ray_runner_options(runner: Any) -> dict[str, Any]:
+    return {name: getattr(runner, name) for name in RAY_RUNNER_OPTIONS}
+
+
+def _engine_workers(runner: Any) -> list[Any]:
+    """The runner's engine-worker slots (none before its first query)."""
+    return list(runner._workers or [])
+
+
+def _dead_engine_workers(slots: list[Any]) -> list[Any]:
+    """The slots whose engine worker is marked dead, or that Ray's actor table (GCS) no longer
+    lists as alive (asked there, not by a call: a call would queue behind the worker's tasks)."""
+    from ray._private.state import actors
+
+    return [
+        slot for slot in slots if not slot.alive or actors(slot.handle._actor_id.hex())["State"] != "ALIVE"
+    ]
+
+
+class SharedRayRunner:
+    """The session's shared RayRunner on the test cluster, lent to one test at a time by
+    ``lend()``; made on first use, and again after a test left it with a dead engine worker."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self._runner: Any = None
+        self.retired = 0  # runners dropped because a test left them dirty
+
+    def lend(self, test: str) -> Iterator[Any]:
+        """Yields the shared runner (set as the current runner; native again after). After the
+        test: the options it changed are put back; if one of the engine workers it started with
+        died or was replaced, or tasks are still counted in flight (a query left open), the runner
+        is retired (``RayRunner.shutdown()``) and the next test gets a new one."""
+        import warnings
+
+        import ketch.runners
+        from ketch.runners.ray.runner import RayRunner
+
+        if self._runner is None:
+            self._runner = RayRunner(address=self.address)
+        runner = self._runner
+        runner.workers()  # started (once) before the test, so a replaced one shows after it
+        options = _ray_runner_options(runner)
+        workers = _engine_workers(runner)
+        ketch.runners._runner = runner
+        try:
+            yield runner
+        finally:
+            ketch.set_runner_native()
+            for name, value in options.items():
+                setattr(runner, name, value)
+            now = _engine_workers(runner)
+            replaced = [slot for slot in workers if all(slot is not other for other in now)]
+            dead = _dead_engine_workers(now)
+            busy = [slot for slot in now if slot.in_flight]  # a query still open (a stream not closed)
+            if replaced or dead or busy:
+                warnings.warn(
+                    f"{test} left the shared Ray runner with {len(replaced) + len(dead)} dead or replaced "
+                    f"engine worker(s) and {sum(slot.in_flight for slot in busy)} task(s) counted in flight: "
+                    "the runner is retired (a test that kills workers should take fresh_ray_runner)",
+                    stacklevel=1,
+                )
+                runner.shutdown()
+                self._runner = None
+                self.retired += 1
+
+    def shutdown(self) -> None:
+        if self._runner is not None:
+            self._runner.shutdown()
+            self._runner = None
+
+
+@pytest.fixture(scope="session")
+def shared_ray_runner(ray_cluster: Any) -> Iterator[SharedRayRunner]:
+    """The session's shared Ray runner (see ``SharedRayRunner``); its workers killed at the end."""
+    shared = SharedRayRunner(ray_cluster.address)
     try:
-        yield get_runner()
+        yield shared
+    finally:
+        shared.shutdown()
+
+
+@pytest.fixture
+def on_ray(shared_ray_runner: SharedRayRunner, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """Runs the test's queries on the session's shared Ray runner (its engine workers already
+    started); native again after. Options the test sets on it (``max_shuffle_partitions``,
+    ``broadcast_join_size_bytes_threshold``, ...) are put back when it ends. A test that kills
+    engine workers or nodes takes ``fresh_ray_runner`` instead."""
+    yield from shared_ray_runner.lend(request.node.nodeid)
+
+
+@pytest.fixture
+def fresh_ray_runner(ray_cluster: Any) -> Iterator[Any]:
+    """A Ray runner of the test's own, with new engine workers, set as the runner (native again
+    after); its engine workers are killed when the test ends. For tests that kill engine workers
+    or remove nodes (the shared runner would hand replacements or a half-dead pool to the next
+    test) or that assert on a new runner's state."""
+    import ketch
+    import ketch.runners
+    from ketch.runners.ray.runner import RayRunner
+
+    runner = RayRunner(address=ray_cluster.address)
+    ketch.runners._runner = runner
+    try:
+        yield runner
     finally:
         ketch.set_runner_native()
+        runner.shutdown()
 
 
 # -- Suites that run on both runners -----------------------------------------------------------------
@@ -213,19 +326,17 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         definition.add_marker(pytest.mark.parametrize("runner", ["native"], indirect=True))
 
 
-@pytest.fixture(scope="session")
-def session_ray_runner(ray_cluster: Any) -> Any:
-    """One Ray runner for the session's ``runner``-parametrized tests: its engine workers (one actor
-    per node) start once, not per test."""
-    from ketch.runners.ray.runner import RayRunner
-
-    return RayRunner(address=ray_cluster.address)
+@pytest.fixture
+def session_ray_runner(shared_ray_runner: SharedRayRunner, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The shared Ray runner lent to this test (``SharedRayRunner.lend``), for the Ray runs of
+    ``runner``-parametrized tests: its engine workers (one actor per node) start once, not per test."""
+    yield from shared_ray_runner.lend(request.node.nodeid)
 
 
 @pytest.fixture(params=RUNNERS)
 def runner(request: pytest.FixtureRequest) -> Iterator[str]:
     """The runner this test's queries run on: "native", or "ray" (the session's 3-node cluster,
-    through ``session_ray_runner``); native again after."""
+    through the shared runner ``session_ray_runner`` lends); native again after."""
     import ketch.runners
 
     if request.param == "ray":
@@ -235,7 +346,7 @@ def runner(request: pytest.FixtureRequest) -> Iterator[str]:
         # here only): UDFs and classes defined in the test module travel by value.
         if request.module.__name__ not in cloudpickle.list_registry_pickle_by_value():
             cloudpickle.register_pickle_by_value(request.module)
-        ketch.runners._runner = request.getfixturevalue("session_ray_runner")
+        request.getfixturevalue("session_ray_runner")  # set as the runner until the test ends
     else:
         ketch.set_runner_native()
     try:

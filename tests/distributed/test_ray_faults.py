@@ -98,7 +98,7 @@ def _pid(slot: Any) -> int:
     return int(ray.get(slot.handle.info.remote())["pid"])
 
 
-def _kill_in_reduce(on_ray: Any, tmp_path: Path, build: Callable[[Any], Any]) -> None:
+def _kill_in_reduce(ray_runner: Any, tmp_path: Path, build: Callable[[Any], Any]) -> None:
     """``build(udf)`` on both runners, the UDF (run by the reduce tasks) killing one engine worker
     once on Ray: the same rows, and no task run again for a lost output (the killed worker's map
     outputs stayed in its node's object store)."""
@@ -107,53 +107,53 @@ def _kill_in_reduce(on_ray: Any, tmp_path: Path, build: Callable[[Any], Any]) ->
     marker.write_text("native run")
     native = _native(lambda: build(udf))
     marker.unlink()
-    pids_before = {_pid(slot) for slot in on_ray.workers()}
+    pids_before = {_pid(slot) for slot in ray_runner.workers()}
     out = build(udf).collect()
     killed = int(marker.read_text())
     assert killed in pids_before, "the UDF ran outside an engine worker"
     assert _rows(out) == _rows(native)
-    last = on_ray.last_stages[-1]
-    assert last.kind == "reduce" and "Project" in last.name, on_ray.stage_report()
+    last = ray_runner.last_stages[-1]
+    assert last.kind == "reduce" and "Project" in last.name, ray_runner.stage_report()
     # Every node's worker made map outputs (over 100 KiB each, in the object store), the killed
     # one included; none had to be made again.
-    maps = on_ray.last_stages[-2]
-    assert len(maps.tasks_per_node) == 3, on_ray.stage_report()
+    maps = ray_runner.last_stages[-2]
+    assert len(maps.tasks_per_node) == 3, ray_runner.stage_report()
     assert maps.buckets and maps.bytes_shuffled / (maps.tasks * maps.buckets) > 100 << 10
-    assert on_ray.last_reruns == []
-    assert killed not in {_pid(slot) for slot in on_ray.workers()}  # replaced
+    assert ray_runner.last_reruns == []
+    assert killed not in {_pid(slot) for slot in ray_runner.workers()}  # replaced
 
 
-def test_a_worker_killed_in_a_groupby_reduce_stage(on_ray, tmp_path):
+def test_a_worker_killed_in_a_groupby_reduce_stage(fresh_ray_runner, tmp_path):
     data = _data(6000, 6)
-    on_ray.max_shuffle_partitions = 3
+    fresh_ray_runner.max_shuffle_partitions = 3
 
     def build(udf: Any) -> Any:
         return data.groupby("k").agg(col("pad").agg_list().alias("pads")).with_column("k1", udf(col("k")))
 
-    _kill_in_reduce(on_ray, tmp_path, build)
+    _kill_in_reduce(fresh_ray_runner, tmp_path, build)
 
 
-def test_a_worker_killed_in_a_shuffled_join_reduce_stage(on_ray, tmp_path):
+def test_a_worker_killed_in_a_shuffled_join_reduce_stage(fresh_ray_runner, tmp_path):
     left = _data(6000, 6)
     right = ketch.from_pydict({"k": list(range(10)), "name": [f"n{k}" for k in range(10)]})
-    on_ray.broadcast_join_size_bytes_threshold = -1  # shuffle both sides
-    on_ray.max_shuffle_partitions = 3
+    fresh_ray_runner.broadcast_join_size_bytes_threshold = -1  # shuffle both sides
+    fresh_ray_runner.max_shuffle_partitions = 3
 
     def build(udf: Any) -> Any:
         return left.join(right, on="k").with_column("id1", udf(col("id")))
 
-    _kill_in_reduce(on_ray, tmp_path, build)
+    _kill_in_reduce(fresh_ray_runner, tmp_path, build)
 
 
-def test_a_worker_killed_in_a_sort_stage(on_ray, tmp_path):
+def test_a_worker_killed_in_a_sort_stage(fresh_ray_runner, tmp_path):
     data = _data(6000, 6)
-    on_ray.max_shuffle_partitions = 3
+    fresh_ray_runner.max_shuffle_partitions = 3
 
     def build(udf: Any) -> Any:
         return data.sort(["k", "id"], desc=[True, False]).with_column("id1", udf(col("id")))
 
     marker = tmp_path / "killed-once"
-    _kill_in_reduce(on_ray, tmp_path, build)
+    _kill_in_reduce(fresh_ray_runner, tmp_path, build)
     # The sort's order too, not just its rows.
     marker.write_text("done")
     out = build(_killer(marker)).collect().to_pydict()
@@ -161,7 +161,7 @@ def test_a_worker_killed_in_a_sort_stage(on_ray, tmp_path):
 
 
 def _remove_a_node_mid_query(
-    on_ray: Any, ray_cluster: Any, tmp_path: Path, build: Callable[[Any], Any], task_rows: int
+    ray_runner: Any, ray_cluster: Any, tmp_path: Path, build: Callable[[Any], Any], task_rows: int
 ) -> tuple[Any, Any, str]:
     """Adds a 4th node (the runner must start an engine worker there), then runs ``build(tag)`` on
     both runners; on Ray, the UDF ``tag`` (over the column "id", in a stage whose task i holds the
@@ -171,12 +171,12 @@ def _remove_a_node_mid_query(
     has its 3 nodes again after."""
     import ray
 
-    before = {slot.node_id for slot in on_ray.workers()}
+    before = {slot.node_id for slot in ray_runner.workers()}
     first, held, release = tmp_path / "first", tmp_path / "held", tmp_path / "release"
     node = ray_cluster.add_node(num_cpus=1, object_store_memory=256 << 20)
     try:
         ray_cluster.wait_for_nodes()
-        slots = on_ray.workers()  # the node that joined gets an engine worker
+        slots = ray_runner.workers()  # the node that joined gets an engine worker
         added = [slot for slot in slots if slot.node_id not in before]
         assert len(slots) == 4 and len(added) == 1
         new_node, new_pid = added[0].node_id, _pid(added[0])
@@ -217,14 +217,16 @@ def _remove_a_node_mid_query(
         if node is not None:
             ray_cluster.remove_node(node)
     assert sum(1 for n in ray.nodes() if n["Alive"]) == 3  # the shared cluster as it was
-    assert {slot.node_id for slot in on_ray.workers()} == before
+    assert {slot.node_id for slot in ray_runner.workers()} == before
     return native, result["out"], new_node
 
 
-def test_a_node_removed_mid_groupby_has_its_lost_map_outputs_made_again(on_ray, ray_cluster, tmp_path):
+def test_a_node_removed_mid_groupby_has_its_lost_map_outputs_made_again(
+    fresh_ray_runner, ray_cluster, tmp_path
+):
     rows, parts = 12000, 12
     data = _data(rows, parts)
-    on_ray.max_shuffle_partitions = 3  # buckets of about 160 KiB: in the nodes' object stores
+    fresh_ray_runner.max_shuffle_partitions = 3  # buckets of about 160 KiB: in the nodes' object stores
 
     def build(tag: Any) -> Any:
         return (
@@ -233,37 +235,47 @@ def test_a_node_removed_mid_groupby_has_its_lost_map_outputs_made_again(on_ray, 
             .agg(col("pad").agg_list().alias("pads"), col("t").sum().alias("t"))
         )
 
-    native, out, removed = _remove_a_node_mid_query(on_ray, ray_cluster, tmp_path, build, rows // parts)
+    native, out, removed = _remove_a_node_mid_query(
+        fresh_ray_runner, ray_cluster, tmp_path, build, rows // parts
+    )
     assert _rows(out) == _rows(native)
-    maps = on_ray.last_stages[0]
-    assert maps.kind == "shuffle map" and maps.tasks == parts, on_ray.stage_report()
-    assert maps.tasks_per_node.get(removed) == 1, on_ray.stage_report()
+    maps = fresh_ray_runner.last_stages[0]
+    assert maps.kind == "shuffle map" and maps.tasks == parts, fresh_ray_runner.stage_report()
+    assert maps.tasks_per_node.get(removed) == 1, fresh_ray_runner.stage_report()
     # Only the map task whose outputs were lost ran again (not the whole query).
-    reruns = on_ray.last_reruns
+    reruns = fresh_ray_runner.last_reruns
     lost_part = (tmp_path / "first").read_text()
     assert len(reruns) == 1 and reruns[0].startswith(f"{maps.name}, partition {lost_part} "), reruns
     # The next query runs on the 3 nodes left.
     counts = data.groupby("k").agg(col("id").count().alias("n")).to_pydict()
     assert sorted(counts["n"]) == [rows // 10] * 10
-    assert set(on_ray.last_tasks_per_node) == {slot.node_id for slot in on_ray.workers()}
+    assert set(fresh_ray_runner.last_tasks_per_node) == {slot.node_id for slot in fresh_ray_runner.workers()}
 
 
-def test_a_node_removed_mid_sort_has_its_lost_sample_outputs_made_again(on_ray, ray_cluster, tmp_path):
+def test_a_node_removed_mid_sort_has_its_lost_sample_outputs_made_again(
+    fresh_ray_runner, ray_cluster, tmp_path
+):
     rows, parts = 12000, 12
     data = _data(rows, parts)
-    on_ray.max_shuffle_partitions = 3
+    fresh_ray_runner.max_shuffle_partitions = 3
 
     def build(tag: Any) -> Any:
         return data.with_column("t", tag(col("id"))).sort(["k", "id"], desc=[True, False])
 
-    native, out, removed = _remove_a_node_mid_query(on_ray, ray_cluster, tmp_path, build, rows // parts)
+    native, out, removed = _remove_a_node_mid_query(
+        fresh_ray_runner, ray_cluster, tmp_path, build, rows // parts
+    )
     assert out.to_pydict() == native.to_pydict()  # the same rows in the same order
-    sample = on_ray.last_stages[0]
-    assert sample.kind == "sample" and sample.tasks_per_node.get(removed) == 1, on_ray.stage_report()
-    assert len(on_ray.last_reruns) == 1 and on_ray.last_reruns[0].startswith(sample.name)
+    sample = fresh_ray_runner.last_stages[0]
+    assert sample.kind == "sample" and sample.tasks_per_node.get(removed) == 1, (
+        fresh_ray_runner.stage_report()
+    )
+    assert len(fresh_ray_runner.last_reruns) == 1 and fresh_ray_runner.last_reruns[0].startswith(sample.name)
 
 
-def test_a_node_removed_mid_random_repartition_reruns_the_whole_query(on_ray, ray_cluster, tmp_path, caplog):
+def test_a_node_removed_mid_random_repartition_reruns_the_whole_query(
+    fresh_ray_runner, ray_cluster, tmp_path, caplog
+):
     rows, parts = 12000, 12
     data = _data(rows, parts)
 
@@ -273,18 +285,20 @@ def test_a_node_removed_mid_random_repartition_reruns_the_whole_query(on_ray, ra
         return data.with_column("t", tag(col("id"))).repartition(3).with_column("u", col("t") + 1)
 
     with caplog.at_level("WARNING", logger="ketch.runners.ray.runner"):
-        native, out, _removed = _remove_a_node_mid_query(on_ray, ray_cluster, tmp_path, build, rows // parts)
+        native, out, _removed = _remove_a_node_mid_query(
+            fresh_ray_runner, ray_cluster, tmp_path, build, rows // parts
+        )
     assert _rows(out) == _rows(native)
     assert any("running the whole query again" in r.getMessage() for r in caplog.records), caplog.text
     assert "random shuffle" in caplog.text
-    assert on_ray.last_reruns == []
+    assert fresh_ray_runner.last_reruns == []
 
 
-def test_a_task_whose_worker_dies_every_time_fails_naming_stage_partition_and_nodes(on_ray):
+def test_a_task_whose_worker_dies_every_time_fails_naming_stage_partition_and_nodes(fresh_ray_runner):
     from ketch.runners.ray.coordinator import StageFailed
 
-    on_ray.max_task_attempts = 2
-    nodes = {slot.node_id for slot in on_ray.workers()}
+    fresh_ray_runner.max_task_attempts = 2
+    nodes = {slot.node_id for slot in fresh_ray_runner.workers()}
 
     @ketch.func
     def always_dies(x: int) -> int:
@@ -302,10 +316,12 @@ def test_a_task_whose_worker_dies_every_time_fails_naming_stage_partition_and_no
     assert len(died_on) == 2 and set(died_on) <= nodes, message
     # The dead workers were replaced: the next query runs on every node.
     assert df.with_column("y", col("x") + 1).to_pydict()["y"] == list(range(1, 61))
-    assert set(on_ray.last_tasks_per_node) == nodes
+    assert set(fresh_ray_runner.last_tasks_per_node) == nodes
 
 
-def test_a_node_removed_mid_pipelined_stage_gives_every_row_once_in_order(on_ray, ray_cluster, tmp_path):
+def test_a_node_removed_mid_pipelined_stage_gives_every_row_once_in_order(
+    fresh_ray_runner, ray_cluster, tmp_path
+):
     rows = 12000
     data = _data(rows, 12)
 
@@ -315,8 +331,12 @@ def test_a_node_removed_mid_pipelined_stage_gives_every_row_once_in_order(on_ray
         # (read by the driver), whose task then reads stage 1's outputs made again.
         return data.with_column("t", col("id") + 1).into_partitions(24).with_column("u", tag(col("id")))
 
-    native, out, _removed = _remove_a_node_mid_query(on_ray, ray_cluster, tmp_path, build, rows // 24)
+    native, out, _removed = _remove_a_node_mid_query(
+        fresh_ray_runner, ray_cluster, tmp_path, build, rows // 24
+    )
     assert out.to_pydict() == native.to_pydict()
     assert [len(p.to_pydict()["id"]) for p in out.iter_partitions()] == [rows // 24] * 24
-    names = [stage.name for stage in on_ray.last_stages]
-    assert all(rerun.split(", partition")[0] in names for rerun in on_ray.last_reruns), on_ray.last_reruns
+    names = [stage.name for stage in fresh_ray_runner.last_stages]
+    assert all(rerun.split(", partition")[0] in names for rerun in fresh_ray_runner.last_reruns), (
+        fresh_ray_runner.last_reruns
+    )

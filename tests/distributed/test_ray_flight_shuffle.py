@@ -320,7 +320,7 @@ def test_files_are_deleted_when_the_stream_is_stopped_early(
 
 
 def test_map_outputs_lost_with_their_worker_are_made_again(
-    on_ray: Any, six_files: str, shuffle_dir: Path, tmp_path: Path
+    fresh_ray_runner: Any, six_files: str, shuffle_dir: Path, tmp_path: Path
 ) -> None:
     marker = tmp_path / "killed-once"
 
@@ -345,8 +345,8 @@ def test_map_outputs_lost_with_their_worker_are_made_again(
     assert marker.exists()
     assert out == expected and out["h"] == [10 * g for g in range(7)]
     # The killed worker held about a third of the map outputs: they were made again elsewhere.
-    again = [s for s in on_ray.last_stages if s.kind == "shuffle map (recompute)"]
-    assert len(again) == 1 and 1 <= again[0].tasks < 6, on_ray.stage_report()
+    again = [s for s in fresh_ray_runner.last_stages if s.kind == "shuffle map (recompute)"]
+    assert len(again) == 1 and 1 <= again[0].tasks < 6, fresh_ray_runner.stage_report()
     assert "lost with grpc+tcp://" in again[0].name
     assert _files(shuffle_dir) == []  # the dead worker's files too (deleted by its node's new worker)
 

@@ -139,7 +139,33 @@ def test_a_failing_task_raises_the_original_error_naming_stage_and_partition(on_
     assert df.with_column("y", col("x") * 2).to_pydict()["y"] == [2 * x for x in range(30)]
 
 
-def test_an_engine_worker_killed_mid_query_is_replaced_and_nothing_is_lost_or_doubled(on_ray, tmp_path):
+def test_a_failed_or_stopped_query_leaves_no_task_counted_against_the_workers(fresh_ray_runner):
+    """A runner's worker slots outlive its queries: the tasks a failed or a stopped query leaves
+    running (a running actor task cannot be cancelled) count against their workers' backlog only
+    until they end (WorkerSlot.busy), so every worker takes the next query's tasks."""
+
+    @ketch.func
+    def boom(x: int) -> int:
+        if x == 0:
+            raise ValueError("bad row 0")
+        return x
+
+    df = ketch.from_pydict({"x": list(range(300))}).into_partitions(30).collect()
+    with pytest.raises(ketch.errors.KetchError, match="bad row 0"):
+        df.with_column("y", boom(col("x"))).collect()
+    assert [slot.in_flight for slot in fresh_ray_runner.workers()] == [0, 0, 0]
+    parts = df.with_column("y", col("x") + 1).iter_partitions()
+    assert next(parts).to_pydict()["y"] == list(range(1, 11))
+    parts.close()  # the consumer stops after the first partition
+    assert [slot.in_flight for slot in fresh_ray_runner.workers()] == [0, 0, 0]
+    out = df.with_column("y", col("x") * 2).to_pydict()
+    assert out["y"] == [2 * x for x in range(300)]
+    assert len(fresh_ray_runner.last_tasks_per_node) == 3, fresh_ray_runner.last_tasks_per_node
+
+
+def test_an_engine_worker_killed_mid_query_is_replaced_and_nothing_is_lost_or_doubled(
+    fresh_ray_runner, tmp_path
+):
     marker = tmp_path / "killed-once"
 
     @ketch.func
@@ -163,3 +189,85 @@ def test_an_engine_worker_killed_mid_query_is_replaced_and_nothing_is_lost_or_do
 def test_an_unreachable_address_fails_fast_naming_it(ray_cluster):
     with pytest.raises(ConnectionError, match=r"127\.0\.0\.1:1"):
         ketch.set_runner_ray(address="127.0.0.1:1")
+
+
+def _wait_until_dead(handles: list, timeout_s: float = 60.0) -> None:
+    """Returns once Ray's actor table (GCS) lists every actor of ``handles`` as DEAD (``ray.kill``
+    is asynchronous: a call sent right after it may still be answered); AssertionError naming
+    the states after ``timeout_s``."""
+    import time
+
+    from ray._private.state import actors
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        states = [actors(handle._actor_id.hex())["State"] for handle in handles]
+        if all(state == "DEAD" for state in states):
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not all dead {timeout_s} s after ray.kill: {states}")
+        time.sleep(0.1)
+
+
+def test_shutdown_kills_the_engine_workers_and_the_runner_starts_new_ones_after(ray_cluster):
+    import ray
+
+    from ketch.runners.ray.runner import RayRunner
+
+    runner = RayRunner(address=ray_cluster.address)
+    try:
+        first = list(runner.workers())
+        assert len(first) == 3
+        pids = {ray.get(slot.handle.info.remote())["pid"] for slot in first}
+        runner.shutdown()
+        runner.shutdown()  # a second call finds nothing to kill
+        assert not any(slot.alive for slot in first)
+        _wait_until_dead([slot.handle for slot in first])
+        ketch.runners._runner = runner
+        out = ketch.from_pydict({"x": list(range(30))}).into_partitions(3).with_column("y", col("x") * 2)
+        assert out.to_pydict() == {"x": list(range(30)), "y": [2 * x for x in range(30)]}
+        again = runner.workers()
+        assert len(again) == 3 and not pids & {ray.get(s.handle.info.remote())["pid"] for s in again}
+    finally:
+        ketch.set_runner_native()
+        runner.shutdown()
+
+
+def test_the_shared_runner_puts_options_back_and_is_retired_when_a_worker_died(
+    ray_cluster, shared_ray_runner
+):
+    """The conftest's lending (``SharedRayRunner.lend``) on an instance of this test's own: options
+    a test changed are restored; a runner one of whose engine workers died is never lent again."""
+    import ray
+
+    from ketch.runners import get_runner
+
+    shared = type(shared_ray_runner)(ray_cluster.address)
+    try:
+        lending = shared.lend("first")
+        runner = next(lending)
+        assert get_runner() is runner
+        defaults = (runner.max_shuffle_partitions, runner.broadcast_join_size_bytes_threshold)
+        runner.max_shuffle_partitions, runner.broadcast_join_size_bytes_threshold = 3, -1
+        with pytest.raises(StopIteration):
+            next(lending)
+        assert (runner.max_shuffle_partitions, runner.broadcast_join_size_bytes_threshold) == defaults
+        assert shared.retired == 0 and get_runner() is not runner
+
+        lending = shared.lend("second")
+        assert next(lending) is runner  # the same runner, its workers not started again
+        slots = list(runner.workers())
+        ray.kill(slots[0].handle, no_restart=True)
+        _wait_until_dead([slots[0].handle])
+        with pytest.warns(UserWarning, match="second left the shared Ray runner with 1 dead"):
+            with pytest.raises(StopIteration):
+                next(lending)
+        assert shared.retired == 1
+        _wait_until_dead([slot.handle for slot in slots[1:]])  # the retired runner's other workers
+
+        lending = shared.lend("third")
+        assert next(lending) is not runner
+        with pytest.raises(StopIteration):
+            next(lending)
+    finally:
+        shared.shutdown()

@@ -257,7 +257,7 @@ def test_repartition_by_key_puts_every_key_in_one_partition_like_the_native_runn
     assert [(s.kind, s.tasks) for s in on_ray.last_stages] == [("shuffle map", 6), ("reduce", 4)]
 
 
-def test_an_engine_worker_killed_in_the_reduce_stage_still_gives_exact_results(on_ray, tmp_path):
+def test_an_engine_worker_killed_in_the_reduce_stage_still_gives_exact_results(fresh_ray_runner, tmp_path):
     data = _data()
     marker = tmp_path / "killed-once"
 
@@ -277,7 +277,7 @@ def test_an_engine_worker_killed_in_the_reduce_stage_still_gives_exact_results(o
     out = build().sort("s").to_pydict()
     assert marker.exists()
     assert out == native.to_pydict()
-    reduces = _stage(on_ray, "reduce")
+    reduces = _stage(fresh_ray_runner, "reduce")
     assert reduces and reduces[0].tasks == 6
 
 

@@ -165,6 +165,19 @@ class RayRunner:
         self._workers.extend(ready)
         return self._workers
 
+    def shutdown(self) -> None:
+        """Kills this runner's engine workers (``ray.kill``, no restart; replacements started
+        for dead ones included) and forgets them; the Ray connection and other runners' workers
+        are left alone. The runner stays usable: its next query starts new workers. Call it
+        when dropping a runner: Ray keeps an idle actor alive for as long as the cluster runs."""
+        import ray
+
+        workers, self._workers = self._workers or [], None
+        for slot in workers:
+            slot.alive = False
+            with contextlib.suppress(Exception):  # already dead, or its node left
+                ray.kill(slot.handle, no_restart=True)
+
     # -- planning ----------------------------------------------------------------------------------
     def planning_config(self, config: Any) -> Any:
         """``config`` (the Python ExecutionConfig) for the optimizer on this runner: unless the
