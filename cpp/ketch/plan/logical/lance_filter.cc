@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "ketch/expr/expr_analysis.h"
+#include "ketch/functions/temporal/civil_date.h"
 
 namespace ketch {
 namespace {
@@ -42,24 +43,11 @@ std::optional<std::string> Timestamp(int64_t value, arrow::TimeUnit::type unit) 
       per_second = 1000000000;
       break;
   }
-  int64_t seconds = value / per_second;
-  int64_t fraction = value % per_second;
-  if (fraction < 0) {
-    fraction += per_second;
-    seconds -= 1;
-  }
-  const int64_t days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400;
+  const int64_t seconds = temporal::FloorDiv(value, per_second);
+  const int64_t fraction = value - seconds * per_second;
+  const int64_t days = temporal::FloorDiv(seconds, 86400);
   const int64_t in_day = seconds - days * 86400;
-  // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-  const int64_t z = days + 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  const int64_t d = doy - (153 * mp + 2) / 5 + 1;
-  const int64_t m = mp < 10 ? mp + 3 : mp - 9;
-  const int64_t y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  const auto [y, m, d] = temporal::CivilFromDays(days);  // Howard Hinnant's algorithm
   if (y < 1 || y > 9999) return std::nullopt;
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%04lld-%02lld-%02lld %02lld:%02lld:%02lld", static_cast<long long>(y),
