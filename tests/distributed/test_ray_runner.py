@@ -158,6 +158,13 @@ def test_a_failed_or_stopped_query_leaves_no_task_counted_against_the_workers(fr
     assert next(parts).to_pydict()["y"] == list(range(1, 11))
     parts.close()  # the consumer stops after the first partition
     assert [slot.in_flight for slot in fresh_ray_runner.workers()] == [0, 0, 0]
+    # The stopped stream's tasks may still run (uncancellable): they count until they end. Once
+    # they have ended, no worker is busy and the next query spreads over every node.
+    import ray
+
+    for slot in fresh_ray_runner.workers():
+        ray.wait(slot.abandoned, num_returns=len(slot.abandoned), timeout=60, fetch_local=False)
+    assert [slot.busy() for slot in fresh_ray_runner.workers()] == [0, 0, 0]
     out = df.with_column("y", col("x") * 2).to_pydict()
     assert out["y"] == [2 * x for x in range(300)]
     assert len(fresh_ray_runner.last_tasks_per_node) == 3, fresh_ray_runner.last_tasks_per_node
