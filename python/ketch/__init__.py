@@ -56,6 +56,10 @@ arrow_pickle.register()  # tables of Ketch's extension types pickle (Ray moves p
 # S3 was never used).
 atexit.register(_core.finalize_s3)
 
+# Last: the threads the imports started (numpy's BLAS pool, jemalloc's), so that a later fork of
+# the UDF worker zygote from this process can tell whether anything started threads since.
+from ketch.execution import zygote_fork  # noqa: E402, F401
+
 __version__ = "0.1.0"
 
 __all__ = [

@@ -3,7 +3,10 @@
 Start-up. Workers are forked from a zygote (``ketch.execution.udf_worker --zygote``): one Python
 process per engine with Ketch, pyarrow, cloudpickle and numpy already imported and no user code,
 started in the background as soon as a process-mode UDF is declared or planned. A fork from it
-costs milliseconds where a fresh interpreter with those imports costs about a second. The first
+costs milliseconds where a fresh interpreter with those imports costs about a second. The zygote
+itself is forked from the engine when that is safe (ketch.execution.zygote_fork: no thread started
+since ``import ketch``, a small engine; it then holds the engine's modules as they were, but none
+of its descriptors), else started as a fresh interpreter (about 0.5 s). The first
 batch a pool receives starts all ``concurrency`` workers at once, in parallel; each loads the UDF
 and runs its ``__init__`` right away (not on its first batch), and a batch goes to whichever
 worker is ready first.
@@ -53,6 +56,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from ketch.execution import zygote_fork
 from ketch.execution.call_threads import POLL_S, CallCancelled, CallTimedOut, wait_for
 from ketch.execution.ipc import Inbox, Outbox, deserialize, reclaim_segments
 
@@ -103,17 +107,8 @@ class _Zygote:
     def __init__(self) -> None:
         self.owner = os.getpid()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # Ketch imports there too
         try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "ketch.execution.udf_worker", "--zygote", str(theirs.fileno())],
-                stdin=subprocess.PIPE,  # never written: its end of file tells the engine is gone
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=env,
-                pass_fds=(theirs.fileno(),),
-            )
+            self.proc = self._start(theirs.fileno())
         finally:
             theirs.close()
         self._conn = Connection(ours.detach())
@@ -128,6 +123,26 @@ class _Zygote:
         self._exits: dict[int, int] = {}
         self._reader = threading.Thread(target=self._read, name="ketch-zygote", daemon=True)
         self._reader.start()
+
+    @staticmethod
+    def _start(control_fd: int) -> subprocess.Popen | zygote_fork.ForkedProcess:
+        """Forks the zygote from this process when that is safe (ready in milliseconds: see
+        ketch.execution.zygote_fork), else starts it as a fresh interpreter."""
+        if zygote_fork.engine_can_fork():
+            try:
+                return zygote_fork.fork_zygote(control_fd)
+            except OSError as exc:
+                _log.debug("could not fork the UDF worker zygote (%s): starting an interpreter", exc)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # Ketch imports there too
+        return subprocess.Popen(
+            [sys.executable, "-m", "ketch.execution.udf_worker", "--zygote", str(control_fd)],
+            stdin=subprocess.PIPE,  # never written: its end of file tells the engine is gone
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            pass_fds=(control_fd,),
+        )
 
     def _read(self) -> None:
         try:

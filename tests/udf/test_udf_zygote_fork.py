@@ -1,0 +1,108 @@
+"""The UDF worker zygote is forked from the engine when that is safe (no thread started since
+``import ketch``, small resident memory, not disabled), and started as a fresh interpreter
+otherwise. A forked zygote holds none of the engine's descriptors open, drains its workers' output
+into the engine's stdout, and serves queries like the other kind.
+
+Each case runs in a fresh interpreter (``run_isolated``): pytest's own process has threads."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+
+import pytest
+
+import ketch
+from ketch import col
+
+DEADLINE_S = 60.0
+
+
+class ParentAndPrint:
+    def __call__(self, x):
+        print(f"printed-by-worker-{os.getpid()}", flush=True)
+        return [os.getppid()] * len(x)
+
+
+def _zygote_kind_and_parents(rows: int = 3) -> tuple[str, int, list[int], ketch.Expression]:
+    """The zygote's kind and pid, the parents of the workers that served a query, and the UDF
+    expression (its pool, and so the zygote, live as long as it does)."""
+    udf = ketch.cls(return_dtype=int, concurrency=1, use_process=True)(ParentAndPrint)
+    from ketch.execution import process_pool
+
+    zygote = process_pool._zygote
+    assert zygote is not None
+    kind = type(zygote.proc).__name__
+    expression = udf()(col("x"))
+    parents = ketch.from_pydict({"x": list(range(rows))}).with_column("p", expression).to_pydict()["p"]
+    return kind, zygote.proc.pid, parents, expression
+
+
+def forked_zygote_case(stdout_path: str) -> dict:
+    engine_end, peer_end = socket.socketpair()  # the engine's: a fork must not keep it open
+    out = os.open(stdout_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(out, 1)
+    os.close(out)
+    kind, zygote_pid, parents, expression = _zygote_kind_and_parents()
+    from ketch.execution import process_pool
+
+    engine_end.close()
+    peer_end.settimeout(DEADLINE_S)
+    try:
+        peer_sees_eof = peer_end.recv(1) == b""
+    except TimeoutError:  # a copy of the engine's end is still open somewhere
+        peer_sees_eof = False
+    zygote_still_up = process_pool._zygote is not None and process_pool._zygote.proc.poll() is None
+    del expression
+    deadline = time.monotonic() + DEADLINE_S
+    while "printed-by-worker-" not in open(stdout_path).read() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return {
+        "kind": kind,
+        "zygote": zygote_pid,
+        "parents": parents,
+        "peer_sees_eof": peer_sees_eof,
+        "zygote_still_up": zygote_still_up,
+        "printed": open(stdout_path).read(),
+    }
+
+
+def test_a_zygote_forked_from_the_engine_serves_and_holds_none_of_its_descriptors(run_isolated, tmp_path):
+    out = run_isolated(forked_zygote_case, str(tmp_path / "stdout.txt"), timeout=120)
+    assert out["kind"] == "ForkedProcess"
+    assert out["parents"] == [out["zygote"]] * 3  # the workers are the forked zygote's children
+    assert out["zygote_still_up"] is True  # (else its exit would have closed the copies too)
+    assert out["peer_sees_eof"] is True
+    assert "printed-by-worker-" in out["printed"]  # a worker's print reaches the engine's stdout
+
+
+def exec_zygote_case(reason: str) -> dict:
+    stop = threading.Event()
+    helper = None
+    if reason == "python thread":
+        helper = threading.Thread(target=stop.wait, daemon=True)
+        helper.start()
+    elif reason == "setting":
+        os.environ["KETCH_UDF_ZYGOTE"] = "exec"
+    elif reason == "memory":
+        from ketch.execution import zygote_fork
+
+        zygote_fork._MAX_RSS_BYTES = 1 << 20
+    elif reason == "engine threads":  # a query ran before: the engine's thread pool exists
+        ketch.from_pydict({"x": list(range(10_000))}).select((col("x") * 2).alias("y")).sum("y").to_pydict()
+    from ketch.execution import zygote_fork
+
+    can_fork = zygote_fork.engine_can_fork()
+    kind, zygote_pid, parents, _ = _zygote_kind_and_parents()
+    stop.set()
+    return {"can_fork": can_fork, "kind": kind, "zygote": zygote_pid, "parents": parents}
+
+
+@pytest.mark.parametrize("reason", ["python thread", "setting", "memory", "engine threads"])
+def test_the_zygote_is_a_fresh_interpreter_when_a_fork_would_not_be_safe(run_isolated, reason):
+    out = run_isolated(exec_zygote_case, reason, timeout=120)
+    assert out["can_fork"] is False
+    assert out["kind"] == "Popen"
+    assert out["parents"] == [out["zygote"]] * 3
