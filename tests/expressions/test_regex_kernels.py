@@ -130,10 +130,14 @@ def texts(rng: np.random.Generator, n: int) -> list[str | None]:
     return out
 
 
-def group_or_empty(m: re.Match[str] | None, index: int) -> str | None:
-    if m is None:
-        return None
-    return m.group(index) or ""
+def group_or_none(m: re.Match[str] | None, index: int) -> str | None:
+    """Daft's regexp_extract: null when nothing matches or the group took no part in the match."""
+    return None if m is None else m.group(index)
+
+
+def taking_part(matches: list[re.Match[str]], index: int) -> list[str]:
+    """Daft's regexp_extract_all: the group of each match it took part in."""
+    return [m.group(index) for m in matches if m.group(index) is not None]
 
 
 def test_anchors_and_empty_matches_are_counted_once() -> None:
@@ -156,6 +160,16 @@ def test_anchors_and_empty_matches_are_counted_once() -> None:
     assert run(["abxd"], lambda c: F.regexp_replace(c, "x*", "-")) == ["-a-b-d-"]
 
 
+def test_a_group_that_takes_no_part_gives_null_or_no_item_as_in_daft() -> None:
+    """Daft 0.7.26's answers: ``(a)?b`` on "b" matches without group 1."""
+    values = ["ab", "b", None, "xyz", "ab b ab", ""]
+    assert run(values, lambda c: F.regexp_extract(c, r"(a)?b", 1)) == ["a", None, None, None, "a", None]
+    assert run(values, lambda c: F.regexp_extract(c, r"(a)?b", 0)) == ["ab", "b", None, None, "ab", None]
+    every = [["a"], [], None, [], ["a", "a"], []]
+    assert run(values, lambda c: F.regexp_extract_all(c, r"(a)?b", 1)) == every
+    assert run(values, lambda c: F.regexp_extract(c, r"(a*)b", 1)) == ["a", "", None, None, "a", None]
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_constant_patterns_match_python_re(seed: int) -> None:
     rng = np.random.default_rng(1000 + seed)
@@ -174,10 +188,10 @@ def test_constant_patterns_match_python_re(seed: int) -> None:
         if not can_be_empty:
             assert counts == [None if s is None else len(rx.findall(s)) for s in values], where
         assert run(values, lambda c, p=r2, i=index: F.regexp_extract(c, p, i)) == [
-            None if s is None else group_or_empty(rx.search(s), index) for s in values
+            None if s is None else group_or_none(rx.search(s), index) for s in values
         ], where
         assert run(values, lambda c, p=r2, i=index: F.regexp_extract_all(c, p, i)) == [
-            None if s is None else [m.group(index) or "" for m in re2_matches(rx, s)] for s in values
+            None if s is None else taking_part(re2_matches(rx, s), index) for s in values
         ], where
         rewrite = "<\\0|\\\\|" + (f"\\{index}" if index else "") + ">"
 
@@ -215,7 +229,7 @@ def test_ten_thousand_distinct_patterns_per_row_match_python_re() -> None:
         found = re2_matches(rx, s)
         assert out["m"][i] == (rx.search(s) is not None), patterns[i]
         assert out["n"][i] == len(found), patterns[i]
-        assert out["e"][i] == group_or_empty(rx.search(s), 0), patterns[i]
+        assert out["e"][i] == group_or_none(rx.search(s), 0), patterns[i]
         assert out["a"][i] == [m.group(0) for m in found], patterns[i]
         assert out["r"][i] == expected_replace(rx, s, lambda m: f"<{m.group(0)}>"), patterns[i]
 
@@ -239,7 +253,7 @@ def test_few_patterns_per_row_and_large_string_input() -> None:
             continue
         rx = re.compile(p, re.ASCII)
         assert n == len(re2_matches(rx, s))
-        assert e == group_or_empty(rx.search(s), 1)
+        assert e == group_or_none(rx.search(s), 1)
 
 
 def test_replacement_per_row_and_max_replacements() -> None:

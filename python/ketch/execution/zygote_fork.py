@@ -39,6 +39,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from typing import IO
 
 _MAX_RSS_BYTES = 256 << 20
@@ -113,6 +114,12 @@ class ForkedProcess:
             time.sleep(_WAIT_POLL_S)
         return code
 
+    def __del__(self) -> None:
+        try:  # a zygote that exited on its own is reaped here if nobody waited for it
+            self.poll()
+        except Exception:  # noqa: BLE001 - interpreter teardown
+            pass
+
     def kill(self) -> None:
         if self.poll() is None:
             try:
@@ -137,7 +144,9 @@ def fork_zygote(control_fd: int) -> ForkedProcess:
     # and never the copy before it ignores SIGINT, as a zygote does.
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        pid = os.fork()
+        with warnings.catch_warnings():  # Python 3.12+ warns of any native thread (BLAS, jemalloc)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
     except OSError:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         for fd in (stdin_r, stdin_w, stdout_r, stdout_w, stderr_r, stderr_w):

@@ -45,7 +45,8 @@ def regexp_count(expr: Expression, pattern: str | Expression) -> Expression:
 
 def regexp_extract(expr: Expression, pattern: str | Expression, index: int = 0) -> Expression:
     """String: group ``index`` (0: the whole match) of the first match of ``pattern`` (a str or a
-    string column); null when nothing matches. An ``index`` above the pattern's group count fails
+    string column); null when nothing matches or when group ``index`` takes no part in the match
+    (``(a)?b`` on ``"b"``). An ``index`` above the pattern's group count fails
     at plan time (at run time for a pattern column)."""
     group = literal_int(index, "index", "regexp_extract")
     return option_call(
@@ -56,9 +57,10 @@ def regexp_extract(expr: Expression, pattern: str | Expression, index: int = 0) 
 def regexp_extract_all(expr: Expression, pattern: str | Expression, index: int = 0) -> Expression:
     """List[LargeString]: group ``index`` (0: the whole match) of every non-overlapping match of
     ``pattern`` (a str, or a string column: one pass, each distinct pattern compiled once), left
-    to right; an empty list when nothing matches, null for null. A group that takes no part in a
-    match gives ``""``. An ``index`` above the pattern's group count fails at plan time (at run
-    time for a pattern column). Matches follow RE2's (and Rust's) iteration: an empty match right
+    to right; an empty list when nothing matches, null for null. A match in which group ``index``
+    takes no part adds no item (as in Daft: ``(a)?b`` on ``"ab b"`` gives ``["a"]``). An
+    ``index`` above the pattern's group count fails at plan time (at run time for a pattern
+    column). Matches follow RE2's (and Rust's) iteration: an empty match right
     after the previous match is skipped."""
     group = literal_int(index, "index", "regexp_extract_all")
     if group < 0:

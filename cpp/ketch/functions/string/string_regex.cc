@@ -369,7 +369,11 @@ arrow::Result<std::shared_ptr<arrow::Array>> ExtractRows(const Text& text, RowRe
       ARROW_RETURN_NOT_OK(out.EndRow(false));
       continue;
     }
-    // A group that took no part in the match gives "" (as Arrow's extract_regex did).
+    // A group that took no part in the match (null data pointer) gives null, as in Daft.
+    if (groups[index].data() == nullptr) {
+      ARROW_RETURN_NOT_OK(out.EndRow(false));
+      continue;
+    }
     ARROW_RETURN_NOT_OK(out.Append(std::string_view(groups[index].data(), groups[index].size())));
     ARROW_RETURN_NOT_OK(out.EndRow(true));
   }
@@ -394,6 +398,7 @@ arrow::Result<std::shared_ptr<arrow::Array>> ExtractAllRows(const Text& text, Ro
     if (valid) {
       ARROW_ASSIGN_OR_RAISE(const Regex* regex, regexes.RegexOf(i));
       ForEachMatch(*regex, text.GetView(i), groups.data(), index + 1, [&](const std::string_view* g) {
+        if (g[index].data() == nullptr) return true;  // the group took no part: no item (as Daft)
         status &= items.Append(std::string_view(g[index].data(), g[index].size()));
         status &= items.EndRow(true);
         return status.ok();
