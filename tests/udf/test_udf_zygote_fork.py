@@ -106,3 +106,74 @@ def test_the_zygote_is_a_fresh_interpreter_when_a_fork_would_not_be_safe(run_iso
     assert out["can_fork"] is False
     assert out["kind"] == "Popen"
     assert out["parents"] == [out["zygote"]] * 3
+
+
+UDF_MODULE = """
+import os
+
+import ketch
+
+
+@ketch.cls(return_dtype=int, concurrency=2, use_process=True)
+class Model:
+    def __call__(self, x):
+        return [helper(v) * 1000 + os.getpid() % 1000 for v in x]
+
+
+def helper(v):  # defined below the declaration: not there yet when the zygote forks
+    return v * 10 + 1
+"""
+
+
+def _descendants(pid: int) -> list[int]:
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                parents[int(entry)] = int(fields[1])
+    found, frontier = [], [pid]
+    while frontier:
+        parent = frontier.pop()
+        children = [p for p, pp in parents.items() if pp == parent]
+        found += children
+        frontier += children
+    return found
+
+
+def udf_declared_while_its_module_imports_case(package_root: str, zygote_setting: str) -> dict:
+    import importlib
+    import sys
+
+    os.environ["KETCH_UDF_ZYGOTE"] = zygote_setting
+    sys.path.insert(0, package_root)
+    model = importlib.import_module("mypipeline.udfs").Model  # the package __init__ imports it too
+    from ketch.execution import process_pool
+
+    kind = type(process_pool._zygote.proc).__name__
+    expression = model()(col("x"))
+    out = ketch.from_pydict({"x": list(range(6))}).select(expression.alias("y")).to_pydict()["y"]
+    processes = len(_descendants(os.getpid()))
+    del expression
+    return {"kind": kind, "values": [v // 1000 for v in out], "processes": processes}
+
+
+@pytest.mark.parametrize(("setting", "kind"), [("", "ForkedProcess"), ("exec", "Popen")])
+def test_a_udf_declared_while_its_module_is_imported_loads_whole_in_its_workers(
+    run_isolated, tmp_path, setting, kind
+):
+    """The fork copies ``mypipeline.udfs`` half-imported (``helper`` is defined below the class):
+    workers must import it whole from its file, and importing it there (which declares the UDF
+    again) starts no zygote inside a worker."""
+    package = tmp_path / "mypipeline"
+    package.mkdir()
+    (package / "__init__.py").write_text("from mypipeline import udfs  # noqa: F401\n")
+    (package / "udfs.py").write_text(UDF_MODULE)
+    out = run_isolated(udf_declared_while_its_module_imports_case, str(tmp_path), setting, timeout=120)
+    assert out["kind"] == kind
+    assert out["values"] == [v * 10 + 1 for v in range(6)]
+    assert out["processes"] == 3  # the zygote and the UDF's two workers, nothing started inside them

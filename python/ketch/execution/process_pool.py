@@ -265,7 +265,11 @@ def _get_zygote() -> _Zygote:
 
 def prestart() -> None:
     """Starts the zygote in the background (it holds no user code) so that the first worker of a
-    process-mode UDF forks from an interpreter that has its imports done. Never raises."""
+    process-mode UDF forks from an interpreter that has its imports done. Never raises. Not in a
+    UDF worker: there a declaration comes from importing the UDF's module, and a query that does
+    need workers starts the zygote then."""
+    if zygote_fork.in_udf_worker():
+        return
     try:
         _get_zygote()
     except Exception as exc:  # noqa: BLE001 - the first worker start reports it

@@ -282,6 +282,9 @@ def zygote(control_fd: int) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the engine decides when it stops
     engine = os.getppid()
     _preload()
+    from ketch.execution import zygote_fork
+
+    zygote_fork.mark_udf_worker()  # a UDF declared in here (or in a worker) prestarts nothing
     control = Connection(control_fd)
     wakeup = os.pipe()
     for fd in wakeup:

@@ -178,6 +178,7 @@ def _run_forked_zygote(
                     signal.signal(signum, signal.SIG_DFL)
                 except (OSError, ValueError):
                     pass
+        _forget_modules_being_imported()
         gc.freeze()
         from ketch.execution.udf_worker import zygote
 
@@ -192,6 +193,31 @@ def _run_forked_zygote(
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def _forget_modules_being_imported() -> None:
+    """A UDF is often declared while its module is being imported (``@ketch.cls`` at the top level
+    of ``udfs.py``): the fork copies that module half-run, without what its file defines below the
+    declaration. Such modules (and packages whose ``__init__`` is still running) leave
+    ``sys.modules`` here, so a worker unpickling ``udfs.Model`` imports ``udfs`` whole from its file,
+    as a worker of a fresh-interpreter zygote does."""
+    for name, module in list(sys.modules.items()):
+        if getattr(getattr(module, "__spec__", None), "_initializing", False):
+            del sys.modules[name]
+
+
+def in_udf_worker() -> bool:
+    """True in a zygote or UDF worker process (set by ``mark_udf_worker``): a process-mode UDF
+    declared there (a worker importing the module that declares it) starts no zygote of its own."""
+    return _IN_UDF_WORKER
+
+
+def mark_udf_worker() -> None:
+    global _IN_UDF_WORKER
+    _IN_UDF_WORKER = True
+
+
+_IN_UDF_WORKER = False
 
 
 def _point_inherited_fds_at_devnull(keep: set[int]) -> None:
