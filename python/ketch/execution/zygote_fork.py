@@ -25,7 +25,10 @@ signal handlers the engine installed go back to their defaults, and the inherite
 frozen out of the garbage collector (``gc.freeze()``: a worker's collections then do not write to,
 and so copy, the pages it shares). The zygote and its workers leave with ``os._exit``: no atexit
 handler or finalizer of the engine runs in them. Modules imported by the engine before the fork
-are the zygote's as they were then (a fresh interpreter would import them from disk again).
+are the zygote's as they were then (a fresh interpreter would import them from disk again), except
+modules still being imported at the fork (a UDF declared at the top of its own module): those are
+dropped from ``sys.modules``, so a worker imports them whole from their files. A UDF declared inside
+a zygote or worker (a worker importing the UDF's module) prestarts nothing (``in_udf_worker``).
 
 Everything else (the fork protocol, worker hygiene) is ``ketch.execution.udf_worker``'s.
 """
