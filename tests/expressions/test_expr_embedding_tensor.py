@@ -101,3 +101,57 @@ def test_variable_shape_tensor_type_and_bad_shapes():
         ketch.DataType.tensor(ketch.DataType.int64(), (0, 2))
     with pytest.raises(ValueError):
         ketch.DataType.embedding(ketch.DataType.float32(), 0)
+
+
+def _numpy_distances(metric: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    if metric == "cosine_distance":
+        return 1 - (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    if metric == "euclidean_distance":
+        return np.linalg.norm(a - b, axis=1)
+    return (a * b).sum(1)
+
+
+@pytest.mark.parametrize("metric", ["cosine_distance", "euclidean_distance", "dot_product"])
+@pytest.mark.parametrize(
+    ("left", "right"), [("float32", "float32"), ("float32", "float64"), ("int32", "float32")]
+)
+def test_distances_over_value_types_slices_and_a_constant_side_match_numpy(rng, metric, left, right):
+    """float32 and float64 values are read in place, integers cast; a query vector on either side
+    is one constant (not repeated per row); sliced columns and null elements or rows."""
+    n, dim = 300, 24
+    a = (rng.normal(size=(n, dim)) * 50).astype(left)
+    b = (rng.normal(size=(n, dim)) * 50).astype(right)
+    query = (rng.normal(size=dim) * 50).astype(right)
+    a_arr = pa.FixedSizeListArray.from_arrays(pa.array(a.reshape(-1)), dim)
+    b_values = b.reshape(-1).tolist()
+    b_values[5 * dim + 3] = None  # a null element in row 5 of b
+    b_arr = pa.ListArray.from_arrays(
+        pa.array(np.arange(0, (n + 1) * dim, dim), pa.int32()), pa.array(b_values)
+    )
+    table = pa.table({"a": a_arr, "b": b_arr}).slice(3, 250)  # offsets into both columns
+    method = "dot_product" if metric == "dot_product" else None
+
+    def call(x, y):
+        return getattr(x, method)(y) if method else getattr(x.embedding, metric)(y)
+
+    with ketch.execution_config_ctx(morsel_size_rows=61):
+        got = (
+            ketch.from_arrow(table)
+            .select(
+                call(col("a"), col("b")).alias("ab"),
+                call(col("a"), query.tolist()).alias("aq"),
+                call(ketch.lit(query.tolist()), col("a")).alias("qa"),
+            )
+            .to_pydict()
+        )
+    rows = slice(3, 253)
+    expected_ab = _numpy_distances(metric, a[rows], np.nan_to_num(b[rows]))
+    expected_aq = _numpy_distances(metric, a[rows], np.tile(query, (250, 1)))
+    for i in range(250):
+        if i + 3 == 5:
+            assert got["ab"][i] is None
+        else:
+            assert got["ab"][i] == pytest.approx(expected_ab[i], rel=1e-12, abs=1e-9)
+        assert got["aq"][i] == pytest.approx(expected_aq[i], rel=1e-12, abs=1e-9)
+        assert got["qa"][i] == pytest.approx(expected_aq[i], rel=1e-12, abs=1e-9)

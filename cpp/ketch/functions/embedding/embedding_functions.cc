@@ -17,11 +17,18 @@ bool IsNumericList(const arrow::DataType& type) {
   return arrow::is_integer(value_id) || arrow::is_floating(value_id);
 }
 
-// Rows as (offset, length) into one flat float64 array.
-struct Vectors {
-  std::shared_ptr<arrow::Array> list;
-  std::shared_ptr<arrow::DoubleArray> values;
+// One side of a distance: a column of vectors, or one vector for every row (a literal query).
+// Row i's values are values[Offset(i), Offset(i) + Length(i)); float32 and float64 values are read
+// in place, integers are cast to float64 once (Arrow's cast).
+struct Side {
+  std::shared_ptr<arrow::Array> list;    // the column; null for a constant side
+  std::shared_ptr<arrow::Array> values;  // float or double
+  bool constant_valid = true;            // a constant side: whether it is non-null
+  bool has_null_values = false;
+
+  bool IsNull(int64_t i) const { return list ? list->IsNull(i) : !constant_valid; }
   int64_t Offset(int64_t i) const {
+    if (!list) return 0;
     if (list->type_id() == arrow::Type::FIXED_SIZE_LIST) {
       return static_cast<const arrow::FixedSizeListArray&>(*list).value_offset(i);
     }
@@ -30,6 +37,7 @@ struct Vectors {
     return static_cast<const arrow::LargeListArray&>(*list).value_offset(i);
   }
   int64_t Length(int64_t i) const {
+    if (!list) return values->length();
     if (list->type_id() == arrow::Type::FIXED_SIZE_LIST) {
       return static_cast<const arrow::FixedSizeListArray&>(*list).value_length(i);
     }
@@ -37,34 +45,65 @@ struct Vectors {
       return static_cast<const arrow::ListArray&>(*list).value_length(i);
     return static_cast<const arrow::LargeListArray&>(*list).value_length(i);
   }
+  bool AnyNullValue(int64_t offset, int64_t n) const {
+    if (!has_null_values) return false;
+    for (int64_t k = 0; k < n; ++k) {
+      if (values->IsNull(offset + k)) return true;
+    }
+    return false;
+  }
 };
 
-arrow::Result<Vectors> Flatten(const std::shared_ptr<arrow::Array>& array) {
-  Vectors v;
-  v.list = array;
-  std::shared_ptr<arrow::Array> values;
-  if (array->type_id() == arrow::Type::FIXED_SIZE_LIST) {
-    values = static_cast<const arrow::FixedSizeListArray&>(*array).values();
-  } else if (array->type_id() == arrow::Type::LIST) {
-    values = static_cast<const arrow::ListArray&>(*array).values();
-  } else {
-    values = static_cast<const arrow::LargeListArray&>(*array).values();
+std::shared_ptr<arrow::Array> ListValues(const arrow::Array& list) {
+  if (list.type_id() == arrow::Type::FIXED_SIZE_LIST) {
+    return static_cast<const arrow::FixedSizeListArray&>(list).values();
   }
-  auto options = arrow::compute::CastOptions::Safe(arrow::float64());
-  options.allow_float_truncate = true;  // int64 beyond 2**53: nearest double
-  ARROW_ASSIGN_OR_RAISE(auto cast, arrow::compute::Cast(arrow::Datum(values), options));
-  v.values = std::static_pointer_cast<arrow::DoubleArray>(cast.make_array());
-  return v;
+  if (list.type_id() == arrow::Type::LIST) return static_cast<const arrow::ListArray&>(list).values();
+  return static_cast<const arrow::LargeListArray&>(list).values();
+}
+
+arrow::Result<Side> MakeSide(const arrow::Datum& datum, int64_t num_rows) {
+  Side side;
+  std::shared_ptr<arrow::Array> values;
+  if (datum.is_scalar()) {
+    const auto& scalar = static_cast<const arrow::BaseListScalar&>(*datum.scalar());
+    side.constant_valid = scalar.is_valid && scalar.value != nullptr;
+    if (side.constant_valid) {
+      values = scalar.value;
+    } else {
+      ARROW_ASSIGN_OR_RAISE(values, arrow::MakeArrayOfNull(arrow::float64(), 0));
+    }
+  } else {
+    ARROW_ASSIGN_OR_RAISE(side.list, ToArray(datum, num_rows));
+    values = ListValues(*side.list);
+  }
+  const auto id = values->type_id();
+  if (id != arrow::Type::FLOAT && id != arrow::Type::DOUBLE) {
+    auto options = arrow::compute::CastOptions::Safe(arrow::float64());
+    options.allow_float_truncate = true;  // int64 beyond 2**53: nearest double
+    ARROW_ASSIGN_OR_RAISE(auto cast, arrow::compute::Cast(arrow::Datum(values), options));
+    values = cast.make_array();
+  }
+  side.values = std::move(values);
+  side.has_null_values = side.values->null_count() > 0;
+  return side;
+}
+
+template <typename T>
+const T* RawValues(const arrow::Array& values) {
+  return reinterpret_cast<const T*>(values.data()->buffers[1]->data()) + values.offset();
 }
 
 enum class Metric { kCosine, kEuclidean, kDot, kPearson };
 
 // One row's distance; false when it is undefined (cosine with a zero-norm side, Pearson with a
-// constant side).
-bool RowDistance(Metric metric, const double* x, const double* y, int64_t n, double* out) {
+// constant side). Sums run in float64 whatever the input type (each value widened exactly), in
+// index order.
+template <typename X, typename Y>
+bool RowDistance(Metric metric, const X* x, const Y* y, int64_t n, double* out) {
   if (metric == Metric::kDot) {
     double dot = 0;
-    for (int64_t k = 0; k < n; ++k) dot += x[k] * y[k];
+    for (int64_t k = 0; k < n; ++k) dot += static_cast<double>(x[k]) * static_cast<double>(y[k]);
     *out = dot;
     return true;
   }
@@ -73,14 +112,14 @@ bool RowDistance(Metric metric, const double* x, const double* y, int64_t n, dou
     if (n == 0) return false;
     double mx = 0, my = 0;
     for (int64_t k = 0; k < n; ++k) {
-      mx += x[k];
-      my += y[k];
+      mx += static_cast<double>(x[k]);
+      my += static_cast<double>(y[k]);
     }
     mx /= static_cast<double>(n);
     my /= static_cast<double>(n);
     double sxy = 0, sxx = 0, syy = 0;
     for (int64_t k = 0; k < n; ++k) {
-      const double dx = x[k] - mx, dy = y[k] - my;
+      const double dx = static_cast<double>(x[k]) - mx, dy = static_cast<double>(y[k]) - my;
       sxy += dx * dy;
       sxx += dx * dx;
       syy += dy * dy;
@@ -92,7 +131,7 @@ bool RowDistance(Metric metric, const double* x, const double* y, int64_t n, dou
   if (metric == Metric::kEuclidean) {
     double sum = 0;
     for (int64_t k = 0; k < n; ++k) {
-      const double d = x[k] - y[k];
+      const double d = static_cast<double>(x[k]) - static_cast<double>(y[k]);
       sum += d * d;
     }
     *out = std::sqrt(sum);
@@ -100,9 +139,10 @@ bool RowDistance(Metric metric, const double* x, const double* y, int64_t n, dou
   }
   double dot = 0, xx = 0, yy = 0;
   for (int64_t k = 0; k < n; ++k) {
-    dot += x[k] * y[k];
-    xx += x[k] * x[k];
-    yy += y[k] * y[k];
+    const double a = static_cast<double>(x[k]), b = static_cast<double>(y[k]);
+    dot += a * b;
+    xx += a * a;
+    yy += b * b;
   }
   if (xx == 0 || yy == 0) return false;
   *out = 1.0 - dot / (std::sqrt(xx) * std::sqrt(yy));
@@ -131,16 +171,26 @@ class VectorDistance : public ScalarFunction {
 
   arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args, const FunctionOptions&,
                                       const EvalContext& ctx) const override {
-    ARROW_ASSIGN_OR_RAISE(auto left_array, ToArray(args[0], ctx.num_rows));
-    ARROW_ASSIGN_OR_RAISE(auto right_array, ToArray(args[1], ctx.num_rows));
-    ARROW_ASSIGN_OR_RAISE(auto a, Flatten(left_array));
-    ARROW_ASSIGN_OR_RAISE(auto b, Flatten(right_array));
+    // A constant side (a query vector) is read as it is, never repeated for every row.
+    ARROW_ASSIGN_OR_RAISE(auto a, MakeSide(args[0], ctx.num_rows));
+    ARROW_ASSIGN_OR_RAISE(auto b, MakeSide(args[1], ctx.num_rows));
+    const bool a_float = a.values->type_id() == arrow::Type::FLOAT;
+    const bool b_float = b.values->type_id() == arrow::Type::FLOAT;
+    if (a_float && b_float) return Distances<float, float>(a, b, ctx);
+    if (a_float) return Distances<float, double>(a, b, ctx);
+    if (b_float) return Distances<double, float>(a, b, ctx);
+    return Distances<double, double>(a, b, ctx);
+  }
+
+ private:
+  template <typename X, typename Y>
+  arrow::Result<arrow::Datum> Distances(const Side& a, const Side& b, const EvalContext& ctx) const {
     arrow::DoubleBuilder out;
     ARROW_RETURN_NOT_OK(out.Reserve(ctx.num_rows));
-    const double* av = a.values->raw_values();
-    const double* bv = b.values->raw_values();
+    const X* av = RawValues<X>(*a.values);
+    const Y* bv = RawValues<Y>(*b.values);
     for (int64_t i = 0; i < ctx.num_rows; ++i) {
-      if (a.list->IsNull(i) || b.list->IsNull(i)) {
+      if (a.IsNull(i) || b.IsNull(i)) {
         out.UnsafeAppendNull();
         continue;
       }
@@ -149,17 +199,11 @@ class VectorDistance : public ScalarFunction {
         return arrow::Status::Invalid(label(), " at row ", ctx.SourceRow(i), ": vectors have ", n, " and ",
                                       b.Length(i), " values");
       }
+      const int64_t a_offset = a.Offset(i), b_offset = b.Offset(i);
       // A null element makes the distance unknown (its slot holds an arbitrary value).
-      bool null_element = false;
-      for (int64_t k = 0; k < n && !null_element; ++k) {
-        null_element = a.values->IsNull(a.Offset(i) + k) || b.values->IsNull(b.Offset(i) + k);
-      }
-      if (null_element) {
-        out.UnsafeAppendNull();
-        continue;
-      }
       double distance = 0;
-      if (RowDistance(metric_, av + a.Offset(i), bv + b.Offset(i), n, &distance)) {
+      if (!a.AnyNullValue(a_offset, n) && !b.AnyNullValue(b_offset, n) &&
+          RowDistance(metric_, av + a_offset, bv + b_offset, n, &distance)) {
         out.UnsafeAppend(distance);
       } else {
         out.UnsafeAppendNull();
@@ -168,7 +212,6 @@ class VectorDistance : public ScalarFunction {
     return out.Finish();
   }
 
- private:
   const char* label() const {
     switch (metric_) {
       case Metric::kCosine:
