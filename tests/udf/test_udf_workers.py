@@ -21,6 +21,7 @@ import pytest
 import ketch
 from ketch import col
 from ketch.errors import UDFError
+from process_helpers import descendants
 
 RENDEZVOUS_TIMEOUT_S = 60.0
 
@@ -170,26 +171,6 @@ def test_workers_take_the_engines_environment_at_start_not_the_zygotes(tmp_path,
 # -- nothing outlives the pool (in a fresh interpreter: other tests' pools stay out of the count) ----
 
 
-def _descendants(pid: int) -> list[int]:
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != "Z":
-                parents[int(entry)] = int(fields[1])
-    found, frontier = [], [pid]
-    while frontier:
-        parent = frontier.pop()
-        children = [p for p, pp in parents.items() if pp == parent]
-        found += children
-        frontier += children
-    return found
-
-
 def _segments(pid: int) -> list[str]:
     return [n for n in os.listdir("/dev/shm") if n.startswith(f"ketch-{pid}-")]
 
@@ -208,15 +189,15 @@ def release_pool_and_count() -> dict:
     out = ketch.from_pydict({"x": list(range(100))}).with_column("y", expr).to_pydict()
     assert out["y"] == list(range(1, 101))
     # The expression holds the pool: its workers wait, warm, for the next query.
-    during = {"processes": len(_descendants(os.getpid())), "segments": len(_segments(os.getpid()))}
+    during = {"processes": len(descendants(os.getpid())), "segments": len(_segments(os.getpid()))}
     del expr, model
     gc.collect()
     # The engine's UDF threads may drop their last reference to the plan a moment after the query
     # returns: wait (with a deadline) for the pool's shutdown rather than race it.
     deadline = time.monotonic() + RENDEZVOUS_TIMEOUT_S
-    while (_descendants(os.getpid()) or _segments(os.getpid())) and time.monotonic() < deadline:
+    while (descendants(os.getpid()) or _segments(os.getpid())) and time.monotonic() < deadline:
         time.sleep(0.02)
-    after = {"processes": len(_descendants(os.getpid())), "segments": len(_segments(os.getpid()))}
+    after = {"processes": len(descendants(os.getpid())), "segments": len(_segments(os.getpid()))}
     return {"during": during, "after": after}
 
 
@@ -310,7 +291,7 @@ def launcher_before_and_during_a_query() -> dict:
     import sys
 
     imported = {
-        "descendants": len(_descendants(os.getpid())),
+        "descendants": len(descendants(os.getpid())),
         "pool_module_loaded": "ketch.execution.process_pool" in sys.modules,
     }
     udf = ketch.cls(return_dtype=int, concurrency=1, use_process=True)(ParentPid)
@@ -318,7 +299,7 @@ def launcher_before_and_during_a_query() -> dict:
 
     zygote = process_pool._zygote
     assert zygote is not None
-    declared = {"descendants": _descendants(os.getpid()), "zygote": zygote.proc.pid}
+    declared = {"descendants": descendants(os.getpid()), "zygote": zygote.proc.pid}
     # It gets ready on its own, before any query asks it for a worker.
     _wait_until(lambda: zygote._ready, "the zygote's imports")
     parents = ketch.from_pydict({"x": [1, 2]}).with_column("p", udf()(col("x"))).to_pydict()["p"]

@@ -16,6 +16,7 @@ import pytest
 
 import ketch
 from ketch import col
+from process_helpers import descendants
 
 DEADLINE_S = 60.0
 
@@ -125,26 +126,6 @@ def helper(v):  # defined below the declaration: not there yet when the zygote f
 """
 
 
-def _descendants(pid: int) -> list[int]:
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != "Z":
-                parents[int(entry)] = int(fields[1])
-    found, frontier = [], [pid]
-    while frontier:
-        parent = frontier.pop()
-        children = [p for p, pp in parents.items() if pp == parent]
-        found += children
-        frontier += children
-    return found
-
-
 def udf_declared_while_its_module_imports_case(package_root: str, zygote_setting: str) -> dict:
     import importlib
     import sys
@@ -157,7 +138,7 @@ def udf_declared_while_its_module_imports_case(package_root: str, zygote_setting
     kind = type(process_pool._zygote.proc).__name__
     expression = model()(col("x"))
     out = ketch.from_pydict({"x": list(range(6))}).select(expression.alias("y")).to_pydict()["y"]
-    processes = len(_descendants(os.getpid()))
+    processes = len(descendants(os.getpid()))
     del expression
     return {"kind": kind, "values": [v // 1000 for v in out], "processes": processes}
 
