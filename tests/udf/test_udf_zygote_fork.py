@@ -60,9 +60,12 @@ def forked_zygote_case(stdout_path: str) -> dict:
     deadline = time.monotonic() + DEADLINE_S
     while "printed-by-worker-" not in open(stdout_path).read() and time.monotonic() < deadline:
         time.sleep(0.01)
+    with open(f"/proc/{zygote_pid}/comm") as comm:
+        zygote_name = comm.read().strip()
     return {
         "kind": kind,
         "zygote": zygote_pid,
+        "zygote_name": zygote_name,
         "parents": parents,
         "peer_sees_eof": peer_sees_eof,
         "zygote_still_up": zygote_still_up,
@@ -73,6 +76,7 @@ def forked_zygote_case(stdout_path: str) -> dict:
 def test_a_zygote_forked_from_the_engine_serves_and_holds_none_of_its_descriptors(run_isolated, tmp_path):
     out = run_isolated(forked_zygote_case, str(tmp_path / "stdout.txt"), timeout=120)
     assert out["kind"] == "ForkedProcess"
+    assert out["zygote_name"] == "ketch-zygote"  # what ps shows (its command line is the engine's)
     assert out["parents"] == [out["zygote"]] * 3  # the workers are the forked zygote's children
     assert out["zygote_still_up"] is True  # (else its exit would have closed the copies too)
     assert out["peer_sees_eof"] is True

@@ -206,6 +206,17 @@ def _serve_stream(conn: Connection, message: tuple, stream: Any, boxes: tuple, u
         return None
 
 
+def set_process_name(name: str) -> None:
+    """The name ``ps``, ``top`` and /proc/PID/comm show for this process (15 bytes at most), so a
+    zygote forked from the engine (whose command line is the engine's) and its workers are told
+    apart from the engine. Best effort: nothing happens where /proc is not writable."""
+    try:
+        with open("/proc/self/comm", "w") as comm:
+            comm.write(name[:15])
+    except OSError:
+        pass
+
+
 def _preload() -> None:
     import importlib
 
@@ -228,6 +239,7 @@ def _become_worker(control: Connection, wakeup: tuple[int, int], request: tuple)
     _, address, authkey, segment_prefix, sys_path, environ, cwd = request
     code = 1
     try:
+        set_process_name("ketch-udf")
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the engine; it kills workers
@@ -280,6 +292,7 @@ def _reap(control: Connection, children: set[int]) -> None:
 def zygote(control_fd: int) -> int:
     """The zygote's loop (single-threaded: forks happen with no other Python thread running)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the engine decides when it stops
+    set_process_name("ketch-zygote")
     engine = os.getppid()
     _preload()
     from ketch.execution import zygote_fork
