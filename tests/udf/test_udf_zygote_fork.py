@@ -56,12 +56,12 @@ def forked_zygote_case(stdout_path: str) -> dict:
     except TimeoutError:  # a copy of the engine's end is still open somewhere
         peer_sees_eof = False
     zygote_still_up = process_pool._zygote is not None and process_pool._zygote.proc.poll() is None
+    with open(f"/proc/{zygote_pid}/comm") as comm:
+        zygote_name = comm.read().strip()
     del expression
     deadline = time.monotonic() + DEADLINE_S
     while "printed-by-worker-" not in open(stdout_path).read() and time.monotonic() < deadline:
         time.sleep(0.01)
-    with open(f"/proc/{zygote_pid}/comm") as comm:
-        zygote_name = comm.read().strip()
     return {
         "kind": kind,
         "zygote": zygote_pid,
