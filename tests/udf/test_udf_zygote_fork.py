@@ -162,3 +162,28 @@ def test_a_udf_declared_while_its_module_is_imported_loads_whole_in_its_workers(
     assert out["kind"] == kind
     assert out["values"] == [v * 10 + 1 for v in range(6)]
     assert out["processes"] == 3  # the zygote and the UDF's two workers, nothing started inside them
+
+
+def forked_zygote_dies_case() -> dict:
+    from ketch.execution import process_pool, zygote_fork
+
+    def die() -> None:  # runs in the forked copy, before it reports ready
+        os._exit(3)
+
+    zygote_fork._forget_modules_being_imported = die
+    kind, zygote_pid, parents, _ = _zygote_kind_and_parents()
+    return {
+        "first_kind": kind,
+        "kind_now": type(process_pool._zygote.proc).__name__,
+        "can_fork": zygote_fork.engine_can_fork(),
+        "parents": parents,
+        "zygote_now": process_pool._zygote.proc.pid,
+    }
+
+
+def test_a_forked_zygote_that_dies_before_it_is_ready_gives_way_to_a_fresh_interpreter(run_isolated):
+    out = run_isolated(forked_zygote_dies_case, timeout=120)
+    assert out["first_kind"] == "ForkedProcess"
+    assert out["kind_now"] == "Popen"
+    assert out["can_fork"] is False  # for the rest of this process
+    assert out["parents"] == [out["zygote_now"]] * 3

@@ -162,7 +162,16 @@ class _Zygote:
             pass
         with self._cond:
             self.dead = True
+            if not self._ready and isinstance(self.proc, zygote_fork.ForkedProcess):
+                # A forked zygote that died before it was ready: this process is not one to fork
+                # from (the copy reported why on stderr); later zygotes are fresh interpreters.
+                zygote_fork.stop_forking()
             self._cond.notify_all()
+
+    def died_forked_before_ready(self) -> bool:
+        """Whether this was a zygote forked from the engine that died before it got ready."""
+        with self._cond:
+            return self.dead and not self._ready and isinstance(self.proc, zygote_fork.ForkedProcess)
 
     def _wait(self, ready: Callable[[], bool], cancelled: Callable[[], bool] | None, deadline: float) -> None:
         with self._cond:
@@ -313,10 +322,16 @@ class WorkerProcess:
         # mid-batch, the engine unlinks what it left (reclaim_segments).
         self.segment_prefix = f"ketch-{os.getpid()}-{secrets.token_hex(4)}"
         try:
-            self.zygote = _get_zygote()
             request = ("fork", listener.address, authkey, self.segment_prefix, list(sys.path))
             request += ({**os.environ, **(env or {})}, os.getcwd())
-            self.pid = self.zygote.fork(request, cancelled)
+            self.zygote = _get_zygote()
+            try:
+                self.pid = self.zygote.fork(request, cancelled)
+            except WorkerDied:
+                if not self.zygote.died_forked_before_ready():
+                    raise
+                self.zygote = _get_zygote()  # once more, from a fresh interpreter (stop_forking)
+                self.pid = self.zygote.fork(request, cancelled)
             self.conn = self._accept(listener, cancelled)
         except BaseException:
             listener.close()

@@ -15,7 +15,8 @@ that only when a fork is as safe as a fresh interpreter:
 - the engine's resident memory is at most ``_MAX_RSS_BYTES`` (256 MiB): the forked zygote shares
   the engine's pages copy-on-write, and a page the engine frees or rewrites later stays resident
   in the zygote until it exits, so the most a fork can pin is bounded;
-- ``KETCH_UDF_ZYGOTE`` is not ``exec`` (that setting always starts a fresh interpreter).
+- ``KETCH_UDF_ZYGOTE`` is not ``exec`` (that setting always starts a fresh interpreter), and no
+  forked zygote of this process died before it got ready (``stop_forking``).
 
 In the forked copy (``fork_zygote``), before it serves: stdin/stdout/stderr become its own pipes
 (as for the fresh interpreter), every other file descriptor it inherited is pointed at
@@ -72,7 +73,7 @@ THREADS_AT_IMPORT = _os_threads()
 def engine_can_fork() -> bool:
     """True when forking the zygote from this process is as safe as starting a fresh interpreter
     (the conditions are in the module docstring). Never raises."""
-    if os.environ.get("KETCH_UDF_ZYGOTE", "").strip().lower() == "exec":
+    if _FORK_FAILED or os.environ.get("KETCH_UDF_ZYGOTE", "").strip().lower() == "exec":
         return False
     if not sys.platform.startswith("linux") or threading.active_count() != 1:
         return False
@@ -80,6 +81,15 @@ def engine_can_fork() -> bool:
     if threads is None or THREADS_AT_IMPORT is None or threads > THREADS_AT_IMPORT:
         return False
     return rss is not None and rss <= _MAX_RSS_BYTES
+
+
+def stop_forking() -> None:
+    """A forked zygote died before it got ready: fresh interpreters from now on in this process."""
+    global _FORK_FAILED
+    _FORK_FAILED = True
+
+
+_FORK_FAILED = False
 
 
 class ForkedProcess:
