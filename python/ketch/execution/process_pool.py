@@ -107,13 +107,27 @@ class _Zygote:
     def __init__(self) -> None:
         self.owner = os.getpid()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.proc: subprocess.Popen | zygote_fork.ForkedProcess | None = None
         try:
-            self.proc = self._start(theirs.fileno())
-        finally:
-            theirs.close()
-        self._conn = Connection(ours.detach())
-        for stream, fd in ((self.proc.stdout, 1), (self.proc.stderr, 2)):
-            threading.Thread(target=_drain, args=(stream, fd), name="ketch-zygote-drain", daemon=True).start()
+            try:
+                self.proc = self._start(theirs.fileno())
+            finally:
+                theirs.close()
+            self._conn = Connection(ours.detach())
+            for stream, fd in ((self.proc.stdout, 1), (self.proc.stderr, 2)):
+                threading.Thread(
+                    target=_drain, args=(stream, fd), name="ketch-zygote-drain", daemon=True
+                ).start()
+        except BaseException:  # a Ctrl-C meanwhile: the zygote must not outlive it
+            ours.close()
+            if hasattr(self, "_conn"):
+                self._conn.close()
+            if self.proc is not None:
+                self.proc.kill()
+                self.proc.wait()
+                for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+                    pipe.close()  # type: ignore[union-attr]
+            raise
         self._send_lock = threading.RLock()  # RLock: a pool's __del__ may run inside a send
         self._cond = threading.Condition(threading.RLock())
         self._ready = False
@@ -210,6 +224,8 @@ class _Zygote:
             return self._exits.get(pid)
 
     def kill(self, pid: int) -> None:
+        if self.owner != os.getpid():
+            return  # a copy in a child made by os.fork(): the worker is the parent's
         with self._cond:
             if pid in self._exits:
                 return
@@ -231,6 +247,16 @@ class _Zygote:
     def forget(self, pid: int) -> None:
         with self._cond:
             self._exits.pop(pid, None)
+
+    def drop_copies(self) -> None:
+        """In a child made by os.fork(): closes the child's copies of the zygote's pipes and socket,
+        saying nothing to it (the zygote is the parent's; it sees the end of its stdin, and stops,
+        once the parent is gone, however long the child lives)."""
+        for end in (self.proc.stdin, self.proc.stdout, self.proc.stderr, self._conn):
+            try:
+                end.close()
+            except Exception:  # noqa: BLE001
+                pass
 
     def stop(self) -> None:
         """Closes the zygote's stdin: it kills any worker it still has and exits. One still
@@ -455,6 +481,15 @@ class WorkerProcess:
         if self.pid is not None and self.zygote.wait(self.pid, _SHUTDOWN_TIMEOUT_S) is None:
             self.kill()
         self._release()
+
+    def drop_copies(self) -> None:
+        """In a child made by os.fork(): closes the child's copy of the connection, saying nothing
+        (the worker and its shared-memory segments are the parent's)."""
+        if hasattr(self, "conn"):
+            try:
+                self.conn.close()
+            except Exception:  # noqa: BLE001
+                pass
 
     def kill(self) -> None:
         if self.pid is not None:
@@ -697,6 +732,18 @@ class ProcessPool:
         except Exception:  # noqa: BLE001
             pass
 
+    def _forget_workers(self) -> None:
+        """In a child made by os.fork() (see _forget_after_fork): the workers are the parent's; the
+        pool starts its own when it runs. Its lock is new: another thread may have held it."""
+        self._cond = threading.Condition(threading.RLock())
+        workers = self._workers
+        self._workers, self._idle, self._start_errors = [], [], []
+        self._starting = self._discarded = 0
+        self._generation += 1
+        self._pending_slots = set()
+        for worker in workers:
+            worker.drop_copies()
+
 
 class _WorkerStream:
     """A generator call in one worker: ``next`` pulls a chunk; the worker goes back to its pool
@@ -782,6 +829,25 @@ def _start_worker(
 
 
 _POOLS: weakref.WeakSet[ProcessPool] = weakref.WeakSet()
+
+
+def _forget_after_fork() -> None:
+    """In a child made by os.fork() (the user's own, multiprocessing's "fork" start method): the
+    zygote and the workers belong to the parent. Without this the child would send its batches to
+    the parent's workers (their replies mixing with the parent's), stop them at its exit, and keep
+    the parent's zygote and workers alive after the parent died for as long as the child lives (its
+    copy of the zygote's stdin). The child closes its copies, says nothing to them, and starts its
+    own zygote when it runs a process-mode UDF. Locks are new: another thread may have held one."""
+    global _zygote, _zygote_lock
+    _zygote_lock = threading.RLock()
+    zygote, _zygote = _zygote, None
+    if zygote is not None:
+        zygote.drop_copies()
+    for pool in list(_POOLS):
+        pool._forget_workers()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 @atexit.register
