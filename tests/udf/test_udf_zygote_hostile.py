@@ -249,3 +249,40 @@ def test_the_parents_zygote_and_workers_stop_when_it_dies_though_its_forked_chil
     finally:
         engine.stdin.close()  # the child's stdin: it exits
         engine.stdout.close()
+
+
+def _is_zombie_child(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat_file:
+            stat = stat_file.read()
+    except OSError:
+        return False  # reaped
+    return stat[stat.rindex(")") + 2] == "Z"
+
+
+def killed_zygote_case() -> dict:
+    import signal
+
+    from ketch.execution import process_pool
+
+    udf = ketch.cls(return_dtype=int, concurrency=1, use_process=True)(AddOne)
+    expression = udf()(col("x"))
+
+    def query() -> list[int]:
+        return ketch.from_pydict({"x": [1, 2, 3]}).with_column("y", expression).to_pydict()["y"]
+
+    first = query()
+    zygote = process_pool._zygote.proc.pid
+    os.kill(zygote, signal.SIGKILL)  # between queries
+    deadline = time.monotonic() + DEADLINE_S
+    while (_alive(zygote) or _is_zombie_child(zygote)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    reaped = not _alive(zygote) and not _is_zombie_child(zygote)
+    return {"first": first, "reaped": reaped, "second": query(), "third": query()}
+
+
+def test_a_killed_zygote_is_reaped_at_once_and_the_next_queries_work(run_isolated):
+    out = run_isolated(killed_zygote_case, timeout=120)
+    expected = [x + 1 for x in [1, 2, 3]]
+    assert out["reaped"] is True  # no zombie until the next query notices
+    assert out["first"] == out["second"] == out["third"] == expected

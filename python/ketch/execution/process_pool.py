@@ -177,6 +177,10 @@ class _Zygote:
         with self._cond:
             self.dead = True
             self._cond.notify_all()
+        try:  # reaped now, not when the next query notices: no zombie stays behind a killed zygote
+            self.proc.wait(timeout=_SHUTDOWN_TIMEOUT_S)
+        except Exception:  # noqa: BLE001 - still running (stop() kills it) or reaped elsewhere
+            pass
 
     def _wait(self, ready: Callable[[], bool], cancelled: Callable[[], bool] | None, deadline: float) -> None:
         with self._cond:
