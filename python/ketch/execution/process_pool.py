@@ -29,6 +29,8 @@ worker that dies (a segfault, os._exit) fails its batch with the signal or exit 
 memory segments are unlinked, and the next batch starts a fresh worker; one found dead before it
 read its batch (killed while idle) is replaced and the batch goes to another worker. Workers and
 the zygote exit when the engine process dies (their stdin is a pipe only the engine writes to).
+A child the engine makes with ``os.fork()`` (or multiprocessing's "fork") drops its copies of the
+parent's zygote and workers and starts its own when it runs a process-mode UDF.
 
 A forked worker takes the engine's sys.path, environment and working directory of the moment it
 starts, and reseeds numpy's global generator; libraries the zygote imported (numpy, pyarrow,

@@ -18,7 +18,8 @@ that only when a fork is as safe as a fresh interpreter:
 - ``KETCH_UDF_ZYGOTE`` is not ``exec`` (that setting always starts a fresh interpreter).
 
 In the forked copy (``fork_zygote``), before it serves: stdin/stdout/stderr become its own pipes
-(as for the fresh interpreter), every other file descriptor it inherited is pointed at
+(as for the fresh interpreter, with new ``sys.std*`` objects over them: the engine's may be closed
+or replaced by the user), every other file descriptor it inherited is pointed at
 ``/dev/null`` (so the engine's sockets and files are not held open by the zygote or its workers,
 and a finalizer closing one of those numbers later cannot close a descriptor of the zygote's own),
 signal handlers the engine installed go back to their defaults, and the inherited objects are
