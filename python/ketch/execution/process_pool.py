@@ -267,6 +267,11 @@ class _Zygote:
     def stop(self) -> None:
         """Closes the zygote's stdin: it kills any worker it still has and exits. One still
         importing (no worker yet: forks are only asked of a ready zygote) is killed at once."""
+        with self._send_lock:
+            try:
+                self._conn.send(("stop",))  # (an end of file alone means the engine died)
+            except OSError:
+                pass
         try:
             self.proc.stdin.close()
         except Exception:  # noqa: BLE001
