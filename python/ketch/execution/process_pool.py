@@ -29,6 +29,8 @@ worker that dies (a segfault, os._exit) fails its batch with the signal or exit 
 memory segments are unlinked, and the next batch starts a fresh worker; one found dead before it
 read its batch (killed while idle) is replaced and the batch goes to another worker. Workers and
 the zygote exit when the engine process dies (their stdin is a pipe only the engine writes to).
+A child the engine makes with ``os.fork()`` (or multiprocessing's "fork") drops its copies of the
+parent's zygote and workers and starts its own when it runs a process-mode UDF.
 
 A forked worker takes the engine's sys.path, environment and working directory of the moment it
 starts, and reseeds numpy's global generator; libraries the zygote imported (numpy, pyarrow,
@@ -107,13 +109,27 @@ class _Zygote:
     def __init__(self) -> None:
         self.owner = os.getpid()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.proc: subprocess.Popen | zygote_fork.ForkedProcess | None = None
         try:
-            self.proc = self._start(theirs.fileno())
-        finally:
-            theirs.close()
-        self._conn = Connection(ours.detach())
-        for stream, fd in ((self.proc.stdout, 1), (self.proc.stderr, 2)):
-            threading.Thread(target=_drain, args=(stream, fd), name="ketch-zygote-drain", daemon=True).start()
+            try:
+                self.proc = self._start(theirs.fileno())
+            finally:
+                theirs.close()
+            self._conn = Connection(ours.detach())
+            for stream, fd in ((self.proc.stdout, 1), (self.proc.stderr, 2)):
+                threading.Thread(
+                    target=_drain, args=(stream, fd), name="ketch-zygote-drain", daemon=True
+                ).start()
+        except BaseException:  # a Ctrl-C meanwhile: the zygote must not outlive it
+            ours.close()
+            if hasattr(self, "_conn"):
+                self._conn.close()
+            if self.proc is not None:
+                self.proc.kill()
+                self.proc.wait()
+                for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+                    pipe.close()  # type: ignore[union-attr]
+            raise
         self._send_lock = threading.RLock()  # RLock: a pool's __del__ may run inside a send
         self._cond = threading.Condition(threading.RLock())
         self._ready = False
@@ -167,6 +183,10 @@ class _Zygote:
                 # from (the copy reported why on stderr); later zygotes are fresh interpreters.
                 zygote_fork.stop_forking()
             self._cond.notify_all()
+        try:  # reaped now, not when the next query notices: no zombie stays behind a killed zygote
+            self.proc.wait(timeout=_SHUTDOWN_TIMEOUT_S)
+        except Exception:  # noqa: BLE001 - still running (stop() kills it) or reaped elsewhere
+            pass
 
     def died_forked_before_ready(self) -> bool:
         """Whether this was a zygote forked from the engine that died before it got ready."""
@@ -219,6 +239,8 @@ class _Zygote:
             return self._exits.get(pid)
 
     def kill(self, pid: int) -> None:
+        if self.owner != os.getpid():
+            return  # a copy in a child made by os.fork(): the worker is the parent's
         with self._cond:
             if pid in self._exits:
                 return
@@ -241,9 +263,24 @@ class _Zygote:
         with self._cond:
             self._exits.pop(pid, None)
 
+    def drop_copies(self) -> None:
+        """In a child made by os.fork(): closes the child's copies of the zygote's pipes and socket,
+        saying nothing to it (the zygote is the parent's; it sees the end of its stdin, and stops,
+        once the parent is gone, however long the child lives)."""
+        for end in (self.proc.stdin, self.proc.stdout, self.proc.stderr, self._conn):
+            try:
+                end.close()
+            except Exception:  # noqa: BLE001
+                pass
+
     def stop(self) -> None:
         """Closes the zygote's stdin: it kills any worker it still has and exits. One still
         importing (no worker yet: forks are only asked of a ready zygote) is killed at once."""
+        with self._send_lock:
+            try:
+                self._conn.send(("stop",))  # (an end of file alone means the engine died)
+            except OSError:
+                pass
         try:
             self.proc.stdin.close()
         except Exception:  # noqa: BLE001
@@ -474,6 +511,15 @@ class WorkerProcess:
         if self.pid is not None and self.zygote.wait(self.pid, _SHUTDOWN_TIMEOUT_S) is None:
             self.kill()
         self._release()
+
+    def drop_copies(self) -> None:
+        """In a child made by os.fork(): closes the child's copy of the connection, saying nothing
+        (the worker and its shared-memory segments are the parent's)."""
+        if hasattr(self, "conn"):
+            try:
+                self.conn.close()
+            except Exception:  # noqa: BLE001
+                pass
 
     def kill(self) -> None:
         if self.pid is not None:
@@ -716,6 +762,18 @@ class ProcessPool:
         except Exception:  # noqa: BLE001
             pass
 
+    def _forget_workers(self) -> None:
+        """In a child made by os.fork() (see _forget_after_fork): the workers are the parent's; the
+        pool starts its own when it runs. Its lock is new: another thread may have held it."""
+        self._cond = threading.Condition(threading.RLock())
+        workers = self._workers
+        self._workers, self._idle, self._start_errors = [], [], []
+        self._starting = self._discarded = 0
+        self._generation += 1
+        self._pending_slots = set()
+        for worker in workers:
+            worker.drop_copies()
+
 
 class _WorkerStream:
     """A generator call in one worker: ``next`` pulls a chunk; the worker goes back to its pool
@@ -801,6 +859,25 @@ def _start_worker(
 
 
 _POOLS: weakref.WeakSet[ProcessPool] = weakref.WeakSet()
+
+
+def _forget_after_fork() -> None:
+    """In a child made by os.fork() (the user's own, multiprocessing's "fork" start method): the
+    zygote and the workers belong to the parent. Without this the child would send its batches to
+    the parent's workers (their replies mixing with the parent's), stop them at its exit, and keep
+    the parent's zygote and workers alive after the parent died for as long as the child lives (its
+    copy of the zygote's stdin). The child closes its copies, says nothing to them, and starts its
+    own zygote when it runs a process-mode UDF. Locks are new: another thread may have held one."""
+    global _zygote, _zygote_lock
+    _zygote_lock = threading.RLock()
+    zygote, _zygote = _zygote, None
+    if zygote is not None:
+        zygote.drop_copies()
+    for pool in list(_POOLS):
+        pool._forget_workers()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 @atexit.register

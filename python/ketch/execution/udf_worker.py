@@ -10,6 +10,8 @@ the two processes):
 - ("fork", address, authkey, segment_prefix, sys_path, environ, cwd) → ("forked", pid): a worker
   that takes the engine's current sys.path, environment and working directory, then serves the
   engine (below);
+- ("stop",): sent before the engine closes the zygote's stdin to stop it (an end of file without
+  it means the engine died: the zygote then unlinks the segments the engine left);
 - ("kill", pid): SIGKILL to that worker if it has not been reaped yet (so the pid is never reused
   under the engine's feet);
 - ("exit", pid, code) is sent by the zygote whenever it reaps a worker (code < 0: the signal, as
@@ -51,6 +53,7 @@ _PRELOAD = ("cloudpickle", "numpy", "pyarrow", "pyarrow.compute", "ketch", "ketc
 # short, so that a request coming later finds it done). Workers forked before it import pandas on a
 # thread of their own as they start (pyarrow needs it for most conversions of Python lists).
 _DEFERRED_IDLE_S = 0.25
+_REPARENT_WAIT_S = 1.0  # a dead engine's child is reparented within moments of its fds closing
 
 
 def _exit_with_parent() -> None:
@@ -289,6 +292,18 @@ def _reap(control: Connection, children: set[int]) -> None:
         control.send(("exit", pid, code))
 
 
+def _told_to_stop(control: Connection) -> bool:
+    """Whether a "stop" waits on the control socket (the engine sends it before it closes our
+    stdin); False once the engine's end is closed."""
+    try:
+        while control.poll(0):
+            if control.recv()[0] == "stop":
+                return True
+    except (EOFError, OSError):
+        pass
+    return False
+
+
 def zygote(control_fd: int) -> int:
     """The zygote's loop (single-threaded: forks happen with no other Python thread running)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the engine decides when it stops
@@ -307,6 +322,7 @@ def zygote(control_fd: int) -> int:
     children: set[int] = set()
     control.send(("ready", os.getpid()))
     deferred = True  # _preload_deferred() still to run
+    stopped = False  # the engine said "stop" (else its end means it died)
     try:
         while True:
             try:
@@ -325,12 +341,16 @@ def zygote(control_fd: int) -> int:
                 except BlockingIOError:
                     pass
             if 0 in readable and not os.read(0, 4096):
+                stopped = _told_to_stop(control)
                 return 0  # the engine died or stopped us
             try:
                 _reap(control, children)
                 if control_fd not in readable:
                     continue
                 request = control.recv()
+                if request[0] == "stop":
+                    stopped = True
+                    return 0
                 if request[0] == "fork":
                     sys.stdout.flush()
                     sys.stderr.flush()
@@ -357,6 +377,12 @@ def zygote(control_fd: int) -> int:
                 os.waitpid(pid, 0)
             except ChildProcessError:
                 pass
+        if not stopped:
+            # The engine died: its descriptors close (our end of file) a moment before the kernel
+            # reparents us, so wait for that (bounded) rather than conclude it is still alive.
+            deadline = time.monotonic() + _REPARENT_WAIT_S
+            while os.getppid() == engine and time.monotonic() < deadline:
+                time.sleep(0.005)
         if os.getppid() != engine:
             # The engine died (we were reparented): nobody else will unlink the shared-memory
             # segments it and its workers left (all named ketch-<engine pid>-...).

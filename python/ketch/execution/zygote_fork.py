@@ -19,7 +19,8 @@ that only when a fork is as safe as a fresh interpreter:
   forked zygote of this process died before it got ready (``stop_forking``).
 
 In the forked copy (``fork_zygote``), before it serves: stdin/stdout/stderr become its own pipes
-(as for the fresh interpreter), every other file descriptor it inherited is pointed at
+(as for the fresh interpreter, with new ``sys.std*`` objects over them: the engine's may be closed
+or replaced by the user), every other file descriptor it inherited is pointed at
 ``/dev/null`` (so the engine's sockets and files are not held open by the zygote or its workers,
 and a finalizer closing one of those numbers later cannot close a descriptor of the zygote's own),
 signal handlers the engine installed go back to their defaults, and the inherited objects are
@@ -44,7 +45,7 @@ import sys
 import threading
 import time
 import warnings
-from typing import IO
+from typing import IO, Any
 
 _MAX_RSS_BYTES = 256 << 20
 _WAIT_POLL_S = 0.005
@@ -133,6 +134,13 @@ class ForkedProcess:
         except Exception:  # noqa: BLE001 - interpreter teardown
             pass
 
+    def abandon(self) -> None:
+        """Kills the process, reaps it and closes the pipes (a start that did not complete)."""
+        _kill_and_reap(self.pid)
+        self.returncode = -signal.SIGKILL
+        for pipe in (self.stdin, self.stdout, self.stderr):
+            pipe.close()
+
     def kill(self) -> None:
         if self.poll() is None:
             try:
@@ -144,33 +152,81 @@ class ForkedProcess:
 def fork_zygote(control_fd: int) -> ForkedProcess:
     """Forks this process into a UDF worker zygote serving the engine over ``control_fd`` (one end
     of a Unix socket pair; the caller closes it afterwards). Raises ``OSError`` when the fork or
-    its pipes fail (the caller then starts a fresh interpreter)."""
-    stdin_r, stdin_w = os.pipe()
-    stdout_r, stdout_w = os.pipe()
-    stderr_r, stderr_w = os.pipe()
-    for stream in (sys.stdout, sys.stderr):  # else the copy would print the engine's buffered text
+    its pipes fail (the caller then starts a fresh interpreter).
+
+    A Ctrl-C (SIGINT) while it works is held back until the zygote is complete, then delivered as
+    usual (KeyboardInterrupt); one that surfaces before that ends the copy and closes its pipes
+    first, so nothing outlives the interrupt. Blocking SIGINT in this thread is not enough for that:
+    the kernel hands it to another thread (BLAS, jemalloc) then, and Python raises it here at any
+    point; so a Python handler defers it meanwhile. The block keeps the copy from taking one before
+    it ignores SIGINT, as a zygote does."""
+    # Else the copy would print the engine's buffered text (sys.__stdout__ too: a user may have
+    # replaced sys.stdout).
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:
             stream.flush()
         except Exception:  # noqa: BLE001 - a closed or odd stream: nothing to flush
             pass
-    # SIGINT waits (blocked) across the fork, so that a Ctrl-C there reaches the engine as usual
-    # and never the copy before it ignores SIGINT, as a zygote does.
+    deferred: list[tuple[int, Any]] = []
+    previous = signal.getsignal(signal.SIGINT)
+    defer = previous is not None and threading.current_thread() is threading.main_thread()
+    if defer:
+        signal.signal(signal.SIGINT, lambda signum, frame: deferred.append((signum, frame)))
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    fds: list[int] = []
+    pid: int | None = None
+    proc: ForkedProcess | None = None
     try:
+        for _ in range(3):
+            fds.extend(os.pipe())
+        stdin_r, stdin_w, stdout_r, stdout_w, stderr_r, stderr_w = fds
         with warnings.catch_warnings():  # Python 3.12+ warns of any native thread (BLAS, jemalloc)
             warnings.simplefilter("ignore", DeprecationWarning)
             pid = os.fork()
-    except OSError:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        for fd in (stdin_r, stdin_w, stdout_r, stdout_w, stderr_r, stderr_w):
+        if pid == 0:
+            _run_forked_zygote(control_fd, stdin_r, stdout_w, stderr_w, blocked)  # never returns
+        for fd in (stdin_r, stdout_w, stderr_w):
             os.close(fd)
+            fds.remove(fd)
+        proc = ForkedProcess(pid, stdin_w, stdout_r, stderr_r)
+        fds = []
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        if defer:
+            defer = False
+            signal.signal(signal.SIGINT, previous)
+            if deferred:
+                _deliver(previous, *deferred[0])
+    except BaseException:
+        if proc is not None:
+            proc.abandon()
+        elif pid:
+            _kill_and_reap(pid)
+        for fd in fds:
+            os.close(fd)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        if defer:
+            signal.signal(signal.SIGINT, previous)
         raise
-    if pid == 0:
-        _run_forked_zygote(control_fd, stdin_r, stdout_w, stderr_w, blocked)  # never returns
-    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-    for fd in (stdin_r, stdout_w, stderr_w):
-        os.close(fd)
-    return ForkedProcess(pid, stdin_w, stdout_r, stderr_r)
+    return proc
+
+
+def _deliver(handler: Any, signum: int, frame: Any) -> None:
+    """A deferred signal, as ``handler`` (the one now installed again) would have taken it."""
+    if callable(handler):
+        handler(signum, frame)
+    elif handler == signal.SIG_DFL:
+        os.kill(os.getpid(), signum)
+
+
+def _kill_and_reap(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 def _run_forked_zygote(
@@ -184,6 +240,7 @@ def _run_forked_zygote(
         os.dup2(stdout_w, 1)
         os.dup2(stderr_w, 2)
         _point_inherited_fds_at_devnull(keep={0, 1, 2, control_fd})
+        _fresh_std_streams()
         signal.set_wakeup_fd(-1)
         for signum in signal.valid_signals():
             if signum != signal.SIGINT and callable(signal.getsignal(signum)):
@@ -252,3 +309,19 @@ def _point_inherited_fds_at_devnull(keep: set[int]) -> None:
                 pass
     finally:
         os.close(devnull)
+
+
+_INHERITED_STREAMS: list[object] = []
+
+
+def _fresh_std_streams() -> None:
+    """sys.stdin/stdout/stderr (and their ``__std*__``) become new text streams over descriptors
+    0, 1 and 2, as in a fresh interpreter: the engine's may be closed, or replaced by the user (an
+    ``io.StringIO`` would swallow what a worker prints). The inherited objects are kept referenced
+    (never finalized here: a finalizer flushing one would print the engine's buffered text twice)."""
+    _INHERITED_STREAMS.extend(
+        (sys.stdin, sys.stdout, sys.stderr, sys.__stdin__, sys.__stdout__, sys.__stderr__)
+    )
+    sys.stdin = sys.__stdin__ = open(0, closefd=False)  # lives as long as the process
+    sys.stdout = sys.__stdout__ = open(1, "w", closefd=False)
+    sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, closefd=False, errors="backslashreplace")
