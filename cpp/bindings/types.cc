@@ -26,7 +26,7 @@ void BindTypes(nb::module_& m) {
       nb::arg("mode").none() = nb::none(), nb::arg("height").none() = nb::none(),
       nb::arg("width").none() = nb::none());
 
-  m.def("file_type", [] { return TypeToPy(file_type()); });
+  m.def("file_type", [](const std::string& media) { return TypeToPy(file_type(media)); }, nb::arg("media") = "");
 
   // (mode or None, height or None, width or None) of an Image / FixedShapeImage type.
   m.def("image_type_info", [](nb::handle py_type) {

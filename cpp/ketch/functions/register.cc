@@ -10,6 +10,7 @@
 #include "ketch/functions/image/image_functions.h"
 #include "ketch/functions/internal/source_row_function.h"
 #include "ketch/functions/math/math_functions.h"
+#include "ketch/functions/media/audio_functions.h"
 #include "ketch/functions/nested/nested_functions.h"
 #include "ketch/functions/partitioning/partitioning_functions.h"
 #include "ketch/functions/per_row_option.h"
@@ -42,6 +43,7 @@ arrow::Status RegisterBuiltins() {
     if (status.ok()) status = tokenize::RegisterTokenizeFunctions();
     if (status.ok()) status = partitioning::RegisterPartitioningFunctions();
     if (status.ok()) status = internal::RegisterInternalFunctions();
+    if (status.ok()) status = media::RegisterAudioFunctions();
   });
   return status;
 }

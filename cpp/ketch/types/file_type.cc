@@ -11,16 +11,29 @@ std::shared_ptr<arrow::DataType> FileType::StorageType() {
 }
 
 arrow::Result<std::shared_ptr<arrow::DataType>> FileType::Deserialize(
-    std::shared_ptr<arrow::DataType> storage_type, const std::string&) const {
+    std::shared_ptr<arrow::DataType> storage_type, const std::string& serialized) const {
   if (!storage_type->Equals(*StorageType())) {
     return arrow::Status::Invalid("ketch.file: unexpected storage type ", storage_type->ToString());
   }
-  return file_type();
+  if (serialized != "" && serialized != "audio" && serialized != "video") {
+    return arrow::Status::Invalid("ketch.file: unknown media type '", serialized, "'");
+  }
+  return file_type(serialized);
 }
 
-std::shared_ptr<arrow::DataType> file_type() {
-  static const auto type = std::make_shared<FileType>();
-  return type;
+std::string FileType::ToString(bool) const {
+  if (media_ == "audio") return "File[Audio]";
+  if (media_ == "video") return "File[Video]";
+  return "File";
+}
+
+std::shared_ptr<arrow::DataType> file_type(const std::string& media) {
+  static const auto any = std::make_shared<FileType>();
+  static const auto audio = std::make_shared<FileType>("audio");
+  static const auto video = std::make_shared<FileType>("video");
+  if (media == "audio") return audio;
+  if (media == "video") return video;
+  return any;
 }
 
 bool IsFileType(const arrow::DataType& type) {

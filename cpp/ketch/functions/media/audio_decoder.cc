@@ -1,0 +1,325 @@
+#include "ketch/functions/media/audio_decoder.h"
+
+extern "C" {
+#include <libavutil/channel_layout.h>
+#include <libavutil/opt.h>
+#include <libswresample/swresample.h>
+}
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+namespace ketch::media {
+namespace {
+
+struct SwrDeleter {
+  void operator()(SwrContext* swr) const { swr_free(&swr); }
+};
+using SwrPtr = std::unique_ptr<SwrContext, SwrDeleter>;
+
+struct ChannelLayout {
+  AVChannelLayout layout{};
+  ChannelLayout() = default;
+  ~ChannelLayout() { av_channel_layout_uninit(&layout); }
+  ChannelLayout(const ChannelLayout&) = delete;
+  ChannelLayout& operator=(const ChannelLayout&) = delete;
+};
+
+std::string Upper(std::string_view text) {
+  std::string out(text);
+  for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Containers whose header states the exact number of sample frames: a shorter decode is a
+// truncated file.
+bool ExactDurationContainer(std::string_view format) {
+  return format == "wav" || format == "flac" || format == "aiff" || format == "w64" || format == "caf" ||
+         format == "au";
+}
+
+/// The decoder of one audio stream with its converter to interleaved float samples.
+class AudioStreamDecoder {
+ public:
+  static arrow::Result<std::unique_ptr<AudioStreamDecoder>> Open(std::shared_ptr<arrow::Buffer> bytes,
+                                                                 const AvLimits& limits) {
+    std::unique_ptr<AudioStreamDecoder> self(new AudioStreamDecoder());
+    ARROW_ASSIGN_OR_RAISE(self->input_, AvInput::Open(std::move(bytes), limits));
+    if (self->input_->is_image_container()) {
+      return arrow::Status::Invalid("not an audio file: libavformat reads it as an image (",
+                                    self->input_->format_name(), ")");
+    }
+    ARROW_ASSIGN_OR_RAISE(self->stream_, self->input_->BestStream(AVMEDIA_TYPE_AUDIO));
+    ARROW_ASSIGN_OR_RAISE(self->codec_, self->input_->OpenDecoder(self->stream_, 1));
+    return self;
+  }
+
+  AvInput& input() { return *input_; }
+  AVCodecContext* codec() { return codec_.get(); }
+  const AVStream* stream() const { return input_->format()->streams[stream_]; }
+
+  /// Header-stated sample frames at the codec's rate, or -1 when the container only estimates.
+  int64_t HeaderFrames() const {
+    const AVStream* s = stream();
+    if (!ExactDurationContainer(input_->format_name()) || s->duration == AV_NOPTS_VALUE || s->duration <= 0 ||
+        codec_->sample_rate <= 0) {
+      return -1;
+    }
+    return av_rescale_q(s->duration, s->time_base, AVRational{1, codec_->sample_rate});
+  }
+
+  /// Calls `on_frame(const AVFrame&)` for every decoded frame, in order. A damaged packet is an
+  /// error naming its time.
+  template <typename OnFrame>
+  arrow::Status DecodeAll(OnFrame&& on_frame) {
+    PacketPtr packet(av_packet_alloc());
+    FramePtr frame(av_frame_alloc());
+    if (!packet || !frame) return arrow::Status::OutOfMemory("av_packet_alloc / av_frame_alloc");
+    auto drain = [&]() -> arrow::Status {
+      while (true) {
+        const int rc = avcodec_receive_frame(codec_.get(), frame.get());
+        if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return arrow::Status::OK();
+        if (rc < 0) return AvStatus(rc, "decoding audio");
+        ARROW_RETURN_NOT_OK(on_frame(*frame));
+        av_frame_unref(frame.get());
+      }
+    };
+    while (true) {
+      ARROW_ASSIGN_OR_RAISE(bool more, input_->ReadPacket(packet.get()));
+      if (!more) break;
+      if (packet->stream_index == stream_) {
+        const int rc = avcodec_send_packet(codec_.get(), packet.get());
+        if (rc < 0 && rc != AVERROR(EAGAIN)) {
+          const double at = packet->pts == AV_NOPTS_VALUE ? 0.0 : packet->pts * av_q2d(stream()->time_base);
+          av_packet_unref(packet.get());
+          return AvStatus(rc, "damaged audio packet at " + std::to_string(at) + " s");
+        }
+        av_packet_unref(packet.get());
+        ARROW_RETURN_NOT_OK(drain());
+      } else {
+        av_packet_unref(packet.get());
+      }
+      if (input_->TimedOut()) return arrow::Status::IOError("decoding audio: timed out");
+    }
+    avcodec_send_packet(codec_.get(), nullptr);
+    return drain();
+  }
+
+ private:
+  AudioStreamDecoder() = default;
+  std::unique_ptr<AvInput> input_;
+  int stream_ = -1;
+  CodecContextPtr codec_;
+};
+
+/// libswresample, set up from the first decoded frame (a stream may only say its sample format
+/// once the decoder ran).
+class Converter {
+ public:
+  explicit Converter(const AudioDecodeOptions& options) : options_(options) {}
+
+  arrow::Status Convert(const AVFrame& frame, DecodedAudio* out) {
+    if (!swr_) ARROW_RETURN_NOT_OK(Init(frame, out));
+    const int max_out = swr_get_out_samples(swr_.get(), frame.nb_samples);
+    if (max_out < 0) return AvStatus(max_out, "resampling");
+    return Run(const_cast<const uint8_t**>(frame.extended_data), frame.nb_samples, max_out, out);
+  }
+
+  arrow::Status Flush(DecodedAudio* out) {
+    if (!swr_) return arrow::Status::OK();
+    const int max_out = swr_get_out_samples(swr_.get(), 0);
+    if (max_out <= 0) return arrow::Status::OK();
+    return Run(nullptr, 0, max_out, out);
+  }
+
+ private:
+  arrow::Status Init(const AVFrame& frame, DecodedAudio* out) {
+    ChannelLayout in;
+    if (frame.ch_layout.order == AV_CHANNEL_ORDER_UNSPEC || frame.ch_layout.nb_channels <= 0) {
+      av_channel_layout_default(&in.layout, std::max(1, frame.ch_layout.nb_channels));
+    } else {
+      if (av_channel_layout_copy(&in.layout, &frame.ch_layout) < 0) return arrow::Status::OutOfMemory("layout");
+    }
+    channels_ = in.layout.nb_channels;
+    const int out_rate = options_.sample_rate.value_or(frame.sample_rate);
+    SwrContext* swr = nullptr;
+    int rc = swr_alloc_set_opts2(&swr, &in.layout, options_.float64 ? AV_SAMPLE_FMT_DBL : AV_SAMPLE_FMT_FLT,
+                                 out_rate, &in.layout, static_cast<AVSampleFormat>(frame.format),
+                                 frame.sample_rate, 0, nullptr);
+    swr_.reset(swr);
+    if (rc < 0) return AvStatus(rc, "setting up the resampler");
+    if (out_rate != frame.sample_rate) {
+      av_opt_set(swr, "resampler", "soxr", 0);
+      av_opt_set_int(swr, "precision", 20, 0);
+    }
+    rc = swr_init(swr);
+    if (rc < 0) return AvStatus(rc, "setting up the resampler");
+    out->channels = options_.mono ? 1 : channels_;
+    out->sample_rate = out_rate;
+    sample_bytes_ = options_.float64 ? 8 : 4;
+    return arrow::Status::OK();
+  }
+
+  arrow::Status Run(const uint8_t** in, int in_samples, int max_out, DecodedAudio* out) {
+    const size_t frame_bytes = static_cast<size_t>(channels_) * sample_bytes_;
+    scratch_.resize(static_cast<size_t>(max_out) * frame_bytes);
+    uint8_t* dst = scratch_.data();
+    const int got = swr_convert(swr_.get(), &dst, max_out, in, in_samples);
+    if (got < 0) return AvStatus(got, "resampling");
+    const size_t out_frame_bytes = static_cast<size_t>(out->channels) * sample_bytes_;
+    if ((out->frames + got) * static_cast<int64_t>(out_frame_bytes) > options_.max_output_bytes) {
+      return arrow::Status::Invalid("the decoded audio exceeds ", options_.max_output_bytes,
+                                    " bytes (the query's memory budget)");
+    }
+    const size_t old = out->samples.size();
+    out->samples.resize(old + static_cast<size_t>(got) * out_frame_bytes);
+    if (options_.mono && channels_ > 1) {
+      if (options_.float64) {
+        Downmix(reinterpret_cast<const double*>(dst), got, reinterpret_cast<double*>(out->samples.data() + old));
+      } else {
+        Downmix(reinterpret_cast<const float*>(dst), got, reinterpret_cast<float*>(out->samples.data() + old));
+      }
+    } else {
+      std::memcpy(out->samples.data() + old, dst, static_cast<size_t>(got) * frame_bytes);
+    }
+    out->frames += got;
+    return arrow::Status::OK();
+  }
+
+  template <typename T>
+  void Downmix(const T* in, int frames, T* out) const {
+    for (int i = 0; i < frames; ++i) {
+      T sum = 0;
+      for (int c = 0; c < channels_; ++c) sum += in[static_cast<size_t>(i) * channels_ + c];
+      out[i] = sum / static_cast<T>(channels_);
+    }
+  }
+
+  const AudioDecodeOptions& options_;
+  SwrPtr swr_;
+  int channels_ = 0;
+  int sample_bytes_ = 4;
+  std::vector<uint8_t> scratch_;
+};
+
+std::string SubtypeName(const AVCodecParameters& codec) {
+  switch (codec.codec_id) {
+    case AV_CODEC_ID_PCM_S16LE:
+    case AV_CODEC_ID_PCM_S16BE:
+      return "PCM_16";
+    case AV_CODEC_ID_PCM_S24LE:
+    case AV_CODEC_ID_PCM_S24BE:
+      return "PCM_24";
+    case AV_CODEC_ID_PCM_S32LE:
+    case AV_CODEC_ID_PCM_S32BE:
+      return "PCM_32";
+    case AV_CODEC_ID_PCM_U8:
+      return "PCM_U8";
+    case AV_CODEC_ID_PCM_S8:
+      return "PCM_S8";
+    case AV_CODEC_ID_PCM_F32LE:
+    case AV_CODEC_ID_PCM_F32BE:
+      return "FLOAT";
+    case AV_CODEC_ID_PCM_F64LE:
+    case AV_CODEC_ID_PCM_F64BE:
+      return "DOUBLE";
+    case AV_CODEC_ID_PCM_MULAW:
+      return "ULAW";
+    case AV_CODEC_ID_PCM_ALAW:
+      return "ALAW";
+    case AV_CODEC_ID_ADPCM_IMA_WAV:
+      return "IMA_ADPCM";
+    case AV_CODEC_ID_ADPCM_MS:
+      return "MS_ADPCM";
+    case AV_CODEC_ID_GSM_MS:
+      return "GSM610";
+    case AV_CODEC_ID_VORBIS:
+      return "VORBIS";
+    case AV_CODEC_ID_OPUS:
+      return "OPUS";
+    case AV_CODEC_ID_MP3:
+      return "MPEG_LAYER_III";
+    case AV_CODEC_ID_MP2:
+      return "MPEG_LAYER_II";
+    case AV_CODEC_ID_MP1:
+      return "MPEG_LAYER_I";
+    case AV_CODEC_ID_FLAC: {
+      const int bits = codec.bits_per_raw_sample;
+      return bits == 8 ? "PCM_S8" : bits == 24 ? "PCM_24" : bits == 32 ? "PCM_32" : "PCM_16";
+    }
+    default:
+      return Upper(avcodec_get_name(codec.codec_id));
+  }
+}
+
+std::string FormatName(std::string_view demuxer) {
+  if (demuxer == "wav") return "WAV";
+  if (demuxer == "flac") return "FLAC";
+  if (demuxer == "ogg") return "OGG";
+  if (demuxer == "mp3") return "MP3";
+  if (demuxer == "aiff") return "AIFF";
+  if (demuxer == "w64") return "W64";
+  if (demuxer == "caf") return "CAF";
+  if (demuxer == "au") return "AU";
+  const auto comma = demuxer.find(',');
+  return Upper(demuxer.substr(0, comma));
+}
+
+}  // namespace
+
+arrow::Result<DecodedAudio> DecodeAudio(std::shared_ptr<arrow::Buffer> bytes, const AudioDecodeOptions& options) {
+  ARROW_ASSIGN_OR_RAISE(auto decoder, AudioStreamDecoder::Open(std::move(bytes), options.limits));
+  const int64_t header_frames = decoder->HeaderFrames();
+  const int in_rate = decoder->codec()->sample_rate;
+  const int channels = options.mono ? 1 : std::max(1, decoder->codec()->ch_layout.nb_channels);
+  if (header_frames > 0 && in_rate > 0) {
+    // Refused from the header, before decoding anything.
+    const double out_frames =
+        static_cast<double>(header_frames) * options.sample_rate.value_or(in_rate) / in_rate;
+    const double out_bytes = out_frames * channels * (options.float64 ? 8 : 4);
+    if (out_bytes > static_cast<double>(options.max_output_bytes)) {
+      return arrow::Status::Invalid("the decoded audio would take ", static_cast<int64_t>(out_bytes),
+                                    " bytes, over the limit of ", options.max_output_bytes,
+                                    " bytes (the query's memory budget)");
+    }
+  }
+  DecodedAudio out;
+  Converter converter(options);
+  int64_t decoded_frames = 0;
+  ARROW_RETURN_NOT_OK(decoder->DecodeAll([&](const AVFrame& frame) {
+    decoded_frames += frame.nb_samples;
+    return converter.Convert(frame, &out);
+  }));
+  ARROW_RETURN_NOT_OK(converter.Flush(&out));
+  if (decoded_frames == 0) return arrow::Status::Invalid("no audio samples could be decoded");
+  if (header_frames > 0 && decoded_frames < header_frames) {
+    return arrow::Status::Invalid("truncated audio: the header states ", header_frames, " frames, only ",
+                                  decoded_frames, " could be decoded");
+  }
+  return out;
+}
+
+arrow::Result<AudioMetadata> ReadAudioMetadata(std::shared_ptr<arrow::Buffer> bytes, const AvLimits& limits) {
+  ARROW_ASSIGN_OR_RAISE(auto decoder, AudioStreamDecoder::Open(std::move(bytes), limits));
+  AudioMetadata meta;
+  const AVCodecParameters& params = *decoder->stream()->codecpar;
+  meta.sample_rate = decoder->codec()->sample_rate;
+  meta.channels = decoder->codec()->ch_layout.nb_channels;
+  meta.format = FormatName(decoder->input().format_name());
+  meta.subtype = SubtypeName(params);
+  int64_t frames = decoder->HeaderFrames();
+  if (frames < 0) {
+    // Only an estimate in the header: count what the decoder gives (gapless: encoder delay and
+    // padding removed, as libsndfile's MP3 and Ogg readers do).
+    frames = 0;
+    ARROW_RETURN_NOT_OK(decoder->DecodeAll([&](const AVFrame& frame) {
+      frames += frame.nb_samples;
+      return arrow::Status::OK();
+    }));
+  }
+  meta.frames = static_cast<double>(frames);
+  return meta;
+}
+
+}  // namespace ketch::media
