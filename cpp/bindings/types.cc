@@ -26,7 +26,15 @@ void BindTypes(nb::module_& m) {
       nb::arg("mode").none() = nb::none(), nb::arg("height").none() = nb::none(),
       nb::arg("width").none() = nb::none());
 
-  m.def("file_type", [](const std::string& media) { return TypeToPy(file_type(media)); }, nb::arg("media") = "");
+  m.def(
+      "file_type", [](const std::string& media) { return TypeToPy(file_type(media)); },
+      nb::arg("media") = "");
+  // The media type of a File type: "" (any file), "audio" or "video".
+  m.def("file_media", [](nb::handle py_type) {
+    auto type = TypeFromPy(py_type);
+    if (!IsFileType(*type)) RaiseStatus(arrow::Status::TypeError(type->ToString(), " is not a File type"));
+    return static_cast<const FileType&>(*type).media();
+  });
 
   // (mode or None, height or None, width or None) of an Image / FixedShapeImage type.
   m.def("image_type_info", [](nb::handle py_type) {

@@ -27,7 +27,7 @@ from ketch.dataframe_ops.set_ops import concat
 from ketch.datatype import DataType, ImageMode, TimeUnit
 from ketch.expressions import Expression, col, element, lit
 from ketch.expressions.temporal import interval
-from ketch.file import File
+from ketch.file import AudioFile, File, VideoFile
 from ketch.io import (
     HTTPConfig,
     IOConfig,
@@ -66,7 +66,9 @@ __all__ = [
     "DataFrame",
     "DataType",
     "Expression",
+    "AudioFile",
     "File",
+    "VideoFile",
     "ImageMode",
     "Series",
     "Window",

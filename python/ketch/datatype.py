@@ -267,10 +267,17 @@ class DataType:
         return self.extension_name == "arrow.uuid"
 
     @classmethod
-    def file(cls) -> DataType:
+    def file(cls, media_type: Any = None) -> DataType:
         """File: a lazy reference to an object (path or URL, and its size when known), the Arrow
-        extension type ``ketch.file`` over struct<path: large_string, size: int64>."""
-        return cls(_core.file_type())
+        extension type ``ketch.file`` over struct<path: large_string, size: int64>.
+        ``media_type`` "audio" or "video" gives File[Audio] / File[Video] (Daft's media types),
+        whose values are ``ketch.AudioFile`` / ``ketch.VideoFile``; ValueError for others."""
+        media = "" if media_type is None else str(media_type).lower()
+        if media in ("unknown", "file"):
+            media = ""
+        if media not in ("", "audio", "video"):
+            raise ValueError(f"File media_type must be None, 'audio' or 'video', got {media_type!r}")
+        return cls(_core.file_type(media))
 
     @classmethod
     def from_arrow_type(cls, arrow_type: pa.DataType) -> DataType:

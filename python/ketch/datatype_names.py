@@ -113,5 +113,8 @@ def _extension_name(arrow_type: pa.DataType, extension: str) -> str:
     if extension == "arrow.uuid":
         return "UUID"
     if extension == "ketch.file":
-        return "File"
+        from ketch import _core
+
+        media = _core.file_media(arrow_type)
+        return f"File[{media.capitalize()}]" if media else "File"
     return f"Extension[{extension}; {daft_type_name(arrow_type.storage_type)}]"

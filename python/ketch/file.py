@@ -156,15 +156,89 @@ class File:
 
 
 def files_from_arrow(array: Any) -> list[File | None]:
-    """The File objects of a ketch.file Arrow array (None for null rows)."""
+    """The File objects of a ketch.file Arrow array (None for null rows): ``AudioFile`` /
+    ``VideoFile`` for File[Audio] / File[Video] columns."""
+    from ketch import _core
+
+    kind = {"audio": AudioFile, "video": VideoFile}.get(_core.file_media(array.type), File)
     storage = array.storage
     paths = storage.field("path").to_pylist()
     sizes = storage.field("size").to_pylist()
     valid = storage.is_valid().to_pylist()
     return [
-        File(p, size=s) if ok and p is not None else None
+        kind(p, size=s) if ok and p is not None else None
         for p, s, ok in zip(paths, sizes, valid, strict=True)
     ]
+
+
+class _MediaFile(File):
+    """A File whose media kernels run on this one object (the engine's native kernels, so the
+    values equal the column functions')."""
+
+    __slots__ = ()
+
+    def _one(self, expr_of: Any) -> Any:
+        import pyarrow as pa
+
+        from ketch.expressions import col
+        from ketch.io.files import file_array
+        from ketch.io.memory import from_arrow
+
+        df = from_arrow(pa.table({"f": file_array([self._path], [self._size])}))
+        return df.select(expr_of(col("f")).alias("v")).to_pydict()["v"][0]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self._path, self._io_config, self._size))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._path!r})"
+
+
+class AudioFile(_MediaFile):
+    """Daft's ``daft.AudioFile``: a File known to hold audio (values of a File[Audio] column, made
+    by ``ketch.functions.audio_file``). Decoding is FFmpeg's (libavformat / libavcodec), in the
+    engine, not soundfile.
+
+    Example:
+        >>> f = ketch.AudioFile("speech.flac")
+        >>> f.metadata()["sample_rate"], f.resample(16000).shape
+    """
+
+    __slots__ = ()
+
+    def metadata(self) -> dict[str, Any]:
+        """``{"sample_rate": int, "channels": int, "frames": float, "format": str, "subtype": str}``
+        with libsndfile's format and subtype names ("WAV", "PCM_16", ...), as Daft's."""
+        from ketch.functions.audio import audio_metadata
+
+        return self._one(lambda c: audio_metadata(c, io_config=self._io_config))
+
+    def to_numpy(self) -> Any:
+        """All samples at the file's own rate: float64 numpy array of shape (frames,) for one
+        channel, (frames, channels) otherwise (soundfile's ``sf.read`` layout)."""
+        from ketch.functions.audio import decode_audio
+
+        return self._one(lambda c: decode_audio(c, dtype="float64", io_config=self._io_config))
+
+    def resample(self, sample_rate: int) -> Any:
+        """The samples resampled to ``sample_rate`` Hz (libsoxr, HQ): float64 numpy array, shapes as
+        :meth:`to_numpy`."""
+        from ketch.functions.audio import resample
+
+        return self._one(lambda c: resample(c, sample_rate, io_config=self._io_config))
+
+
+class VideoFile(_MediaFile):
+    """Daft's ``daft.VideoFile``: a File known to hold video (values of a File[Video] column, made
+    by ``ketch.functions.video_file``)."""
+
+    __slots__ = ()
+
+    def metadata(self) -> dict[str, Any]:
+        """``{"width", "height", "fps", "frame_count", "time_base"}`` of the first video stream."""
+        from ketch.functions import video_metadata  # type: ignore[attr-defined]
+
+        return self._one(video_metadata)
 
 
 def files_to_arrow(values: list[Any]) -> Any:

@@ -21,6 +21,7 @@ from ketch.expressions.string_extra_methods import StringExtraMethods
 from ketch.expressions.tokenize_methods import TokenizeMethods
 
 if TYPE_CHECKING:
+    from ketch.expressions.audio import AudioNamespace
     from ketch.expressions.embedding import EmbeddingNamespace
     from ketch.expressions.file import FileNamespace
     from ketch.expressions.image import ImageNamespace
@@ -396,6 +397,12 @@ class Expression(
         from ketch.expressions.image import ImageNamespace
 
         return ImageNamespace(self)
+
+    @property
+    def audio(self) -> AudioNamespace:
+        from ketch.expressions.audio import AudioNamespace
+
+        return AudioNamespace(self)
 
     @property
     def embedding(self) -> EmbeddingNamespace:

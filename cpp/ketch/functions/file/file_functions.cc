@@ -152,25 +152,35 @@ class FileFunction : public ScalarFunction {
   Kind kind_;
 };
 
-/// file_from_path(string) → File: references with unknown size; nothing is read.
+/// file_from_path(string | File; media: "" | "audio" | "video") → File (File[Audio], File[Video]):
+/// references with unknown size; nothing is read.
 class FileFromPath : public ScalarFunction {
  public:
   std::string name() const override { return "file_from_path"; }
 
   arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(
       const std::vector<std::shared_ptr<arrow::DataType>>& types, const std::vector<ExprPtr>& exprs,
-      const FunctionOptions&) const override {
-    if (types.size() != 1 || !arrow::is_string(types[0]->id())) {
-      return arrow::Status::TypeError("url.to_file expects a string column of paths or URLs, but ",
-                                      exprs.empty() ? "?" : exprs[0]->ToString(), " has type ",
-                                      types.empty() ? "?" : types[0]->ToString());
+      const FunctionOptions& options) const override {
+    ARROW_ASSIGN_OR_RAISE(auto media, Media(options));
+    if (types.size() != 1 || !(arrow::is_string(types[0]->id()) || IsFileType(*types[0]))) {
+      return arrow::Status::TypeError(
+          media.empty() ? "url.to_file" : media + "_file", " expects a string column of paths or URLs, but ",
+          exprs.empty() ? "?" : exprs[0]->ToString(), " has type ",
+          types.empty() ? "?" : types[0]->ToString(),
+          media.empty() ? "" : " (the " + media + " kernels also take encoded bytes as they are)");
     }
-    return file_type();
+    return file_type(media);
   }
 
-  arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args, const FunctionOptions&,
+  arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args, const FunctionOptions& options,
                                       const EvalContext& ctx) const override {
     ARROW_ASSIGN_OR_RAISE(auto input, ToArray(args[0], ctx.num_rows));
+    ARROW_ASSIGN_OR_RAISE(auto media, Media(options));
+    if (IsFileType(*input->type())) {
+      // A File column gets the media type: same references, same storage.
+      return arrow::ExtensionType::WrapArray(file_type(media),
+                                             static_cast<const arrow::ExtensionArray&>(*input).storage());
+    }
     ARROW_ASSIGN_OR_RAISE(auto paths, arrow::compute::Cast(*input, arrow::large_utf8()));
     ARROW_ASSIGN_OR_RAISE(auto sizes, arrow::MakeArrayOfNull(arrow::int64(), input->length()));
     ARROW_ASSIGN_OR_RAISE(auto bitmap, input->null_count()
@@ -181,7 +191,19 @@ class FileFromPath : public ScalarFunction {
     ARROW_ASSIGN_OR_RAISE(auto storage,
                           arrow::StructArray::Make({paths, sizes}, FileType::StorageType()->fields(), bitmap,
                                                    input->null_count()));
-    return arrow::ExtensionType::WrapArray(file_type(), storage);
+    return arrow::ExtensionType::WrapArray(file_type(media), storage);
+  }
+
+ private:
+  // Option "media": "" (a plain File, the default), "audio" (audio_file) or "video" (video_file).
+  static arrow::Result<std::string> Media(const FunctionOptions& options) {
+    if (!HasOption(options, "media")) return std::string();
+    ARROW_ASSIGN_OR_RAISE(auto media, GetStringOption(options, "media", "file_from_path"));
+    if (media != "" && media != "audio" && media != "video") {
+      return arrow::Status::Invalid("file_from_path: media must be '', 'audio' or 'video', got '", media,
+                                    "'");
+    }
+    return media;
   }
 };
 

@@ -59,6 +59,35 @@ class AudioStreamDecoder {
   AVCodecContext* codec() { return codec_.get(); }
   const AVStream* stream() const { return input_->format()->streams[stream_]; }
 
+  /// The rate the samples come out at when none is asked for: the decoder's, except for Opus,
+  /// which always decodes at 48 kHz: there libsndfile's rule, the smallest Opus rate (8, 12, 16,
+  /// 24, 48 kHz) at or above the input rate the OpusHead records.
+  int NativeRate() const {
+    const AVCodecParameters* params = stream()->codecpar;
+    if (params->codec_id == AV_CODEC_ID_OPUS && params->extradata_size >= 16 &&
+        std::memcmp(params->extradata, "OpusHead", 8) == 0) {
+      const uint8_t* p = params->extradata + 12;
+      const uint32_t input_rate = p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<uint32_t>(p[3]) << 24);
+      for (int rate : {8000, 12000, 16000, 24000}) {
+        if (input_rate != 0 && input_rate <= static_cast<uint32_t>(rate)) return rate;
+      }
+      return 48000;
+    }
+    return codec_->sample_rate;
+  }
+
+  /// Whether a WAV's fmt chunk is WAVE_FORMAT_EXTENSIBLE (libsndfile calls those "WAVEX").
+  bool IsWaveExtensible() const {
+    if (input_->format_name() != "wav") return false;
+    const arrow::Buffer& bytes = input_->bytes();
+    const std::string_view data(reinterpret_cast<const char*>(bytes.data()),
+                                static_cast<size_t>(std::min<int64_t>(bytes.size(), 4096)));
+    const auto fmt = data.find("fmt ");
+    if (fmt == std::string_view::npos || fmt + 10 > data.size()) return false;
+    const auto tag = static_cast<uint8_t>(data[fmt + 8]) | (static_cast<uint8_t>(data[fmt + 9]) << 8);
+    return tag == 0xFFFE;
+  }
+
   /// Header-stated sample frames at the codec's rate, or -1 when the container only estimates.
   int64_t HeaderFrames() const {
     const AVStream* s = stream();
@@ -66,7 +95,33 @@ class AudioStreamDecoder {
         codec_->sample_rate <= 0) {
       return -1;
     }
-    return av_rescale_q(s->duration, s->time_base, AVRational{1, codec_->sample_rate});
+    const int64_t frames = av_rescale_q(s->duration, s->time_base, AVRational{1, codec_->sample_rate});
+    return std::max(frames, WavDataFrames());
+  }
+
+  /// The frames a WAV's data chunk declares, when they run past the end of the bytes (libavformat
+  /// clamps its duration to the bytes there are, which hides a truncated file); else -1.
+  int64_t WavDataFrames() const {
+    const int block_align = stream()->codecpar->block_align;
+    if (input_->format_name() != "wav" || block_align <= 0) return -1;
+    const arrow::Buffer& bytes = input_->bytes();
+    const uint8_t* data = bytes.data();
+    auto u32 = [&](int64_t at) {
+      return static_cast<uint32_t>(data[at]) | (static_cast<uint32_t>(data[at + 1]) << 8) |
+             (static_cast<uint32_t>(data[at + 2]) << 16) | (static_cast<uint32_t>(data[at + 3]) << 24);
+    };
+    if (bytes.size() < 12 || std::memcmp(data, "RIFF", 4) != 0) return -1;
+    for (int64_t at = 12; at + 8 <= bytes.size();) {
+      const uint32_t size = u32(at + 4);
+      if (std::memcmp(data + at, "data", 4) == 0) {
+        // 0 and 0xFFFFFFFF: a stream whose writer did not know the size; nothing is declared.
+        if (size == 0 || size == 0xFFFFFFFFu || at + 8 + static_cast<int64_t>(size) <= bytes.size())
+          return -1;
+        return static_cast<int64_t>(size) / block_align;
+      }
+      at += 8 + static_cast<int64_t>(size) + (size & 1);
+    }
+    return -1;
   }
 
   /// Calls `on_frame(const AVFrame&)` for every decoded frame, in order. A damaged packet is an
@@ -117,7 +172,8 @@ class AudioStreamDecoder {
 /// once the decoder ran).
 class Converter {
  public:
-  explicit Converter(const AudioDecodeOptions& options) : options_(options) {}
+  Converter(const AudioDecodeOptions& options, int native_rate)
+      : options_(options), native_rate_(native_rate) {}
 
   arrow::Status Convert(const AVFrame& frame, DecodedAudio* out) {
     if (!swr_) ARROW_RETURN_NOT_OK(Init(frame, out));
@@ -139,10 +195,11 @@ class Converter {
     if (frame.ch_layout.order == AV_CHANNEL_ORDER_UNSPEC || frame.ch_layout.nb_channels <= 0) {
       av_channel_layout_default(&in.layout, std::max(1, frame.ch_layout.nb_channels));
     } else {
-      if (av_channel_layout_copy(&in.layout, &frame.ch_layout) < 0) return arrow::Status::OutOfMemory("layout");
+      if (av_channel_layout_copy(&in.layout, &frame.ch_layout) < 0)
+        return arrow::Status::OutOfMemory("layout");
     }
     channels_ = in.layout.nb_channels;
-    const int out_rate = options_.sample_rate.value_or(frame.sample_rate);
+    const int out_rate = options_.sample_rate.value_or(native_rate_ > 0 ? native_rate_ : frame.sample_rate);
     SwrContext* swr = nullptr;
     int rc = swr_alloc_set_opts2(&swr, &in.layout, options_.float64 ? AV_SAMPLE_FMT_DBL : AV_SAMPLE_FMT_FLT,
                                  out_rate, &in.layout, static_cast<AVSampleFormat>(frame.format),
@@ -176,9 +233,11 @@ class Converter {
     out->samples.resize(old + static_cast<size_t>(got) * out_frame_bytes);
     if (options_.mono && channels_ > 1) {
       if (options_.float64) {
-        Downmix(reinterpret_cast<const double*>(dst), got, reinterpret_cast<double*>(out->samples.data() + old));
+        Downmix(reinterpret_cast<const double*>(dst), got,
+                reinterpret_cast<double*>(out->samples.data() + old));
       } else {
-        Downmix(reinterpret_cast<const float*>(dst), got, reinterpret_cast<float*>(out->samples.data() + old));
+        Downmix(reinterpret_cast<const float*>(dst), got,
+                reinterpret_cast<float*>(out->samples.data() + old));
       }
     } else {
       std::memcpy(out->samples.data() + old, dst, static_cast<size_t>(got) * frame_bytes);
@@ -197,6 +256,7 @@ class Converter {
   }
 
   const AudioDecodeOptions& options_;
+  const int native_rate_;
   SwrPtr swr_;
   int channels_ = 0;
   int sample_bytes_ = 4;
@@ -268,15 +328,17 @@ std::string FormatName(std::string_view demuxer) {
 
 }  // namespace
 
-arrow::Result<DecodedAudio> DecodeAudio(std::shared_ptr<arrow::Buffer> bytes, const AudioDecodeOptions& options) {
+arrow::Result<DecodedAudio> DecodeAudio(std::shared_ptr<arrow::Buffer> bytes,
+                                        const AudioDecodeOptions& options) {
   ARROW_ASSIGN_OR_RAISE(auto decoder, AudioStreamDecoder::Open(std::move(bytes), options.limits));
   const int64_t header_frames = decoder->HeaderFrames();
   const int in_rate = decoder->codec()->sample_rate;
+  const int native_rate = decoder->NativeRate();
   const int channels = options.mono ? 1 : std::max(1, decoder->codec()->ch_layout.nb_channels);
   if (header_frames > 0 && in_rate > 0) {
     // Refused from the header, before decoding anything.
     const double out_frames =
-        static_cast<double>(header_frames) * options.sample_rate.value_or(in_rate) / in_rate;
+        static_cast<double>(header_frames) * options.sample_rate.value_or(native_rate) / in_rate;
     const double out_bytes = out_frames * channels * (options.float64 ? 8 : 4);
     if (out_bytes > static_cast<double>(options.max_output_bytes)) {
       return arrow::Status::Invalid("the decoded audio would take ", static_cast<int64_t>(out_bytes),
@@ -285,7 +347,7 @@ arrow::Result<DecodedAudio> DecodeAudio(std::shared_ptr<arrow::Buffer> bytes, co
     }
   }
   DecodedAudio out;
-  Converter converter(options);
+  Converter converter(options, decoder->NativeRate());
   int64_t decoded_frames = 0;
   ARROW_RETURN_NOT_OK(decoder->DecodeAll([&](const AVFrame& frame) {
     decoded_frames += frame.nb_samples;
@@ -304,9 +366,9 @@ arrow::Result<AudioMetadata> ReadAudioMetadata(std::shared_ptr<arrow::Buffer> by
   ARROW_ASSIGN_OR_RAISE(auto decoder, AudioStreamDecoder::Open(std::move(bytes), limits));
   AudioMetadata meta;
   const AVCodecParameters& params = *decoder->stream()->codecpar;
-  meta.sample_rate = decoder->codec()->sample_rate;
+  meta.sample_rate = decoder->NativeRate();
   meta.channels = decoder->codec()->ch_layout.nb_channels;
-  meta.format = FormatName(decoder->input().format_name());
+  meta.format = decoder->IsWaveExtensible() ? "WAVEX" : FormatName(decoder->input().format_name());
   meta.subtype = SubtypeName(params);
   int64_t frames = decoder->HeaderFrames();
   if (frames < 0) {
@@ -317,6 +379,11 @@ arrow::Result<AudioMetadata> ReadAudioMetadata(std::shared_ptr<arrow::Buffer> by
       frames += frame.nb_samples;
       return arrow::Status::OK();
     }));
+  }
+  // Opus decodes at 48 kHz; the frames are counted at the reported rate.
+  const int decoder_rate = decoder->codec()->sample_rate;
+  if (decoder_rate > 0 && meta.sample_rate != decoder_rate) {
+    frames = av_rescale(frames, meta.sample_rate, decoder_rate);
   }
   meta.frames = static_cast<double>(frames);
   return meta;

@@ -40,7 +40,8 @@ struct DecodedAudio {
 /// whatever Debian's libavformat/libavcodec read). Errors: Invalid naming the cause for empty,
 /// truncated or non-audio bytes ("no audio stream"), an image container, or an output over
 /// `max_output_bytes`; IOError when `limits.deadline` passes.
-arrow::Result<DecodedAudio> DecodeAudio(std::shared_ptr<arrow::Buffer> bytes, const AudioDecodeOptions& options);
+arrow::Result<DecodedAudio> DecodeAudio(std::shared_ptr<arrow::Buffer> bytes,
+                                        const AudioDecodeOptions& options);
 
 /// soundfile's (libsndfile's) description of an audio object, as Daft's `audio_metadata` gives it.
 struct AudioMetadata {

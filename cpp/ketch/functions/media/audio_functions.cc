@@ -9,14 +9,15 @@ namespace ketch::media {
 namespace {
 
 std::shared_ptr<arrow::DataType> TensorType(bool float64) {
-  return arrow::struct_({arrow::field("data", arrow::large_list(float64 ? arrow::float64() : arrow::float32())),
-                         arrow::field("shape", arrow::large_list(arrow::uint64()))});
+  return arrow::struct_(
+      {arrow::field("data", arrow::large_list(float64 ? arrow::float64() : arrow::float32())),
+       arrow::field("shape", arrow::large_list(arrow::uint64()))});
 }
 
 std::shared_ptr<arrow::DataType> MetadataType() {
-  return arrow::struct_({arrow::field("sample_rate", arrow::int64()), arrow::field("channels", arrow::int64()),
-                         arrow::field("frames", arrow::float64()), arrow::field("format", arrow::utf8()),
-                         arrow::field("subtype", arrow::utf8())});
+  return arrow::struct_({arrow::field("sample_rate", arrow::int64()),
+                         arrow::field("channels", arrow::int64()), arrow::field("frames", arrow::float64()),
+                         arrow::field("format", arrow::utf8()), arrow::field("subtype", arrow::utf8())});
 }
 
 arrow::Result<AudioDecodeOptions> DecodeOptions(const FunctionOptions& options) {
@@ -113,7 +114,8 @@ class AudioMetadataFunction : public ScalarFunction {
       const std::vector<std::shared_ptr<arrow::DataType>>& types, const std::vector<ExprPtr>& exprs,
       const FunctionOptions& options) const override {
     if (types.size() != 1) return arrow::Status::Invalid("audio_metadata takes one argument");
-    ARROW_RETURN_NOT_OK(MediaBytes::CheckType("audio_metadata", types[0], exprs.empty() ? nullptr : exprs[0]));
+    ARROW_RETURN_NOT_OK(
+        MediaBytes::CheckType("audio_metadata", types[0], exprs.empty() ? nullptr : exprs[0]));
     ARROW_RETURN_NOT_OK(NullOnError(options, "audio_metadata").status());
     return MetadataType();
   }

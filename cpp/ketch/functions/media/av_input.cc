@@ -32,7 +32,8 @@ std::string AvErrorString(int code) {
 arrow::Status AvStatus(int code, std::string_view what) {
   if (code == AVERROR_EXIT) return arrow::Status::IOError(what, ": timed out");
   if (code == AVERROR_INVALIDDATA || code == AVERROR_EOF || code == AVERROR(EINVAL) ||
-      code == AVERROR_DECODER_NOT_FOUND || code == AVERROR_DEMUXER_NOT_FOUND || code == AVERROR_PATCHWELCOME) {
+      code == AVERROR_DECODER_NOT_FOUND || code == AVERROR_DEMUXER_NOT_FOUND ||
+      code == AVERROR_PATCHWELCOME) {
     return arrow::Status::Invalid(what, ": ", AvErrorString(code));
   }
   if (code == AVERROR(ENOMEM)) return arrow::Status::OutOfMemory(what, ": ", AvErrorString(code));
@@ -48,7 +49,8 @@ arrow::Result<std::unique_ptr<AvInput>> AvInput::Open(std::shared_ptr<arrow::Buf
   input->limits_ = limits;
   auto* buffer = static_cast<uint8_t*>(av_malloc(kIoBufferBytes));
   if (buffer == nullptr) return arrow::Status::OutOfMemory("av_malloc for the media reader");
-  input->io_ = avio_alloc_context(buffer, kIoBufferBytes, 0, input.get(), &AvInput::Read, nullptr, &AvInput::Seek);
+  input->io_ =
+      avio_alloc_context(buffer, kIoBufferBytes, 0, input.get(), &AvInput::Read, nullptr, &AvInput::Seek);
   if (input->io_ == nullptr) {
     av_free(buffer);
     return arrow::Status::OutOfMemory("avio_alloc_context");
@@ -91,7 +93,8 @@ arrow::Result<int> AvInput::BestStream(AVMediaType type) const {
   const int index = av_find_best_stream(format_, type, -1, -1, nullptr, 0);
   if (index < 0) {
     const char* name = av_get_media_type_string(type);
-    return arrow::Status::Invalid("no ", name ? name : "such", " stream in the ", format_name(), " container");
+    return arrow::Status::Invalid("no ", name ? name : "such", " stream in the ", format_name(),
+                                  " container");
   }
   return index;
 }

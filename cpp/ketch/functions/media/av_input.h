@@ -64,6 +64,8 @@ class AvInput {
   AvInput& operator=(const AvInput&) = delete;
 
   AVFormatContext* format() const { return format_; }
+  /// The encoded bytes being read.
+  const arrow::Buffer& bytes() const { return *bytes_; }
   /// The demuxer's short name ("wav", "mp3", "ogg", "flac", "mov,mp4,m4a,3gp,3g2,mj2", ...).
   std::string_view format_name() const;
   /// Whether the demuxer reads single images (image2 and the "*_pipe" demuxers): a JPEG renamed
