@@ -179,14 +179,44 @@ class Converter {
     if (!swr_) ARROW_RETURN_NOT_OK(Init(frame, out));
     const int max_out = swr_get_out_samples(swr_.get(), frame.nb_samples);
     if (max_out < 0) return AvStatus(max_out, "resampling");
+    in_frames_ += frame.nb_samples;
     return Run(const_cast<const uint8_t**>(frame.extended_data), frame.nb_samples, max_out, out);
   }
 
+  /// Drains the resampler. A resampled signal ends as librosa's `resample(res_type="soxr_hq")`
+  /// (what Daft calls) ends it: soxr's one-shot output (the input followed by silence, cut at
+  /// round(input frames x out rate / in rate)), padded with zeros to ceil(...) frames
+  /// (librosa's fix_length).
   arrow::Status Flush(DecodedAudio* out) {
     if (!swr_) return arrow::Status::OK();
-    const int max_out = swr_get_out_samples(swr_.get(), 0);
-    if (max_out <= 0) return arrow::Status::OK();
-    return Run(nullptr, 0, max_out, out);
+    const bool resampling = out->sample_rate != in_rate_;
+    if (resampling) {
+      // Silence in the input's own format (swr_inject_silence crashes in libsoxr 0.1.3).
+      const int pad = std::max(256, in_rate_ / 10);
+      const int bytes = av_get_bytes_per_sample(in_format_);
+      const bool planar = av_sample_fmt_is_planar(in_format_);
+      const uint8_t silence = (in_format_ == AV_SAMPLE_FMT_U8 || in_format_ == AV_SAMPLE_FMT_U8P) ? 0x80 : 0;
+      std::vector<uint8_t> zeros(static_cast<size_t>(pad) * channels_ * bytes, silence);
+      std::vector<const uint8_t*> planes(planar ? channels_ : 1);
+      for (size_t c = 0; c < planes.size(); ++c)
+        planes[c] = zeros.data() + c * static_cast<size_t>(pad) * bytes;
+      const int max_out = swr_get_out_samples(swr_.get(), pad);
+      if (max_out < 0) return AvStatus(max_out, "resampling");
+      ARROW_RETURN_NOT_OK(Run(planes.data(), pad, max_out, out));
+    }
+    const int held = swr_get_out_samples(swr_.get(), 0);
+    if (held < 0) return AvStatus(held, "resampling");
+    if (held > 0) ARROW_RETURN_NOT_OK(Run(nullptr, 0, held, out));
+    if (resampling) {
+      const int64_t num = in_frames_ * out->sample_rate;
+      const int64_t kept = std::min(out->frames, (2 * num + in_rate_) / (2 * in_rate_));
+      const int64_t target = (num + in_rate_ - 1) / in_rate_;
+      const size_t frame_bytes = static_cast<size_t>(out->channels) * sample_bytes_;
+      out->samples.resize(static_cast<size_t>(kept) * frame_bytes);
+      out->samples.resize(static_cast<size_t>(target) * frame_bytes, 0);  // 0.0f / 0.0 are all-zero bytes
+      out->frames = target;
+    }
+    return arrow::Status::OK();
   }
 
  private:
@@ -199,6 +229,8 @@ class Converter {
         return arrow::Status::OutOfMemory("layout");
     }
     channels_ = in.layout.nb_channels;
+    in_rate_ = frame.sample_rate;
+    in_format_ = static_cast<AVSampleFormat>(frame.format);
     const int out_rate = options_.sample_rate.value_or(native_rate_ > 0 ? native_rate_ : frame.sample_rate);
     SwrContext* swr = nullptr;
     int rc = swr_alloc_set_opts2(&swr, &in.layout, options_.float64 ? AV_SAMPLE_FMT_DBL : AV_SAMPLE_FMT_FLT,
@@ -257,6 +289,9 @@ class Converter {
 
   const AudioDecodeOptions& options_;
   const int native_rate_;
+  int in_rate_ = 0;
+  AVSampleFormat in_format_ = AV_SAMPLE_FMT_NONE;
+  int64_t in_frames_ = 0;
   SwrPtr swr_;
   int channels_ = 0;
   int sample_bytes_ = 4;
