@@ -48,7 +48,7 @@ def _pixels(image) -> np.ndarray:
 
 @pytest.mark.parametrize(
     ("name", "frames"),
-    [("h264", 2 * FPS), ("h264_bframes", FPS), ("vp9", FPS), ("mkv", FPS), ("mjpeg", FPS)],
+    [("h264", 2 * FPS), ("h264_bframes", FPS), ("vp9", FPS), ("vp8", FPS), ("mkv", FPS), ("mjpeg", FPS)],
 )
 def test_metadata_of_each_container(videos, name, frames):
     meta = _one(video_metadata(col("v")), videos[name].read_bytes())
@@ -81,7 +81,7 @@ def test_metadata_type_and_no_video_stream(videos):
 
 
 @pytest.mark.parametrize(
-    ("name", "frames"), [("h264", 2 * FPS), ("h264_bframes", FPS), ("vp9", FPS), ("mkv", FPS)]
+    ("name", "frames"), [("h264", 2 * FPS), ("h264_bframes", FPS), ("vp9", FPS), ("vp8", FPS), ("mkv", FPS)]
 )
 def test_all_frames_with_daft_fields(videos, name, frames):
     out = _one(video_frames(col("v")), videos[name].read_bytes())
@@ -198,6 +198,9 @@ def test_explode_into_rows(videos):
     df = _bytes_df(videos["mjpeg"].read_bytes(), videos["vp9"].read_bytes())
     rows = df.select(video_frames(col("v"), width=64, height=48, end_time=0.1).alias("f")).explode("f")
     assert len(rows.to_pydict()["f"]) == 6
+    same = df.select(col("v").video.frames(width=64, height=48, end_time=0.1).alias("f")).explode("f")
+    data = same.select(col("f").struct.get("data").alias("d")).to_pydict()["d"]
+    assert [_pixels(d).shape for d in data] == [(48, 64, 3)] * 6
 
 
 # -- read_video_frames -----------------------------------------------------------------------------

@@ -29,12 +29,13 @@ def _source(seconds: float) -> list[str]:
 
 def make_videos(root: Path) -> dict[str, Path]:
     """The clips the tests use, by name: h264 (MP4, 2 s, GOP 10, no B-frames), h264_bframes (MP4,
-    1 s, default B-frames), vp9 (WebM, 1 s), mkv (H.264 in Matroska, 1 s), mjpeg (AVI, 1 s),
+    1 s, default B-frames), vp9 and vp8 (WebM, 1 s), mkv (H.264 in Matroska, 1 s), mjpeg (AVI, 1 s),
     audio (an M4A with AAC only), jpeg_as_mp4 (a JPEG renamed .mp4), empty (0 bytes)."""
     out = {
         "h264": root / "clip_h264.mp4",
         "h264_bframes": root / "clip_bframes.mp4",
         "vp9": root / "clip_vp9.webm",
+        "vp8": root / "clip_vp8.webm",
         "mkv": root / "clip.mkv",
         "mjpeg": root / "clip_mjpeg.avi",
         "audio": root / "tone.m4a",
@@ -59,6 +60,8 @@ def make_videos(root: Path) -> dict[str, Path]:
             "-sc_threshold", "0", str(out["h264_bframes"]))  # fmt: skip
     _ffmpeg(*_source(1), "-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-g", str(GOP),
             "-keyint_min", str(GOP), "-auto-alt-ref", "0", str(out["vp9"]))  # fmt: skip
+    _ffmpeg(*_source(1), "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-g", str(GOP),
+            "-keyint_min", str(GOP), "-auto-alt-ref", "0", "-b:v", "1M", str(out["vp8"]))  # fmt: skip
     _ffmpeg(*_source(1), *x264, str(out["mkv"]))
     _ffmpeg(*_source(1), "-c:v", "mjpeg", "-q:v", "3", "-pix_fmt", "yuvj420p", str(out["mjpeg"]))
     _ffmpeg("-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-c:a", "aac", str(out["audio"]))
