@@ -41,6 +41,7 @@ from ketch.io import (
     read_json,
     read_lance,
     read_parquet,
+    read_video_frames,
 )
 from ketch.runners import set_runner_native, set_runner_ray
 from ketch.schema import Field, Schema
@@ -95,6 +96,7 @@ __all__ = [
     "read_csv",
     "read_json",
     "read_lance",
+    "read_video_frames",
     "read_parquet",
     "from_glob_path",
     "from_files",

@@ -11,6 +11,7 @@
 #include "ketch/functions/internal/source_row_function.h"
 #include "ketch/functions/math/math_functions.h"
 #include "ketch/functions/media/audio_functions.h"
+#include "ketch/functions/media/video_functions.h"
 #include "ketch/functions/nested/nested_functions.h"
 #include "ketch/functions/partitioning/partitioning_functions.h"
 #include "ketch/functions/per_row_option.h"
@@ -44,6 +45,7 @@ arrow::Status RegisterBuiltins() {
     if (status.ok()) status = partitioning::RegisterPartitioningFunctions();
     if (status.ok()) status = internal::RegisterInternalFunctions();
     if (status.ok()) status = media::RegisterAudioFunctions();
+    if (status.ok()) status = media::RegisterVideoFunctions();
   });
   return status;
 }

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ketch.expressions.struct import StructNamespace
     from ketch.expressions.temporal import DatetimeNamespace
     from ketch.expressions.url import UrlNamespace
+    from ketch.expressions.video import VideoNamespace
 
 
 _EPOCH_DATE = datetime.date(1970, 1, 1)
@@ -415,6 +416,12 @@ class Expression(
         from ketch.expressions.file import FileNamespace
 
         return FileNamespace(self)
+
+    @property
+    def video(self) -> VideoNamespace:
+        from ketch.expressions.video import VideoNamespace
+
+        return VideoNamespace(self)
 
     @property
     def url(self) -> UrlNamespace:

@@ -18,4 +18,5 @@ from ketch.functions.strings import *  # noqa: F403
 from ketch.functions.strings_extra import *  # noqa: F403
 from ketch.functions.temporal import *  # noqa: F403
 from ketch.functions.tokenize import tokenize_decode, tokenize_encode  # noqa: F401
+from ketch.functions.video import *  # noqa: F403
 from ketch.functions.window import dense_rank, first_value, lag, last_value, lead, over, rank, row_number  # noqa: F401

@@ -6,6 +6,7 @@ from ketch.io.files import from_files, from_glob_path
 from ketch.io.lance import read_lance
 from ketch.io.memory import from_arrow, from_pandas, from_pydict
 from ketch.io.scan import read_csv, read_json, read_parquet
+from ketch.io.video import read_video_frames
 
 __all__ = [
     "HTTPConfig",
@@ -20,4 +21,5 @@ __all__ = [
     "read_json",
     "read_lance",
     "read_parquet",
+    "read_video_frames",
 ]

@@ -67,6 +67,16 @@ arrow::Result<std::unique_ptr<AvInput>> AvInput::Open(std::shared_ptr<arrow::Buf
     input->format_ = nullptr;
     return AvStatus(rc, "not a media container libavformat can read");
   }
+  // A header claiming huge frames is refused before find_stream_info decodes any of them.
+  for (unsigned i = 0; i < input->format_->nb_streams; ++i) {
+    const AVCodecParameters* params = input->format_->streams[i]->codecpar;
+    if (params->codec_type == AVMEDIA_TYPE_VIDEO &&
+        int64_t{params->width} * params->height > limits.max_video_pixels) {
+      return arrow::Status::Invalid("the video header claims ", params->width, "x", params->height,
+                                    " pixels per frame, over the limit of ", limits.max_video_pixels,
+                                    " pixels");
+    }
+  }
   rc = avformat_find_stream_info(input->format_, nullptr);
   if (rc < 0) return AvStatus(rc, "reading the streams' parameters");
   return input;

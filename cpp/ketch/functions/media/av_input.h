@@ -11,6 +11,7 @@ extern "C" {
 #include <arrow/status.h>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +46,9 @@ struct AvLimits {
   /// When set, every blocking read or decode step gives up after this instant (AVERROR_EXIT):
   /// guards against endless inputs.
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  /// Refuse (Invalid) a container whose header claims a video stream of more pixels than this
+  /// (width * height), checked before the streams' parameters are read (which decodes frames).
+  int64_t max_video_pixels = INT64_MAX;
 };
 
 /// A libavformat demuxer over encoded bytes held in memory (one object of a File or binary column),
