@@ -353,7 +353,7 @@ def test_a_pdf_file_larger_than_the_memory_budget_is_refused_before_reading(tmp_
 def test_render_page_out_of_range_names_the_row_and_the_page_count():
     df = bytes_frame([make_pdf([["one"]]), make_pdf(PAGES)])
     with pytest.raises(
-        KetchValueError, match=r"pdf_render failed at row 0: page 3 is out of range: the document has 1 page$"
+        KetchValueError, match=r"pdf_render failed at row 0: page 3 is out of range: the document has 1 page \(in pdf_render"
     ):
         df.select(col("b").pdf.render(3)).collect()
     out = df.select(col("b").pdf.render(3, on_error="null").alias("i")).to_pydict()["i"]

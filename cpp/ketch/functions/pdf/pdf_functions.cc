@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <sstream>
 #include <string_view>
 
 #include "ketch/common/thread_pools.h"
@@ -26,6 +27,14 @@ namespace {
 constexpr std::string_view kHeader = "%PDF-";
 constexpr std::string_view kEof = "%%EOF";
 constexpr double kMaxDpi = 2400;
+
+// "612", "33.3": a number as a person writes it (arrow's message builder prints "612.000000").
+std::string Num(double value) {
+  std::ostringstream out;
+  out.precision(12);
+  out << value;
+  return out.str();
+}
 
 bool Contains(const uint8_t* data, int64_t size, std::string_view needle) {
   std::string_view haystack(reinterpret_cast<const char*>(data), static_cast<size_t>(size));
@@ -387,7 +396,7 @@ class PdfRenderFunction : public PdfFunction {
       }
     }
     if (!(dpi > 0 && dpi <= kMaxDpi)) {
-      return arrow::Status::Invalid("pdf_render: dpi must be in (0, ", kMaxDpi, "], got ", dpi);
+      return arrow::Status::Invalid("pdf_render: dpi must be in (0, ", Num(kMaxDpi), "], got ", Num(dpi));
     }
     return dpi;
   }
@@ -417,15 +426,15 @@ class PdfRenderFunction : public PdfFunction {
       const double h = std::round(height_pt * scale);
       // Refused before allocating: the same limit as decoded images, and the query's budget.
       if (!(w >= 1 && h >= 1) || w * h > static_cast<double>(image::kMaxImagePixels)) {
-        return arrow::Status::Invalid("page ", page_, " of ", width_pt, " x ", height_pt, " points at ", dpi_,
-                                      " dpi would be ", w, " x ", h, " pixels; the limit is ",
-                                      image::kMaxImagePixels, " pixels per image");
+        return arrow::Status::Invalid("page ", page_, " of ", Num(width_pt), " x ", Num(height_pt),
+                                      " points at ", Num(dpi_), " dpi would be ", Num(w), " x ", Num(h),
+                                      " pixels; the limit is ", image::kMaxImagePixels, " pixels per image");
       }
       const auto width = static_cast<int32_t>(w);
       const auto height = static_cast<int32_t>(h);
       const int64_t bytes = int64_t{width} * height * 3;
       if (ctx.memory_budget_bytes > 0 && bytes > ctx.memory_budget_bytes) {
-        return arrow::Status::Invalid("page ", page_, " at ", dpi_, " dpi would need ", bytes,
+        return arrow::Status::Invalid("page ", page_, " at ", Num(dpi_), " dpi would need ", bytes,
                                       " bytes, more than the query's memory budget of ",
                                       ctx.memory_budget_bytes, " bytes");
       }
