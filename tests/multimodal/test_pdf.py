@@ -35,6 +35,7 @@ from reportlab.pdfgen import canvas  # noqa: E402
 DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 # The black rectangle every generated page carries, in points from the bottom-left corner.
 RECT = (100, 100, 50, 30)  # x, y, w, h
+RED = (300, 100, 40, 40)  # a pure red square: the channel order of rendered pixels
 
 
 def make_pdf(
@@ -58,6 +59,9 @@ def make_pdf(
             c.drawString(72, y, line)
             y -= 20
         c.rect(*RECT, fill=1, stroke=0)
+        c.setFillColorRGB(1, 0, 0)
+        c.rect(*RED, fill=1, stroke=0)
+        c.setFillColorRGB(0, 0, 0)
         c.showPage()
     c.save()
     return buf.getvalue()
@@ -172,6 +176,14 @@ def test_render_draws_the_black_rectangle_where_it_was_put(dpi):
             "white below it"
         )
         assert (image[5:20, 5:20] > 240).all(), "the background is white"
+        rx, ry, rw, rh = RED
+        red = image[
+            int(height - (ry + rh) * s) + 2 : int(height - ry * s) - 2,
+            int(rx * s) + 2 : int((rx + rw) * s) - 2,
+        ]
+        assert red.size and (red[..., 0] > 240).all() and (red[..., 1:] < 15).all(), (
+            "red is R, G, B = 255, 0, 0"
+        )
         # Some text is drawn (dark pixels in the line area at the top left).
         assert (image[int(60 * s) : int(90 * s), int(72 * s) : int(250 * s)] < 100).any()
 
@@ -353,7 +365,8 @@ def test_a_pdf_file_larger_than_the_memory_budget_is_refused_before_reading(tmp_
 def test_render_page_out_of_range_names_the_row_and_the_page_count():
     df = bytes_frame([make_pdf([["one"]]), make_pdf(PAGES)])
     with pytest.raises(
-        KetchValueError, match=r"pdf_render failed at row 0: page 3 is out of range: the document has 1 page \(in pdf_render"
+        KetchValueError,
+        match=r"pdf_render failed at row 0: page 3 is out of range: the document has 1 page \(in pdf_render",
     ):
         df.select(col("b").pdf.render(3)).collect()
     out = df.select(col("b").pdf.render(3, on_error="null").alias("i")).to_pydict()["i"]
@@ -384,3 +397,21 @@ def test_bad_arguments_fail_when_the_expression_is_built():
         col("b").pdf.render(1, dpi=0)
     with pytest.raises(ValueError, match="on_error must be 'raise' or 'null'"):
         col("b").pdf.text(on_error="skip")
+
+
+def test_file_column_pipeline_on_both_runners(runner, tmp_path):
+    """The kernels and their options travel in the serialized plan; Ray's engine workers find
+    pdfium by themselves (beside pyarrow) and name the failing row as the native runner does."""
+    for i in range(4):
+        (tmp_path / f"{i}.pdf").write_bytes(make_pdf([[f"document {i}"], ["end"]]))
+    (tmp_path / "4.pdf").write_bytes(jpeg_bytes())
+    df = ketch.from_files(str(tmp_path / "*.pdf")).select(
+        col("file").pdf.page_count(on_error="null").alias("n"),
+        pdf_text(col("file"), on_error="null").alias("t"),
+        col("file").pdf.render(2, dpi=9, on_error="null").alias("i"),
+    )
+    out = df.to_pydict()
+    assert out["n"] == [2, 2, 2, 2, None]
+    assert out["t"][:4] == [expected_text([[f"document {i}"], ["end"]]) for i in range(4)]
+    assert out["t"][4] is None
+    assert [None if i is None else i.shape for i in out["i"]] == [(99, 77, 3)] * 4 + [None]

@@ -40,6 +40,8 @@ constexpr unsigned long kFpdfErrPage = 6;
 constexpr int kFpdfBitmapBgr = 2;
 /// FPDF_RenderPageBitmap flag: draw annotations (form fields, stamps) too, as viewers do.
 constexpr int kFpdfRenderAnnotations = 0x01;
+/// FPDF_RenderPageBitmap flag: write R G B instead of B G R (into a kFpdfBitmapBgr bitmap).
+constexpr int kFpdfReverseByteOrder = 0x10;
 
 /// The pdfium C functions Ketch calls, resolved with dlsym. Call them only under a PdfiumLock.
 struct PdfiumApi {
