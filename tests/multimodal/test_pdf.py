@@ -415,3 +415,18 @@ def test_file_column_pipeline_on_both_runners(runner, tmp_path):
     assert out["t"][:4] == [expected_text([[f"document {i}"], ["end"]]) for i in range(4)]
     assert out["t"][4] is None
     assert [None if i is None else i.shape for i in out["i"]] == [(99, 77, 3)] * 4 + [None]
+
+
+def page_count_with_pdfium_at(path: str) -> str:
+    os.environ["KETCH_PDFIUM_LIBRARY"] = path  # read at the process's first pdf call
+    try:
+        bytes_frame([make_pdf(PAGES)]).select(col("b").pdf.page_count()).collect()
+    except KetchError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return "ok"
+
+
+def test_missing_pdfium_is_a_clear_error_naming_pypdfium2(run_isolated, tmp_path):
+    message = run_isolated(page_count_with_pdfium_at, str(tmp_path / "nowhere" / "libpdfium.so"))
+    assert message.startswith("KetchIOError: pdf functions need pdfium"), message
+    assert "pip install pypdfium2" in message and "nowhere/libpdfium.so" in message

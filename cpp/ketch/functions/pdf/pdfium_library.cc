@@ -35,6 +35,7 @@ std::vector<std::string> Candidates() {
   std::vector<std::string> out;
   if (const char* env = std::getenv("KETCH_PDFIUM_LIBRARY"); env != nullptr && *env != '\0') {
     out.emplace_back(env);
+    return out;  // named explicitly: that library or an error, never another one found silently
   }
   // <site-packages>/pyarrow/libarrow.so.N → <site-packages>/pypdfium2_raw/libpdfium.so
   Dl_info info;

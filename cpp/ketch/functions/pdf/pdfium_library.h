@@ -99,10 +99,10 @@ using Bitmap = std::unique_ptr<fpdf_bitmap_t__, BitmapDestroyer>;
 
 /// The process-wide pdfium lock: holds the mutex for its lifetime and gives the API.
 ///
-/// pdfium is looked for, in order: the environment variable KETCH_PDFIUM_LIBRARY (a path to
-/// libpdfium.so; the Python package sets it from pypdfium2's install location when it is unset),
-/// then `<site-packages>/pypdfium2_raw/libpdfium.so` beside the pyarrow whose libarrow this process
-/// runs (found with dladdr, so the C++ tests find it too). The library
+/// pdfium is the library named by the environment variable KETCH_PDFIUM_LIBRARY (a path to
+/// libpdfium.so; the Python package sets it from pypdfium2's install location when it is unset)
+/// when set, else `<site-packages>/pypdfium2_raw/libpdfium.so` beside the pyarrow whose libarrow
+/// this process runs (found with dladdr: so Ray workers and the C++ tests find it too). The library
 /// is loaded and initialized (FPDF_InitLibraryWithConfig) by the first Acquire and stays so until
 /// the process exits: FPDF_DestroyLibrary is never called, since a compute thread could still be
 /// inside pdfium while the process exits.
