@@ -46,8 +46,7 @@ bool Contains(const uint8_t* data, int64_t size, std::string_view needle) {
 class PdfInputs {
  public:
   static arrow::Result<PdfInputs> Make(const std::shared_ptr<arrow::Array>& input,
-                                       const FunctionOptions& options, const EvalContext& ctx,
-                                       const std::string& function) {
+                                       const FunctionOptions& options, const EvalContext& ctx) {
     PdfInputs out;
     const int64_t n = input->length();
     out.rows_.resize(n);
@@ -237,7 +236,7 @@ class PdfFunction : public ScalarFunction {
     ARROW_ASSIGN_OR_RAISE(auto input, ToArray(args[0], ctx.num_rows));
     ARROW_ASSIGN_OR_RAISE(auto on_error, OnError(options, name()));
     ARROW_RETURN_NOT_OK(CheckOptions(options));
-    ARROW_ASSIGN_OR_RAISE(auto inputs, PdfInputs::Make(input, options, ctx, name()));
+    ARROW_ASSIGN_OR_RAISE(auto inputs, PdfInputs::Make(input, options, ctx));
     ARROW_ASSIGN_OR_RAISE(auto output, MakeOutput(options, inputs.length()));
     for (int64_t i = 0; i < inputs.length(); ++i) {
       if (inputs.IsNull(i)) {
