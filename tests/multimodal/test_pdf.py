@@ -430,3 +430,17 @@ def test_missing_pdfium_is_a_clear_error_naming_pypdfium2(run_isolated, tmp_path
     message = run_isolated(page_count_with_pdfium_at, str(tmp_path / "nowhere" / "libpdfium.so"))
     assert message.startswith("KetchIOError: pdf functions need pdfium"), message
     assert "pip install pypdfium2" in message and "nowhere/libpdfium.so" in message
+
+
+def test_many_rows_across_compute_threads_give_each_row_its_own_document():
+    # pdfium is not thread-safe: the kernels share one lock, so parallel morsels must neither crash
+    # nor mix up documents.
+    docs = [make_pdf([[f"doc {i} page {p}"] for p in range(1 + i % 3)]) for i in range(200)]
+    ketch.set_execution_config(num_compute_threads=4)
+    out = (
+        bytes_frame(docs)
+        .select(col("b").pdf.text().alias("t"), col("b").pdf.page_count().alias("n"))
+        .to_pydict()
+    )
+    assert out["n"] == [1 + i % 3 for i in range(200)]
+    assert out["t"] == [expected_text([[f"doc {i} page {p}"] for p in range(1 + i % 3)]) for i in range(200)]
