@@ -206,3 +206,22 @@ def test_nulls_pass_through(audio: dict[str, Path]) -> None:
     out = df.select(audio_metadata(col("f")).alias("m"), resample(col("f"), 8000).alias("x")).to_pydict()
     assert out["m"][0] is None and out["x"][0] is None
     assert out["m"][1]["sample_rate"] == 22050 and out["x"][1].shape == (37100,)
+
+
+def test_explain_shows_the_read_on_the_io_pool_and_the_decoder_as_its_own_node(
+    audio: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    df = (
+        _files_df([audio["speech.wav"]])
+        .with_column("m", audio_metadata(col("f")))
+        .with_column("x", col("f").audio.decode(sample_rate=8000))
+    )
+    df.explain(show_all=True)
+    physical = capsys.readouterr().out.split("== Physical Plan ==")[1]
+    reads = [line for line in physical.splitlines() if "file_read(col(f)" in line]
+    assert len(reads) == 1 and reads[0].count("file_read") == 1  # one read feeds both kernels
+    read_node = physical.split(reads[0])[1].split("* ")[0]
+    assert "Runs on = I/O pool" in read_node
+    decode = [line for line in physical.splitlines() if "audio_decode(col(__ketch_split_" in line]
+    assert len(decode) == 1 and "audio_metadata" not in decode[0]
+    assert df.select("m").to_pydict()["m"][0]["frames"] == 102256.0
