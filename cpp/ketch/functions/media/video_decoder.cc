@@ -260,23 +260,9 @@ std::optional<int64_t> VideoFrameDecoder::Select() {
   return index;
 }
 
-arrow::Status VideoFrameDecoder::Emit(int64_t index, VideoFrameSink* sink) {
+arrow::Status VideoFrameDecoder::Scale(int out_width, int out_height, int64_t bytes, VideoFrameSink* sink) {
   const AVFrame* frame = frame_.get();
   const int width = frame->width, height = frame->height;
-  if (width <= 0 || height <= 0) return arrow::Status::Invalid("a decoded frame has no size");
-  if (int64_t{width} * height > options_.max_pixels) {
-    return arrow::Status::Invalid("a frame of ", width, "x", height, " pixels is over the limit of ",
-                                  options_.max_pixels, " pixels");
-  }
-  const int out_width = options_.width.value_or(width);
-  const int out_height = options_.height.value_or(height);
-  const int64_t bytes = int64_t{out_width} * out_height * 3;
-  if (options_.max_output_bytes > 0 && output_bytes_ + bytes > options_.max_output_bytes) {
-    return arrow::Status::Invalid("the decoded frames of this video exceed the query's memory budget of ",
-                                  options_.max_output_bytes,
-                                  " bytes; narrow it with start_time/end_time, sample_interval_seconds or "
-                                  "width/height, or stream it with read_video_frames");
-  }
   scaler_ = sws_getCachedContext(scaler_, width, height, static_cast<AVPixelFormat>(frame->format), out_width,
                                  out_height, AV_PIX_FMT_RGB24, SWS_BILINEAR, nullptr, nullptr, nullptr);
   if (scaler_ == nullptr) {
@@ -289,6 +275,27 @@ arrow::Status VideoFrameDecoder::Emit(int64_t index, VideoFrameSink* sink) {
   int strides[4] = {out_width * 3, 0, 0, 0};
   const int rows = sws_scale(scaler_, frame->data, frame->linesize, 0, height, planes, strides);
   if (rows != out_height) return arrow::Status::Invalid("converting a frame to RGB24 failed");
+  return arrow::Status::OK();
+}
+
+arrow::Status VideoFrameDecoder::Emit(int64_t index, VideoFrameSink* sink) {
+  const AVFrame* frame = frame_.get();
+  const int width = frame->width, height = frame->height;
+  if (width <= 0 || height <= 0) return arrow::Status::Invalid("a decoded frame has no size");
+  if (int64_t{width} * height > options_.max_pixels) {
+    return arrow::Status::Invalid("a frame of ", width, "x", height, " pixels is over the limit of ",
+                                  options_.max_pixels, " pixels");
+  }
+  const int out_width = options_.width.value_or(width);
+  const int out_height = options_.height.value_or(height);
+  const int64_t bytes = options_.convert_pixels ? int64_t{out_width} * out_height * 3 : 0;
+  if (options_.max_output_bytes > 0 && output_bytes_ + bytes > options_.max_output_bytes) {
+    return arrow::Status::Invalid("the decoded frames of this video exceed the query's memory budget of ",
+                                  options_.max_output_bytes,
+                                  " bytes; narrow it with start_time/end_time, sample_interval_seconds or "
+                                  "width/height, or stream it with read_video_frames");
+  }
+  if (options_.convert_pixels) ARROW_RETURN_NOT_OK(Scale(out_width, out_height, bytes, sink));
   output_bytes_ += bytes;
 
   VideoFrameInfo info;
