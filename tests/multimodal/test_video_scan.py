@@ -10,6 +10,8 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401
 import pytest
 import video_media as media
 
@@ -174,3 +176,35 @@ def test_bad_options():
         ketch.read_video_frames("x.mp4", 0, 64)
     with pytest.raises(ValueError, match="end_time"):
         ketch.read_video_frames("x.mp4", 48, 64, start_time=2.0, end_time=1.0)
+
+
+def test_s3_and_http_videos(videos, moto_s3, tmp_path):
+    """Objects are read through Ketch's object readers (S3 with io_config, HTTP by libcurl), once
+    each, and give the frames of the local files."""
+    import functools
+    import http.server
+    import threading
+
+    config, client = moto_s3
+    client.create_bucket(Bucket="videos")
+    for name in ("h264", "mjpeg"):
+        client.put_object(Bucket="videos", Key=f"clips/{videos[name].name}", Body=videos[name].read_bytes())
+    local = _dir(tmp_path, videos, "h264", "mjpeg")
+    expected = ketch.read_video_frames(str(local), 24, 32).to_arrow()
+    df = ketch.read_video_frames("s3://videos/clips/", 24, 32, io_config=config)
+    assert "Scan tasks = 2 (" in _explain(df)
+    remote = df.to_arrow()
+    assert remote.drop_columns("path").equals(expected.drop_columns("path"))
+    assert sorted(set(remote.column("path").to_pylist())) == [
+        f"s3://videos/clips/{videos[n].name}" for n in ("h264", "mjpeg")
+    ]
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(local))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/{videos['h264'].name}"
+        over_http = ketch.read_video_frames(url, 24, 32).to_arrow()
+    finally:
+        server.shutdown()
+    h264 = expected.filter(pa.compute.equal(expected.column("path"), str(local / videos["h264"].name)))
+    assert over_http.drop_columns("path").equals(h264.drop_columns("path"))
