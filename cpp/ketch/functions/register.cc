@@ -14,6 +14,7 @@
 #include "ketch/functions/media/video_functions.h"
 #include "ketch/functions/nested/nested_functions.h"
 #include "ketch/functions/partitioning/partitioning_functions.h"
+#include "ketch/functions/pdf/pdf_functions.h"
 #include "ketch/functions/per_row_option.h"
 #include "ketch/functions/random/random_functions.h"
 #include "ketch/functions/string/string_functions.h"
@@ -46,6 +47,7 @@ arrow::Status RegisterBuiltins() {
     if (status.ok()) status = internal::RegisterInternalFunctions();
     if (status.ok()) status = media::RegisterAudioFunctions();
     if (status.ok()) status = media::RegisterVideoFunctions();
+    if (status.ok()) status = pdf::RegisterPdfFunctions();
   });
   return status;
 }

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ketch.expressions.image import ImageNamespace
     from ketch.expressions.list import ListNamespace
     from ketch.expressions.map import MapNamespace
+    from ketch.expressions.pdf import PdfNamespace
     from ketch.expressions.struct import StructNamespace
     from ketch.expressions.temporal import DatetimeNamespace
     from ketch.expressions.url import UrlNamespace
@@ -422,6 +423,12 @@ class Expression(
         from ketch.expressions.video import VideoNamespace
 
         return VideoNamespace(self)
+
+    @property
+    def pdf(self) -> PdfNamespace:
+        from ketch.expressions.pdf import PdfNamespace
+
+        return PdfNamespace(self)
 
     @property
     def url(self) -> UrlNamespace:

@@ -7,6 +7,7 @@ from ketch.functions.aggregation import *  # noqa: F403
 from ketch.functions.audio import *  # noqa: F403
 from ketch.functions.codecs import *  # noqa: F403
 from ketch.functions.columnar import *  # noqa: F403
+from ketch.functions.documents import *  # noqa: F403
 from ketch.functions.general import *  # noqa: F403
 from ketch.functions.math import *  # noqa: F403
 from ketch.functions.multimodal import *  # noqa: F403

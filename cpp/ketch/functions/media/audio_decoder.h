@@ -12,6 +12,17 @@
 
 namespace ketch::media {
 
+/// Limits for audio objects: probing stops after 64 KiB and one packet, since audio stream
+/// parameters are in the headers. With FFmpeg's defaults the WAV demuxer's codec probe (PCM may
+/// hide S/PDIF or MP3) ran every codec probe over up to 2,500 packets: ~7 ms per 3-second clip,
+/// 25x soundfile's whole read.
+inline AvLimits AudioLimits() {
+  AvLimits limits;
+  limits.probe_bytes = 64 << 10;
+  limits.max_probe_packets = 1;
+  return limits;
+}
+
 /// What AudioDecode produces.
 struct AudioDecodeOptions {
   /// Output rate in Hz; nullopt keeps the file's rate. Resampling is libswresample's soxr engine
@@ -24,7 +35,7 @@ struct AudioDecodeOptions {
   /// Refuse (Invalid) an object whose decoded samples would exceed this many bytes: checked from
   /// the container's duration before decoding, and again while decoding.
   int64_t max_output_bytes = INT64_MAX;
-  AvLimits limits;
+  AvLimits limits = AudioLimits();
 };
 
 /// Decoded audio: `frames` x `channels` samples, interleaved (row-major (frames, channels)), each a

@@ -136,7 +136,7 @@ class AudioMetadataFunction : public ScalarFunction {
         ARROW_RETURN_NOT_OK(out.AppendNull());
         continue;
       }
-      auto meta = ReadAudioMetadata(bytes.Value(i), AvLimits{});
+      auto meta = ReadAudioMetadata(bytes.Value(i), AudioLimits());
       if (!meta.ok()) {
         if (null_on_error) {
           ARROW_RETURN_NOT_OK(out.AppendNull());

@@ -43,6 +43,9 @@ arrow::Status AvStatus(int code, std::string_view what);
 struct AvLimits {
   /// Bytes libavformat may read while probing the container and its streams' parameters.
   int64_t probe_bytes = 5 << 20;
+  /// Packets of a stream whose codec the demuxer is unsure of that libavformat probes (running
+  /// every codec probe over the growing buffer); FFmpeg's default 2,500.
+  int max_probe_packets = 2500;
   /// When set, every blocking read or decode step gives up after this instant (AVERROR_EXIT):
   /// guards against endless inputs.
   std::optional<std::chrono::steady_clock::time_point> deadline;

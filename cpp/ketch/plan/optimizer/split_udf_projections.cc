@@ -1,14 +1,20 @@
 #include "ketch/plan/optimizer/split_udf_projections.h"
 
+#include <map>
 #include <set>
 
 #include "ketch/expr/lambda_call.h"
+#include "ketch/types/file_type.h"
 
 namespace ketch {
 namespace {
 
+bool IsIoCall(const Expr& expr) {
+  return expr.kind() == ExprKind::kCall && (expr.name().rfind("url_", 0) == 0 || expr.name() == "file_read");
+}
+
 bool HasIoCall(const Expr& expr) {
-  if (expr.kind() == ExprKind::kCall && expr.name().rfind("url_", 0) == 0) return true;
+  if (IsIoCall(expr)) return true;
   for (const auto& child : expr.children()) {
     if (HasIoCall(*child)) return true;
   }
@@ -27,16 +33,50 @@ std::set<std::string> Reads(const Expr& expr) {
   return out;
 }
 
-bool IsIoCall(const Expr& expr) {
-  return expr.kind() == ExprKind::kCall && expr.name().rfind("url_", 0) == 0;
-}
-
 // Kernels whose output dwarfs their input (a decoded image is ~100x its file): nested inside
 // another expression their output would be an intermediate the executor never sees, so their
 // morsels could not be sized by it (64 decoded 1024x1024 images in flight inside one
 // `image_resize(image_decode(b))` call). A stage of their own makes it a morsel's output.
 bool IsGrowingCall(const Expr& expr) {
-  return expr.kind() == ExprKind::kCall && expr.name() == "image_decode";
+  return expr.kind() == ExprKind::kCall &&
+         (expr.name() == "image_decode" || expr.name() == "audio_decode" || expr.name() == "video_frames" ||
+          expr.name() == "video_keyframes" || expr.name() == "get_video_frame_by_idx" ||
+          expr.name() == "pdf_render");
+}
+
+// Audio and video kernels over a File column read each object through `file_read` inside the
+// call, blocking a compute thread on the I/O pool. Spelled out as `kernel(file_read(f))`, the read
+// is an I/O call of its own: the split below gives it a stage on the I/O pool, overlapped with the
+// decoding of earlier morsels. The read takes the call's I/O options and on_error (an unreadable
+// file is then a null the kernel passes on). PDF kernels keep their reads: they check a 1 KiB
+// prefix before reading a whole object.
+bool IsMediaFileKernel(const std::string& name) {
+  return name == "audio_decode" || name == "audio_metadata" || name == "video_metadata" ||
+         name == "video_frames" || name == "video_keyframes" || name == "get_video_frame_by_idx";
+}
+
+arrow::Result<ExprPtr> ExposeFileReads(const ExprPtr& expr, const arrow::Schema& schema) {
+  if (expr->kind() == ExprKind::kColumn || expr->kind() == ExprKind::kLiteral) return expr;
+  std::vector<ExprPtr> children;
+  bool changed = false;
+  for (const auto& child : expr->children()) {
+    ARROW_ASSIGN_OR_RAISE(auto next, ExposeFileReads(child, schema));
+    changed |= next != child;
+    children.push_back(std::move(next));
+  }
+  if (expr->kind() == ExprKind::kCall && IsMediaFileKernel(expr->name()) && !children.empty()) {
+    auto field = ResolveField(*children[0], schema);
+    if (field.ok() && IsFileType(*(*field)->type())) {
+      FunctionOptions read_options;
+      for (const auto& [key, value] : expr->options()) {
+        if (key == "on_error" || key.rfind("s3_", 0) == 0 || key.rfind("http_", 0) == 0)
+          read_options[key] = value;
+      }
+      children[0] = Expr::Call("file_read", {children[0]}, std::move(read_options));
+      changed = true;
+    }
+  }
+  return changed ? expr->WithChildren(std::move(children)) : expr;
 }
 
 bool HasGrowingCall(const Expr& expr) {
@@ -113,11 +153,17 @@ class StageBuilder {
     }
     ExprPtr current = changed ? WithChildren(expr, std::move(children)) : expr;
     if (root || !IsSpecial(*current)) return current;
+    // The same I/O call twice (`audio_metadata(f)` and `audio_decode(f)` both read f): one read.
+    const std::string key = current->ToString();
+    if (IsIoCall(*current)) {
+      if (auto it = io_temps_.find(key); it != io_temps_.end()) return Expr::Column(it->second);
+    }
     std::string name;
     for (size_t n = temps_.size(); name.empty() || input_names_.count(name); ++n) {
       name = "__ketch_split_" + std::to_string(n);
     }
     temps_.insert(name);
+    if (IsIoCall(*current)) io_temps_[key] = name;
     Place(Expr::Alias(current, name), IsIoCall(*current));
     return Expr::Column(name);
   }
@@ -134,13 +180,20 @@ class StageBuilder {
 
   const std::set<std::string>& input_names_;
   std::set<std::string> temps_;
+  std::map<std::string, std::string> io_temps_;  // an I/O call's rendering → its column
   std::vector<ExprPtr> io_first_;
   std::vector<std::vector<ExprPtr>> ordered_;
   std::vector<ExprPtr> above_;
 };
 
 arrow::Result<Transformed> SplitOne(const LogicalPlanPtr& plan) {
-  const auto& exprs = plan->exprs();
+  std::vector<ExprPtr> exprs;
+  bool exposed = false;
+  for (const auto& expr : plan->exprs()) {
+    ARROW_ASSIGN_OR_RAISE(auto next, ExposeFileReads(expr, *plan->inputs()[0]->schema()));
+    exposed |= next != expr;
+    exprs.push_back(std::move(next));
+  }
   std::vector<ExprPtr> plain;
   std::set<std::string> input_names;
   for (const auto& field : plan->inputs()[0]->schema()->fields()) input_names.insert(field->name());

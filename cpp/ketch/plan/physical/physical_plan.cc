@@ -11,7 +11,9 @@ namespace {
 // Kernels that do much work per row and therefore want small morsels.
 bool HasHeavyKernel(const Expr& expr) {
   if (expr.kind() == ExprKind::kCall &&
-      (expr.name().rfind("image_", 0) == 0 || expr.name().rfind("url_", 0) == 0)) {
+      (expr.name().rfind("image_", 0) == 0 || expr.name().rfind("url_", 0) == 0 ||
+       expr.name().rfind("pdf_", 0) == 0 || expr.name().rfind("audio_", 0) == 0 ||
+       expr.name().rfind("video_", 0) == 0 || expr.name() == "get_video_frame_by_idx")) {
     return true;
   }
   for (const auto& child : expr.children()) {
