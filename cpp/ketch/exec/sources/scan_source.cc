@@ -566,6 +566,9 @@ arrow::Status ScanSource::ProduceVideo(const std::vector<Read>& reads, const Emi
   int64_t promised = 0;                     // Run::promised over all runs
   int64_t emitted = 0;                      // rows emitted (capped)
   std::atomic<bool> stop{false};
+  // Fewer videos than decoding slots (one long video): the codecs use the idle slots as threads.
+  const int decoder_threads = std::max<int>(
+      1, parallel_tasks_ / static_cast<int>(std::clamp<size_t>(reads.size(), 1, parallel_tasks_)));
 
   // Starts the next step of `run` (open, or decode one batch) when it has room; `mutex` held.
   std::function<void(Run*)> schedule = [&](Run* run) {
@@ -599,8 +602,8 @@ arrow::Status ScanSource::ProduceVideo(const std::vector<Read>& reads, const Emi
         if (!opened_[run->read->task.file].exchange(true)) metrics_->files_read++;
         if (bytes.ok()) {
           metrics_->bytes_read += (*bytes)->size();
-          auto opened =
-              media::VideoFrameStream::Open(file.path, std::move(*bytes), info_.video, read_columns_, &stop);
+          auto opened = media::VideoFrameStream::Open(file.path, std::move(*bytes), info_.video,
+                                                      read_columns_, &stop, decoder_threads);
           if (opened.ok()) {
             run->stream = std::move(*opened);
           } else {

@@ -8,6 +8,7 @@ extern "C" {
 #include <libswscale/swscale.h>
 }
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -131,7 +132,8 @@ arrow::Result<std::unique_ptr<VideoFrameDecoder>> VideoFrameDecoder::Open(
   for (unsigned i = 0; i < format->nb_streams; ++i) {
     if (static_cast<int>(i) != self->stream_index_) format->streams[i]->discard = AVDISCARD_ALL;
   }
-  ARROW_ASSIGN_OR_RAISE(self->codec_, self->input_->OpenDecoder(self->stream_index_, /*threads=*/1));
+  ARROW_ASSIGN_OR_RAISE(self->codec_,
+                        self->input_->OpenDecoder(self->stream_index_, std::max(1, options.decoder_threads)));
   if (options.is_key_frame.value_or(false)) self->codec_->skip_frame = AVDISCARD_NONKEY;
   self->time_base_ = stream->time_base;
   self->time_base_text_ = Valid(stream->time_base) ? FractionText(stream->time_base) : "";

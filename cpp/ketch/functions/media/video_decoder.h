@@ -64,6 +64,9 @@ struct VideoFrameOptions {
   /// Prepare is never called; VideoFrameInfo's width and height are still the output size). For
   /// scans that read no `data` column.
   bool convert_pixels = true;
+  /// Threads of the codec (FFmpeg's frame/slice threads; 1: the calling thread only). More than one
+  /// delays output by about that many frames, so a caller that stops early decodes a few more.
+  int decoder_threads = 1;
   /// Refuse (Invalid) a stream whose width * height exceeds this, before any frame is allocated.
   int64_t max_pixels = INT64_MAX;
   /// Refuse (Invalid) once the RGB bytes emitted for this object exceed this (0: no limit).

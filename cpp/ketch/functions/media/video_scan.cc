@@ -55,7 +55,7 @@ arrow::Result<VideoFrameOptions> VideoScanFrameOptions(const VideoScanOptions& o
 
 arrow::Result<std::unique_ptr<VideoFrameStream>> VideoFrameStream::Open(
     std::string path, std::shared_ptr<arrow::Buffer> bytes, const VideoScanOptions& options,
-    const std::vector<std::string>& columns, const std::atomic<bool>* cancelled) {
+    const std::vector<std::string>& columns, const std::atomic<bool>* cancelled, int decoder_threads) {
   ARROW_ASSIGN_OR_RAISE(auto frame_options, VideoScanFrameOptions(options));
   const auto all = VideoFramesSchema(options.image_height, options.image_width);
   std::unique_ptr<VideoFrameStream> self(new VideoFrameStream());
@@ -71,6 +71,7 @@ arrow::Result<std::unique_ptr<VideoFrameStream>> VideoFrameStream::Open(
   }
   frame_options.convert_pixels = self->data_;
   frame_options.cancelled = cancelled;
+  frame_options.decoder_threads = decoder_threads;
   self->schema_ = arrow::schema(std::move(fields));
   self->row_bytes_ =
       kMetadataBytes + (self->data_ ? int64_t{options.image_height} * options.image_width * 3 : 0);

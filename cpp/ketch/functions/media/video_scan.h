@@ -33,12 +33,10 @@ class VideoFrameStream : public VideoFrameSink {
   /// VideoFramesSchema's columns to produce, in the order batches carry them; without "data" no
   /// pixel is converted. `cancelled` (may be null, not owned) stops decoding with Cancelled.
   /// Errors: those of VideoFrameDecoder::Open (not a video, no video stream, ...); KeyError for an
-  /// unknown column.
-  static arrow::Result<std::unique_ptr<VideoFrameStream>> Open(std::string path,
-                                                               std::shared_ptr<arrow::Buffer> bytes,
-                                                               const VideoScanOptions& options,
-                                                               const std::vector<std::string>& columns,
-                                                               const std::atomic<bool>* cancelled);
+  /// unknown column. `decoder_threads`: the codec's threads (VideoFrameOptions::decoder_threads).
+  static arrow::Result<std::unique_ptr<VideoFrameStream>> Open(
+      std::string path, std::shared_ptr<arrow::Buffer> bytes, const VideoScanOptions& options,
+      const std::vector<std::string>& columns, const std::atomic<bool>* cancelled, int decoder_threads = 1);
 
   /// Decodes up to `max_frames` (>= 1) selected frames into one batch; null at the end of the
   /// selection (a batch is never empty).
