@@ -53,6 +53,24 @@ bool Flag(const std::map<std::string, std::string>& options, const char* key, bo
   return it == options.end() ? fallback : it->second == "true";
 }
 
+// read_video_frames' options, as Python writes them: image_height, image_width (ints),
+// is_key_frame ("true" | "false"), start_time, end_time, sample_interval_seconds (floats).
+VideoScanOptions VideoOptions(const std::map<std::string, std::string>& options) {
+  VideoScanOptions out;
+  auto number = [&](const char* key) -> std::optional<double> {
+    auto it = options.find(key);
+    if (it == options.end()) return std::nullopt;
+    return std::stod(it->second);
+  };
+  out.image_height = static_cast<int32_t>(number("image_height").value_or(0));
+  out.image_width = static_cast<int32_t>(number("image_width").value_or(0));
+  if (options.count("is_key_frame")) out.is_key_frame = Flag(options, "is_key_frame", false);
+  out.start_time = number("start_time").value_or(0);
+  out.end_time = number("end_time");
+  out.sample_interval_seconds = number("sample_interval_seconds");
+  return out;
+}
+
 std::vector<ExprPtr> Exprs(nb::handle list) {
   std::vector<ExprPtr> out;
   for (nb::handle item : list) out.push_back(nb::cast<PyExpr&>(item).expr);
@@ -266,6 +284,7 @@ void BindPlans(nb::module_& m) {
                      d["row_groups_pruned"] = s.scan.row_groups_pruned.load();
                      d["bytes_read"] = s.scan.bytes_read.load();
                      d["rows_read"] = s.scan.rows_read.load();
+                     d["frames_decoded"] = s.scan.frames_decoded.load();
                      return d;
                    })
       // Adds another execution's scan counters (a dict shaped like `scan`) to these: the Ray
@@ -282,6 +301,7 @@ void BindPlans(nb::module_& m) {
              s.scan.row_groups_pruned += get("row_groups_pruned");
              s.scan.bytes_read += get("bytes_read");
              s.scan.rows_read += get("rows_read");
+             s.scan.frames_decoded += get("frames_decoded");
            })
       // One dict per operator, in registration order (pipelines that feed others first).
       .def("operators", [](ExecutionStats& s) {
@@ -326,6 +346,9 @@ void BindPlans(nb::module_& m) {
               request.format = FileFormat::kCsv;
             } else if (format == "json") {
               request.format = FileFormat::kJson;
+            } else if (format == "video") {
+              request.format = FileFormat::kVideo;
+              request.video = VideoOptions(options);
             } else {
               throw nb::value_error(("unknown file format: " + format).c_str());
             }

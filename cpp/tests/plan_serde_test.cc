@@ -339,6 +339,50 @@ TEST(PlanSerde, CsvScanOptionsRoundTrip) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(PlanSerde, VideoScanOptionsRoundTrip) {
+  // No file is opened before the query runs, so the paths need not exist (run = false).
+  ScanRequest request;
+  request.format = FileFormat::kVideo;
+  request.files = {ScanFile{"/videos/a.mp4", 1000, {}}, ScanFile{"s3://bucket/b.webm", 2000, {}}};
+  request.video.image_height = 48;
+  request.video.image_width = 64;
+  request.video.is_key_frame = false;
+  request.video.start_time = 1.5;
+  request.video.end_time = 9.25;
+  request.video.sample_interval_seconds = 0.5;
+  auto scan = LogicalPlan::Scan(BuildScan(request).ValueOrDie()).ValueOrDie();
+  auto limited = LogicalPlan::Limit(scan, 7).ValueOrDie();
+  auto projected = LogicalPlan::Project(limited, {Col("path"), Col("frame_index")}).ValueOrDie();
+  auto optimized = Optimizer().Optimize(projected).ValueOrDie();
+  const std::string text = optimized->ToString();
+  EXPECT_NE(text.find("ScanVideo"), std::string::npos) << text;
+  EXPECT_NE(text.find("Frames = non-key frames only, from 1.5 s (seek) to 9.25 s, one every 0.5 s"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("(data not read: no RGB conversion)"), std::string::npos) << text;
+  EXPECT_NE(text.find("Limit pushdown = 7"), std::string::npos) << text;
+  EXPECT_NE(text.find("Scan tasks = 2 (2 tasks from 2 files"), std::string::npos) << text;
+  auto copy = RoundTrip(optimized, /*run=*/false);
+  ASSERT_NE(copy, nullptr);
+  const LogicalPlan* node = copy.get();
+  while (node->kind() != LogicalKind::kScan) node = node->inputs()[0].get();
+  const VideoScanOptions& video = node->scan().video;
+  EXPECT_EQ(node->scan().format, FileFormat::kVideo);
+  EXPECT_EQ(video.image_height, 48);
+  EXPECT_EQ(video.image_width, 64);
+  EXPECT_EQ(video.is_key_frame, std::optional<bool>(false));
+  EXPECT_EQ(video.start_time, 1.5);
+  EXPECT_EQ(video.end_time, std::optional<double>(9.25));
+  EXPECT_EQ(video.sample_interval_seconds, std::optional<double>(0.5));
+  EXPECT_EQ(node->scan().tasks->num_tasks(), 2);
+  // Bad options are refused when the scan is built, naming read_video_frames.
+  request.video.image_width = 0;
+  auto bad = BuildScan(request);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("read_video_frames: image_height and image_width"), std::string::npos)
+      << bad.status().ToString();
+}
+
 // A C++ UDF (doubles its int64 argument); the payload is its factor.
 class TimesUdf : public BatchUdf {
  public:

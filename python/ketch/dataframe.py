@@ -659,7 +659,8 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
                 f"({scan['files_pruned']} pruned by partition), {scan['row_groups_read']} row groups read "
                 f"({scan['row_groups_pruned']} pruned by statistics), "
                 f"{scan['bytes_read'] / 1e6:.2f} MB read, "
-                f"{scan['rows_read']} rows decoded",
+                f"{scan['rows_read']} rows decoded"
+                + (f", {scan['frames_decoded']} video frames decoded" if scan.get("frames_decoded") else ""),
                 file=out,
             )
         from ketch.runners import get_runner

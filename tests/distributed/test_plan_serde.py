@@ -579,3 +579,32 @@ def test_unpicklable_udf_fails_serialization_naming_the_udf() -> None:
     df = _base().with_column("y", locked(col("k")))
     with pytest.raises(KetchError, match="cannot serialize UDF 'locked'"):
         df._plan.to_bytes()
+
+
+def _clip(path: Path, seconds: float, codec: str) -> Path:
+    import subprocess
+
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-y", "-nostdin", "-f", "lavfi", "-i",
+         f"testsrc2=size=64x48:rate=25:duration={seconds}", "-c:v", codec, str(path)],
+        check=True,
+    )  # fmt: skip
+    return path
+
+
+@pytest.mark.skipif(__import__("shutil").which("ffmpeg") is None, reason="the ffmpeg CLI makes the videos")
+def test_video_scan_round_trips_with_its_options_and_tasks(tmp_path: Path) -> None:
+    """read_video_frames' scan (the Ray runner ships it to the workers): options, pushdowns and one
+    task per video survive the bytes, and the copy decodes the same frames."""
+    _clip(tmp_path / "a.mp4", 1, "libx264")
+    _clip(tmp_path / "b.avi", 0.6, "mjpeg")
+    full = ketch.read_video_frames(str(tmp_path), 24, 32, sample_interval_seconds=0.2, start_time=0.1)
+    copy = _check_round_trip(full)
+    assert "ScanVideo" in repr(copy) and "Scan tasks = 2 (" in repr(copy)
+    assert "Frames = all, from 0.1 s (seek), one every 0.2 s" in repr(copy)
+    _check_round_trip(ketch.read_video_frames(str(tmp_path), 24, 32, is_key_frame=True).limit(3))
+    _check_round_trip(
+        ketch.read_video_frames(str(tmp_path), 24, 32, end_time=0.5)
+        .where(col("frame_index") > 2)
+        .select("path")
+    )

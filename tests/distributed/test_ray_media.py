@@ -3,11 +3,13 @@ serializer and run on the engine workers unchanged, with the native runner's res
 
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from ray_compare import native_then_ray
 
 import ketch
@@ -16,6 +18,7 @@ from ketch.functions import audio_file, audio_metadata, resample
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "multimodal"))
 from audio_fixtures import make_audio_files  # noqa: E402
+from video_media import have_ffmpeg, make_videos  # noqa: E402
 
 
 def test_audio_kernels_run_on_the_workers_with_the_native_results(on_ray: Any, tmp_path: Path) -> None:
@@ -41,3 +44,30 @@ def test_audio_kernels_run_on_the_workers_with_the_native_results(on_ray: Any, t
     for a, b in zip(native["x"], on["x"], strict=True):
         assert a.shape == b.shape and a.ndim == 1
         np.testing.assert_array_equal(a, b)
+
+
+def test_read_video_frames_runs_one_task_per_video_on_the_workers(on_ray: Any, tmp_path: Path) -> None:
+    """The video scan crosses the plan serializer: each video is a task on the engine workers, the
+    rows equal the native runner's, and a pushed limit still stops the decoders early."""
+    if not have_ffmpeg():
+        pytest.skip("the ffmpeg CLI makes the test videos")
+    (tmp_path / "all").mkdir()
+    videos = make_videos(tmp_path / "all")
+    root = tmp_path / "clips"
+    root.mkdir()
+    for name in ("h264", "mjpeg", "vp9", "mkv"):
+        (root / videos[name].name).write_bytes(videos[name].read_bytes())
+
+    def build() -> ketch.DataFrame:
+        return ketch.read_video_frames(str(root), 48, 64, sample_interval_seconds=0.1)
+
+    native_df, on_df = native_then_ray(build)
+    native, on = native_df.to_arrow(), on_df.to_arrow()
+    assert on.schema == native.schema and on.num_rows == native.num_rows > 0
+    assert on.equals(native)
+    assert on_ray.last_stages[-1].tasks == 4
+    limited = ketch.read_video_frames(str(root), 48, 64).limit(3)
+    stats = limited.explain_analyze(file=io.StringIO())
+    assert len(limited.to_pydict()["path"]) == 3
+    # Each task stops at the limit (a task runs alone on a worker): at most 3 frames per video.
+    assert stats.scan["frames_decoded"] <= 4 * 3

@@ -158,6 +158,13 @@ class PipelineBuilder {
 
   std::vector<PipelineStage> stages;
 
+  /// Bytes of one batch a video scan decodes: the morsel size the executor aims for when morsels
+  /// grow (half the budget shared by the morsels in flight), between 1 and 64 MiB.
+  int64_t VideoBatchBytes() const {
+    const int64_t in_flight = std::max<int64_t>(1, config_.max_morsels_in_flight);
+    return std::clamp<int64_t>(memory_->budget() / (2 * in_flight), 1LL << 20, 64LL << 20);
+  }
+
   arrow::Status Build(const PhysicalNode& node, Pipeline* pipeline) {
     const LogicalPlan& logical = *node.logical;
     switch (node.kind) {
@@ -193,9 +200,9 @@ class PipelineBuilder {
         return arrow::Status::OK();
       }
       case PhysicalKind::kScan:
-        pipeline->source =
-            std::make_unique<ScanSource>(logical.scan(), logical.schema(), config_.morsel_size_rows, compute_,
-                                         config_.num_compute_threads + 1);
+        pipeline->source = std::make_unique<ScanSource>(
+            logical.scan(), logical.schema(), config_.morsel_size_rows, compute_,
+            config_.num_compute_threads + 1, IoPool(config_.num_io_threads), VideoBatchBytes());
         return arrow::Status::OK();
       case PhysicalKind::kProject:
       case PhysicalKind::kUdfProject: {

@@ -16,6 +16,9 @@ struct ScanMetrics {
   std::atomic<int64_t> row_groups_pruned{0};  ///< skipped by min/max statistics
   std::atomic<int64_t> bytes_read{0};  ///< bytes fetched from files (footers read at planning excluded)
   std::atomic<int64_t> rows_read{0};   ///< rows decoded, before the pushed filter
+  /// Video scans: frames the decoders produced (selected or skipped: before start_time, not a
+  /// keyframe, between samples), including frames decoded ahead that a limit then left unused.
+  std::atomic<int64_t> frames_decoded{0};
   /// Thread CPU time of row groups decoded on the compute pool (the executor adds it to the scan
   /// operator's CPU seconds in explain_analyze).
   std::atomic<int64_t> decode_cpu_ns{0};

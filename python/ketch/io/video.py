@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ketch.dataframe import DataFrame
     from ketch.io.config import IOConfig
-
-# Daft's columns, in Daft's order (after "path", which leads).
-_FRAME_FIELDS = (
-    "frame_index",
-    "frame_time",
-    "frame_time_base",
-    "frame_pts",
-    "frame_dts",
-    "frame_duration",
-    "is_key_frame",
-)
 
 
 def read_video_frames(
@@ -27,10 +17,12 @@ def read_video_frames(
     is_key_frame: bool | None = None,
     io_config: IOConfig | None = None,
     sample_interval_seconds: float | None = None,
+    start_time: float | None = None,
+    end_time: float | None = None,
 ) -> DataFrame:
     """A DataFrame of the frames of one or more videos (a file, a directory, a glob such as
-    ``clips/*.mp4``, ``s3://...`` with ``io_config``, or a list of those), one row per frame, with
-    Daft's columns in Daft's order:
+    ``clips/*.mp4``, ``s3://...`` with ``io_config``, ``http(s)://`` URLs, or a list of those), one
+    row per frame, with Daft's columns in Daft's order:
 
     * ``path`` (string): the video the frame came from.
     * ``frame_index`` (int64): the frame's position among the frames decoded from the video's start
@@ -44,21 +36,27 @@ def read_video_frames(
 
     ``is_key_frame``: True keeps keyframes only (the others are not decoded), False only the
     others. ``sample_interval_seconds`` (> 0): the first frame at or after each of 0, interval,
-    2 * interval, ... seconds.
+    2 * interval, ... seconds. ``start_time`` / ``end_time`` (seconds, Ketch's own): the decoder
+    seeks to the keyframe before ``start_time`` (nothing before it is decoded) and stops after
+    ``end_time`` (inclusive).
 
-    Decoding is native (FFmpeg's libavformat / libavcodec / libswscale), one video per row of the
-    file listing, on the compute pool; files are read on the I/O pool.
-
-    Note: this version decodes each video's selected frames as one unit of work (then explodes
-    them into rows), so the frames of one video are in memory together and a video whose frames
-    exceed the query's memory budget fails with an error naming it; ``limit(n)`` still decodes
-    whole videos. Errors (bad, truncated or frame-less files) name the file's row."""
-    from ketch.expressions.expression import Expression, col
-    from ketch.io.config import io_options
-    from ketch.io.files import from_files
+    A streaming scan (``explain`` shows ``ScanVideo``): one scan task per video, so many videos
+    spread over the workers (and over the Ray cluster); each video is decoded natively (FFmpeg's
+    libavformat / libavcodec / libswscale) frame by frame on the compute pool and comes out in
+    batches of about one morsel's bytes, charged to the memory budget, so a long video never sits
+    decoded in memory. ``limit(n)`` stops the decoders after about ``n`` frames; selecting no
+    ``data`` column skips the RGB conversion. A file that is not a readable video (truncated, not a
+    container, no video stream) fails the query with an error naming the file (as Daft's PyAV
+    source raises), after the frames of the files before it."""
+    from ketch import _core
+    from ketch.dataframe import DataFrame
+    from ketch.io.config import IOConfig
+    from ketch.io.files import _list
 
     if (
-        not isinstance(image_height, int)
+        isinstance(image_height, bool)
+        or isinstance(image_width, bool)
+        or not isinstance(image_height, int)
         or not isinstance(image_width, int)
         or image_height <= 0
         or image_width <= 0
@@ -68,17 +66,33 @@ def read_video_frames(
         )
     if sample_interval_seconds is not None and sample_interval_seconds <= 0:
         raise ValueError("sample_interval_seconds must be positive if provided")
-    options = io_options(io_config)
-    options.update(width=image_width, height=image_height, frame_index="counter", fixed_shape=True)
+    if start_time is not None and start_time < 0:
+        raise ValueError(f"start_time must be >= 0 seconds, got {start_time!r}")
+    if end_time is not None and end_time < (start_time or 0):
+        raise ValueError(f"end_time ({end_time!r}) is before start_time ({start_time or 0!r})")
+    if io_config is not None and not isinstance(io_config, IOConfig):
+        raise TypeError(f"io_config must be a ketch.io.IOConfig, got {type(io_config).__name__}")
+    entries = path if isinstance(path, list) else [path]
+    files: list[str] = []
+    sizes: list[int] = []
+    for entry in entries:
+        entry = os.fspath(entry)
+        if entry.startswith(("http://", "https://")):
+            files.append(entry)  # read by the scan (libcurl); not listed
+            sizes.append(-1)
+        else:
+            listed, listed_sizes = _list(entry, io_config)
+            files += listed
+            sizes += listed_sizes
+    options = {"image_height": str(image_height), "image_width": str(image_width)}
     if is_key_frame is not None:
-        options["is_key_frame"] = bool(is_key_frame)
-    if sample_interval_seconds is not None:
-        options["sample_interval_seconds"] = float(sample_interval_seconds)
-    frames = Expression._call("video_frames", col("file"), **options)
-    df = from_files(path, io_config).select(col("file").file.path().alias("path"), frames.alias("_frame"))
-    frame = col("_frame")
-    df = df.explode("_frame").select(
-        "path", *[frame.struct.get(name).alias(name) for name in (*_FRAME_FIELDS, "data")]
-    )
-    # A video with no selected frame explodes to one null row: drop it (frame_index is never null).
-    return df.where(col("frame_index").not_null())
+        options["is_key_frame"] = "true" if is_key_frame else "false"
+    for key, value in (
+        ("sample_interval_seconds", sample_interval_seconds),
+        ("start_time", start_time),
+        ("end_time", end_time),
+    ):
+        if value is not None:
+            options[key] = repr(float(value))
+    s3 = (io_config or IOConfig()).s3.to_options()
+    return DataFrame(_core.PyPlan.scan("video", files, sizes, options, None, None, None, s3))

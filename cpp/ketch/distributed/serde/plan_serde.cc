@@ -410,9 +410,17 @@ class PlanWriter {
       lance = fb::CreateLanceOptions(fbb_, uri, scan.lance.version, keys_offset, values_offset, nearest,
                                      names_offset, types_offset, columns_offset, metrics_offset, note);
     }
+    Offset<fb::VideoOptions> video;
+    if (scan.format == FileFormat::kVideo) {
+      const VideoScanOptions& v = scan.video;
+      video = fb::CreateVideoOptions(fbb_, v.image_height, v.image_width, v.is_key_frame.has_value(),
+                                     v.is_key_frame.value_or(false), v.start_time, v.end_time.has_value(),
+                                     v.end_time.value_or(0), v.sample_interval_seconds.has_value(),
+                                     v.sample_interval_seconds.value_or(0));
+    }
     return fb::CreateScan(fbb_, ToFb(scan.format), files_offset, partition_values, file_schema,
                           partition_schema, parse_schema, scan.columns.has_value(), columns, filter,
-                          scan.limit, csv_offset, s3_offset, tasks, lance);
+                          scan.limit, csv_offset, s3_offset, tasks, lance, video);
   }
 
   static fb::FileFormat ToFb(FileFormat format) {
@@ -425,6 +433,8 @@ class PlanWriter {
         return fb::FileFormat::Json;
       case FileFormat::kLance:
         return fb::FileFormat::Lance;
+      case FileFormat::kVideo:
+        return fb::FileFormat::Video;
     }
     return fb::FileFormat::Parquet;
   }
@@ -750,6 +760,8 @@ class PlanReader {
         return FileFormat::kJson;
       case fb::FileFormat::Lance:
         return FileFormat::kLance;
+      case fb::FileFormat::Video:
+        return FileFormat::kVideo;
       default:
         return Corrupt("unknown file format " + std::to_string(static_cast<int>(format)));
     }
@@ -908,6 +920,16 @@ class PlanReader {
         info.lance.vector_indexes.push_back({names[i], types[i], columns[i], metrics[i]});
       }
       info.lance.nearest_note = Str(lance->nearest_note());
+    }
+    if (info.format == FileFormat::kVideo) {
+      const auto* v = s->video();
+      if (v == nullptr) return Corrupt("a video scan without its options");
+      info.video.image_height = v->image_height();
+      info.video.image_width = v->image_width();
+      if (v->has_is_key_frame()) info.video.is_key_frame = v->is_key_frame();
+      info.video.start_time = v->start_time();
+      if (v->has_end_time()) info.video.end_time = v->end_time();
+      if (v->has_sample_interval()) info.video.sample_interval_seconds = v->sample_interval_seconds();
     }
     // Footers read on this side are read once per file and shared by the scan's tasks.
     if (info.format == FileFormat::kParquet)

@@ -64,6 +64,7 @@ std::string Extension(FileFormat format) {
     case FileFormat::kJson:
       return ".json";
     case FileFormat::kLance:  // written by write_lance (pylance), never by this sink
+    case FileFormat::kVideo:  // never written
       break;
   }
   return "";
@@ -287,6 +288,9 @@ struct WriteFilesSink::State {
       case FileFormat::kLance:
         writer =
             arrow::Status::NotImplemented("Lance datasets are written by write_lance, not the file sink");
+        break;
+      case FileFormat::kVideo:
+        writer = arrow::Status::NotImplemented("video files are not written");
         break;
     }
     if (!writer.ok()) return Error(*file, writer.status());

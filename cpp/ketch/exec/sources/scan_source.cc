@@ -3,16 +3,20 @@
 #include <arrow/compute/api.h>
 #include <arrow/util/future.h>
 
+#include <condition_variable>
 #include <ctime>
 #include <deque>
+#include <mutex>
 #include <set>
 
 #include "ketch/exec/filter_rows.h"
 #include "ketch/expr/expr_analysis.h"
+#include "ketch/functions/media/video_scan.h"
 #include "ketch/io/formats/lance_format.h"
 #include "ketch/io/formats/parquet_footers.h"
 #include "ketch/io/formats/parquet_format.h"
 #include "ketch/io/formats/text_formats.h"
+#include "ketch/io/object_reader.h"
 #include "ketch/plan/logical/lance_filter.h"
 
 namespace ketch {
@@ -89,12 +93,15 @@ std::vector<ScanTask> DefaultScanTasks(const ScanInfo& info) {
 }
 
 ScanSource::ScanSource(ScanInfo info, std::shared_ptr<arrow::Schema> output_schema, int64_t batch_rows,
-                       arrow::internal::Executor* executor, int parallel_tasks)
+                       arrow::internal::Executor* executor, int parallel_tasks,
+                       arrow::internal::Executor* io_executor, int64_t target_batch_bytes)
     : info_(std::move(info)),
       output_schema_(std::move(output_schema)),
       batch_rows_(batch_rows),
       executor_(executor),
-      parallel_tasks_(std::max(1, parallel_tasks)) {
+      parallel_tasks_(std::max(1, parallel_tasks)),
+      io_executor_(io_executor ? io_executor : executor),
+      target_batch_bytes_(std::max<int64_t>(1, target_batch_bytes)) {
   const int num_data = info_.file_schema->num_fields() - info_.partition_schema->num_fields();
   arrow::FieldVector data_fields(info_.file_schema->fields().begin(),
                                  info_.file_schema->fields().begin() + num_data);
@@ -392,6 +399,8 @@ arrow::Status ScanSource::ReadTask(const Read& read, int64_t base_row,
       reader = std::move(*opened);
       break;
     }
+    case FileFormat::kVideo:  // ProduceVideo decodes videos itself
+      return arrow::Status::NotImplemented("video files are read by ProduceVideo");
   }
   while (true) {
     std::shared_ptr<arrow::RecordBatch> batch;
@@ -532,6 +541,178 @@ arrow::Status ScanSource::ProduceParallel(const std::vector<Read>& tasks, const 
   return status;
 }
 
+arrow::Status ScanSource::ProduceVideo(const std::vector<Read>& reads, const Emit& emit) {
+  // One open video: its decoder and the batches decoded ahead of emission. Everything but
+  // `stream` is guarded by `mutex`; `stream` is touched only by the one task running for the
+  // video (`busy`), or by nobody.
+  struct Run {
+    const Read* read = nullptr;
+    std::unique_ptr<media::VideoFrameStream> stream;
+    std::deque<std::shared_ptr<arrow::RecordBatch>> ready;
+    int64_t frames_per_batch = 1;
+    int64_t promised = 0;  // frames asked of the decoder or decoded, not yet emitted (capped)
+    int64_t frames_counted = 0;
+    bool busy = false;
+    bool finished = false;
+    arrow::Status error;
+  };
+  constexpr size_t kLookahead = 2;  // batches a video decodes ahead of the one being emitted
+  // A pushed limit counts rows after a pushed filter: frames are capped only without one.
+  const bool capped = info_.limit >= 0 && filter_conjuncts_.empty();
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<std::unique_ptr<Run>> window;  // the open videos, the one being emitted first
+  int64_t active = 0;                       // tasks spawned and not yet done
+  int64_t promised = 0;                     // Run::promised over all runs
+  int64_t emitted = 0;                      // rows emitted (capped)
+  std::atomic<bool> stop{false};
+  // Fewer videos than decoding slots (one long video): the codecs use the idle slots as threads.
+  const int decoder_threads = std::max<int>(
+      1, parallel_tasks_ / static_cast<int>(std::clamp<size_t>(reads.size(), 1, parallel_tasks_)));
+
+  // Starts the next step of `run` (open, or decode one batch) when it has room; `mutex` held.
+  std::function<void(Run*)> schedule = [&](Run* run) {
+    if (stop.load() || run->busy || run->finished || !run->error.ok() || run->ready.size() >= kLookahead) {
+      return;
+    }
+    const bool open = run->stream == nullptr;
+    int64_t want = run->frames_per_batch;
+    if (capped && !open) {
+      // The video being emitted may always ask for what the limit still needs; the ones behind it
+      // only for what no other video has been asked for (they may never be reached).
+      const bool head = !window.empty() && window.front().get() == run;
+      want = std::min(want, info_.limit - emitted - (head ? run->promised : promised));
+      if (want <= 0) return;
+      run->promised += want;
+      promised += want;
+    }
+    run->busy = true;
+    ++active;
+    auto task = [&, run, open, want]() {
+      const int64_t cpu_start = ThreadCpuNs();
+      const ScanFile& file = info_.files[run->read->task.file];
+      std::shared_ptr<arrow::RecordBatch> batch;
+      arrow::Status status;
+      if (stop.load()) {
+        status = arrow::Status::Cancelled("scan stopped");
+      } else if (open) {
+        // The object's bytes are read whole, once (as the media kernels read them); streaming the
+        // compressed bytes through a custom AVIOContext over ranged reads is left for later.
+        auto bytes = io::ReadObject(file.path, info_.s3);
+        if (!opened_[run->read->task.file].exchange(true)) metrics_->files_read++;
+        if (bytes.ok()) {
+          metrics_->bytes_read += (*bytes)->size();
+          auto opened = media::VideoFrameStream::Open(file.path, std::move(*bytes), info_.video,
+                                                      read_columns_, &stop, decoder_threads);
+          if (opened.ok()) {
+            run->stream = std::move(*opened);
+          } else {
+            status = opened.status();
+          }
+        } else {
+          status = bytes.status();
+        }
+      } else {
+        auto next = run->stream->Next(want);
+        if (next.ok()) {
+          batch = std::move(*next);
+          if (batch) metrics_->rows_read += batch->num_rows();
+        } else {
+          status = next.status();
+        }
+        const int64_t decoded = run->stream->decoded_frames();
+        metrics_->frames_decoded += decoded - run->frames_counted;
+        run->frames_counted = decoded;
+        metrics_->decode_cpu_ns += ThreadCpuNs() - cpu_start;
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      run->busy = false;
+      --active;
+      if (!status.ok()) {
+        run->error = std::move(status);
+      } else if (open) {
+        run->frames_per_batch = std::clamp<int64_t>(target_batch_bytes_ / run->stream->row_bytes(), 1,
+                                                    std::max<int64_t>(1, batch_rows_));
+      } else {
+        const int64_t rows = batch ? batch->num_rows() : 0;
+        if (capped) {  // frames asked for but not decoded are no longer promised
+          run->promised -= want - rows;
+          promised -= want - rows;
+        }
+        if (batch) {
+          run->ready.push_back(std::move(batch));
+        } else {
+          run->finished = true;
+        }
+      }
+      schedule(run);  // its next batch, or its first after opening
+      changed.notify_all();
+    };
+    auto* pool = open ? io_executor_ : executor_;
+    auto spawned = pool->Spawn(std::move(task));
+    if (!spawned.ok()) {
+      run->busy = false;
+      --active;
+      run->error = spawned;
+    }
+  };
+
+  arrow::Status status;
+  int64_t next_row = 0;
+  size_t next = 0;
+  std::unique_lock<std::mutex> lock(mutex);
+  while (true) {
+    while (window.size() < static_cast<size_t>(parallel_tasks_) && next < reads.size() && !LimitReached()) {
+      auto run = std::make_unique<Run>();
+      run->read = &reads[next++];
+      MarkStarted(run->read->segments.front().group);
+      window.push_back(std::move(run));
+    }
+    if (window.empty()) break;
+    for (auto& run : window) schedule(run.get());
+    Run* head = window.front().get();
+    changed.wait(lock, [&] { return !head->ready.empty() || !head->error.ok() || head->finished; });
+    if (!head->error.ok()) {
+      status = head->error;
+      if (!status.IsCancelled()) {
+        status = status.WithMessage("read_video_frames: file '", info_.files[head->read->task.file].path,
+                                    "': ", status.message());
+      }
+      break;
+    }
+    if (head->ready.empty()) {  // finished
+      window.pop_front();
+      continue;
+    }
+    auto batch = std::move(head->ready.front());
+    head->ready.pop_front();
+    schedule(head);  // the next batch decodes while this one is emitted
+    lock.unlock();
+    const int64_t rows = batch->num_rows();
+    auto piece = Process(head->read->task, std::move(batch), next_row);
+    next_row += rows;
+    arrow::Status emitted_status = piece.status();
+    if (piece.ok()) {
+      piece->group = head->read->segments.front().group;
+      emitted_status = EmitPiece(std::move(*piece), emit);
+    }
+    lock.lock();
+    if (capped) {
+      head->promised -= rows;
+      promised -= rows;
+      emitted += rows;
+    }
+    if (!emitted_status.ok()) {
+      status = emitted_status;
+      break;
+    }
+    if (LimitReached()) break;
+  }
+  stop = true;
+  changed.wait(lock, [&] { return active == 0; });
+  return status;
+}
+
 arrow::Status ScanSource::Produce(const Emit& emit) {
   std::vector<ScanTask> tasks = info_.tasks ? info_.tasks->tasks : DefaultScanTasks(info_);
   if (info_.tasks) {
@@ -544,7 +725,9 @@ arrow::Status ScanSource::Produce(const Emit& emit) {
   arrow::Status st;
   std::vector<Read> reads =
       MakeReads(tasks, /*per_row_group=*/info_.format == FileFormat::kParquet && info_.tasks);
-  if (info_.format == FileFormat::kParquet && info_.tasks && reads.size() > 1 && parallel_tasks_ > 1) {
+  if (info_.format == FileFormat::kVideo) {
+    st = ProduceVideo(MakeReads(tasks, /*per_row_group=*/false), emit);
+  } else if (info_.format == FileFormat::kParquet && info_.tasks && reads.size() > 1 && parallel_tasks_ > 1) {
     parallel_ = true;  // row groups decode side by side, each single-threaded
     st = ProduceParallel(reads, emit);
   } else {

@@ -26,10 +26,20 @@ namespace ketch {
 /// batch; after a pushed limit is reached nothing more is emitted. A task whose rows are all
 /// filtered out emits empty batches. The row ranges of one split row group are read with one
 /// fetch and decode of that row group, each range emitted as its own task (nothing is read twice).
+///
+/// Video (read_video_frames): one task per file. Up to `parallel_tasks` videos are open at once,
+/// each decoded batch by batch on `executor` (files read on `io_executor`): the video being emitted
+/// streams, the next ones decode at most two batches ahead, so memory holds a few batches per open
+/// video, never a whole video. A batch is at most `target_batch_bytes` of frames (and at most
+/// `batch_rows`); with a pushed limit (and no pushed filter) no more frames are asked of the
+/// decoders than the limit still needs, so `limit(10)` decodes about 10 frames.
 class ScanSource : public Source {
  public:
+  /// `io_executor` (null: `executor`) opens video files; `target_batch_bytes` caps the decoded
+  /// bytes of one video batch (frames per batch = target / bytes per frame, at least 1).
   ScanSource(ScanInfo info, std::shared_ptr<arrow::Schema> output_schema, int64_t batch_rows,
-             arrow::internal::Executor* executor, int parallel_tasks);
+             arrow::internal::Executor* executor, int parallel_tasks,
+             arrow::internal::Executor* io_executor = nullptr, int64_t target_batch_bytes = 32LL << 20);
   std::string name() const override { return "Scan" + FileFormatName(info_.format); }
   arrow::Status Produce(const Emit& emit) override;
   void set_scan_metrics(ScanMetrics* metrics) override { metrics_ = metrics; }
@@ -78,6 +88,7 @@ class ScanSource : public Source {
                                int64_t offset) const;
   arrow::Status ProduceSequential(const std::vector<Read>& reads, const Emit& emit);
   arrow::Status ProduceParallel(const std::vector<Read>& reads, const Emit& emit);
+  arrow::Status ProduceVideo(const std::vector<Read>& reads, const Emit& emit);
   arrow::Status EmitPiece(Piece piece, const Emit& emit);
   // Emits an empty batch for each task after the last one emitted and before `group` (a task that
   // produced no batch, e.g. an empty file), so every partition number reaches the result in order.
@@ -102,6 +113,8 @@ class ScanSource : public Source {
   int64_t batch_rows_;
   arrow::internal::Executor* executor_;
   int parallel_tasks_;
+  arrow::internal::Executor* io_executor_;
+  int64_t target_batch_bytes_;
   ScanMetrics own_metrics_;
   ScanMetrics* metrics_ = &own_metrics_;
   int64_t rows_emitted_ = 0;

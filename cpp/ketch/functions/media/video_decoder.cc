@@ -8,6 +8,7 @@ extern "C" {
 #include <libswscale/swscale.h>
 }
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -131,7 +132,8 @@ arrow::Result<std::unique_ptr<VideoFrameDecoder>> VideoFrameDecoder::Open(
   for (unsigned i = 0; i < format->nb_streams; ++i) {
     if (static_cast<int>(i) != self->stream_index_) format->streams[i]->discard = AVDISCARD_ALL;
   }
-  ARROW_ASSIGN_OR_RAISE(self->codec_, self->input_->OpenDecoder(self->stream_index_, /*threads=*/1));
+  ARROW_ASSIGN_OR_RAISE(self->codec_,
+                        self->input_->OpenDecoder(self->stream_index_, std::max(1, options.decoder_threads)));
   if (options.is_key_frame.value_or(false)) self->codec_->skip_frame = AVDISCARD_NONKEY;
   self->time_base_ = stream->time_base;
   self->time_base_text_ = Valid(stream->time_base) ? FractionText(stream->time_base) : "";
@@ -260,23 +262,9 @@ std::optional<int64_t> VideoFrameDecoder::Select() {
   return index;
 }
 
-arrow::Status VideoFrameDecoder::Emit(int64_t index, VideoFrameSink* sink) {
+arrow::Status VideoFrameDecoder::Scale(int out_width, int out_height, int64_t bytes, VideoFrameSink* sink) {
   const AVFrame* frame = frame_.get();
   const int width = frame->width, height = frame->height;
-  if (width <= 0 || height <= 0) return arrow::Status::Invalid("a decoded frame has no size");
-  if (int64_t{width} * height > options_.max_pixels) {
-    return arrow::Status::Invalid("a frame of ", width, "x", height, " pixels is over the limit of ",
-                                  options_.max_pixels, " pixels");
-  }
-  const int out_width = options_.width.value_or(width);
-  const int out_height = options_.height.value_or(height);
-  const int64_t bytes = int64_t{out_width} * out_height * 3;
-  if (options_.max_output_bytes > 0 && output_bytes_ + bytes > options_.max_output_bytes) {
-    return arrow::Status::Invalid("the decoded frames of this video exceed the query's memory budget of ",
-                                  options_.max_output_bytes,
-                                  " bytes; narrow it with start_time/end_time, sample_interval_seconds or "
-                                  "width/height, or stream it with read_video_frames");
-  }
   scaler_ = sws_getCachedContext(scaler_, width, height, static_cast<AVPixelFormat>(frame->format), out_width,
                                  out_height, AV_PIX_FMT_RGB24, SWS_BILINEAR, nullptr, nullptr, nullptr);
   if (scaler_ == nullptr) {
@@ -289,6 +277,27 @@ arrow::Status VideoFrameDecoder::Emit(int64_t index, VideoFrameSink* sink) {
   int strides[4] = {out_width * 3, 0, 0, 0};
   const int rows = sws_scale(scaler_, frame->data, frame->linesize, 0, height, planes, strides);
   if (rows != out_height) return arrow::Status::Invalid("converting a frame to RGB24 failed");
+  return arrow::Status::OK();
+}
+
+arrow::Status VideoFrameDecoder::Emit(int64_t index, VideoFrameSink* sink) {
+  const AVFrame* frame = frame_.get();
+  const int width = frame->width, height = frame->height;
+  if (width <= 0 || height <= 0) return arrow::Status::Invalid("a decoded frame has no size");
+  if (int64_t{width} * height > options_.max_pixels) {
+    return arrow::Status::Invalid("a frame of ", width, "x", height, " pixels is over the limit of ",
+                                  options_.max_pixels, " pixels");
+  }
+  const int out_width = options_.width.value_or(width);
+  const int out_height = options_.height.value_or(height);
+  const int64_t bytes = options_.convert_pixels ? int64_t{out_width} * out_height * 3 : 0;
+  if (options_.max_output_bytes > 0 && output_bytes_ + bytes > options_.max_output_bytes) {
+    return arrow::Status::Invalid("the decoded frames of this video exceed the query's memory budget of ",
+                                  options_.max_output_bytes,
+                                  " bytes; narrow it with start_time/end_time, sample_interval_seconds or "
+                                  "width/height, or stream it with read_video_frames");
+  }
+  if (options_.convert_pixels) ARROW_RETURN_NOT_OK(Scale(out_width, out_height, bytes, sink));
   output_bytes_ += bytes;
 
   VideoFrameInfo info;

@@ -60,6 +60,13 @@ struct VideoFrameOptions {
   /// Emit only the frame whose index (the pts rule above) is this one, the first at or after it for
   /// a variable frame rate; the decoder seeks to the keyframe before it and stops after it.
   std::optional<int64_t> only_index;
+  /// false: frames are selected and their fields reported, but no pixels are converted (the sink's
+  /// Prepare is never called; VideoFrameInfo's width and height are still the output size). For
+  /// scans that read no `data` column.
+  bool convert_pixels = true;
+  /// Threads of the codec (FFmpeg's frame/slice threads; 1: the calling thread only). More than one
+  /// delays output by about that many frames, so a caller that stops early decodes a few more.
+  int decoder_threads = 1;
   /// Refuse (Invalid) a stream whose width * height exceeds this, before any frame is allocated.
   int64_t max_pixels = INT64_MAX;
   /// Refuse (Invalid) once the RGB bytes emitted for this object exceed this (0: no limit).
@@ -125,6 +132,8 @@ class VideoFrameDecoder {
   /// Whether `frame_` is emitted, and its index.
   std::optional<int64_t> Select();
   arrow::Status Emit(int64_t index, VideoFrameSink* sink);
+  /// Converts (and resizes) `frame_` to RGB24 into the sink's buffer of `bytes`.
+  arrow::Status Scale(int out_width, int out_height, int64_t bytes, VideoFrameSink* sink);
 
   VideoFrameOptions options_;
   std::unique_ptr<AvInput> input_;

@@ -1,5 +1,6 @@
 #include "ketch/plan/logical/logical_plan.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -11,6 +12,26 @@
 
 namespace ketch {
 namespace {
+
+// Seconds as Python's repr of a float prints them (0.5, 2.0, 1e-06), for explain.
+std::string FormatDouble(double value) {
+  std::ostringstream out;
+  out.precision(17);
+  out << value;
+  std::string text = out.str();
+  // The shortest text that reads back as the same double.
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::ostringstream shorter;
+    shorter.precision(digits);
+    shorter << value;
+    if (std::stod(shorter.str()) == value) {
+      text = shorter.str();
+      break;
+    }
+  }
+  if (text.find_first_of(".eni") == std::string::npos) text += ".0";
+  return text;
+}
 
 std::string JoinNames(const std::vector<std::string>& names) {
   std::ostringstream out;
@@ -195,6 +216,8 @@ std::string FileFormatName(FileFormat format) {
       return "JSON";
     case FileFormat::kLance:
       return "Lance";
+    case FileFormat::kVideo:
+      return "Video";
   }
   return "?";
 }
@@ -282,6 +305,8 @@ std::string WriterName(FileFormat format) {
       return "write_json";
     case FileFormat::kLance:
       return "write_lance";
+    case FileFormat::kVideo:
+      break;
   }
   return "write";
 }
@@ -293,6 +318,7 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Write(LogicalPlanPtr input, WriteInfo
     return arrow::Status::NotImplemented(
         "Lance datasets are written by write_lance (pylance), not the file sink");
   }
+  if (info.format == FileFormat::kVideo) return arrow::Status::NotImplemented("video files are not written");
   if (info.format == FileFormat::kParquet && !kCodecs.count(info.compression)) {
     return arrow::Status::Invalid(writer, ": unknown compression '", info.compression,
                                   "' (one of snappy, zstd, gzip, lz4, brotli, none)");
@@ -742,6 +768,26 @@ std::vector<std::string> LogicalPlan::Details() const {
     out.push_back("Paths = [" + JoinNames(shown) + "]");
     if (scan_.partition_schema->num_fields() > 0) {
       out.push_back("Partition columns = " + SchemaString(*scan_.partition_schema));
+    }
+    if (scan_.format == FileFormat::kVideo) {
+      const VideoScanOptions& video = scan_.video;
+      std::string frames =
+          video.is_key_frame
+              ? (*video.is_key_frame ? "key frames only (the others are not decoded)" : "non-key frames only")
+              : "all";
+      if (video.start_time > 0 || video.end_time) {
+        frames += ", from " + FormatDouble(video.start_time) + " s (seek)" +
+                  (video.end_time ? " to " + FormatDouble(*video.end_time) + " s" : std::string());
+      }
+      if (video.sample_interval_seconds) {
+        frames += ", one every " + FormatDouble(*video.sample_interval_seconds) + " s";
+      }
+      out.push_back("Frames = " + frames);
+      const bool pixels = !scan_.columns || std::find(scan_.columns->begin(), scan_.columns->end(), "data") !=
+                                                scan_.columns->end();
+      out.push_back(
+          "Image size = " + std::to_string(video.image_height) + " x " + std::to_string(video.image_width) +
+          (pixels ? " RGB (resized by the decoder's scaler)" : " (data not read: no RGB conversion)"));
     }
     out.push_back("Projection pushdown = " +
                   (scan_.columns ? "[" + JoinNames(*scan_.columns) + "]" : "None"));

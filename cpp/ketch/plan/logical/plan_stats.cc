@@ -15,9 +15,10 @@
 namespace ketch {
 namespace {
 
-constexpr double kFilterSelectivity = 0.25;  // DuckDB-like default
-constexpr double kTextBytesPerRow = 100;     // CSV/JSON rows from file bytes
-constexpr double kVariableWidthBytes = 20;   // an offset and 16 bytes of data
+constexpr double kFilterSelectivity = 0.25;        // DuckDB-like default
+constexpr double kTextBytesPerRow = 100;           // CSV/JSON rows from file bytes
+constexpr double kVideoBytesPerFrame = 16 * 1024;  // video frames from compressed bytes (a guess)
+constexpr double kVariableWidthBytes = 20;         // an offset and 16 bytes of data
 constexpr double kListElements = 4;
 
 double TypeWidth(const arrow::DataType& type) {
@@ -85,6 +86,15 @@ void ScanStats(const LogicalPlan& plan, bool with_bytes, PlanStats* out) {
       const auto* metadata = task.file >= 0 && static_cast<size_t>(task.file) < scan.tasks->metadata.size()
                                  ? scan.tasks->metadata[task.file].get()
                                  : nullptr;
+      if (scan.format == FileFormat::kVideo) {
+        // Frames from compressed bytes (a guess: H.264 at a few Mbit/s), each as wide as the
+        // decoded row (the schema knows the fixed image size).
+        out->exact = false;
+        const double frames = std::max(1.0, static_cast<double>(task.size_bytes) / kVideoBytesPerFrame);
+        rows += frames;
+        bytes += frames * EstimatedRowWidth(*plan.schema());
+        continue;
+      }
       if (task.num_rows < 0) {
         out->exact = false;
         rows += static_cast<double>(task.size_bytes) / kTextBytesPerRow;
@@ -124,6 +134,12 @@ void ScanStats(const LogicalPlan& plan, bool with_bytes, PlanStats* out) {
     out->exact = false;
     for (const auto& file : scan.files) {
       const double size = static_cast<double>(std::max<int64_t>(file.size_bytes, 0));
+      if (scan.format == FileFormat::kVideo) {
+        const double frames = std::max(1.0, size / kVideoBytesPerFrame);
+        rows += frames;
+        bytes += frames * EstimatedRowWidth(*plan.schema());
+        continue;
+      }
       rows += size / kTextBytesPerRow;
       bytes += size * column_share;
     }

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "ketch/functions/media/video_scan.h"
 #include "ketch/io/formats/parquet_footers.h"
 #include "ketch/io/formats/parquet_format.h"
 #include "ketch/io/formats/text_formats.h"
@@ -24,6 +25,9 @@ arrow::Result<std::shared_ptr<arrow::Schema>> InferSchema(const ScanRequest& req
       return io::InferJsonSchema(path, request.s3);
     case FileFormat::kLance:  // read_lance builds its scan from the dataset's own schema
       break;
+    case FileFormat::kVideo:  // fixed by the options; no file is opened before the query runs
+      ARROW_RETURN_NOT_OK(media::VideoScanFrameOptions(request.video).status());
+      return media::VideoFramesSchema(request.video.image_height, request.video.image_width);
   }
   return arrow::Status::NotImplemented("unknown file format");
 }
@@ -33,7 +37,17 @@ arrow::Result<std::shared_ptr<arrow::Schema>> InferSchema(const ScanRequest& req
 arrow::Result<ScanInfo> BuildScan(ScanRequest request) {
   const std::string reader = "read_" + std::string(request.format == FileFormat::kParquet ? "parquet"
                                                    : request.format == FileFormat::kCsv   ? "csv"
+                                                   : request.format == FileFormat::kVideo ? "video_frames"
                                                                                           : "json");
+  if (request.format == FileFormat::kVideo) {
+    // The schema follows from the options: bad options are the user's error, not the file's.
+    auto checked = media::VideoScanFrameOptions(request.video);
+    if (!checked.ok()) return checked.status().WithMessage(reader, ": ", checked.status().message());
+    if (request.schema || request.hints ||
+        (request.partition_schema && request.partition_schema->num_fields())) {
+      return arrow::Status::Invalid(reader, ": takes no schema, schema hints or hive partitions");
+    }
+  }
   if (request.files.empty()) return arrow::Status::Invalid(reader, ": no files to read");
   std::shared_ptr<arrow::Schema> schema = request.schema;
   std::shared_ptr<io::ParquetFooters> footers;
@@ -96,6 +110,7 @@ arrow::Result<ScanInfo> BuildScan(ScanRequest request) {
   info.partition_schema = std::move(request.partition_schema);
   if (request.format == FileFormat::kJson) info.parse_schema = parse_schema;
   info.csv = request.csv;
+  info.video = request.video;
   info.s3 = std::move(request.s3);
   info.footers = std::move(footers);
   return info;

@@ -12,6 +12,7 @@ struct ScanRequest {
   std::vector<ScanFile> files;  ///< with partition values when hive-partitioned
   std::shared_ptr<arrow::Schema> partition_schema;
   CsvOptions csv;
+  VideoScanOptions video;  ///< kVideo: the frames' size and selection (the schema follows from it)
   io::S3Config s3;
   /// The files' schema as given by the user (no inference); null = infer from the first file.
   std::shared_ptr<arrow::Schema> schema;

@@ -118,6 +118,7 @@ struct ScanInfo {
   CsvOptions csv;
   io::S3Config s3;                         ///< for s3:// paths
   LanceOptions lance;                      ///< FileFormat::kLance only
+  VideoScanOptions video;                  ///< FileFormat::kVideo only
   std::shared_ptr<const ScanTasks> tasks;  ///< set by MaterializeScanTasks; null before
   /// Parquet: the files' footers, each read at most once and shared by every copy of this scan
   /// (schema inference, each optimization, the readers). Null: read when needed, not kept.

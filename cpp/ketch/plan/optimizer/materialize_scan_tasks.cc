@@ -392,6 +392,26 @@ arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTas
     return LogicalPlan::Scan(std::move(info));
   }
 
+  if (info.format == FileFormat::kVideo) {
+    // One task per video, never merged: decoding, not reading, is the cost (a small file may hold
+    // minutes of frames), so N videos give N tasks to spread over the workers.
+    int64_t total_bytes = 0;
+    for (int32_t f : kept) {
+      ScanTask task;
+      task.group = static_cast<int32_t>(tasks->tasks.size());
+      task.file = f;
+      task.size_bytes = std::max<int64_t>(0, info.files[f].size_bytes);
+      total_bytes += task.size_bytes;
+      tasks->tasks.push_back(std::move(task));
+    }
+    tasks->reason = Plural(tasks->num_tasks(), "task") + " from " +
+                    Plural(static_cast<int64_t>(kept.size()), "file") + ", " + Megabytes(total_bytes) +
+                    " to read; one task per video (frames decode and stream batch by batch; videos are not "
+                    "merged or split)";
+    info.tasks = std::move(tasks);
+    return LogicalPlan::Scan(std::move(info));
+  }
+
   if (info.format != FileFormat::kParquet) {
     std::vector<Unit> units;
     for (int32_t f : kept) {
