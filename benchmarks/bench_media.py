@@ -38,6 +38,31 @@ SENTENCES = [
 ]
 
 
+def setup(engine: str) -> None:
+    """Imports (untimed, part of the baseline memory): each engine's libraries."""
+    import numpy  # noqa: F401
+    import pyarrow  # noqa: F401
+
+    if engine.startswith("ketch"):
+        import ketch
+        import ketch.functions  # noqa: F401
+
+        ketch.from_pydict({"x": [1]}).collect()  # the engine's pools and the function registry
+    elif engine.startswith("daft"):
+        import daft  # noqa: F401
+        import daft.functions  # noqa: F401
+    if engine.endswith("q1") and not engine.startswith("ketch"):
+        import soundfile  # noqa: F401
+        import soxr  # noqa: F401
+
+        if engine.startswith("daft"):
+            import librosa  # noqa: F401
+    if engine.endswith("q2") and not engine.startswith("ketch"):
+        import av  # noqa: F401
+    if engine.endswith("q3") and not engine.startswith("ketch"):
+        import pypdfium2  # noqa: F401
+
+
 def prepare(data_dir: str) -> None:
     import numpy as np
     import soundfile as sf

@@ -285,6 +285,7 @@ void BindPlans(nb::module_& m) {
                      d["bytes_read"] = s.scan.bytes_read.load();
                      d["rows_read"] = s.scan.rows_read.load();
                      d["frames_decoded"] = s.scan.frames_decoded.load();
+                     d["packets_dropped"] = s.scan.packets_dropped.load();
                      return d;
                    })
       // Adds another execution's scan counters (a dict shaped like `scan`) to these: the Ray
@@ -302,6 +303,7 @@ void BindPlans(nb::module_& m) {
              s.scan.bytes_read += get("bytes_read");
              s.scan.rows_read += get("rows_read");
              s.scan.frames_decoded += get("frames_decoded");
+             s.scan.packets_dropped += get("packets_dropped");
            })
       // One dict per operator, in registration order (pipelines that feed others first).
       .def("operators", [](ExecutionStats& s) {

@@ -660,7 +660,8 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
                 f"({scan['row_groups_pruned']} pruned by statistics), "
                 f"{scan['bytes_read'] / 1e6:.2f} MB read, "
                 f"{scan['rows_read']} rows decoded"
-                + (f", {scan['frames_decoded']} video frames decoded" if scan.get("frames_decoded") else ""),
+                + (f", {scan['frames_decoded']} video frames decoded" if scan.get("frames_decoded") else "")
+                + (f", {scan['packets_dropped']} damaged packets dropped" if scan.get("packets_dropped") else ""),
                 file=out,
             )
         from ketch.runners import get_runner

@@ -208,3 +208,16 @@ def test_s3_and_http_videos(videos, moto_s3, tmp_path):
         server.shutdown()
     h264 = expected.filter(pa.compute.equal(expected.column("path"), str(local / videos["h264"].name)))
     assert over_http.drop_columns("path").equals(h264.drop_columns("path"))
+
+
+def test_damaged_packets_are_dropped_and_counted_in_explain_analyze(videos, tmp_path):
+    blob = media.corrupt_mjpeg_avi(videos["mjpeg"].read_bytes(), [10, 11, 12])
+    path = tmp_path / "damaged.avi"
+    path.write_bytes(blob)
+    df = ketch.read_video_frames(str(path), 32, 32)
+    out = io.StringIO()
+    stats = df.explain_analyze(file=out)
+    assert stats.scan["packets_dropped"] == 3
+    assert "3 damaged packets dropped" in out.getvalue()
+    indexes = df.to_pydict()["frame_index"]
+    assert indexes[:10] == list(range(10)) and len(indexes) == stats.scan["frames_decoded"]

@@ -19,6 +19,8 @@ struct ScanMetrics {
   /// Video scans: frames the decoders produced (selected or skipped: before start_time, not a
   /// keyframe, between samples), including frames decoded ahead that a limit then left unused.
   std::atomic<int64_t> frames_decoded{0};
+  /// Video scans: damaged packets the decoders dropped (the frames around them still came out).
+  std::atomic<int64_t> packets_dropped{0};
   /// Thread CPU time of row groups decoded on the compute pool (the executor adds it to the scan
   /// operator's CPU seconds in explain_analyze).
   std::atomic<int64_t> decode_cpu_ns{0};

@@ -552,6 +552,7 @@ arrow::Status ScanSource::ProduceVideo(const std::vector<Read>& reads, const Emi
     int64_t frames_per_batch = 1;
     int64_t promised = 0;  // frames asked of the decoder or decoded, not yet emitted (capped)
     int64_t frames_counted = 0;
+    int64_t packets_counted = 0;
     bool busy = false;
     bool finished = false;
     arrow::Status error;
@@ -623,6 +624,9 @@ arrow::Status ScanSource::ProduceVideo(const std::vector<Read>& reads, const Emi
         const int64_t decoded = run->stream->decoded_frames();
         metrics_->frames_decoded += decoded - run->frames_counted;
         run->frames_counted = decoded;
+        const int64_t dropped = run->stream->dropped_packets();
+        metrics_->packets_dropped += dropped - run->packets_counted;
+        run->packets_counted = dropped;
         metrics_->decode_cpu_ns += ThreadCpuNs() - cpu_start;
       }
       std::lock_guard<std::mutex> lock(mutex);
