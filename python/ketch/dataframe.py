@@ -661,7 +661,11 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
                 f"{scan['bytes_read'] / 1e6:.2f} MB read, "
                 f"{scan['rows_read']} rows decoded"
                 + (f", {scan['frames_decoded']} video frames decoded" if scan.get("frames_decoded") else "")
-                + (f", {scan['packets_dropped']} damaged packets dropped" if scan.get("packets_dropped") else ""),
+                + (
+                    f", {scan['packets_dropped']} damaged packets dropped"
+                    if scan.get("packets_dropped")
+                    else ""
+                ),  # noqa: E501
                 file=out,
             )
         from ketch.runners import get_runner

@@ -236,9 +236,47 @@ class VideoFile(_MediaFile):
 
     def metadata(self) -> dict[str, Any]:
         """``{"width", "height", "fps", "frame_count", "time_base"}`` of the first video stream."""
-        from ketch.functions import video_metadata  # type: ignore[attr-defined]
+        from ketch.functions.video import video_metadata
 
-        return self._one(video_metadata)
+        return self._one(lambda c: video_metadata(c, io_config=self._io_config))
+
+    def keyframes(self, start_time: float = 0, end_time: float | None = None) -> list[Any]:
+        """The keyframes between ``start_time`` and ``end_time`` (seconds) as RGB numpy arrays
+        (H, W, 3) uint8 (Daft yields PIL images)."""
+        from ketch.functions.video import video_keyframes
+
+        return self._one(lambda c: video_keyframes(c, start_time, end_time, io_config=self._io_config)) or []
+
+    def frames(
+        self,
+        start_time: float = 0,
+        end_time: float | None = None,
+        width: int | None = None,
+        height: int | None = None,
+        is_key_frame: bool | None = None,
+        sample_interval_seconds: float | None = None,
+    ) -> list[dict[str, Any]]:
+        """The decoded frames with Daft's per-frame fields (``frame_index``, ``frame_time``,
+        ``frame_time_base``, ``frame_pts``, ``frame_dts``, ``frame_duration``, ``is_key_frame``,
+        ``data``: an RGB numpy array), see :func:`ketch.functions.video_frames`. A list, not Daft's
+        lazy iterator: use ``ketch.read_video_frames`` to stream a long video."""
+        from ketch.functions.video import video_frames
+
+        return (
+            self._one(
+                lambda c: video_frames(
+                    c,
+                    start_time,
+                    end_time,
+                    width,
+                    height,
+                    is_key_frame,
+                    sample_interval_seconds,
+                    io_config=self._io_config,
+                )
+            )
+            or []
+        )
 
 
 def files_to_arrow(values: list[Any]) -> Any:

@@ -67,7 +67,51 @@ def to_pylist(array: pa.Array | pa.ChunkedArray) -> list[Any]:
         from ketch.file import files_from_arrow
 
         return files_from_arrow(array)
+    # list<Image>, struct{..., data: Image}: the same values inside.
+    if not isinstance(array.type, pa.BaseExtensionType) and _nests_extension(array.type):
+        return _nested_rows(array)
     return array.to_pylist()
+
+
+def _nests_extension(arrow_type: pa.DataType) -> bool:
+    """Whether a list or struct type holds an extension type (image, file, Python, tensor) inside."""
+    if isinstance(arrow_type, pa.BaseExtensionType):
+        return True
+    if (
+        pa.types.is_list(arrow_type)
+        or pa.types.is_large_list(arrow_type)
+        or pa.types.is_fixed_size_list(arrow_type)
+    ):
+        return _nests_extension(arrow_type.value_type)
+    if pa.types.is_struct(arrow_type):
+        return any(_nests_extension(arrow_type.field(i).type) for i in range(arrow_type.num_fields))
+    return False
+
+
+def _nested_rows(array: pa.Array) -> list[Any]:
+    """Python values of a list or struct array whose children need :func:`to_pylist`'s conversions."""
+    valid = array.is_valid().to_pylist()
+    if pa.types.is_struct(array.type):
+        names = [array.type.field(i).name for i in range(array.type.num_fields)]
+        columns = [to_pylist(child) for child in array.flatten()]
+        return [
+            dict(zip(names, values, strict=True)) if ok else None
+            for ok, values in zip(
+                valid, zip(*columns, strict=True) if columns else [()] * len(array), strict=True
+            )
+        ]
+    # Offsets and the child by hand: pyarrow's flatten() builds a new child through a builder,
+    # which extension types of the C++ core do not have.
+    if pa.types.is_fixed_size_list(array.type):
+        size = array.type.list_size
+        offsets = [(array.offset + i) * size for i in range(len(array) + 1)]
+    else:
+        offsets = array.offsets.to_pylist()
+    first = offsets[0]
+    values = to_pylist(array.values.slice(first, offsets[-1] - first))
+    return [
+        values[offsets[i] - first : offsets[i + 1] - first] if valid[i] else None for i in range(len(array))
+    ]
 
 
 class Series:

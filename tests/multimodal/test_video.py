@@ -34,13 +34,10 @@ def _one(expr, blob: bytes):
 
 
 def _pixels(image) -> np.ndarray:
-    """(H, W, 3) pixels of an image value: a numpy array at the top level, the Arrow storage (a dict
-    of data, channel, height, width, mode) inside a list or struct."""
-    if isinstance(image, dict):
-        return np.frombuffer(image["data"], np.uint8).reshape(
-            image["height"], image["width"], image["channel"]
-        )
-    return np.asarray(image)
+    """(H, W, 3) pixels of an image value: a numpy array, at the top level and inside a list or
+    struct alike."""
+    assert isinstance(image, np.ndarray), type(image)
+    return image
 
 
 # -- metadata --------------------------------------------------------------------------------------
@@ -340,3 +337,27 @@ def test_bad_arguments():
         video_metadata(v, on_error="skip")
     with pytest.raises(Exception, match="expects encoded bytes"):
         ketch.from_pydict({"x": [1]}).select(video_metadata(col("x"))).to_pydict()
+
+
+def test_video_file_objects_and_flat_expression_methods(videos):
+    from ketch.functions import video_file
+
+    df = ketch.from_pydict({"p": [str(videos["h264"]), None]}).with_column("f", video_file(col("p")))
+    assert str(df.schema()["f"].dtype) == "File[Video]"
+    f = df.to_pylist()[0]["f"]
+    assert isinstance(f, ketch.VideoFile)
+    meta = f.metadata()
+    assert meta == df.select(col("f").video_metadata().alias("m")).to_pydict()["m"][0]
+    keys = f.keyframes()
+    assert len(keys) == -(-meta["frame_count"] // GOP) and keys[0].shape == (meta["height"], meta["width"], 3)
+    frames = f.frames(width=32, height=24, end_time=0.5)
+    assert [fr["frame_index"] for fr in frames] == list(range(len(frames))) and frames[0]["data"].shape == (
+        24,
+        32,
+        3,
+    )
+    out = df.select(
+        col("f").video_keyframes(end_time=0.0).alias("k"), col("f").video_frames().alias("v")
+    ).to_pydict()
+    assert out["k"][1] is None and len(out["k"][0]) == 1 and isinstance(out["k"][0][0], np.ndarray)
+    assert len(out["v"][0]) == meta["frame_count"] and out["v"][1] is None

@@ -42,6 +42,33 @@ class FlatMethods:
         """The referenced column's name for a bare column reference, else None."""
         return str(self._native.output_name()) if self.is_column() else None  # type: ignore[attr-defined]
 
+    # --- video (Daft 0.7's Expression methods; see ``ketch.functions.video``) ---
+    def video_metadata(self) -> Any:
+        """See :func:`ketch.functions.video_metadata`."""
+        from ketch.functions.video import video_metadata
+
+        return video_metadata(self)
+
+    def video_keyframes(self, start_time: float = 0, end_time: float | None = None) -> Any:
+        """See :func:`ketch.functions.video_keyframes`."""
+        from ketch.functions.video import video_keyframes
+
+        return video_keyframes(self, start_time, end_time)
+
+    def video_frames(
+        self,
+        start_time: float = 0,
+        end_time: float | None = None,
+        width: int | None = None,
+        height: int | None = None,
+        is_key_frame: bool | None = None,
+        sample_interval_seconds: float | None = None,
+    ) -> Any:
+        """See :func:`ketch.functions.video_frames`."""
+        from ketch.functions.video import video_frames
+
+        return video_frames(self, start_time, end_time, width, height, is_key_frame, sample_interval_seconds)
+
     # --- temporal (see ``Expression.dt``) ---
     def year(self) -> Expression:
         """Year (int32) of a date/timestamp; null stays null."""
