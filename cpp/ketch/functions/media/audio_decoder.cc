@@ -212,8 +212,9 @@ class Converter {
       const int64_t kept = std::min(out->frames, (2 * num + in_rate_) / (2 * in_rate_));
       const int64_t target = (num + in_rate_ - 1) / in_rate_;
       const size_t frame_bytes = static_cast<size_t>(out->channels) * sample_bytes_;
-      out->samples.resize(static_cast<size_t>(kept) * frame_bytes);
-      out->samples.resize(static_cast<size_t>(target) * frame_bytes, 0);  // 0.0f / 0.0 are all-zero bytes
+      out->samples.Rewind(kept * static_cast<int64_t>(frame_bytes));
+      // Advance zero-fills: 0.0f / 0.0 are all-zero bytes.
+      ARROW_RETURN_NOT_OK(out->samples.Advance((target - kept) * static_cast<int64_t>(frame_bytes)));
       out->frames = target;
     }
     return arrow::Status::OK();
@@ -250,30 +251,27 @@ class Converter {
     return arrow::Status::OK();
   }
 
+  // Converts into the output's tail (through a scratch buffer only to downmix).
   arrow::Status Run(const uint8_t** in, int in_samples, int max_out, DecodedAudio* out) {
-    const size_t frame_bytes = static_cast<size_t>(channels_) * sample_bytes_;
-    scratch_.resize(static_cast<size_t>(max_out) * frame_bytes);
-    uint8_t* dst = scratch_.data();
+    const int64_t frame_bytes = static_cast<int64_t>(channels_) * sample_bytes_;
+    const int64_t out_frame_bytes = static_cast<int64_t>(out->channels) * sample_bytes_;
+    const bool downmix = options_.mono && channels_ > 1;
+    ARROW_RETURN_NOT_OK(out->samples.Reserve(max_out * out_frame_bytes));
+    uint8_t* tail = out->samples.mutable_data() + out->samples.length();
+    if (downmix) scratch_.resize(static_cast<size_t>(max_out * frame_bytes));
+    uint8_t* dst = downmix ? scratch_.data() : tail;
     const int got = swr_convert(swr_.get(), &dst, max_out, in, in_samples);
     if (got < 0) return AvStatus(got, "resampling");
-    const size_t out_frame_bytes = static_cast<size_t>(out->channels) * sample_bytes_;
-    if ((out->frames + got) * static_cast<int64_t>(out_frame_bytes) > options_.max_output_bytes) {
+    if ((out->frames + got) * out_frame_bytes > options_.max_output_bytes) {
       return arrow::Status::Invalid("the decoded audio exceeds ", options_.max_output_bytes,
                                     " bytes (the query's memory budget)");
     }
-    const size_t old = out->samples.size();
-    out->samples.resize(old + static_cast<size_t>(got) * out_frame_bytes);
-    if (options_.mono && channels_ > 1) {
-      if (options_.float64) {
-        Downmix(reinterpret_cast<const double*>(dst), got,
-                reinterpret_cast<double*>(out->samples.data() + old));
-      } else {
-        Downmix(reinterpret_cast<const float*>(dst), got,
-                reinterpret_cast<float*>(out->samples.data() + old));
-      }
-    } else {
-      std::memcpy(out->samples.data() + old, dst, static_cast<size_t>(got) * frame_bytes);
+    if (downmix && options_.float64) {
+      Downmix(reinterpret_cast<const double*>(dst), got, reinterpret_cast<double*>(tail));
+    } else if (downmix) {
+      Downmix(reinterpret_cast<const float*>(dst), got, reinterpret_cast<float*>(tail));
     }
+    out->samples.UnsafeAdvance(got * out_frame_bytes);
     out->frames += got;
     return arrow::Status::OK();
   }
@@ -382,6 +380,16 @@ arrow::Result<DecodedAudio> DecodeAudio(std::shared_ptr<arrow::Buffer> bytes,
     }
   }
   DecodedAudio out;
+  // One allocation for the whole output where the container says (or estimates) its duration.
+  const AVFormatContext* format = decoder->input().format();
+  if (format->duration > 0 && format->duration != AV_NOPTS_VALUE) {
+    const double seconds = static_cast<double>(format->duration) / AV_TIME_BASE;
+    const double bytes =
+        (seconds * options.sample_rate.value_or(native_rate) + 8192) * channels * (options.float64 ? 8 : 4);
+    if (bytes < static_cast<double>(options.max_output_bytes)) {
+      ARROW_RETURN_NOT_OK(out.samples.Reserve(static_cast<int64_t>(bytes)));
+    }
+  }
   Converter converter(options, decoder->NativeRate());
   int64_t decoded_frames = 0;
   ARROW_RETURN_NOT_OK(decoder->DecodeAll([&](const AVFrame& frame) {

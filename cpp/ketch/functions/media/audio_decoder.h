@@ -1,6 +1,7 @@
 #pragma once
 
 #include <arrow/buffer.h>
+#include <arrow/buffer_builder.h>
 #include <arrow/result.h>
 
 #include <cstdint>
@@ -41,7 +42,8 @@ struct AudioDecodeOptions {
 /// Decoded audio: `frames` x `channels` samples, interleaved (row-major (frames, channels)), each a
 /// float32 or float64 in [-1, 1] (integer PCM divided by 2^(bits-1), as libsndfile does).
 struct DecodedAudio {
-  std::vector<uint8_t> samples;
+  /// `frames * channels` values (no zero-filling on growth; the default memory pool's allocator).
+  arrow::BufferBuilder samples;
   int64_t frames = 0;
   int channels = 0;
   int sample_rate = 0;
