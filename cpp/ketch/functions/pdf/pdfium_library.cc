@@ -2,8 +2,14 @@
 
 #include <arrow/memory_pool.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <condition_variable>
 #include <cstdlib>
+#include <thread>
 #include <vector>
 
 namespace ketch::pdf {
@@ -24,12 +30,8 @@ struct LibraryConfig {
 struct Loaded {
   PdfiumApi api{};
   std::string error;  // empty once loaded
+  std::string path;   // the file it was loaded from
 };
-
-std::mutex& GlobalMutex() {
-  static std::mutex mutex;
-  return mutex;
-}
 
 std::vector<std::string> Candidates() {
   std::vector<std::string> out;
@@ -57,10 +59,10 @@ bool Resolve(void* handle, const char* name, F* out, std::string* error) {
   return *out != nullptr;
 }
 
-Loaded LoadOnce() {
+Loaded Load(const std::vector<std::string>& candidates) {
   Loaded loaded;
   std::string tried;
-  for (const auto& path : Candidates()) {
+  for (const auto& path : candidates) {
     // RTLD_LOCAL: pdfium's own symbols never satisfy anyone else's references.
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
@@ -97,6 +99,7 @@ Loaded LoadOnce() {
     }
     LibraryConfig config;
     init(&config);
+    loaded.path = path;
     return loaded;  // the handle stays open for the life of the process
   }
   loaded.error =
@@ -106,14 +109,96 @@ Loaded LoadOnce() {
   return loaded;
 }
 
+// Another copy of the library at `path`: its bytes in a memfd, loaded from /proc/self/fd/N (a
+// new inode, so dlopen maps it again, with globals of its own). Error text on failure.
+Loaded LoadCopy(const std::string& path) {
+  Loaded failed;
+  const int in = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = memfd_create("ketch-pdfium", MFD_CLOEXEC);
+  bool copied = in >= 0 && fd >= 0;
+  char buffer[1 << 16];
+  for (ssize_t n; copied && (n = read(in, buffer, sizeof(buffer))) != 0;) {
+    copied = n > 0 && write(fd, buffer, static_cast<size_t>(n)) == n;
+  }
+  if (in >= 0) close(in);
+  if (!copied) {
+    if (fd >= 0) close(fd);
+    failed.error = "could not copy " + path + " into memory";
+    return failed;
+  }
+  Loaded loaded = Load({"/proc/self/fd/" + std::to_string(fd)});
+  close(fd);  // the mapping keeps the memfd's pages
+  return loaded;
+}
+
+// The copies of pdfium and which are in use. Never freed: see the header.
+struct Copies {
+  std::mutex mutex;
+  std::condition_variable released;
+  std::vector<std::unique_ptr<Loaded>> loaded;
+  std::vector<bool> busy;
+  std::string error;  // the first load's failure: every Acquire fails with it
+  size_t max_copies = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 16);
+};
+
+Copies& AllCopies() {
+  static Copies* copies = new Copies();
+  return *copies;
+}
+
 }  // namespace
 
 arrow::Result<PdfiumLock> PdfiumLock::Acquire() {
-  std::unique_lock<std::mutex> lock(GlobalMutex());
-  // Loaded under the same mutex, so FPDF_InitLibraryWithConfig runs once, before any other call.
-  static const Loaded* loaded = new Loaded(LoadOnce());  // never freed: see the header
-  if (!loaded->error.empty()) return arrow::Status::IOError(loaded->error);
-  return PdfiumLock(std::move(lock), &loaded->api);
+  Copies& copies = AllCopies();
+  std::unique_lock<std::mutex> lock(copies.mutex);
+  // Copies are loaded under the mutex, so each one's FPDF_InitLibraryWithConfig runs before any
+  // other call into it.
+  if (copies.loaded.empty() && copies.error.empty()) {
+    auto first = std::make_unique<Loaded>(Load(Candidates()));
+    if (!first->error.empty()) {
+      copies.error = first->error;
+    } else {
+      copies.loaded.push_back(std::move(first));
+      copies.busy.push_back(false);
+    }
+  }
+  if (!copies.error.empty()) return arrow::Status::IOError(copies.error);
+  while (true) {
+    for (size_t i = 0; i < copies.loaded.size(); ++i) {
+      if (!copies.busy[i]) {
+        copies.busy[i] = true;
+        return PdfiumLock(copies.loaded[i].get(), &copies.loaded[i]->api);
+      }
+    }
+    if (copies.loaded.size() < copies.max_copies) {
+      auto copy = std::make_unique<Loaded>(LoadCopy(copies.loaded[0]->path));
+      if (copy->error.empty()) {
+        copies.loaded.push_back(std::move(copy));
+        copies.busy.push_back(false);
+        continue;
+      }
+      copies.max_copies = copies.loaded.size();  // no more copies: share the ones there are
+    }
+    copies.released.wait(lock);
+  }
+}
+
+PdfiumLock::~PdfiumLock() {
+  if (copy_ == nullptr) return;
+  Copies& copies = AllCopies();
+  {
+    std::lock_guard<std::mutex> lock(copies.mutex);
+    for (size_t i = 0; i < copies.loaded.size(); ++i) {
+      if (copies.loaded[i].get() == copy_) copies.busy[i] = false;
+    }
+  }
+  copies.released.notify_one();
+}
+
+int PdfiumLock::LoadedCopies() {
+  Copies& copies = AllCopies();
+  std::lock_guard<std::mutex> lock(copies.mutex);
+  return static_cast<int>(copies.loaded.size());
 }
 
 std::string PdfiumLock::ErrorMessage(unsigned long code) {

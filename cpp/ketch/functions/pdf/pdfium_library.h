@@ -5,8 +5,10 @@
 // are declared here with pdfium's own names and signatures, from its public/fpdfview.h and
 // public/fpdf_text.h).
 //
-// pdfium is NOT thread-safe: no two threads may be inside it at once, whatever the documents.
-// Every call goes through a PdfiumLock, which holds one process-wide mutex; documents, pages and
+// pdfium is NOT thread-safe: no two threads may be inside one loaded copy of it at once, whatever
+// the documents (its state is global). Ketch loads up to one copy per compute thread (the same
+// library, loaded again from an in-memory file, so each copy has globals of its own) and every
+// call goes through a PdfiumLock, which holds one copy for its lifetime; documents, pages and
 // bitmaps must be closed while the lock that opened them is held (declare them after the lock).
 
 #include <arrow/result.h>
@@ -97,7 +99,7 @@ using Page = std::unique_ptr<fpdf_page_t__, PageCloser>;
 using TextPage = std::unique_ptr<fpdf_textpage_t__, TextPageCloser>;
 using Bitmap = std::unique_ptr<fpdf_bitmap_t__, BitmapDestroyer>;
 
-/// The process-wide pdfium lock: holds the mutex for its lifetime and gives the API.
+/// Exclusive use of one loaded copy of pdfium for the lock's lifetime, and that copy's API.
 ///
 /// pdfium is the library named by the environment variable KETCH_PDFIUM_LIBRARY (a path to
 /// libpdfium.so; the Python package sets it from pypdfium2's install location when it is unset)
@@ -105,13 +107,23 @@ using Bitmap = std::unique_ptr<fpdf_bitmap_t__, BitmapDestroyer>;
 /// this process runs (found with dladdr: so Ray workers and the C++ tests find it too). The library
 /// is loaded and initialized (FPDF_InitLibraryWithConfig) by the first Acquire and stays so until
 /// the process exits: FPDF_DestroyLibrary is never called, since a compute thread could still be
-/// inside pdfium while the process exits.
+/// inside pdfium while the process exits. When every loaded copy is in use, Acquire loads another
+/// (its bytes copied into a memfd and dlopen'ed from /proc/self/fd, so the dynamic loader sees a
+/// new file), up to one per hardware thread (at most 16); past that, or when a copy cannot be
+/// loaded, it waits for a copy to be released. Each copy costs about 8 MB of memory.
 class PdfiumLock {
  public:
-  /// Blocks until no other thread is inside pdfium. Errors: IOError when libpdfium.so cannot be
-  /// found or loaded, or lacks a function (the message names the paths tried and `pip install
-  /// pypdfium2`); the same error on every later call.
+  /// Blocks until a copy of pdfium is free. Errors: IOError when libpdfium.so cannot be found or
+  /// loaded, or lacks a function (the message names the paths tried and `pip install pypdfium2`);
+  /// the same error on every later call.
   static arrow::Result<PdfiumLock> Acquire();
+  /// How many copies of pdfium this process has loaded (0 before the first Acquire).
+  static int LoadedCopies();
+
+  PdfiumLock(PdfiumLock&& other) noexcept : copy_(other.copy_), api_(other.api_) { other.copy_ = nullptr; }
+  PdfiumLock& operator=(PdfiumLock&&) = delete;
+  PdfiumLock(const PdfiumLock&) = delete;
+  ~PdfiumLock();
 
   const PdfiumApi& api() const { return *api_; }
 
@@ -124,8 +136,8 @@ class PdfiumLock {
   static std::string ErrorMessage(unsigned long code);
 
  private:
-  PdfiumLock(std::unique_lock<std::mutex> lock, const PdfiumApi* api) : lock_(std::move(lock)), api_(api) {}
-  std::unique_lock<std::mutex> lock_;
+  PdfiumLock(void* copy, const PdfiumApi* api) : copy_(copy), api_(api) {}
+  void* copy_;  // the held copy (non-owning; released by the destructor)
   const PdfiumApi* api_;
 };
 
