@@ -225,3 +225,47 @@ def test_explain_shows_the_read_on_the_io_pool_and_the_decoder_as_its_own_node(
     decode = [line for line in physical.splitlines() if "audio_decode(col(__ketch_split_" in line]
     assert len(decode) == 1 and "audio_metadata" not in decode[0]
     assert df.select("m").to_pydict()["m"][0]["frames"] == 102256.0
+
+
+def test_an_endless_http_stream_fails_its_row_at_the_size_limit(audio: dict[str, Path]) -> None:
+    """A server that never stops sending (here: up to 64 MiB, then it gives up) is cut at
+    HTTPConfig.max_object_bytes: that row fails naming its URL, the other rows decode."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    good = audio["speech.wav"].read_bytes()
+
+    class Endless(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            self.send_response(200)
+            self.send_header("Content-Type", "audio/wav")
+            self.end_headers()
+            if self.path == "/good.wav":
+                self.wfile.write(good)
+                return
+            try:
+                self.wfile.write(good[:44])
+                for _ in range(1024):  # bounded: 64 MiB at most
+                    self.wfile.write(b"\x01\x00" * 32768)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Endless)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        base = f"http://127.0.0.1:{httpd.server_address[1]}"
+        df = ketch.from_pydict({"u": [f"{base}/good.wav", f"{base}/endless.wav"]}).with_column(
+            "f", audio_file(col("u"))
+        )
+        config = ketch.io.IOConfig(http=ketch.io.HTTPConfig(max_object_bytes=4 << 20))
+        with pytest.raises(Exception, match=r"row 1 .*endless\.wav.*larger than the limit"):
+            df.select(decode_audio(col("f"), io_config=config)).collect()
+        out = df.select(decode_audio(col("f"), io_config=config, on_error="null").alias("x")).to_pydict()["x"]
+        assert out[0].shape == (102256,) and out[1] is None
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

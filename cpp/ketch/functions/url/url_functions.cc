@@ -15,6 +15,23 @@
 
 namespace ketch::url {
 
+arrow::Result<io::HttpOptions> HttpOptionsFromOptions(const FunctionOptions& options,
+                                                      const std::string& function) {
+  io::HttpOptions http;
+  for (auto [key, field] : {std::pair{"http_connect_timeout_ms", &http.connect_timeout_ms},
+                            std::pair{"http_low_speed_timeout_s", &http.low_speed_timeout_s},
+                            std::pair{"http_max_object_bytes", &http.max_object_bytes}}) {
+    if (HasOption(options, key)) {
+      ARROW_ASSIGN_OR_RAISE(*field, GetIntOption(options, key, function));
+    }
+  }
+  if (HasOption(options, "http_max_attempts")) {
+    ARROW_ASSIGN_OR_RAISE(auto attempts, GetIntOption(options, "http_max_attempts", function));
+    http.max_attempts = static_cast<int32_t>(std::max<int64_t>(1, attempts));
+  }
+  return http;
+}
+
 arrow::Result<io::S3Config> S3ConfigFromOptions(const FunctionOptions& options) {
   io::S3Config config;
   auto get = [&](const char* key, std::string* out) -> arrow::Status {
@@ -78,20 +95,9 @@ class UrlDownload : public ScalarFunction {
       }
     }
     if (!http_urls.empty()) {
-      io::HttpOptions http;
+      ARROW_ASSIGN_OR_RAISE(io::HttpOptions http, HttpOptionsFromOptions(options, name()));
       http.max_connections = static_cast<int32_t>(std::min<int64_t>(max_connections, 1024));
       http.cancelled = ctx.cancelled;
-      for (auto [key, field] : {std::pair{"http_connect_timeout_ms", &http.connect_timeout_ms},
-                                std::pair{"http_low_speed_timeout_s", &http.low_speed_timeout_s},
-                                std::pair{"http_max_object_bytes", &http.max_object_bytes}}) {
-        if (HasOption(options, key)) {
-          ARROW_ASSIGN_OR_RAISE(*field, GetIntOption(options, key, name()));
-        }
-      }
-      if (HasOption(options, "http_max_attempts")) {
-        ARROW_ASSIGN_OR_RAISE(auto attempts, GetIntOption(options, "http_max_attempts", name()));
-        http.max_attempts = static_cast<int32_t>(std::max<int64_t>(1, attempts));
-      }
       auto fetched = io::HttpGetAll(http_urls, http);
       for (size_t k = 0; k < http_rows.size(); ++k) results[http_rows[k]] = std::move(fetched[k]);
     }
