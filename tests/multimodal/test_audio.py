@@ -4,6 +4,7 @@ resampler) for resampling."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -269,3 +270,39 @@ def test_an_endless_http_stream_fails_its_row_at_the_size_limit(audio: dict[str,
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_header_lies_and_empty_pcm(audio: dict[str, Path]) -> None:
+    """Samples keep the rate their frames are decoded at, whatever the header says (a FLAC whose
+    STREAMINFO says 1 Hz); a WAV with an empty data chunk is empty audio, as soundfile reads it;
+    a file cut inside its container names the truncation."""
+    import struct
+
+    flac = bytearray(audio["speech.flac"].read_bytes())
+    v = (flac[18] << 16) | (flac[19] << 8) | flac[20]
+    v = (v & 0xF) | (1 << 4)  # STREAMINFO's 20-bit sample rate := 1 Hz
+    flac[18:21] = bytes([(v >> 16) & 255, (v >> 8) & 255, v & 255])
+    got = (
+        ketch.from_pydict({"b": [bytes(flac)]}).select(decode_audio(col("b")).alias("x")).to_pydict()["x"][0]
+    )
+    assert got.shape == (102256,)
+    fmt = struct.pack("<HHIIHH", 1, 1, 8000, 16000, 2, 16)
+    empty = (
+        b"RIFF"
+        + struct.pack("<I", 36)
+        + b"WAVEfmt "
+        + struct.pack("<I", 16)
+        + fmt
+        + b"data"
+        + struct.pack("<I", 0)
+    )
+    out = (
+        ketch.from_pydict({"b": [empty]})
+        .select(decode_audio(col("b")).alias("x"), audio_metadata(col("b")).alias("m"))
+        .to_pydict()
+    )
+    assert out["x"][0].shape == (0,) and out["m"][0]["frames"] == 0.0
+    assert sf.read(io.BytesIO(empty))[0].shape == (0,)
+    ogg = audio["speech.ogg"].read_bytes()
+    with pytest.raises(ValueError, match="truncated: the file ends before"):
+        ketch.from_pydict({"b": [ogg[:200]]}).select(decode_audio(col("b"))).collect()

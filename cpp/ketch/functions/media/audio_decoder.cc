@@ -63,6 +63,13 @@ class AudioStreamDecoder {
   /// which always decodes at 48 kHz: there libsndfile's rule, the smallest Opus rate (8, 12, 16,
   /// 24, 48 kHz) at or above the input rate the OpusHead records.
   int NativeRate() const {
+    const int opus = OpusRate();
+    return opus > 0 ? opus : codec_->sample_rate;
+  }
+
+  /// The rate decoded samples keep when none is asked for: libsndfile's for Opus, else 0, meaning
+  /// the decoded frames' own rate (which wins over a header that states another).
+  int OpusRate() const {
     const AVCodecParameters* params = stream()->codecpar;
     if (params->codec_id == AV_CODEC_ID_OPUS && params->extradata_size >= 16 &&
         std::memcmp(params->extradata, "OpusHead", 8) == 0) {
@@ -73,7 +80,7 @@ class AudioStreamDecoder {
       }
       return 48000;
     }
-    return codec_->sample_rate;
+    return 0;
   }
 
   /// Whether a WAV's fmt chunk is WAVE_FORMAT_EXTENSIBLE (libsndfile calls those "WAVEX").
@@ -238,13 +245,19 @@ class Converter {
                                  out_rate, &in.layout, static_cast<AVSampleFormat>(frame.format),
                                  frame.sample_rate, 0, nullptr);
     swr_.reset(swr);
-    if (rc < 0) return AvStatus(rc, "setting up the resampler");
+    if (rc < 0) {
+      return AvStatus(rc, "setting up the resampler from " + std::to_string(frame.sample_rate) + " Hz to " +
+                              std::to_string(out_rate) + " Hz, " + std::to_string(channels_) + " channels");
+    }
     if (out_rate != frame.sample_rate) {
       av_opt_set(swr, "resampler", "soxr", 0);
       av_opt_set_int(swr, "precision", 20, 0);
     }
     rc = swr_init(swr);
-    if (rc < 0) return AvStatus(rc, "setting up the resampler");
+    if (rc < 0) {
+      return AvStatus(rc, "setting up the resampler from " + std::to_string(frame.sample_rate) + " Hz to " +
+                              std::to_string(out_rate) + " Hz, " + std::to_string(channels_) + " channels");
+    }
     out->channels = options_.mono ? 1 : channels_;
     out->sample_rate = out_rate;
     sample_bytes_ = options_.float64 ? 8 : 4;
@@ -390,14 +403,22 @@ arrow::Result<DecodedAudio> DecodeAudio(std::shared_ptr<arrow::Buffer> bytes,
       ARROW_RETURN_NOT_OK(out.samples.Reserve(static_cast<int64_t>(bytes)));
     }
   }
-  Converter converter(options, decoder->NativeRate());
+  Converter converter(options, decoder->OpusRate());
   int64_t decoded_frames = 0;
   ARROW_RETURN_NOT_OK(decoder->DecodeAll([&](const AVFrame& frame) {
     decoded_frames += frame.nb_samples;
     return converter.Convert(frame, &out);
   }));
   ARROW_RETURN_NOT_OK(converter.Flush(&out));
-  if (decoded_frames == 0) return arrow::Status::Invalid("no audio samples could be decoded");
+  if (decoded_frames == 0) {
+    // A PCM container that states no samples (a WAV with an empty data chunk) is empty audio, as
+    // soundfile reads it; elsewhere no samples means nothing decodable.
+    if (!ExactDurationContainer(decoder->input().format_name()) || header_frames > 0) {
+      return arrow::Status::Invalid("no audio samples could be decoded");
+    }
+    out.channels = channels;
+    out.sample_rate = options.sample_rate.value_or(native_rate);
+  }
   if (header_frames > 0 && decoded_frames < header_frames) {
     return arrow::Status::Invalid("truncated audio: the header states ", header_frames, " frames, only ",
                                   decoded_frames, " could be decoded");

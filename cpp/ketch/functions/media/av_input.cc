@@ -93,6 +93,9 @@ arrow::Result<std::unique_ptr<AvInput>> AvInput::Open(std::shared_ptr<arrow::Buf
   int rc = avformat_open_input(&input->format_, nullptr, GuessFormat(*input->bytes_), nullptr);
   if (rc < 0) {
     input->format_ = nullptr;
+    if (rc == AVERROR_EOF)
+      return arrow::Status::Invalid(
+          "truncated: the file ends before its container could be read (end of file)");
     return AvStatus(rc, "not a media container libavformat can read");
   }
   // A header claiming huge frames is refused before find_stream_info decodes any of them.
@@ -106,6 +109,9 @@ arrow::Result<std::unique_ptr<AvInput>> AvInput::Open(std::shared_ptr<arrow::Buf
     }
   }
   rc = avformat_find_stream_info(input->format_, nullptr);
+  if (rc == AVERROR_EOF)
+    return arrow::Status::Invalid(
+        "truncated: the file ends before its streams' parameters could be read (end of file)");
   if (rc < 0) return AvStatus(rc, "reading the streams' parameters");
   return input;
 }

@@ -424,7 +424,12 @@ class PdfRenderFunction : public PdfFunction {
       const double w = std::round(width_pt * scale);
       const double h = std::round(height_pt * scale);
       // Refused before allocating: the same limit as decoded images, and the query's budget.
-      if (!(w >= 1 && h >= 1) || w * h > static_cast<double>(image::kMaxImagePixels)) {
+      if (!(w >= 1 && h >= 1)) {
+        return arrow::Status::Invalid("page ", page_, " of ", Num(width_pt), " x ", Num(height_pt),
+                                      " points at ", Num(dpi_), " dpi would be ", Num(w), " x ", Num(h),
+                                      " pixels: at least 1 x 1 is needed (raise dpi)");
+      }
+      if (w * h > static_cast<double>(image::kMaxImagePixels)) {
         return arrow::Status::Invalid("page ", page_, " of ", Num(width_pt), " x ", Num(height_pt),
                                       " points at ", Num(dpi_), " dpi would be ", Num(w), " x ", Num(h),
                                       " pixels; the limit is ", image::kMaxImagePixels, " pixels per image");
