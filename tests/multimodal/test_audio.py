@@ -306,3 +306,14 @@ def test_header_lies_and_empty_pcm(audio: dict[str, Path]) -> None:
     ogg = audio["speech.ogg"].read_bytes()
     with pytest.raises(ValueError, match="truncated: the file ends before"):
         ketch.from_pydict({"b": [ogg[:200]]}).select(decode_audio(col("b"))).collect()
+
+
+def test_errors_over_a_file_column_name_the_row_and_the_path(audio: dict[str, Path], tmp_path: Path) -> None:
+    from PIL import Image
+
+    bad = tmp_path / "photo.wav"
+    Image.new("RGB", (8, 8), "red").save(bad, format="JPEG")
+    df = _files_df([audio["speech.wav"], bad])
+    for expr in (audio_metadata(col("f")), decode_audio(col("f"))):
+        with pytest.raises(ValueError, match=r"failed at row 1 \('.*photo\.wav'\): not an audio file"):
+            df.select(expr).collect()

@@ -27,7 +27,7 @@ class FileFunction : public ScalarFunction {
 
   arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(
       const std::vector<std::shared_ptr<arrow::DataType>>& types, const std::vector<ExprPtr>& exprs,
-      const FunctionOptions&) const override {
+      const FunctionOptions& options) const override {
     if (types.size() != 1 || !IsFileType(*types[0])) {
       return arrow::Status::TypeError(name_, " expects a File column (ketch.from_files), but ",
                                       exprs.empty() ? "?" : exprs[0]->ToString(), " has type ",
@@ -41,6 +41,7 @@ class FileFunction : public ScalarFunction {
       case Kind::kMime:
         return arrow::utf8();
       case Kind::kRead:
+        if (HasOption(options, "with_path")) return ReadWithPathType();
         return arrow::large_binary();
     }
     return arrow::Status::Invalid("unreachable");
@@ -175,7 +176,19 @@ class FileFunction : public ScalarFunction {
     }
     std::shared_ptr<arrow::Array> out;
     ARROW_RETURN_NOT_OK(builder->Finish(&out));
+    if (kind_ == Kind::kRead && HasOption(options, "with_path")) {
+      // The bytes beside the path they came from, so a kernel reading them can name the file.
+      auto path_array = arrow::MakeArray(paths.data());
+      return arrow::StructArray::Make({path_array, out}, ReadWithPathType()->fields(), out->null_bitmap(),
+                                      out->null_count());
+    }
     return out;
+  }
+
+  // file_read(f, with_path=true): struct<path: large_utf8, bytes: large_binary>.
+  static std::shared_ptr<arrow::DataType> ReadWithPathType() {
+    return arrow::struct_(
+        {arrow::field("path", arrow::large_utf8()), arrow::field("bytes", arrow::large_binary())});
   }
 
  private:

@@ -83,7 +83,7 @@ class AudioDecodeFunction : public ScalarFunction {
           ARROW_RETURN_NOT_OK(out.AppendNull());
           continue;
         }
-        return arrow::Status::Invalid("audio.decode failed at row ", ctx.SourceRow(i), ": ",
+        return arrow::Status::Invalid("audio.decode failed at row ", ctx.SourceRow(i), bytes.Where(i), ": ",
                                       decoded.status().message());
       }
       ARROW_RETURN_NOT_OK(out.Append());
@@ -142,7 +142,7 @@ class AudioMetadataFunction : public ScalarFunction {
           ARROW_RETURN_NOT_OK(out.AppendNull());
           continue;
         }
-        return arrow::Status::Invalid("audio_metadata failed at row ", ctx.SourceRow(i), ": ",
+        return arrow::Status::Invalid("audio_metadata failed at row ", ctx.SourceRow(i), bytes.Where(i), ": ",
                                       meta.status().message());
       }
       ARROW_RETURN_NOT_OK(out.Append());

@@ -235,9 +235,10 @@ class SingleFrameSink : public VideoFrameSink {
   ImageArrayBuilder* images_;
 };
 
-arrow::Status RowError(const std::string& function, int64_t row, const arrow::Status& cause) {
+arrow::Status RowError(const std::string& function, int64_t row, const std::string& where,
+                       const arrow::Status& cause) {
   if (cause.IsCancelled()) return cause;
-  return cause.WithMessage(function, " failed at row ", row, ": ", cause.message());
+  return cause.WithMessage(function, " failed at row ", row, where, ": ", cause.message());
 }
 
 arrow::Status CheckArgs(const std::string& function, size_t expected,
@@ -287,7 +288,7 @@ class VideoMetadataFunction : public ScalarFunction {
           ARROW_RETURN_NOT_OK(out.AppendNull());
           continue;
         }
-        return RowError(name(), ctx.SourceRow(i), meta.status());
+        return RowError(name(), ctx.SourceRow(i), bytes.Where(i), meta.status());
       }
       ARROW_RETURN_NOT_OK(out.Append());
       auto put_int = [](arrow::Int64Builder& b, std::optional<int64_t> v) {
@@ -340,7 +341,8 @@ class VideoFramesFunction : public ScalarFunction {
       }
       arrow::Status status = DecodeRow(bytes.Value(i), frame_options, &out);
       if (!status.ok()) {
-        if (!null_on_error || status.IsCancelled()) return RowError(name(), ctx.SourceRow(i), status);
+        if (!null_on_error || status.IsCancelled())
+          return RowError(name(), ctx.SourceRow(i), bytes.Where(i), status);
         out.EndRow(false);
         continue;
       }
@@ -406,7 +408,8 @@ class VideoFrameByIndexFunction : public ScalarFunction {
       frame_options.only_index = idx.Value(i);
       arrow::Status status = DecodeOne(bytes.Value(i), frame_options, &sink);
       if (!status.ok()) {
-        if (!null_on_error || status.IsCancelled()) return RowError(name(), ctx.SourceRow(i), status);
+        if (!null_on_error || status.IsCancelled())
+          return RowError(name(), ctx.SourceRow(i), bytes.Where(i), status);
         ARROW_RETURN_NOT_OK(images.AppendNull());
       }
     }

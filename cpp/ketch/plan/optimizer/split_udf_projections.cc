@@ -67,7 +67,7 @@ arrow::Result<ExprPtr> ExposeFileReads(const ExprPtr& expr, const arrow::Schema&
   if (expr->kind() == ExprKind::kCall && IsMediaFileKernel(expr->name()) && !children.empty()) {
     auto field = ResolveField(*children[0], schema);
     if (field.ok() && IsFileType(*(*field)->type())) {
-      FunctionOptions read_options;
+      FunctionOptions read_options{{"with_path", std::make_shared<arrow::BooleanScalar>(true)}};
       for (const auto& [key, value] : expr->options()) {
         if (key == "on_error" || key.rfind("s3_", 0) == 0 || key.rfind("http_", 0) == 0)
           read_options[key] = value;
