@@ -9,6 +9,7 @@
 #include "ketch/functions/image/image_functions.h"
 #include "ketch/functions/media/media_input.h"
 #include "ketch/functions/media/video_decoder.h"
+#include "ketch/functions/media/video_frame_fields.h"
 #include "ketch/functions/nested/nested_function_base.h"
 #include "ketch/types/image_array.h"
 #include "ketch/types/image_type.h"
@@ -126,15 +127,7 @@ class FrameListBuilder : public VideoFrameSink {
     }
     ++children_;
     if (!fields_) return arrow::Status::OK();
-    ARROW_RETURN_NOT_OK(index_.Append(info.frame_index));
-    ARROW_RETURN_NOT_OK(info.frame_time ? time_.Append(*info.frame_time) : time_.AppendNull());
-    ARROW_RETURN_NOT_OK(info.frame_time_base.empty() ? time_base_.AppendNull()
-                                                     : time_base_.Append(info.frame_time_base));
-    ARROW_RETURN_NOT_OK(info.frame_pts ? pts_.Append(*info.frame_pts) : pts_.AppendNull());
-    ARROW_RETURN_NOT_OK(info.frame_dts ? dts_.Append(*info.frame_dts) : dts_.AppendNull());
-    ARROW_RETURN_NOT_OK(info.frame_duration ? duration_.Append(*info.frame_duration)
-                                            : duration_.AppendNull());
-    return key_.Append(info.is_key_frame);
+    return frame_fields_.Append(info);
   }
 
   /// Ends the current row: valid with the frames committed since the last row, or null (its
@@ -164,15 +157,8 @@ class FrameListBuilder : public VideoFrameSink {
     std::shared_ptr<arrow::Array> values = images;
     std::shared_ptr<arrow::DataType> list_type;
     if (fields_) {
-      std::vector<std::shared_ptr<arrow::Array>> children(8);
-      ARROW_RETURN_NOT_OK(index_.Finish(&children[0]));
-      ARROW_RETURN_NOT_OK(time_.Finish(&children[1]));
-      ARROW_RETURN_NOT_OK(time_base_.Finish(&children[2]));
-      ARROW_RETURN_NOT_OK(pts_.Finish(&children[3]));
-      ARROW_RETURN_NOT_OK(dts_.Finish(&children[4]));
-      ARROW_RETURN_NOT_OK(duration_.Finish(&children[5]));
-      ARROW_RETURN_NOT_OK(key_.Finish(&children[6]));
-      children[7] = images;
+      ARROW_ASSIGN_OR_RAISE(auto children, frame_fields_.Finish());
+      children.push_back(images);
       ARROW_ASSIGN_OR_RAISE(values,
                             arrow::StructArray::Make(children, VideoFrameType(images->type())->fields()));
     }
@@ -212,10 +198,7 @@ class FrameListBuilder : public VideoFrameSink {
   std::shared_ptr<arrow::DataType> fixed_;
   ImageArrayBuilder images_;
   arrow::BufferBuilder pixels_;
-  arrow::Int64Builder index_, pts_, dts_, duration_;
-  arrow::DoubleBuilder time_;
-  arrow::StringBuilder time_base_;
-  arrow::BooleanBuilder key_;
+  FrameFieldBuilders frame_fields_;
   std::vector<int64_t> offsets_;
   std::vector<bool> validity_;
   std::vector<std::pair<int64_t, int64_t>> dropped_;

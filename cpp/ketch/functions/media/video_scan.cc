@@ -1,5 +1,6 @@
 #include "ketch/functions/media/video_scan.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "ketch/functions/image/image_functions.h"
@@ -88,14 +89,7 @@ arrow::Result<uint8_t*> VideoFrameStream::Prepare(int64_t bytes) {
 arrow::Status VideoFrameStream::Commit(const VideoFrameInfo& info) {
   if (data_) pixels_.UnsafeAdvance(int64_t{info.height} * info.width * 3);
   ++rows_;
-  ARROW_RETURN_NOT_OK(index_.Append(info.frame_index));
-  ARROW_RETURN_NOT_OK(info.frame_time ? time_.Append(*info.frame_time) : time_.AppendNull());
-  ARROW_RETURN_NOT_OK(info.frame_time_base.empty() ? time_base_.AppendNull()
-                                                   : time_base_.Append(info.frame_time_base));
-  ARROW_RETURN_NOT_OK(info.frame_pts ? pts_.Append(*info.frame_pts) : pts_.AppendNull());
-  ARROW_RETURN_NOT_OK(info.frame_dts ? dts_.Append(*info.frame_dts) : dts_.AppendNull());
-  ARROW_RETURN_NOT_OK(info.frame_duration ? duration_.Append(*info.frame_duration) : duration_.AppendNull());
-  return key_.Append(info.is_key_frame);
+  return frame_fields_.Append(info);
 }
 
 arrow::Result<std::shared_ptr<arrow::RecordBatch>> VideoFrameStream::Next(int64_t max_frames) {
@@ -112,26 +106,17 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> VideoFrameStream::Next(int64_
 arrow::Result<std::shared_ptr<arrow::RecordBatch>> VideoFrameStream::Finish() {
   const int64_t rows = rows_;
   rows_ = 0;
+  // Every field column is finished (the builders start empty again), the schema picks its own.
+  ARROW_ASSIGN_OR_RAISE(auto fields, frame_fields_.Finish());
   arrow::ArrayVector columns;
   for (const auto& field : schema_->fields()) {
     const std::string& name = field->name();
     std::shared_ptr<arrow::Array> column;
+    const auto* known = std::find(FrameFieldBuilders::kNames.begin(), FrameFieldBuilders::kNames.end(), name);
     if (name == "path") {
       ARROW_ASSIGN_OR_RAISE(column, arrow::MakeArrayFromScalar(arrow::LargeStringScalar(path_), rows));
-    } else if (name == "frame_index") {
-      ARROW_RETURN_NOT_OK(index_.Finish(&column));
-    } else if (name == "frame_time") {
-      ARROW_RETURN_NOT_OK(time_.Finish(&column));
-    } else if (name == "frame_time_base") {
-      ARROW_RETURN_NOT_OK(time_base_.Finish(&column));
-    } else if (name == "frame_pts") {
-      ARROW_RETURN_NOT_OK(pts_.Finish(&column));
-    } else if (name == "frame_dts") {
-      ARROW_RETURN_NOT_OK(dts_.Finish(&column));
-    } else if (name == "frame_duration") {
-      ARROW_RETURN_NOT_OK(duration_.Finish(&column));
-    } else if (name == "is_key_frame") {
-      ARROW_RETURN_NOT_OK(key_.Finish(&column));
+    } else if (known != FrameFieldBuilders::kNames.end()) {
+      column = fields[known - FrameFieldBuilders::kNames.begin()];
     } else {  // data
       const auto& storage_type = static_cast<const arrow::ExtensionType&>(*image_type_).storage_type();
       ARROW_ASSIGN_OR_RAISE(auto pixels, pixels_.Finish());
@@ -141,15 +126,7 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> VideoFrameStream::Finish() {
     }
     columns.push_back(std::move(column));
   }
-  // Builders of columns not produced are reset, so the next batch starts empty.
-  index_.Reset();
-  time_.Reset();
-  time_base_.Reset();
-  pts_.Reset();
-  dts_.Reset();
-  duration_.Reset();
-  key_.Reset();
-  pixels_.Reset();
+  pixels_.Reset();  // when no data column was produced
   return arrow::RecordBatch::Make(schema_, rows, std::move(columns));
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ketch/functions/media/video_decoder.h"
+#include "ketch/functions/media/video_frame_fields.h"
 #include "ketch/io/formats/format_options.h"
 
 namespace ketch::media {
@@ -63,10 +64,7 @@ class VideoFrameStream : public VideoFrameSink {
   bool data_ = false;
   int64_t rows_ = 0;
   arrow::BufferBuilder pixels_;
-  arrow::Int64Builder index_, pts_, dts_, duration_;
-  arrow::DoubleBuilder time_;
-  arrow::StringBuilder time_base_;
-  arrow::BooleanBuilder key_;
+  FrameFieldBuilders frame_fields_;
 };
 
 }  // namespace ketch::media
