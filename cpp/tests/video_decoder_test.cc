@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,36 @@ TEST(VideoDecoder, OneFrameByIndex) {
   ASSERT_EQ(frames.infos.size(), 1u);
   EXPECT_EQ(frames.infos[0].frame_index, 7);
   EXPECT_NEAR(frames.pixels[0][0], Gray(20 + 16 * 7), 2);
+}
+
+TEST(VideoDecoder, PartsOfASplitVideoInOrderEqualTheWhole) {
+  for (std::optional<double> interval : {std::optional<double>(), std::optional<double>(0.1)}) {
+    VideoFrameOptions whole_options;
+    whole_options.counter_index = true;
+    whole_options.sample_interval_seconds = interval;
+    auto whole = DecodeAll(Y4m(64, 48, 10), whole_options);
+    std::vector<int64_t> expected, got;
+    for (const auto& info : whole.infos) expected.push_back(info.frame_index);
+    std::vector<uint8_t> first_pixels;
+    for (int32_t part = 0; part < 3; ++part) {
+      VideoFrameOptions options = whole_options;
+      options.range_index = part;
+      options.range_count = 3;
+      auto frames = DecodeAll(Y4m(64, 48, 10), options);
+      EXPECT_FALSE(frames.infos.empty()) << "part " << part;
+      for (size_t k = 0; k < frames.infos.size(); ++k) {
+        const int64_t index = frames.infos[k].frame_index;
+        got.push_back(index);
+        EXPECT_NEAR(frames.pixels[k][0], Gray(20 + 16 * static_cast<int>(index)), 2) << "frame " << index;
+      }
+    }
+    EXPECT_EQ(got, expected);
+  }
+  VideoFrameOptions bad;
+  bad.counter_index = true;
+  bad.range_index = 3;
+  bad.range_count = 3;
+  EXPECT_TRUE(VideoFrameDecoder::Open(Y4m(64, 48, 10), bad).status().IsInvalid());
 }
 
 TEST(VideoDecoder, RefusesBadInput) {

@@ -71,3 +71,31 @@ def test_read_video_frames_runs_one_task_per_video_on_the_workers(on_ray: Any, t
     assert len(limited.to_pydict()["path"]) == 3
     # Each task stops at the limit (a task runs alone on a worker): at most 3 frames per video.
     assert stats.scan["frames_decoded"] <= 4 * 3
+
+
+def test_one_long_video_is_split_into_parts_over_the_workers(on_ray: Any, tmp_path: Path) -> None:
+    """One video with more workers than videos: the scan cuts its frames into parts (one task
+    each, run on the engine workers), and the parts in order equal the native runner's whole-file
+    decode: frame indexes, times and pixels."""
+    if not have_ffmpeg():
+        pytest.skip("the ffmpeg CLI makes the test videos")
+    import subprocess
+
+    path = tmp_path / "long.mp4"
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-y", "-nostdin", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25:duration=12",
+         "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-g", "50", "-bf", "2", str(path)],
+        check=True,
+    )  # fmt: skip
+    ray_runner = ketch.runners._runner
+    ketch.set_runner_native()
+    try:
+        with ketch.execution_config_ctx(scan_tasks_min_size_bytes=384 << 20):  # parts of >= 24 MiB: whole
+            whole = ketch.read_video_frames(str(path), 24, 32).to_arrow()
+    finally:
+        ketch.runners._runner = ray_runner
+    with ketch.execution_config_ctx(scan_tasks_min_size_bytes=1024):
+        parts = ketch.read_video_frames(str(path), 24, 32).to_arrow()
+    assert on_ray.last_stages[-1].tasks > 1
+    assert whole.num_rows == 300
+    assert parts.equals(whole)

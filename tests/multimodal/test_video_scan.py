@@ -222,3 +222,42 @@ def test_damaged_packets_are_dropped_and_counted_in_explain_analyze(videos, tmp_
     assert "3 damaged packets dropped" in out.getvalue()
     indexes = df.to_pydict()["frame_index"]
     assert indexes[:10] == list(range(10)) and len(indexes) == stats.scan["frames_decoded"]
+
+
+def _whole_and_parts(path: Path, **kwargs) -> tuple[pa.Table, pa.Table, str]:
+    with ketch.execution_config_ctx(scan_tasks_min_size_bytes=384 << 20):  # parts of >= 24 MiB: one task
+        whole = ketch.read_video_frames(str(path), 24, 32, **kwargs).to_arrow()
+    with ketch.execution_config_ctx(scan_tasks_min_size_bytes=16):
+        df = ketch.read_video_frames(str(path), 24, 32, **kwargs)
+        text = _explain(df)
+        return whole, df.to_arrow(), text
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"is_key_frame": False}, {"sample_interval_seconds": 0.7}, {"end_time": 7.3}],
+    ids=["all", "non-key", "sampled", "end-time"],
+)
+@pytest.mark.parametrize("name", ["h264", "h264_bframes", "vp9", "mkv", "mjpeg"])
+def test_one_long_video_split_into_parts_gives_the_whole_files_frames(videos, long_video, name, kwargs) -> None:
+    """Fewer videos than worker slots: the scan cuts one video's frames into parts of equal counts
+    (one task each, decoded side by side); the parts in order equal one decoder over the file:
+    frame indexes continue, sample targets continue, pixels the same."""
+    path = long_video if name == "h264" else videos[name]
+    whole, parts, text = _whole_and_parts(path, **kwargs)
+    assert "split into parts of equal frame counts" in text
+    assert whole.num_rows > 0 or (name == "mjpeg" and kwargs == {"is_key_frame": False})  # all keyframes
+    assert parts.equals(whole), (whole["frame_index"].to_pylist()[:5], parts["frame_index"].to_pylist()[:5])
+
+
+def test_a_video_is_not_split_under_a_limit_a_start_time_or_keyframes_only(long_video) -> None:
+    """Splitting pays only when every frame is decoded from the start: a pushed limit wants a few
+    frames, a start_time counts indexes from its seek, keyframes only decode little."""
+    with ketch.execution_config_ctx(scan_tasks_min_size_bytes=16):
+        for df in (
+            ketch.read_video_frames(str(long_video), 24, 32).limit(5),
+            ketch.read_video_frames(str(long_video), 24, 32, start_time=3.0),
+            ketch.read_video_frames(str(long_video), 24, 32, is_key_frame=True),
+        ):
+            assert "split into parts" not in _explain(df)
+        assert "split into parts" in _explain(ketch.read_video_frames(str(long_video), 24, 32))

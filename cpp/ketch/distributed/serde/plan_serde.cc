@@ -354,7 +354,8 @@ class PlanWriter {
       for (const auto& task : scan.tasks->tasks) {
         auto row_groups = fbb_.CreateVector(task.row_groups);
         list.push_back(fb::CreateScanTask(fbb_, task.file, row_groups, task.first_row, task.num_rows,
-                                          task.size_bytes, task.group, task.row_offset, task.row_count));
+                                          task.size_bytes, task.group, task.row_offset, task.row_count,
+                                          task.range_index, task.range_count));
       }
       auto list_offset = fbb_.CreateVector(list);
       auto reason = fbb_.CreateString(scan.tasks->reason);
@@ -855,6 +856,11 @@ class PlanReader {
           out.group = task->group();
           out.row_offset = task->row_offset();
           out.row_count = task->row_count();
+          out.range_index = task->range_index();
+          out.range_count = task->range_count();
+          if (out.range_count < 1 || out.range_index < 0 || out.range_index >= out.range_count) {
+            return Corrupt("a scan task's video range is invalid");
+          }
           if (out.group < 0 || (!tasks->tasks.empty() && out.group < tasks->tasks.back().group) ||
               (tasks->tasks.empty() ? out.group != 0 : out.group > tasks->tasks.back().group + 1)) {
             return Corrupt("scan task groups are not numbered 0, 1, ... in order");

@@ -603,8 +603,10 @@ arrow::Status ScanSource::ProduceVideo(const std::vector<Read>& reads, const Emi
         if (!opened_[run->read->task.file].exchange(true)) metrics_->files_read++;
         if (bytes.ok()) {
           metrics_->bytes_read += (*bytes)->size();
-          auto opened = media::VideoFrameStream::Open(file.path, std::move(*bytes), info_.video,
-                                                      read_columns_, &stop, decoder_threads);
+          const ScanTask& task = run->read->task;
+          auto opened =
+              media::VideoFrameStream::Open(file.path, std::move(*bytes), info_.video, read_columns_, &stop,
+                                            decoder_threads, task.range_index, task.range_count);
           if (opened.ok()) {
             run->stream = std::move(*opened);
           } else {

@@ -11,6 +11,7 @@ extern "C" {
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 namespace ketch::media {
 namespace {
@@ -108,7 +109,14 @@ arrow::Result<std::unique_ptr<VideoFrameDecoder>> VideoFrameDecoder::Open(
     return arrow::Status::Invalid("sample_interval_seconds must be positive, got ",
                                   *options.sample_interval_seconds);
   }
+  if (options.range_count < 1 || options.range_index < 0 || options.range_index >= options.range_count) {
+    return arrow::Status::Invalid("range ", options.range_index, " of ", options.range_count, " does not exist");
+  }
+  if (options.range_count > 1 && (!options.counter_index || options.start_time != 0 || options.only_index)) {
+    return arrow::Status::Invalid("a video is split into ranges only for read_video_frames from its start");
+  }
   std::unique_ptr<VideoFrameDecoder> self(new VideoFrameDecoder());
+  const std::shared_ptr<arrow::Buffer> all_bytes = options.range_count > 1 ? bytes : nullptr;
   options.limits.max_video_pixels = std::min(options.limits.max_video_pixels, options.max_pixels);
   ARROW_ASSIGN_OR_RAISE(self->input_, OpenVideo(std::move(bytes), options.limits));
   AVFormatContext* format = self->input_->format();
@@ -161,7 +169,83 @@ arrow::Result<std::unique_ptr<VideoFrameDecoder>> VideoFrameDecoder::Open(
   self->packet_.reset(av_packet_alloc());
   if (!self->frame_ || !self->packet_) return arrow::Status::OutOfMemory("av_frame_alloc / av_packet_alloc");
   self->options_ = std::move(options);
+  if (self->options_.range_count > 1) ARROW_RETURN_NOT_OK(self->PlanRange(all_bytes));
   return self;
+}
+
+arrow::Status VideoFrameDecoder::PlanRange(std::shared_ptr<arrow::Buffer> bytes) {
+  // A second demuxer over the same bytes reads every packet of the stream: their timestamps are
+  // the frames' (packets come in decode order; sorted they are the presentation order).
+  ARROW_ASSIGN_OR_RAISE(auto input, OpenVideo(std::move(bytes), options_.limits));
+  AVFormatContext* format = input->format();
+  for (unsigned i = 0; i < format->nb_streams; ++i) {
+    if (static_cast<int>(i) != stream_index_) format->streams[i]->discard = AVDISCARD_ALL;
+  }
+  struct Entry {
+    int64_t pts;
+    bool key;
+  };
+  std::vector<Entry> entries;
+  PacketPtr packet(av_packet_alloc());
+  if (!packet) return arrow::Status::OutOfMemory("av_packet_alloc");
+  bool timestamps = true;
+  while (true) {
+    if (options_.cancelled != nullptr && options_.cancelled->load()) {
+      return arrow::Status::Cancelled("the query was cancelled");
+    }
+    auto more = input->ReadPacket(packet.get());
+    if (!more.ok()) {
+      if (input->TimedOut()) return more.status();
+      break;  // damaged or cut off: the decoder will stop there too
+    }
+    if (!*more) break;
+    if (packet->stream_index == stream_index_) {
+      const int64_t pts = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
+      if (pts == AV_NOPTS_VALUE) timestamps = false;
+      entries.push_back(Entry{pts, (packet->flags & AV_PKT_FLAG_KEY) != 0});
+    }
+    av_packet_unref(packet.get());
+  }
+  const int32_t index = options_.range_index, count = options_.range_count;
+  // Keyframes only: whether the codec really skips the others (and so whether they count) is the
+  // codec's choice (VP9 decodes them all), so such a scan is not cut.
+  const bool keys_only = options_.is_key_frame.value_or(false);
+  if (!timestamps || !Valid(time_base_) || keys_only) {
+    if (index > 0) finished_ = true;  // part 0 decodes it all
+    return arrow::Status::OK();
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.pts < b.pts; });
+  const double tb = av_q2d(time_base_);
+  // The frames the selection may emit (before end_time; of the wanted kind).
+  std::vector<size_t> selectable;  // positions in `entries`
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const double time = static_cast<double>(entries[i].pts) * tb;
+    if (options_.end_time && time > *options_.end_time) break;
+    if (options_.is_key_frame && *options_.is_key_frame != entries[i].key) continue;
+    selectable.push_back(i);
+  }
+  const size_t n = selectable.size();
+  const size_t first = n * static_cast<size_t>(index) / static_cast<size_t>(count);
+  const size_t last = n * static_cast<size_t>(index + 1) / static_cast<size_t>(count);
+  if (first >= last) {
+    finished_ = true;  // fewer frames than parts
+    return arrow::Status::OK();
+  }
+  if (index + 1 < count && last < n) range_end_pts_ = entries[selectable[last]].pts;
+  if (index == 0) return arrow::Status::OK();  // decodes from the start, as one decoder would
+  const int64_t begin = entries[selectable[first]].pts;
+  range_begin_pts_ = begin;
+  // The frames before the part: the counter continues after them, and so does the sampling.
+  for (const Entry& entry : entries) {
+    if (entry.pts >= begin) break;
+    ++counter_;
+    if (next_sample_time_ && (!options_.is_key_frame || *options_.is_key_frame == entry.key)) {
+      const double time = static_cast<double>(entry.pts) * tb;
+      while (time + epsilon_ >= *next_sample_time_) *next_sample_time_ += *options_.sample_interval_seconds;
+    }
+  }
+  av_seek_frame(input_->format(), stream_index_, begin, AVSEEK_FLAG_BACKWARD);
+  return arrow::Status::OK();
 }
 
 VideoFrameDecoder::~VideoFrameDecoder() { sws_freeContext(scaler_); }
@@ -238,6 +322,13 @@ std::optional<int64_t> VideoFrameDecoder::Select() {
   int64_t pts = frame->pts != AV_NOPTS_VALUE ? frame->pts : frame->best_effort_timestamp;
   std::optional<double> time;
   if (pts != AV_NOPTS_VALUE && Valid(time_base_)) time = static_cast<double>(pts) * av_q2d(time_base_);
+  if (pts != AV_NOPTS_VALUE) {  // a part of a split video: frames outside it belong to another part
+    if (range_begin_pts_ && pts < *range_begin_pts_) return std::nullopt;
+    if (range_end_pts_ && pts >= *range_end_pts_) {
+      finished_ = true;
+      return std::nullopt;
+    }
+  }
   int64_t index = counter_++;
   if (!options_.counter_index && pts != AV_NOPTS_VALUE && Valid(time_base_) && fps_) {
     index = static_cast<int64_t>(

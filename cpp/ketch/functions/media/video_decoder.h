@@ -74,6 +74,15 @@ struct VideoFrameOptions {
   /// When set and true, decoding stops with Cancelled.
   const std::atomic<bool>* cancelled = nullptr;
   AvLimits limits;
+  /// Part `range_index` of `range_count` (> 1) of the selected frames (one long video split into
+  /// scan tasks), for counter_index with start_time 0 only. The decoder first demuxes every packet
+  /// of the stream (no decoding) to learn the frames' timestamps, cuts the selected ones into
+  /// `range_count` runs of nearly equal count, seeks to its run and decodes only that; frame
+  /// indexes and the sample_interval_seconds targets continue from the frames before the run, so
+  /// the parts in order give what one decoder gives (a damaged packet aside). A stream whose packets
+  /// lack timestamps cannot be cut: part 0 then decodes everything and the others nothing.
+  int32_t range_index = 0;
+  int32_t range_count = 1;
 };
 
 /// One emitted frame's fields (Daft's per-frame schema). Times are in the stream's time base.
@@ -131,6 +140,9 @@ class VideoFrameDecoder {
   VideoFrameDecoder() = default;
   /// Whether `frame_` is emitted, and its index.
   std::optional<int64_t> Select();
+  /// For a part of a split video: demuxes the packets of `bytes` to set the part's pts bounds,
+  /// the counter and the next sample time (VideoFrameOptions::range_index).
+  arrow::Status PlanRange(std::shared_ptr<arrow::Buffer> bytes);
   arrow::Status Emit(int64_t index, VideoFrameSink* sink);
   /// Converts (and resizes) `frame_` to RGB24 into the sink's buffer of `bytes`.
   arrow::Status Scale(int out_width, int out_height, int64_t bytes, VideoFrameSink* sink);
@@ -149,6 +161,8 @@ class VideoFrameDecoder {
   std::optional<double> next_sample_time_;
   double epsilon_ = 1e-9;
   int64_t counter_ = 0;
+  std::optional<int64_t> range_begin_pts_;  // a split part's first frame pts (inclusive)
+  std::optional<int64_t> range_end_pts_;    // the next part's first frame pts (exclusive)
   int64_t decoded_frames_ = 0;
   int64_t dropped_packets_ = 0;
   int64_t output_bytes_ = 0;

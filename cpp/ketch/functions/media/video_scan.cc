@@ -56,7 +56,8 @@ arrow::Result<VideoFrameOptions> VideoScanFrameOptions(const VideoScanOptions& o
 
 arrow::Result<std::unique_ptr<VideoFrameStream>> VideoFrameStream::Open(
     std::string path, std::shared_ptr<arrow::Buffer> bytes, const VideoScanOptions& options,
-    const std::vector<std::string>& columns, const std::atomic<bool>* cancelled, int decoder_threads) {
+    const std::vector<std::string>& columns, const std::atomic<bool>* cancelled, int decoder_threads,
+    int32_t range_index, int32_t range_count) {
   ARROW_ASSIGN_OR_RAISE(auto frame_options, VideoScanFrameOptions(options));
   const auto all = VideoFramesSchema(options.image_height, options.image_width);
   std::unique_ptr<VideoFrameStream> self(new VideoFrameStream());
@@ -73,6 +74,8 @@ arrow::Result<std::unique_ptr<VideoFrameStream>> VideoFrameStream::Open(
   frame_options.convert_pixels = self->data_;
   frame_options.cancelled = cancelled;
   frame_options.decoder_threads = decoder_threads;
+  frame_options.range_index = range_index;
+  frame_options.range_count = range_count;
   self->schema_ = arrow::schema(std::move(fields));
   self->row_bytes_ =
       kMetadataBytes + (self->data_ ? int64_t{options.image_height} * options.image_width * 3 : 0);

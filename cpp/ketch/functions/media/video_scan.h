@@ -35,9 +35,11 @@ class VideoFrameStream : public VideoFrameSink {
   /// pixel is converted. `cancelled` (may be null, not owned) stops decoding with Cancelled.
   /// Errors: those of VideoFrameDecoder::Open (not a video, no video stream, ...); KeyError for an
   /// unknown column. `decoder_threads`: the codec's threads (VideoFrameOptions::decoder_threads).
+  /// `range_index` of `range_count`: the part of the video to decode (ScanTask::range_index).
   static arrow::Result<std::unique_ptr<VideoFrameStream>> Open(
       std::string path, std::shared_ptr<arrow::Buffer> bytes, const VideoScanOptions& options,
-      const std::vector<std::string>& columns, const std::atomic<bool>* cancelled, int decoder_threads = 1);
+      const std::vector<std::string>& columns, const std::atomic<bool>* cancelled, int decoder_threads = 1,
+      int32_t range_index = 0, int32_t range_count = 1);
 
   /// Decodes up to `max_frames` (>= 1) selected frames into one batch; null at the end of the
   /// selection (a batch is never empty).

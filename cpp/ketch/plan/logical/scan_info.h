@@ -67,6 +67,10 @@ struct ScanTask {
   /// once and hands each entry its slice (see ScanSource).
   int64_t row_offset = 0;
   int64_t row_count = -1;
+  /// Video: part `range_index` of `range_count` of one long video's frames, cut at frame
+  /// timestamps into runs of nearly equal count (VideoFrameOptions::range_index); 1 = the whole.
+  int32_t range_index = 0;
+  int32_t range_count = 1;
 };
 
 /// The scan tasks of a scan, made by the optimizer's last rule after every pushdown, with the

@@ -394,20 +394,54 @@ arrow::Result<LogicalPlanPtr> Materialize(const LogicalPlan& scan, const ScanTas
 
   if (info.format == FileFormat::kVideo) {
     // One task per video, never merged: decoding, not reading, is the cost (a small file may hold
-    // minutes of frames), so N videos give N tasks to spread over the workers.
+    // minutes of frames), so N videos give N tasks to spread over the workers. With fewer videos
+    // than 2 tasks per worker, the largest are split into parts of their frames (ranges at least
+    // min_size_bytes / 16 of the file each), so that one long video keeps every worker busy. Not
+    // with a pushed limit (a few frames are wanted), a start_time (the index counts from the seek)
+    // or keyframes only (cheap, and whether the others count is the codec's choice).
+    const int64_t wanted = 2LL * std::max(1, sizing.workers);
+    const int64_t range_bytes = std::max<int64_t>(1, sizing.min_size_bytes / 16);
+    std::vector<int32_t> ranges(kept.size(), 1);
+    if (info.limit < 0 && info.video.start_time == 0 && !info.video.is_key_frame.value_or(false)) {
+      for (int64_t total = static_cast<int64_t>(kept.size()); total < wanted; ++total) {
+        // One more part for the video with the most bytes per part, if its parts stay large enough.
+        size_t best = kept.size();
+        double best_bytes = 0;
+        for (size_t i = 0; i < kept.size(); ++i) {
+          const double bytes = static_cast<double>(std::max<int64_t>(0, info.files[kept[i]].size_bytes));
+          if (bytes / (ranges[i] + 1) >= static_cast<double>(range_bytes) && bytes / ranges[i] > best_bytes) {
+            best = i;
+            best_bytes = bytes / ranges[i];
+          }
+        }
+        if (best == kept.size()) break;
+        ++ranges[best];
+      }
+    }
     int64_t total_bytes = 0;
-    for (int32_t f : kept) {
-      ScanTask task;
-      task.group = static_cast<int32_t>(tasks->tasks.size());
-      task.file = f;
-      task.size_bytes = std::max<int64_t>(0, info.files[f].size_bytes);
-      total_bytes += task.size_bytes;
-      tasks->tasks.push_back(std::move(task));
+    int64_t split = 0;
+    for (size_t i = 0; i < kept.size(); ++i) {
+      const int32_t f = kept[i];
+      total_bytes += std::max<int64_t>(0, info.files[f].size_bytes);
+      if (ranges[i] > 1) ++split;
+      for (int32_t r = 0; r < ranges[i]; ++r) {
+        ScanTask task;
+        task.group = static_cast<int32_t>(tasks->tasks.size());
+        task.file = f;
+        task.size_bytes = std::max<int64_t>(0, info.files[f].size_bytes) / ranges[i];
+        task.range_index = r;
+        task.range_count = ranges[i];
+        tasks->tasks.push_back(std::move(task));
+      }
     }
     tasks->reason = Plural(tasks->num_tasks(), "task") + " from " +
                     Plural(static_cast<int64_t>(kept.size()), "file") + ", " + Megabytes(total_bytes) +
                     " to read; one task per video (frames decode and stream batch by batch; videos are not "
-                    "merged or split)";
+                    "merged)";
+    if (split > 0) {
+      tasks->reason += "; " + Plural(split, "video") + " split into parts of equal frame counts for " +
+                       std::to_string(std::max(1, sizing.workers)) + " workers";
+    }
     info.tasks = std::move(tasks);
     return LogicalPlan::Scan(std::move(info));
   }
