@@ -82,9 +82,10 @@ def test_one_long_video_is_split_into_parts_over_the_workers(on_ray: Any, tmp_pa
     import subprocess
 
     path = tmp_path / "long.mp4"
+    source = "testsrc2=size=64x48:rate=25:duration=12"
+    x264 = ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-g", "50", "-bf", "2"]
     subprocess.run(
-        ["ffmpeg", "-v", "error", "-y", "-nostdin", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25:duration=12",
-         "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-g", "50", "-bf", "2", str(path)],
+        ["ffmpeg", "-v", "error", "-y", "-nostdin", "-f", "lavfi", "-i", source, *x264, str(path)],
         check=True,
     )  # fmt: skip
     ray_runner = ketch.runners._runner

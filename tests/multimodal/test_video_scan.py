@@ -239,7 +239,7 @@ def _whole_and_parts(path: Path, **kwargs) -> tuple[pa.Table, pa.Table, str]:
     ids=["all", "non-key", "sampled", "end-time"],
 )
 @pytest.mark.parametrize("name", ["h264", "h264_bframes", "vp9", "mkv", "mjpeg"])
-def test_one_long_video_split_into_parts_gives_the_whole_files_frames(videos, long_video, name, kwargs) -> None:
+def test_one_long_video_split_into_parts_gives_the_whole_files_frames(videos, long_video, name, kwargs):
     """Fewer videos than worker slots: the scan cuts one video's frames into parts of equal counts
     (one task each, decoded side by side); the parts in order equal one decoder over the file:
     frame indexes continue, sample targets continue, pixels the same."""

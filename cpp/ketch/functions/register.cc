@@ -11,6 +11,7 @@
 #include "ketch/functions/internal/source_row_function.h"
 #include "ketch/functions/math/math_functions.h"
 #include "ketch/functions/media/audio_functions.h"
+#include "ketch/functions/media/media_decode_function.h"
 #include "ketch/functions/media/video_functions.h"
 #include "ketch/functions/nested/nested_functions.h"
 #include "ketch/functions/partitioning/partitioning_functions.h"
@@ -48,6 +49,7 @@ arrow::Status RegisterBuiltins() {
     if (status.ok()) status = media::RegisterAudioFunctions();
     if (status.ok()) status = media::RegisterVideoFunctions();
     if (status.ok()) status = pdf::RegisterPdfFunctions();
+    if (status.ok()) status = media::RegisterMediaDecodeFunction();
   });
   return status;
 }

@@ -25,8 +25,13 @@ class CodecMethods:
         """See :func:`ketch.functions.encode`."""
         return _codecs().encode(self, charset=charset)
 
-    def decode(self, charset: ENCODING_CHARSET) -> Expression:
-        """See :func:`ketch.functions.decode`."""
+    def decode(self, charset: ENCODING_CHARSET | None = None) -> Expression:
+        """See :func:`ketch.functions.decode`. Without a charset (Ketch's own): the bytes decoded
+        as the media their first bytes tell, see :func:`ketch.functions.decode_media`."""
+        if charset is None:
+            from ketch.functions.media import decode_media
+
+            return decode_media(self)
         return _codecs().decode(self, charset=charset)
 
     def try_encode(self, charset: ENCODING_CHARSET) -> Expression:

@@ -35,10 +35,18 @@ class FileNamespace:
         """MIME type from the file's first 64 bytes (one ranged read, never the whole file, never
         the name): image/png, image/jpeg, image/gif, image/webp, image/tiff, image/bmp,
         application/pdf, application/zip, application/gzip, application/vnd.apache.parquet,
-        audio/wav, audio/mpeg, audio/flac, audio/ogg, video/mp4, video/quicktime, video/webm,
-        text/plain, application/x-empty, else application/octet-stream."""
+        audio/wav, audio/mpeg, audio/flac, audio/ogg, audio/mp4 (M4A), video/mp4, video/quicktime,
+        video/webm, video/x-matroska, video/x-msvideo (AVI), text/plain, application/x-empty,
+        else application/octet-stream."""
         return self._call("file_guess_mime_type", io_config, on_error)
 
     def read(self, io_config: Any = None, on_error: str = "raise") -> Expression:
         """The file's whole contents (large_binary), read on the I/O pool."""
         return self._call("file_read", io_config, on_error)
+
+    def decode(self, io_config: Any = None, on_error: str = "raise") -> Expression:
+        """Each file decoded as the media its first bytes tell (images, audio, video metadata,
+        PDF text): see :func:`ketch.functions.decode_media`."""
+        from ketch.functions.media import decode_media
+
+        return decode_media(self._expr, on_error=on_error, io_config=io_config)

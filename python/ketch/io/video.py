@@ -42,15 +42,15 @@ def read_video_frames(
 
     A streaming scan (``explain`` shows ``ScanVideo``): one scan task per video, so many videos
     spread over the workers (and over the Ray cluster); with fewer videos than two per worker, the
-    largest are cut into parts of equal frame counts (at least ``scan_tasks_min_size_bytes / 16``
-    of the file each; not under a limit, a ``start_time`` or ``is_key_frame=True``), each part its
-    own task, whose frames in order equal one decoder's over the file; each video is decoded natively (FFmpeg's
-    libavformat / libavcodec / libswscale) frame by frame on the compute pool and comes out in
-    batches of about one morsel's bytes, charged to the memory budget, so a long video never sits
-    decoded in memory. ``limit(n)`` stops the decoders after about ``n`` frames; selecting no
+    largest are cut into parts of equal frame counts (at least ``scan_tasks_min_size_bytes / 16`` of
+    the file each; not under a limit, a ``start_time`` or ``is_key_frame=True``), each part its own
+    task, whose frames in order equal one decoder's over the file; each video is decoded natively
+    (FFmpeg's libavformat / libavcodec / libswscale) frame by frame on the compute pool and comes
+    out in batches of about one morsel's bytes, charged to the memory budget, so a long video never
+    sits decoded in memory. ``limit(n)`` stops the decoders after about ``n`` frames; selecting no
     ``data`` column skips the RGB conversion. A file that is not a readable video (truncated, not a
-    container, no video stream) fails the query with an error naming the file (as Daft's PyAV
-    source raises), after the frames of the files before it."""
+    container, no video stream) fails the query with an error naming the file (as Daft's PyAV source
+    raises), after the frames of the files before it."""
     from ketch import _core
     from ketch.dataframe import DataFrame
     from ketch.io.config import IOConfig

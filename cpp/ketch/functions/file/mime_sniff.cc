@@ -1,6 +1,8 @@
 #include "ketch/functions/file/mime_sniff.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string_view>
 
 namespace ketch::file {
 namespace {
@@ -28,6 +30,7 @@ std::string SniffMimeType(const uint8_t* data, int64_t size) {
   if (StartsWith(data, size, "GIF87a", 6) || StartsWith(data, size, "GIF89a", 6)) return "image/gif";
   if (StartsWith(data, size, "RIFF", 4) && StartsWith(data, size, "WEBP", 4, 8)) return "image/webp";
   if (StartsWith(data, size, "RIFF", 4) && StartsWith(data, size, "WAVE", 4, 8)) return "audio/wav";
+  if (StartsWith(data, size, "RIFF", 4) && StartsWith(data, size, "AVI ", 4, 8)) return "video/x-msvideo";
   if (StartsWith(data, size, "II*\0", 4) || StartsWith(data, size, "MM\0*", 4)) return "image/tiff";
   if (StartsWith(data, size, "BM", 2) && size >= 14) return "image/bmp";
   if (StartsWith(data, size, "%PDF-", 5)) return "application/pdf";
@@ -39,9 +42,15 @@ std::string SniffMimeType(const uint8_t* data, int64_t size) {
   if (StartsWith(data, size, "ID3", 3)) return "audio/mpeg";
   if (size >= 2 && data[0] == 0xFF && (data[1] & 0xE0) == 0xE0 && (data[1] & 0x06) != 0) return "audio/mpeg";
   if (StartsWith(data, size, "ftyp", 4, 4)) {
+    if (StartsWith(data, size, "M4A ", 4, 8)) return "audio/mp4";
     return StartsWith(data, size, "qt  ", 4, 8) ? "video/quicktime" : "video/mp4";
   }
-  if (StartsWith(data, size, "\x1A\x45\xDF\xA3", 4)) return "video/webm";
+  if (StartsWith(data, size, "\x1A\x45\xDF\xA3", 4)) {
+    // EBML: Matroska unless the header's DocType says "webm".
+    const std::string_view head(reinterpret_cast<const char*>(data),
+                                static_cast<size_t>(std::min<int64_t>(size, 64)));
+    return head.find("matroska") != std::string_view::npos ? "video/x-matroska" : "video/webm";
+  }
   if (LooksLikeText(data, size)) return "text/plain";
   return "application/octet-stream";
 }

@@ -31,6 +31,8 @@ class MediaBytes {
   /// " ('<path>')" for a row read from a file (credentials redacted), "" for bytes: what errors
   /// append after "failed at row N".
   std::string Where(int64_t i) const;
+  /// The bytes of every row (large_binary; null rows null).
+  const std::shared_ptr<arrow::LargeBinaryArray>& bytes() const { return bytes_; }
 
  private:
   MediaBytes(std::shared_ptr<arrow::LargeBinaryArray> bytes, std::shared_ptr<arrow::LargeStringArray> paths)

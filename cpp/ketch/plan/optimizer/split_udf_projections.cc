@@ -41,7 +41,7 @@ bool IsGrowingCall(const Expr& expr) {
   return expr.kind() == ExprKind::kCall &&
          (expr.name() == "image_decode" || expr.name() == "audio_decode" || expr.name() == "video_frames" ||
           expr.name() == "video_keyframes" || expr.name() == "get_video_frame_by_idx" ||
-          expr.name() == "pdf_render");
+          expr.name() == "pdf_render" || expr.name() == "media_decode");
 }
 
 // Audio and video kernels over a File column read each object through `file_read` inside the
@@ -52,7 +52,8 @@ bool IsGrowingCall(const Expr& expr) {
 // prefix before reading a whole object.
 bool IsMediaFileKernel(const std::string& name) {
   return name == "audio_decode" || name == "audio_metadata" || name == "video_metadata" ||
-         name == "video_frames" || name == "video_keyframes" || name == "get_video_frame_by_idx";
+         name == "video_frames" || name == "video_keyframes" || name == "get_video_frame_by_idx" ||
+         name == "media_decode";
 }
 
 arrow::Result<ExprPtr> ExposeFileReads(const ExprPtr& expr, const arrow::Schema& schema) {
