@@ -41,6 +41,18 @@ class UDFError(KetchError):
         return self.__cause__
 
 
+class RetryAfterError(Exception):
+    """Raised by a UDF (or an AI provider) for a retryable failure that says how long to wait, e.g.
+    an HTTP 429 with a ``Retry-After`` header (Daft's ``daft.errors.RetryAfterError``). The UDF
+    runtime waits ``retry_after`` seconds (at most 300) before the next of its ``max_retries``
+    attempts, instead of retrying at once; ``original`` is the ``__cause__``."""
+
+    def __init__(self, retry_after: float, original: Exception | None = None) -> None:
+        super().__init__(str(original) if original else "RetryAfterError")
+        self.retry_after = retry_after
+        self.__cause__ = original
+
+
 # Daft's names in ``daft.errors``: ``except daft.errors.UDFException`` ports by changing the import.
 UDFException = UDFError  # the original exception is ``__cause__``
 ExpressionTypeError = KetchTypeError

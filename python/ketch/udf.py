@@ -28,6 +28,7 @@ import logging
 import os
 import queue
 import threading
+import time
 import traceback
 import typing
 from collections.abc import Callable
@@ -39,7 +40,7 @@ import pyarrow as pa
 
 from ketch import _core, large_arrays
 from ketch.datatype import DataType
-from ketch.errors import UDFError
+from ketch.errors import RetryAfterError, UDFError
 from ketch.execution.call_threads import (
     CallCancelled,
     CallThreads,
@@ -169,11 +170,27 @@ def _nulls(dtype: DataType, num_rows: int) -> pa.Array:
 
 _log = logging.getLogger("ketch.udf")
 
+_log.addFilter(RedactingFilter())  # on_error="log" warnings carry exception text: URLs with credentials
+
+# The longest pause a RetryAfterError may ask for between two attempts (seconds).
+_MAX_RETRY_AFTER_S = 300.0
+
+
+def _retry_pause(exc: BaseException) -> float:
+    """Seconds to wait before retrying after `exc`: a RetryAfterError's `retry_after` (clamped to
+    [0, 300]), else 0 (retry at once)."""
+    if isinstance(exc, RetryAfterError):
+        try:
+            return min(max(float(exc.retry_after), 0.0), _MAX_RETRY_AFTER_S)
+        except (TypeError, ValueError):
+            return 0.0
+    return 0.0
+
+
 # Generator UDFs: most items to take from each row's generator in the current call (-1: all); set by
 # the engine when a limit above the explode makes later items useless. A context variable, so it
 # follows the call onto call threads (CallThreads copies the context) and into worker processes.
 _MAX_ITEMS: contextvars.ContextVar[int] = contextvars.ContextVar("ketch_generator_max_items", default=-1)
-_log.addFilter(RedactingFilter())  # on_error="log" warnings carry exception text: URLs with credentials
 
 
 class _Runner:
@@ -310,6 +327,7 @@ class _Runner:
                     raise  # a failure outside the rows (e.g. converting the results)
                 if attempt < retries:
                     attempt += 1
+                    time.sleep(_retry_pause(exc))
                     continue
                 if self.on_error == "log":
                     _log.warning(
@@ -428,6 +446,7 @@ class _RowFunctionRunner(_Runner):
                 return self._timed(lambda: self._evaluate(row))
             except Exception as exc:
                 if attempt < self.max_retries:
+                    time.sleep(_retry_pause(exc))
                     continue
                 return self._row_failed(exc)
         return None
@@ -724,6 +743,7 @@ class _AsyncRowRunner(_RowFunctionRunner):
                         ) from None
                 except Exception as exc:
                     if attempt < self.max_retries:
+                        await asyncio.sleep(_retry_pause(exc))
                         continue
                     return self._row_failed(exc)
             return None

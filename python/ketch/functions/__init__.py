@@ -4,6 +4,7 @@ implementation behind both spellings, ``count_distinct(col("x"))`` and ``col("x"
 
 from ketch.expressions.image_hash import image_hash  # noqa: F401
 from ketch.functions.aggregation import *  # noqa: F403
+from ketch.functions.ai import *  # noqa: F403
 from ketch.functions.audio import *  # noqa: F403
 from ketch.functions.codecs import *  # noqa: F403
 from ketch.functions.columnar import *  # noqa: F403

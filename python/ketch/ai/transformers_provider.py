@@ -1,0 +1,205 @@
+"""The ``"transformers"`` / ``"sentence_transformers"`` provider: models from local directories.
+Text embedding runs sentence-transformers (mean pooling for a plain transformers model, as Daft's
+provider does), classification transformers' zero-shot pipeline (an NLI model), prompting a causal
+LM with its chat template (greedy decoding unless ``do_sample``)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ketch.ai.provider import Descriptor, Provider, local_model_dir
+from ketch.ai.utils import UDFOptions, gpu_udf_options
+
+__all__ = ["TransformersProvider"]
+
+# transformers' lazy module loading is not thread-safe: instances load one at a time.
+_LOADING = threading.Lock()
+_UDF_KEYS = ("batch_size", "max_retries", "on_error", "concurrency", "num_gpus")
+
+
+def _udf_options(options: dict[str, Any], batch_size: int) -> UDFOptions:
+    out = gpu_udf_options()
+    out.batch_size = batch_size
+    for key in _UDF_KEYS:
+        if key in options:
+            setattr(out, key, options[key])
+    return out
+
+
+def _device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _hidden_size(path: str) -> int:
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(path)
+    size = getattr(config, "hidden_size", None) or getattr(config, "projection_dim", None)
+    if not isinstance(size, int):
+        raise ValueError(f"cannot tell the embedding size of the model at {path!r}; pass dimensions=")
+    return size
+
+
+@dataclass(repr=False)
+class TextEmbedderDescriptor(Descriptor):
+    provider: str
+    model: str
+    dimensions: int | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        size = _hidden_size(self.model)
+        if self.dimensions is not None:
+            if not isinstance(self.dimensions, int) or self.dimensions <= 0:
+                raise ValueError(f"embed_text: dimensions must be a positive int, got {self.dimensions!r}")
+            if self.dimensions > size:
+                raise ValueError(
+                    f"embed_text: dimensions={self.dimensions} exceeds the model's output size {size} ({self.model!r})"
+                )
+        self.size = self.dimensions or size
+
+    def udf_options(self) -> UDFOptions:
+        return _udf_options(self.options, 64)
+
+    def instantiate(self) -> TextEmbedder:
+        return TextEmbedder(self.model, self.dimensions)
+
+
+class TextEmbedder:
+    def __init__(self, path: str, dimensions: int | None) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        with _LOADING:
+            self.model = SentenceTransformer(path, device=_device(), backend="torch")
+        self.model.eval()
+        self.dimensions = dimensions
+
+    def embed_text(self, texts: list[str]) -> np.ndarray:
+        """(len(texts), size) float32."""
+        import torch
+
+        with torch.inference_mode():
+            out = self.model.encode(texts, convert_to_numpy=True, truncate_dim=self.dimensions)
+        return np.asarray(out, dtype=np.float32)
+
+
+@dataclass(repr=False)
+class TextClassifierDescriptor(Descriptor):
+    provider: str
+    model: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        from transformers import AutoConfig
+
+        labels = {str(v).lower() for v in (AutoConfig.from_pretrained(self.model).id2label or {}).values()}
+        if not any(label.startswith("entail") for label in labels):
+            raise ValueError(
+                f"classify_text: the model at {self.model!r} is not an NLI model (its labels {sorted(labels)} "
+                "have no 'entailment'): transformers' zero-shot classification needs one"
+            )
+
+    def udf_options(self) -> UDFOptions:
+        return _udf_options(self.options, 64)
+
+    def instantiate(self) -> TextClassifier:
+        return TextClassifier(self.model, self.options.get("batch_size"))
+
+
+class TextClassifier:
+    def __init__(self, path: str, batch_size: int | None) -> None:
+        from transformers import pipeline
+
+        with _LOADING:
+            self.pipeline = pipeline(task="zero-shot-classification", model=path, device=_device())
+        self.batch_size = batch_size
+
+    def classify_text(self, texts: list[str], labels: list[str]) -> list[str]:
+        """The most probable label of each text (transformers' zero-shot pipeline)."""
+        results = self.pipeline(texts, candidate_labels=labels, batch_size=self.batch_size or 1)
+        if isinstance(results, dict):
+            results = [results]
+        return [r["labels"][0] for r in results]
+
+
+@dataclass(repr=False)
+class PrompterDescriptor(Descriptor):
+    provider: str
+    model: str
+    system_message: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        from transformers import AutoConfig
+
+        config = AutoConfig.from_pretrained(self.model)
+        if not any(a.endswith("ForCausalLM") for a in (config.architectures or [])):
+            raise ValueError(f"prompt: the model at {self.model!r} is not a causal language model")
+
+    def udf_options(self) -> UDFOptions:
+        return _udf_options(self.options, 16)
+
+    def instantiate(self) -> Prompter:
+        return Prompter(self.model, self.system_message, self.options)
+
+
+class Prompter:
+    """Generates one reply per row: the chat template over [system, user messages], greedy
+    decoding (``max_new_tokens`` default 64; generation options pass through)."""
+
+    _GENERATE_KEYS = ("max_new_tokens", "do_sample", "temperature", "top_p", "top_k", "num_beams")
+
+    def __init__(self, path: str, system_message: str | None, options: dict[str, Any]) -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        with _LOADING:
+            self.tokenizer = AutoTokenizer.from_pretrained(path)
+            self.model = AutoModelForCausalLM.from_pretrained(path).to(_device())
+        self.model.eval()
+        self.system_message = system_message
+        self.generate = {"max_new_tokens": 64, "do_sample": False}
+        self.generate.update({k: options[k] for k in self._GENERATE_KEYS if k in options})
+
+    def prompt(self, messages: list[str]) -> str:
+        import torch
+
+        chat = [{"role": "system", "content": self.system_message}] if self.system_message else []
+        chat += [{"role": "user", "content": m} for m in messages]
+        inputs = self.tokenizer.apply_chat_template(
+            chat, add_generation_prompt=True, return_tensors="pt", return_dict=True
+        ).to(self.model.device)
+        with torch.inference_mode():
+            out = self.model.generate(**inputs, **self.generate, pad_token_id=self.tokenizer.pad_token_id)
+        return self.tokenizer.decode(out[0][inputs["input_ids"].shape[1] :], skip_special_tokens=True)
+
+
+class TransformersProvider(Provider):
+    """Local models. ``model`` is always a directory (a hub name fails at plan time)."""
+
+    def __init__(self, name: str = "transformers", **options: Any) -> None:
+        super().__init__(name)
+        self._options = options
+
+    def get_text_embedder(self, model: str | None = None, dimensions: int | None = None, **options: Any) -> Any:
+        path = local_model_dir(model, self.name, "embed_text")
+        return TextEmbedderDescriptor(self.name, path, dimensions, {**self._options, **options})
+
+    def get_text_classifier(self, model: str | None = None, **options: Any) -> Any:
+        path = local_model_dir(model, self.name, "classify_text")
+        return TextClassifierDescriptor(self.name, path, {**self._options, **options})
+
+    def get_prompter(
+        self, model: str | None = None, return_format: Any = None, system_message: str | None = None, **options: Any
+    ) -> Any:
+        if return_format is not None:
+            raise NotImplementedError(
+                f"provider '{self.name}': return_format (structured output) needs the 'openai' provider"
+            )
+        path = local_model_dir(model, self.name, "prompt")
+        return PrompterDescriptor(self.name, path, system_message, {**self._options, **options})
