@@ -129,7 +129,9 @@ def build_nli_classifier(root: str | os.PathLike[str]) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     tokenizer = _tokenizer(directory)
     labels = {0: "contradiction", 1: "neutral", 2: "entailment"}
-    config = _bert_config(len(tokenizer), num_labels=3, id2label=labels, label2id={v: k for k, v in labels.items()})
+    config = _bert_config(
+        len(tokenizer), num_labels=3, id2label=labels, label2id={v: k for k, v in labels.items()}
+    )
     torch.manual_seed(1)
     BertForSequenceClassification(config).save_pretrained(directory)
     return _mark(directory, "nli_classifier")

@@ -56,7 +56,10 @@ class Models:
                 turns, add_generation_prompt=True, return_tensors="pt", return_dict=True
             )
             out = self.lm.generate(
-                **inputs, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=self.tokenizer.pad_token_id
+                **inputs,
+                max_new_tokens=max_new_tokens,
+                do_sample=False,
+                pad_token_id=self.tokenizer.pad_token_id,
             )
         return self.tokenizer.decode(out[0][inputs["input_ids"].shape[1] :], skip_special_tokens=True)
 
@@ -104,7 +107,9 @@ class Server:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def _reply(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            def _reply(
+                self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+            ) -> None:
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -116,7 +121,11 @@ class Server:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                entry = {"path": self.path, "time": time.monotonic(), "auth": self.headers.get("Authorization")}
+                entry = {
+                    "path": self.path,
+                    "time": time.monotonic(),
+                    "auth": self.headers.get("Authorization"),
+                }
                 f = server.faults
                 with server.log.lock:
                     if f.drop > 0:
@@ -135,7 +144,9 @@ class Server:
                     return
                 if server.api_key is not None and entry["auth"] != f"Bearer {server.api_key}":
                     server.log.add(**entry, status=401)
-                    return self._reply(401, {"error": {"message": "bad key", "type": "invalid_request_error"}})
+                    return self._reply(
+                        401, {"error": {"message": "bad key", "type": "invalid_request_error"}}
+                    )
                 if limited:
                     server.log.add(**entry, status=429)
                     return self._reply(
@@ -149,10 +160,13 @@ class Server:
                 if self.path.endswith("/embeddings"):
                     texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
                     vectors = server.models.embed(texts)
-                    vectors = [v + [0.0] * f.extra_dims for v in vectors][: max(0, len(vectors) - f.missing_embeddings)]
+                    vectors = [v + [0.0] * f.extra_dims for v in vectors][
+                        : max(0, len(vectors) - f.missing_embeddings)
+                    ]
                     return self._reply(200, {
                         "object": "list", "model": body["model"],
-                        "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+                        "data": [{"object": "embedding", "index": i, "embedding": v}
+                                 for i, v in enumerate(vectors)],
                         "usage": {"prompt_tokens": 1, "total_tokens": 1},
                     })  # fmt: skip
                 if self.path.endswith("/responses"):
@@ -164,12 +178,16 @@ class Server:
                         text = json.dumps(_from_schema(schema, text, schema.get("$defs", {})))
                     return self._reply(200, {
                         "id": "resp_1", "object": "response", "created_at": 0, "model": body["model"],
-                        "status": "completed", "parallel_tool_calls": False, "tool_choice": "auto", "tools": [],
-                        "output": [{"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+                        "status": "completed", "parallel_tool_calls": False, "tool_choice": "auto",
+                        "tools": [],
+                        "output": [{"type": "message", "id": "msg_1", "status": "completed",
+                                    "role": "assistant",
                                     "content": [{"type": "output_text", "text": text, "annotations": []}]}],
                     })  # fmt: skip
                 if self.path.endswith("/chat/completions"):
-                    turns = [{"role": t["role"], "content": _turn_text(t["content"])} for t in body["messages"]]
+                    turns = [
+                        {"role": t["role"], "content": _turn_text(t["content"])} for t in body["messages"]
+                    ]
                     text = server.models.generate(turns)
                     fmt = body.get("response_format") or {}
                     if fmt.get("type") == "json_schema":

@@ -9,10 +9,10 @@ import io
 
 import numpy as np
 import pytest
-from conftest import API_KEY
 from pydantic import BaseModel
 
 import ketch
+from conftest import API_KEY
 from ketch import col
 from ketch.ai import load_provider
 from ketch.functions import classify_text, embed_text, prompt
@@ -51,7 +51,9 @@ def test_embed_text_with_a_local_model_equals_sentence_transformers(models, prov
 def test_a_hub_name_or_a_non_model_directory_fails_at_plan_time(tmp_path) -> None:
     df = ketch.from_pydict({"t": ["x"]})
     with pytest.raises(ValueError, match=r"is not a local directory.*no model hub"):
-        df.select(embed_text(col("t"), provider="transformers", model="sentence-transformers/all-MiniLM-L6-v2"))
+        df.select(
+            embed_text(col("t"), provider="transformers", model="sentence-transformers/all-MiniLM-L6-v2")
+        )
     with pytest.raises(ValueError, match=r"needs model=<path of a local model directory>"):
         embed_text(col("t"))
     (tmp_path / "notes.txt").write_text("not a model")
@@ -79,14 +81,19 @@ def test_prompt_with_a_local_causal_lm_equals_generate(models) -> None:
 
     df = ketch.from_pydict({"q": ["say hello", "name a file", None]})
     out = _column(
-        df, prompt(col("q"), system_message="be brief", provider="transformers", model=models["lm"], max_new_tokens=6)
+        df,
+        prompt(
+            col("q"), system_message="be brief", provider="transformers", model=models["lm"], max_new_tokens=6
+        ),
     )
     tok = AutoTokenizer.from_pretrained(models["lm"])
     lm = AutoModelForCausalLM.from_pretrained(models["lm"])
     expected = []
     for q in ["say hello", "name a file"]:
         turns = [{"role": "system", "content": "be brief"}, {"role": "user", "content": q}]
-        ids = tok.apply_chat_template(turns, add_generation_prompt=True, return_tensors="pt", return_dict=True)
+        ids = tok.apply_chat_template(
+            turns, add_generation_prompt=True, return_tensors="pt", return_dict=True
+        )
         gen = lm.generate(**ids, max_new_tokens=6, do_sample=False, pad_token_id=tok.pad_token_id)
         expected.append(tok.decode(gen[0][ids["input_ids"].shape[1] :], skip_special_tokens=True))
     assert out == [*expected, None]
@@ -130,9 +137,13 @@ def test_timeouts_and_a_server_dying_mid_batch(server) -> None:
     server.faults.delay_s = 1.0
     with pytest.raises(Exception, match=r"embed_text.*(Timeout|timed out)"):
         _column(df, embed_text(col("t"), provider=slow, model="m", dimensions=64, max_retries=0))
-    assert _column(
-        df, embed_text(col("t"), provider=slow, model="m", dimensions=64, max_retries=0, on_error="ignore")
-    ) == [None] * 4
+    assert (
+        _column(
+            df,
+            embed_text(col("t"), provider=slow, model="m", dimensions=64, max_retries=0, on_error="ignore"),
+        )
+        == [None] * 4
+    )
     server.faults.delay_s = 0.0
     # A connection closed without a reply: the batch is retried and the rows come out whole.
     server.faults.drop = 1
@@ -165,7 +176,10 @@ class Verdict(BaseModel):
 def test_openai_prompt_text_and_structured_output(server, served_models, chat) -> None:
     df = ketch.from_pydict({"q": ["say hello", None, "name a file"]})
     provider = _openai(server)
-    out = _column(df, prompt(col("q"), system_message="be brief", provider=provider, model="lm", use_chat_completions=chat))
+    out = _column(
+        df,
+        prompt(col("q"), system_message="be brief", provider=provider, model="lm", use_chat_completions=chat),
+    )
     expected = [
         served_models.generate([{"role": "system", "content": "be brief"}, {"role": "user", "content": q}])
         for q in ("say hello", "name a file")

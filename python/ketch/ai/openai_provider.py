@@ -24,7 +24,11 @@ __all__ = ["OpenAIProvider"]
 DEFAULT_TEXT_EMBEDDER = "text-embedding-3-small"
 DEFAULT_PROMPTER_MODEL = "gpt-4o-mini"
 # Output sizes of OpenAI's embedding models (what Daft's provider knows).
-KNOWN_DIMENSIONS = {"text-embedding-ada-002": 1536, "text-embedding-3-small": 1536, "text-embedding-3-large": 3072}
+KNOWN_DIMENSIONS = {
+    "text-embedding-ada-002": 1536,
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+}
 _UDF_KEYS = ("batch_size", "max_retries", "on_error", "concurrency")
 
 
@@ -54,8 +58,10 @@ def _scrub(exc: BaseException, config: ClientConfig) -> BaseException:
     """`exc` with the API key removed from its message (a server may echo it)."""
     key = config.api_key.value()
     if key and key in str(exc):
-        return type(exc)(str(exc).replace(key, "***")) if _simple_exception(exc) else RuntimeError(
-            str(exc).replace(key, "***")
+        return (
+            type(exc)(str(exc).replace(key, "***"))
+            if _simple_exception(exc)
+            else RuntimeError(str(exc).replace(key, "***"))
         )
     return exc
 
@@ -118,7 +124,8 @@ class TextEmbedderDescriptor(Descriptor):
                 self.size = len(response.data[0].embedding)
             except Exception as exc:
                 raise ValueError(
-                    f"embed_text: could not ask {self.client_config.base_url or 'the OpenAI API'} for the size of "
+                    f"embed_text: could not ask {self.client_config.base_url or 'the OpenAI API'} "
+                    "for the size of "
                     f"model {self.model!r} ({type(exc).__name__}: {_scrub(exc, self.client_config)}); pass "
                     "dimensions=... or check the server"
                 ) from None
@@ -145,12 +152,15 @@ class TextEmbedder:
         extra = {"dimensions": d.dimensions} if self.send_dimensions else {}
         response = _call(
             d.client_config,
-            lambda: self.client.embeddings.create(input=texts, model=d.model, encoding_format="float", **extra),
+            lambda: self.client.embeddings.create(
+                input=texts, model=d.model, encoding_format="float", **extra
+            ),
         )
         data = sorted(response.data, key=lambda e: e.index)
         if len(data) != len(texts):
             raise ValueError(
-                f"embed_text: provider '{d.provider}' (model {d.model!r}) returned {len(data)} embeddings for a "
+                f"embed_text: provider '{d.provider}' (model {d.model!r}) returned {len(data)} "
+                "embeddings for a "
                 f"batch of {len(texts)} texts"
             )
         out = np.asarray([e.embedding for e in data], dtype=np.float32)
@@ -266,15 +276,24 @@ class OpenAIProvider(Provider):
             )
         return config, options
 
-    def get_text_embedder(self, model: str | None = None, dimensions: int | None = None, **options: Any) -> Any:
+    def get_text_embedder(
+        self, model: str | None = None, dimensions: int | None = None, **options: Any
+    ) -> Any:
         config, options = self._config_with(options)
         return TextEmbedderDescriptor(self.name, model or DEFAULT_TEXT_EMBEDDER, config, dimensions, options)
 
     def get_prompter(
-        self, model: str | None = None, return_format: Any = None, system_message: str | None = None, **options: Any
+        self,
+        model: str | None = None,
+        return_format: Any = None,
+        system_message: str | None = None,
+        **options: Any,
     ) -> Any:
         config, options = self._config_with(options)
-        return PrompterDescriptor(self.name, model or DEFAULT_PROMPTER_MODEL, config, return_format, system_message, options)
+        return PrompterDescriptor(
+            self.name, model or DEFAULT_PROMPTER_MODEL, config, return_format, system_message, options
+        )
 
     def __repr__(self) -> str:
-        return f"OpenAIProvider(name={self.name!r}, base_url={self._config.base_url!r}, api_key={self._config.api_key!r})"
+        config = self._config
+        return f"OpenAIProvider(name={self.name!r}, base_url={config.base_url!r}, api_key={config.api_key!r})"

@@ -4,7 +4,6 @@ and Ray actors) and print without credentials."""
 
 from __future__ import annotations
 
-from abc import ABC
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ class Descriptor:
         return f"{type(self).__name__}(provider={self.provider!r}, model={self.model!r})"
 
 
-class Provider(ABC):
+class Provider:
     """A source of models. Methods a provider does not support raise ``NotImplementedError``
     naming the provider and the function."""
 
@@ -41,7 +40,9 @@ class Provider(ABC):
     def _unsupported(self, function: str) -> NotImplementedError:
         return NotImplementedError(f"provider '{self._name}' does not support {function}")
 
-    def get_text_embedder(self, model: str | None = None, dimensions: int | None = None, **options: Any) -> Any:
+    def get_text_embedder(
+        self, model: str | None = None, dimensions: int | None = None, **options: Any
+    ) -> Any:
         raise self._unsupported("embed_text")
 
     def get_image_embedder(self, model: str | None = None, **options: Any) -> Any:
@@ -54,7 +55,11 @@ class Provider(ABC):
         raise self._unsupported("classify_image")
 
     def get_prompter(
-        self, model: str | None = None, return_format: Any = None, system_message: str | None = None, **options: Any
+        self,
+        model: str | None = None,
+        return_format: Any = None,
+        system_message: str | None = None,
+        **options: Any,
     ) -> Any:
         raise self._unsupported("prompt")
 

@@ -60,7 +60,8 @@ class TextEmbedderDescriptor(Descriptor):
                 raise ValueError(f"embed_text: dimensions must be a positive int, got {self.dimensions!r}")
             if self.dimensions > size:
                 raise ValueError(
-                    f"embed_text: dimensions={self.dimensions} exceeds the model's output size {size} ({self.model!r})"
+                    f"embed_text: dimensions={self.dimensions} exceeds the model's output size {size} "
+                    f"({self.model!r})"
                 )
         self.size = self.dimensions or size
 
@@ -101,7 +102,8 @@ class TextClassifierDescriptor(Descriptor):
         labels = {str(v).lower() for v in (AutoConfig.from_pretrained(self.model).id2label or {}).values()}
         if not any(label.startswith("entail") for label in labels):
             raise ValueError(
-                f"classify_text: the model at {self.model!r} is not an NLI model (its labels {sorted(labels)} "
+                f"classify_text: the model at {self.model!r} is not an NLI model "
+                f"(its labels {sorted(labels)} "
                 "have no 'entailment'): transformers' zero-shot classification needs one"
             )
 
@@ -186,7 +188,9 @@ class TransformersProvider(Provider):
         super().__init__(name)
         self._options = options
 
-    def get_text_embedder(self, model: str | None = None, dimensions: int | None = None, **options: Any) -> Any:
+    def get_text_embedder(
+        self, model: str | None = None, dimensions: int | None = None, **options: Any
+    ) -> Any:
         path = local_model_dir(model, self.name, "embed_text")
         return TextEmbedderDescriptor(self.name, path, dimensions, {**self._options, **options})
 
@@ -195,7 +199,11 @@ class TransformersProvider(Provider):
         return TextClassifierDescriptor(self.name, path, {**self._options, **options})
 
     def get_prompter(
-        self, model: str | None = None, return_format: Any = None, system_message: str | None = None, **options: Any
+        self,
+        model: str | None = None,
+        return_format: Any = None,
+        system_message: str | None = None,
+        **options: Any,
     ) -> Any:
         if return_format is not None:
             raise NotImplementedError(

@@ -38,7 +38,9 @@ class _TextClassification:
         rows = _present(values)
         out: list[Any] = [None] * len(values)
         if rows:
-            for i, label in zip(rows, self.model.classify_text([str(values[i]) for i in rows], self.labels), strict=True):
+            for i, label in zip(
+                rows, self.model.classify_text([str(values[i]) for i in rows], self.labels), strict=True
+            ):
                 out[i] = label
         return out
 
@@ -54,9 +56,11 @@ class _Prompting:
         wanted = [i for i, row in enumerate(rows) if all(v is not None for v in row)]
         if wanted:
             batch = [list(rows[i]) for i in wanted]
-            replies = self.model.prompt_batch(batch) if hasattr(self.model, "prompt_batch") else [
-                self.model.prompt(r) for r in batch
-            ]
+            replies = (
+                self.model.prompt_batch(batch)
+                if hasattr(self.model, "prompt_batch")
+                else [self.model.prompt(r) for r in batch]
+            )
             for i, reply in zip(wanted, replies, strict=True):
                 out[i] = reply
         return out
