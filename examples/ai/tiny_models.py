@@ -167,7 +167,32 @@ def build_chat_lm(root: str | os.PathLike[str]) -> Path:
     return _mark(directory, "chat_lm")
 
 
+def build_clip(root: str | os.PathLike[str]) -> Path:
+    """A tiny CLIP (2-layer text and vision towers, 64x64 input in 16-pixel patches, projection
+    32) with its processor: image embeddings of 32 values and zero-shot image classification."""
+    directory = Path(root) / "clip"
+    if _done(directory):
+        return directory
+    import torch
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
+
+    directory.mkdir(parents=True, exist_ok=True)
+    tokenizer = _tokenizer(directory, ["input_ids", "attention_mask"])
+    text = {"vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+            "num_attention_heads": 2, "max_position_embeddings": 64, "pad_token_id": tokenizer.pad_token_id,
+            "bos_token_id": tokenizer.cls_token_id, "eos_token_id": tokenizer.sep_token_id}  # fmt: skip
+    vision = {"image_size": 64, "patch_size": 16, "hidden_size": 32, "intermediate_size": 64,
+              "num_hidden_layers": 2, "num_attention_heads": 2}  # fmt: skip
+    torch.manual_seed(3)
+    CLIPModel(CLIPConfig(text_config=text, vision_config=vision, projection_dim=32)).save_pretrained(
+        directory
+    )
+    images = CLIPImageProcessor(size={"shortest_edge": 64}, crop_size={"height": 64, "width": 64})
+    CLIPProcessor(image_processor=images, tokenizer=tokenizer).save_pretrained(directory)
+    return _mark(directory, "clip")
+
+
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "tiny_models"
-    for build in (build_text_embedder, build_nli_classifier, build_chat_lm):
+    for build in (build_text_embedder, build_nli_classifier, build_chat_lm, build_clip):
         print(build(out))

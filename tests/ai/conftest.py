@@ -28,6 +28,7 @@ def models(tmp_path_factory) -> dict[str, str]:
         "embedder": str(tiny_models.build_text_embedder(root)),
         "nli": str(tiny_models.build_nli_classifier(root)),
         "lm": str(tiny_models.build_chat_lm(root)),
+        "clip": str(tiny_models.build_clip(root)),
     }
 
 

@@ -15,7 +15,7 @@ import ketch
 from conftest import API_KEY
 from ketch import col
 from ketch.ai import load_provider
-from ketch.functions import classify_text, embed_text, prompt
+from ketch.functions import classify_image, classify_text, embed_image, embed_text, prompt
 
 TEXTS = ["hello world", None, "the path of a file", "iterators and generators"]
 
@@ -212,3 +212,53 @@ def test_the_api_key_never_prints(server, monkeypatch) -> None:
         _column(df, embed_text(col("t"), provider=wrong, model="m", dimensions=64, max_retries=0))
     assert "embed_text" in str(info.value) and "401" in str(info.value)
     assert "sk-env-key-should-not-print" not in str(info.value) and API_KEY not in str(info.value)
+
+
+def _png_column(images: list) -> ketch.DataFrame:
+    """An Image[RGB] column decoded from PNGs of `images` (lossless, so the pixels are these)."""
+    from PIL import Image
+
+    def png(a: np.ndarray) -> bytes:
+        buf = io.BytesIO()
+        Image.fromarray(a).save(buf, format="PNG")
+        return buf.getvalue()
+
+    data = [png(a) if a is not None else None for a in images]
+    return ketch.from_pydict({"b": data}).select(col("b").image.decode(mode="RGB").alias("img"))
+
+
+def _images() -> list:
+    rng = np.random.default_rng(7)
+    return [rng.integers(0, 256, size=(40 + 9 * i, 70 - 5 * i, 3), dtype=np.uint8) for i in range(4)]
+
+
+def test_embed_image_equals_clip_image_features(models) -> None:
+    import torch
+    from PIL import Image
+    from transformers import AutoModel, AutoProcessor
+
+    images = _images()
+    df = _png_column([*images, None])
+    expr = embed_image(col("img"), model=models["clip"], batch_size=3)
+    assert str(df.select(expr.alias("e")).schema()["e"].dtype) == "Embedding[Float32; 32]"
+    out = _column(df, expr)
+    assert out[-1] is None
+    clip, processor = AutoModel.from_pretrained(models["clip"]), AutoProcessor.from_pretrained(models["clip"])
+    pixels = processor(images=[Image.fromarray(i) for i in images], return_tensors="pt")["pixel_values"]
+    with torch.inference_mode():
+        features = clip.get_image_features(pixel_values=pixels)
+    expected = (features if isinstance(features, torch.Tensor) else features.pooler_output).numpy()
+    np.testing.assert_allclose(_stack(out), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_classify_image_equals_the_zero_shot_image_pipeline(models) -> None:
+    from PIL import Image
+    from transformers import pipeline
+
+    images, labels = _images(), ["cat", "dog", "car"]
+    df = _png_column(images)
+    out = _column(df, classify_image(col("img"), labels, model=models["clip"]))
+    zero_shot = pipeline("zero-shot-image-classification", model=models["clip"], device="cpu")
+    expected = [max(zero_shot(Image.fromarray(i), candidate_labels=labels), key=lambda r: r["score"])["label"]
+                for i in images]  # fmt: skip
+    assert out == expected

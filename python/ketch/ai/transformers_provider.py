@@ -90,6 +90,91 @@ class TextEmbedder:
         return np.asarray(out, dtype=np.float32)
 
 
+def _images(images: list[np.ndarray]) -> list[Any]:
+    """PIL images (RGB) of HxWxC / HxW uint8 arrays, as the processors take them."""
+    from PIL import Image
+
+    out = []
+    for image in images:
+        array = np.asarray(image)
+        if array.ndim == 3 and array.shape[2] == 1:
+            array = array[:, :, 0]
+        out.append(Image.fromarray(array).convert("RGB"))
+    return out
+
+
+@dataclass(repr=False)
+class ImageEmbedderDescriptor(Descriptor):
+    provider: str
+    model: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        from transformers import AutoConfig
+
+        config = AutoConfig.from_pretrained(self.model)
+        size = getattr(config, "projection_dim", None) or getattr(config, "hidden_size", None)
+        if not isinstance(size, int):
+            raise ValueError(f"embed_image: cannot tell the embedding size of the model at {self.model!r}")
+        self.size = size
+
+    def udf_options(self) -> UDFOptions:
+        return _udf_options(self.options, 16)
+
+    def instantiate(self) -> ImageEmbedder:
+        return ImageEmbedder(self.model)
+
+
+class ImageEmbedder:
+    """The model's image features (CLIP's ``get_image_features``: the projected pooled output)."""
+
+    def __init__(self, path: str) -> None:
+        from transformers import AutoModel, AutoProcessor
+
+        with _LOADING:
+            self.model = AutoModel.from_pretrained(path).to(_device())
+            self.processor = AutoProcessor.from_pretrained(path)
+        self.model.eval()
+
+    def embed_image(self, images: list[np.ndarray]) -> np.ndarray:
+        import torch
+
+        pixels = self.processor(images=_images(images), return_tensors="pt")["pixel_values"].to(
+            self.model.device
+        )
+        with torch.inference_mode():
+            out = self.model.get_image_features(pixel_values=pixels)
+        tensor = out if isinstance(out, torch.Tensor) else out.pooler_output
+        return tensor.float().cpu().numpy()
+
+
+@dataclass(repr=False)
+class ImageClassifierDescriptor(Descriptor):
+    provider: str
+    model: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def udf_options(self) -> UDFOptions:
+        return _udf_options(self.options, 16)
+
+    def instantiate(self) -> ImageClassifier:
+        return ImageClassifier(self.model, self.options.get("batch_size"))
+
+
+class ImageClassifier:
+    def __init__(self, path: str, batch_size: int | None) -> None:
+        from transformers import pipeline
+
+        with _LOADING:
+            self.pipeline = pipeline(task="zero-shot-image-classification", model=path, device=_device())
+        self.batch_size = batch_size
+
+    def classify_image(self, images: list[np.ndarray], labels: list[str]) -> list[str]:
+        """The most probable label of each image (transformers' zero-shot image pipeline, CLIP)."""
+        results = self.pipeline(_images(images), candidate_labels=labels, batch_size=self.batch_size or 1)
+        return [max(r, key=lambda x: x["score"])["label"] for r in results]
+
+
 @dataclass(repr=False)
 class TextClassifierDescriptor(Descriptor):
     provider: str
@@ -193,6 +278,14 @@ class TransformersProvider(Provider):
     ) -> Any:
         path = local_model_dir(model, self.name, "embed_text")
         return TextEmbedderDescriptor(self.name, path, dimensions, {**self._options, **options})
+
+    def get_image_embedder(self, model: str | None = None, **options: Any) -> Any:
+        path = local_model_dir(model, self.name, "embed_image")
+        return ImageEmbedderDescriptor(self.name, path, {**self._options, **options})
+
+    def get_image_classifier(self, model: str | None = None, **options: Any) -> Any:
+        path = local_model_dir(model, self.name, "classify_image")
+        return ImageClassifierDescriptor(self.name, path, {**self._options, **options})
 
     def get_text_classifier(self, model: str | None = None, **options: Any) -> Any:
         path = local_model_dir(model, self.name, "classify_text")

@@ -28,6 +28,37 @@ class _TextEmbedding:
         return out
 
 
+class _ImageEmbedding:
+    def __init__(self, descriptor: Any) -> None:
+        self.model = descriptor.instantiate()
+
+    def __call__(self, image: Any) -> list[Any]:
+        values = image.to_pylist()
+        rows = _present(values)
+        out: list[Any] = [None] * len(values)
+        if rows:
+            vectors = self.model.embed_image([values[i] for i in rows])
+            for k, i in enumerate(rows):
+                out[i] = vectors[k]
+        return out
+
+
+class _ImageClassification:
+    def __init__(self, descriptor: Any, labels: list[str]) -> None:
+        self.model = descriptor.instantiate()
+        self.labels = labels
+
+    def __call__(self, image: Any) -> list[Any]:
+        values = image.to_pylist()
+        rows = _present(values)
+        out: list[Any] = [None] * len(values)
+        if rows:
+            labels = self.model.classify_image([values[i] for i in rows], self.labels)
+            for i, label in zip(rows, labels, strict=True):
+                out[i] = label
+        return out
+
+
 class _TextClassification:
     def __init__(self, descriptor: Any, labels: list[str]) -> None:
         self.model = descriptor.instantiate()

@@ -1,4 +1,5 @@
-"""Daft's AI functions (``daft.functions.ai``): ``embed_text``, ``classify_text`` and ``prompt``
+"""Daft's AI functions (``daft.functions.ai``): ``embed_text``, ``embed_image``, ``classify_text``,
+``classify_image`` and ``prompt``
 over a provider's model, each a class UDF the planner sees (one model instance per UDF instance,
 batches of rows, ``gpus`` placement on the Ray runner).
 
@@ -18,7 +19,7 @@ from ketch.expressions.expression import Expression, _expr
 if TYPE_CHECKING:
     from ketch.ai.provider import Provider
 
-__all__ = ["classify_text", "embed_text", "prompt"]
+__all__ = ["classify_image", "classify_text", "embed_image", "embed_text", "prompt"]
 
 
 def _provider(provider: str | Provider | None, default: str) -> Provider:
@@ -52,6 +53,45 @@ def embed_text(
     descriptor = _provider(provider, "transformers").get_text_embedder(model, dimensions, **options)
     dtype = DataType.embedding(DataType.float32(), descriptor.size)
     return ai_expression(_TextEmbedding, "embed_text", descriptor, dtype, [_expr(text)])
+
+
+def embed_image(
+    image: Expression,
+    *,
+    provider: str | Provider | None = None,
+    model: str | None = None,
+    **options: Any,
+) -> Expression:
+    """Embeds each image (an Image column, any size; decoded rows as HxWxC uint8) with a local
+    vision model (CLIP's ``get_image_features``, its processor resizing): ``Embedding[Float32;
+    size]`` with size the model's ``projection_dim``. Options as :func:`embed_text` (``batch_size``
+    default 16). Null rows give null."""
+    from ketch.ai.udfs import _ImageEmbedding, ai_expression
+
+    descriptor = _provider(provider, "transformers").get_image_embedder(model, **options)
+    dtype = DataType.embedding(DataType.float32(), descriptor.size)
+    return ai_expression(_ImageEmbedding, "embed_image", descriptor, dtype, [_expr(image)])
+
+
+def classify_image(
+    image: Expression,
+    labels: str | list[str],
+    *,
+    provider: str | Provider | None = None,
+    model: str | None = None,
+    **options: Any,
+) -> Expression:
+    """The most probable of ``labels`` for each image (String): transformers' zero-shot image
+    classification pipeline over a local CLIP model. Options as :func:`embed_image`."""
+    from ketch.ai.udfs import _ImageClassification, ai_expression
+
+    label_list = [labels] if isinstance(labels, str) else list(labels)
+    if not label_list or not all(isinstance(label, str) for label in label_list):
+        raise ValueError(f"classify_image needs one or more string labels, got {labels!r}")
+    descriptor = _provider(provider, "transformers").get_image_classifier(model, **options)
+    return ai_expression(
+        _ImageClassification, "classify_image", descriptor, DataType.string(), [_expr(image)], (label_list,)
+    )
 
 
 def classify_text(
