@@ -317,3 +317,17 @@ def test_errors_over_a_file_column_name_the_row_and_the_path(audio: dict[str, Pa
     for expr in (audio_metadata(col("f")), decode_audio(col("f"))):
         with pytest.raises(ValueError, match=r"failed at row 1 \('.*photo\.wav'\): not an audio file"):
             df.select(expr).collect()
+
+
+def _metadata_with_one_io_thread(paths: list[str]) -> list[int]:
+    with ketch.execution_config_ctx(num_io_threads=2, morsel_size_rows=1):
+        rates = audio_metadata(audio_file(col("p")))["sample_rate"]
+        return ketch.from_pydict({"p": paths}).select(rates.alias("r")).to_pydict()["r"]
+
+
+def test_a_read_stage_on_the_io_pool_never_waits_on_its_own_pool(run_isolated, audio) -> None:
+    """The optimizer gives file_read a stage on the I/O pool; the kernel's reads must not be queued
+    on that same pool while its thread waits for them (with every I/O thread in such a stage, the
+    query hung). One I/O thread makes the old deadlock certain."""
+    paths = [str(audio["speech.wav"]), str(audio["stereo.wav"])] * 4
+    assert run_isolated(_metadata_with_one_io_thread, paths, timeout=60) == [22050, 44100] * 4

@@ -113,7 +113,7 @@ class FileFunction : public ScalarFunction {
         }
         std::string path(paths.GetView(i));
         const Kind kind = kind_;
-        futures.push_back(arrow::DeferNotOk(pool->Submit([path, kind, s3]() -> arrow::Result<Value> {
+        futures.push_back(SubmitOrRunHere(pool, [path, kind, s3]() -> arrow::Result<Value> {
           if (kind == Kind::kSize) {
             ARROW_ASSIGN_OR_RAISE(auto size, io::ObjectSize(path, s3));
             return Value{size};
@@ -124,7 +124,7 @@ class FileFunction : public ScalarFunction {
           }
           ARROW_ASSIGN_OR_RAISE(auto all, io::ReadObject(path, s3));
           return Value{all};
-        })));
+        }));
       }
       for (int64_t i = start; i < end; ++i) results[i] = futures[i - start].result();
     }

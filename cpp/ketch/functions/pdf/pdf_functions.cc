@@ -82,8 +82,8 @@ class PdfInputs {
         std::string path(paths.GetView(i));
         std::optional<int64_t> known_size;
         if (sizes.IsValid(i)) known_size = sizes.Value(i);
-        futures.push_back(arrow::DeferNotOk(
-            pool->Submit([path, s3, known_size, budget]() -> arrow::Result<std::shared_ptr<arrow::Buffer>> {
+        futures.push_back(SubmitOrRunHere(
+            pool, [path, s3, known_size, budget]() -> arrow::Result<std::shared_ptr<arrow::Buffer>> {
               // The header first, with a ranged read: a 1 GB file that is no PDF is never read whole.
               ARROW_ASSIGN_OR_RAISE(auto head, io::ReadObjectPrefix(path, kPdfHeaderWindow, s3));
               if (head->size() == 0) return arrow::Status::Invalid("empty (0 bytes)");
@@ -100,7 +100,7 @@ class PdfInputs {
                                               " bytes (memory_budget_bytes)");
               }
               return io::ReadObject(path, s3);
-            })));
+            }));
       }
       for (int64_t i = start; i < end; ++i) {
         auto result = futures[i - start].result();

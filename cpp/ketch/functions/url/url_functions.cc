@@ -110,7 +110,7 @@ class UrlDownload : public ScalarFunction {
           continue;
         }
         std::string url(urls.GetView(i));
-        futures.push_back(arrow::DeferNotOk(pool->Submit([url, s3] { return io::ReadObject(url, s3); })));
+        futures.push_back(SubmitOrRunHere(pool, [url, s3] { return io::ReadObject(url, s3); }));
       }
       for (int64_t i = start; i < end; ++i) {
         if (!urls.IsNull(i) && io::IsHttpUrl(urls.GetView(i))) continue;
