@@ -192,7 +192,86 @@ def build_clip(root: str | os.PathLike[str]) -> Path:
     return _mark(directory, "clip")
 
 
+IMAGE_LABELS = [f"class_{i}" for i in range(10)]
+OBJECT_LABELS = ["person", "car", "dog", "ball"]
+
+
+def build_resnet(root: str | os.PathLike[str]) -> Path:
+    """A small ResNet image classifier (transformers' ResNetForImageClassification; 4 stages of
+    16-64 channels, ImageNet-style 224x224 input, 10 labels class_0..class_9): the shape of the
+    design articles' resnet18 workload at a fraction of its compute."""
+    directory = Path(root) / "resnet"
+    if _done(directory):
+        return directory
+    import torch
+    from transformers import ResNetConfig, ResNetForImageClassification
+
+    directory.mkdir(parents=True, exist_ok=True)
+    config = ResNetConfig(
+        num_channels=3, embedding_size=16, hidden_sizes=[16, 32, 64, 64], depths=[1, 1, 1, 1],
+        num_labels=len(IMAGE_LABELS), id2label=dict(enumerate(IMAGE_LABELS)),
+        label2id={label: i for i, label in enumerate(IMAGE_LABELS)},
+    )  # fmt: skip
+    torch.manual_seed(6)
+    ResNetForImageClassification(config).save_pretrained(directory)
+    return _mark(directory, "resnet")
+
+
+def build_whisper(root: str | os.PathLike[str]) -> Path:
+    """A 2+2-layer Whisper (d_model 64, 80 mel bins) with its feature extractor and a WordPiece
+    tokenizer for decoding; greedy generation of up to 16 tokens."""
+    directory = Path(root) / "whisper"
+    if _done(directory):
+        return directory
+    import torch
+    from transformers import (
+        GenerationConfig,
+        WhisperConfig,
+        WhisperFeatureExtractor,
+        WhisperForConditionalGeneration,
+    )
+
+    directory.mkdir(parents=True, exist_ok=True)
+    tok = _tokenizer(directory, ["input_ids", "attention_mask"])
+    ids = {"decoder_start_token_id": tok.cls_token_id, "eos_token_id": tok.sep_token_id,
+           "pad_token_id": tok.pad_token_id}  # fmt: skip
+    config = WhisperConfig(
+        vocab_size=len(tok), d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=128, decoder_ffn_dim=128, num_mel_bins=80,
+        max_source_positions=1500, max_target_positions=64, bos_token_id=tok.cls_token_id, **ids,
+    )  # fmt: skip
+    torch.manual_seed(4)
+    model = WhisperForConditionalGeneration(config)
+    model.generation_config = GenerationConfig(max_new_tokens=16, **ids)
+    model.save_pretrained(directory)
+    WhisperFeatureExtractor(feature_size=80).save_pretrained(directory)
+    return _mark(directory, "whisper")
+
+
+def build_yolos(root: str | os.PathLike[str]) -> Path:
+    """A tiny YOLOS object detector (transformers' YolosForObjectDetection: a 2-layer ViT over
+    128x128 input, 8 detection tokens, labels person / car / dog / ball) with its processor."""
+    directory = Path(root) / "yolos"
+    if _done(directory):
+        return directory
+    import torch
+    from transformers import YolosConfig, YolosForObjectDetection, YolosImageProcessor
+
+    directory.mkdir(parents=True, exist_ok=True)
+    config = YolosConfig(
+        hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+        image_size=[128, 128], patch_size=16, num_detection_tokens=8, num_labels=len(OBJECT_LABELS),
+        id2label=dict(enumerate(OBJECT_LABELS)), label2id={label: i for i, label in enumerate(OBJECT_LABELS)},
+    )  # fmt: skip
+    torch.manual_seed(5)
+    YolosForObjectDetection(config).save_pretrained(directory)
+    YolosImageProcessor(size={"shortest_edge": 128, "longest_edge": 128}).save_pretrained(directory)
+    return _mark(directory, "yolos")
+
+
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "tiny_models"
-    for build in (build_text_embedder, build_nli_classifier, build_chat_lm, build_clip):
+    builds = (build_text_embedder, build_nli_classifier, build_chat_lm, build_clip, build_resnet,
+              build_whisper, build_yolos)  # fmt: skip
+    for build in builds:
         print(build(out))
