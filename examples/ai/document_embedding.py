@@ -1,6 +1,6 @@
 """Workload 3, document embedding (Daft's ``benchmarking/ai/document_embedding``): PDFs → text of
-every page (Ketch's native pdfium kernel, no Python) → explode pages → chunks of 120 words (native
-string and list kernels: split, chunk, join) → ``embed_text`` (a sentence-transformers model from a
+every page (Ketch's native pdfium kernel, no Python) → explode pages → chunks of up to 120 words
+(a native RE2 kernel, ``str.extract_all``) → ``embed_text`` (a sentence-transformers model from a
 local directory, batches of 64) → ``write_lance`` → a vector index on the embeddings.
 
     python examples/ai/document_embedding.py --small [--ray]
@@ -38,9 +38,9 @@ def pipeline(pdfs: str, model_dir: str) -> ketch.DataFrame:
     df = df.with_column("pages", pdf_text(col("path").url.to_file())).explode("pages")
     df = df.with_columns({"page_number": col("pages")["page_number"], "page_text": col("pages")["text"]})
     df = df.where(col("page_text").not_null() & (col("page_text").str.length() > 0))
-    words = col("page_text").str.replace("\n", " ").str.split(" ")
-    df = df.with_column("chunks", words.list.chunk(CHUNK_WORDS)).explode("chunks")
-    df = df.with_column("chunk", col("chunks").list.join(" ")).where(col("chunk").not_null())
+    # Runs of up to CHUNK_WORDS words (RE2, native): every word in exactly one chunk, in order.
+    chunks = col("page_text").str.extract_all(rf"(?:\S+\s+){{0,{CHUNK_WORDS - 1}}}\S+")
+    df = df.with_column("chunk", chunks).explode("chunk").where(col("chunk").not_null())
     df = df.with_column("embedding", embed_text(col("chunk"), model=model_dir, batch_size=BATCH_SIZE))
     return df.select("path", "page_number", "chunk", "embedding")
 

@@ -66,7 +66,8 @@ def pipeline(images: str, model_dir: str) -> ketch.DataFrame:
 def run(images: str, model_dir: str, out: str) -> dict[str, Any]:
     pipeline(images, model_dir).write_parquet(out)
     result = ketch.read_parquet(out).to_pydict()
-    return {"rows": len(result["path"]), "check": float(sum(int(label.split("_")[1]) for label in result["label"]))}
+    check = sum(int(label.split("_")[1]) for label in result["label"])
+    return {"rows": len(result["path"]), "check": float(check)}
 
 
 if __name__ == "__main__":

@@ -28,11 +28,12 @@ FRAME_SIZE = 640
 BATCH_SIZE = 32
 PER_FRAME = 2  # detections kept per frame (the most confident)
 
-DETECTIONS = DataType.list(
-    DataType.struct(
-        {"label": DataType.string(), "confidence": DataType.float32(), "bbox": DataType.list(DataType.int32())}
-    )
-)
+DETECTION = {
+    "label": DataType.string(),
+    "confidence": DataType.float32(),
+    "bbox": DataType.list(DataType.int32()),
+}
+DETECTIONS = DataType.list(DataType.struct(DETECTION))
 
 
 class Detector:

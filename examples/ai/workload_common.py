@@ -15,6 +15,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE.parents[1] / ".cache" / "ai_workloads"
+WORKLOADS = ("image_classification", "audio_transcription", "document_embedding", "video_object_detection")
 
 
 def arguments(description: str) -> argparse.Namespace:
@@ -41,7 +42,7 @@ def runner(on_ray: bool, nodes: int = 3) -> Iterator[None]:
     from ray.cluster_utils import Cluster
 
     # The engine workers cannot import the examples' folder: their UDF classes travel by value.
-    for name in ("image_classification", "audio_transcription", "document_embedding", "video_object_detection"):
+    for name in WORKLOADS:
         if name in sys.modules:
             cloudpickle.register_pickle_by_value(sys.modules[name])
     cluster = Cluster(
@@ -61,7 +62,10 @@ def runner(on_ray: bool, nodes: int = 3) -> Iterator[None]:
         cluster.shutdown()
 
 
-def main(name: str, prepare: Callable[[Path, str], dict[str, Any]], run: Callable[..., dict[str, Any]]) -> None:
+def main(
+    name: str, prepare: Callable[[Path, str], dict[str, Any]], run: Callable[..., dict[str, Any]]
+) -> None:
+    """Prepares the inputs (cached), runs the workload on the chosen runner, prints the report."""
     args = arguments(f"The {name} workload")
     data = Path(args.data)
     inputs = prepare(data, args.size)

@@ -93,7 +93,8 @@ def make_pdfs(root: str | os.PathLike[str], n: int, pages: int = 4) -> Path:
         for page in range(pages):
             c.setFont("Helvetica", 10)
             for line in range(40):
-                c.drawString(54, 740 - 16 * line, sentences[(i * 131 + page * 41 + line) % len(sentences)][:100])
+                text = sentences[(i * 131 + page * 41 + line) % len(sentences)][:100]
+                c.drawString(54, 740 - 16 * line, text)
             c.showPage()
         c.save()
     return _finish(folder, n)
