@@ -14,58 +14,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tiny_models  # noqa: E402
 import workload_data  # noqa: E402
+from workload_models import SAMPLE_RATE, Decoder, FeatureExtractor, Transcriber  # noqa: E402
 
 import ketch  # noqa: E402
 from ketch import col  # noqa: E402
 from ketch.functions import audio_file, resample  # noqa: E402
 
-SAMPLE_RATE = 16_000
 BATCH_SIZE = 64
-
-
-class FeatureExtractor:
-    """Whisper's log-mel features (80 x 3000 float32 per clip) of 16 kHz samples."""
-
-    def __init__(self, model_dir: str) -> None:
-        from transformers import WhisperFeatureExtractor
-
-        self.extractor = WhisperFeatureExtractor.from_pretrained(model_dir)
-
-    def __call__(self, samples: Any) -> list[np.ndarray]:
-        audio = [np.asarray(s, dtype=np.float32) for s in samples.to_pylist()]
-        return list(self.extractor(audio, sampling_rate=SAMPLE_RATE, return_tensors="np").input_features)
-
-
-class Transcriber:
-    """Whisper generate (greedy, up to 16 tokens) on a batch of features: token ids per clip."""
-
-    def __init__(self, model_dir: str) -> None:
-        from transformers import WhisperForConditionalGeneration
-
-        self.model = WhisperForConditionalGeneration.from_pretrained(model_dir).eval()
-
-    def __call__(self, features: Any) -> list[list[int]]:
-        import torch
-
-        batch = torch.from_numpy(np.stack([np.asarray(f, dtype=np.float32) for f in features.to_pylist()]))
-        with torch.inference_mode():
-            ids = self.model.generate(batch, max_new_tokens=16)
-        return ids.cpu().numpy().astype(np.int32).tolist()
-
-
-class Decoder:
-    def __init__(self, model_dir: str) -> None:
-        from transformers import AutoTokenizer
-
-        self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
-
-    def __call__(self, token_ids: Any) -> list[str]:
-        return self.tokenizer.batch_decode(token_ids.to_pylist(), skip_special_tokens=True)
 
 
 def prepare(data: Path, size: str) -> dict[str, Any]:

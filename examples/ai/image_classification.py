@@ -13,37 +13,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tiny_models  # noqa: E402
 import workload_data  # noqa: E402
+from workload_models import ResNetClassifier  # noqa: E402
 
 import ketch  # noqa: E402
 from ketch import col  # noqa: E402
 
 BATCH_SIZE = 64
-MEAN = np.array([0.485, 0.456, 0.406], dtype=np.float32)
-STD = np.array([0.229, 0.224, 0.225], dtype=np.float32)
-
-
-class ResNetClassifier:
-    """One model per instance; a batch of 224x224 RGB images in, one label per image out."""
-
-    def __init__(self, model_dir: str) -> None:
-        from transformers import ResNetForImageClassification
-
-        self.model = ResNetForImageClassification.from_pretrained(model_dir).eval()
-        self.labels = self.model.config.id2label
-
-    def __call__(self, images: Any) -> list[str]:
-        import torch
-
-        batch = np.stack(images.to_pylist()).astype(np.float32) / 255.0  # (N, 224, 224, 3)
-        batch = ((batch - MEAN) / STD).transpose(0, 3, 1, 2)
-        with torch.inference_mode():
-            logits = self.model(torch.from_numpy(np.ascontiguousarray(batch))).logits
-        return [self.labels[int(i)] for i in logits.argmax(dim=1)]
 
 
 def prepare(data: Path, size: str) -> dict[str, Any]:

@@ -15,18 +15,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tiny_models  # noqa: E402
 import workload_data  # noqa: E402
+from workload_models import Detector  # noqa: E402
 
 import ketch  # noqa: E402
 from ketch import DataType, col  # noqa: E402
 
 FRAME_SIZE = 640
 BATCH_SIZE = 32
-PER_FRAME = 2  # detections kept per frame (the most confident)
 
 DETECTION = {
     "label": DataType.string(),
@@ -34,41 +32,6 @@ DETECTION = {
     "bbox": DataType.list(DataType.int32()),
 }
 DETECTIONS = DataType.list(DataType.struct(DETECTION))
-
-
-class Detector:
-    """Boxes as [x, y, width, height] in the frame's pixels (clipped to it, at least 1x1)."""
-
-    def __init__(self, model_dir: str) -> None:
-        from transformers import AutoImageProcessor, YolosForObjectDetection
-
-        self.model = YolosForObjectDetection.from_pretrained(model_dir).eval()
-        self.processor = AutoImageProcessor.from_pretrained(model_dir)
-        self.labels = self.model.config.id2label
-
-    def __call__(self, frames: Any) -> list[list[dict[str, Any]]]:
-        import torch
-
-        images = [np.asarray(f) for f in frames.to_pylist()]
-        inputs = self.processor(images=images, return_tensors="pt")
-        with torch.inference_mode():
-            outputs = self.model(**inputs)
-        sizes = [(img.shape[0], img.shape[1]) for img in images]
-        results = self.processor.post_process_object_detection(outputs, threshold=0.0, target_sizes=sizes)
-        out = []
-        for (height, width), result in zip(sizes, results, strict=True):
-            order = torch.argsort(result["scores"], descending=True)[:PER_FRAME]
-            objects = []
-            for k in order.tolist():
-                x0, y0, x1, y1 = (float(v) for v in result["boxes"][k])
-                x = int(min(max(x0, 0), width - 1))
-                y = int(min(max(y0, 0), height - 1))
-                w = max(1, int(min(x1, width)) - x)
-                h = max(1, int(min(y1, height)) - y)
-                objects.append({"label": self.labels[int(result["labels"][k])],
-                                "confidence": float(result["scores"][k]), "bbox": [x, y, w, h]})  # fmt: skip
-            out.append(objects)
-        return out
 
 
 def prepare(data: Path, size: str) -> dict[str, Any]:

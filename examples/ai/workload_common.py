@@ -42,7 +42,7 @@ def runner(on_ray: bool, nodes: int = 3) -> Iterator[None]:
     from ray.cluster_utils import Cluster
 
     # The engine workers cannot import the examples' folder: their UDF classes travel by value.
-    for name in WORKLOADS:
+    for name in (*WORKLOADS, "workload_models"):
         if name in sys.modules:
             cloudpickle.register_pickle_by_value(sys.modules[name])
     cluster = Cluster(

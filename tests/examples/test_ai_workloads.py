@@ -25,6 +25,7 @@ import audio_transcription  # noqa: E402
 import document_embedding  # noqa: E402
 import tiny_models  # noqa: E402
 import video_object_detection  # noqa: E402
+import workload_models  # noqa: E402
 
 import image_classification  # noqa: E402
 import ketch  # noqa: E402
@@ -58,7 +59,7 @@ def test_image_classification(data: Path, tmp_path: Path) -> None:
         "image", ketch.col("path").url.download().image.decode(mode="RGB").image.resize(224, 224)
     )
     rows = images.select("path", "image").to_pydict()
-    model = image_classification.ResNetClassifier(inputs["model_dir"])
+    model = workload_models.ResNetClassifier(inputs["model_dir"])
     expected = dict(zip(rows["path"], model(Rows(rows["image"])), strict=True))
     assert {p: label for p, label in zip(out["path"], out["label"], strict=True)} == expected
 
@@ -77,10 +78,10 @@ def test_audio_transcription(data: Path, tmp_path: Path) -> None:
     audio = []
     for clip in clips:
         samples, rate = soundfile.read(clip, dtype="float32")
-        audio.append(soxr.resample(samples, rate, audio_transcription.SAMPLE_RATE, quality="HQ"))
-    features = audio_transcription.FeatureExtractor(inputs["model_dir"])(Rows(audio))
-    ids = audio_transcription.Transcriber(inputs["model_dir"])(Rows(features))
-    texts = audio_transcription.Decoder(inputs["model_dir"])(Rows(ids))
+        audio.append(soxr.resample(samples, rate, workload_models.SAMPLE_RATE, quality="HQ"))
+    features = workload_models.FeatureExtractor(inputs["model_dir"])(Rows(audio))
+    ids = workload_models.Transcriber(inputs["model_dir"])(Rows(features))
+    texts = workload_models.Decoder(inputs["model_dir"])(Rows(ids))
     assert out["transcription"] == texts
 
 
@@ -117,7 +118,7 @@ def test_video_object_detection(data: Path, tmp_path: Path) -> None:
     result = video_object_detection.run(**inputs, out=str(tmp_path / "out"))
     out = ketch.read_parquet(str(tmp_path / "out")).to_pydict()
     frames = ketch.read_video_frames(f"{inputs['videos']}/*.mp4", 64, 64).count_rows()
-    assert result["rows"] == frames * video_object_detection.PER_FRAME == 4 * 48 * 2
+    assert result["rows"] == frames * workload_models.PER_FRAME == 4 * 48 * 2
     for feature, png in zip(out["features"], out["object"], strict=True):
         assert feature["label"] in tiny_models.OBJECT_LABELS
         x, y, w, h = feature["bbox"]
@@ -135,6 +136,7 @@ def test_image_classification_on_ray_equals_native(on_ray: Any, data: Path, tmp_
     import cloudpickle
 
     cloudpickle.register_pickle_by_value(image_classification)
+    cloudpickle.register_pickle_by_value(workload_models)
     inputs = image_classification.prepare(data, "small")
     on = _image_labels(inputs, str(tmp_path / "ray"))
     ray_runner = ketch.runners._runner
