@@ -1,0 +1,395 @@
+"""The four AI workloads of the design articles (issue 27), side by side: Ketch and Daft, each
+native and on a local 3-node Ray cluster (``python benchmarks/run.py ai --size small|medium``).
+
+- q1 image classification: JPEGs → download → decode RGB → resize 224x224 → a ResNet (batches
+  of 64) → labels → Parquet. check: the number of rows.
+- q2 audio transcription: FLAC speech → resample to 16 kHz (Ketch's native kernel; Daft's
+  ``resample``, soundfile + librosa's soxr) → Whisper features → Whisper generate (batches of 64)
+  → decode → Parquet. check: total transcript characters (equal: both resample to the same samples).
+- q3 document embedding: PDFs → page text (Ketch's native pdfium; Daft: a pypdfium2 UDF, Daft has
+  no PDF functions) → chunks of up to 120 words (the same RE2 pattern) → ``embed_text`` with the
+  transformers provider (both run sentence-transformers) → Lance. check: total words in chunks.
+- q4 video object detection: ``read_video_frames`` 640x640 → a YOLOS detector (batches of 32) →
+  the 2 best detections per frame, exploded → crop + PNG → Parquet. check: the number of objects.
+  Daft runs one query per video (its read_video_frames over several files never finishes here).
+
+Models and data come from ``examples/ai`` (``tiny_models``: seeded random weights built from
+configs; ``workload_data``: local inputs); the model classes are ``examples/ai/workload_models``,
+wrapped by each engine's own class-UDF API (one instance, on the engine's threads: torch releases
+the GIL), so every engine runs the same compute per row. Ray Data
+and Spark are not in this run yet (see the README). Sizes: ``small`` (seconds, CI smoke) and
+``medium`` (``KETCH_BENCH_SIZE``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+EXAMPLES = HERE.parent / "examples" / "ai"
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(EXAMPLES))
+# Engines' UDF worker processes import the model classes by name too.
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(EXAMPLES), os.environ.get("PYTHONPATH")) if p)
+import bench_ray  # noqa: E402
+
+SIZES = {"small": "small", "medium": "medium"}
+SIZE_NAME = os.environ.get("KETCH_BENCH_SIZE", "small")
+if SIZE_NAME not in SIZES:
+    raise ValueError(f"KETCH_BENCH_SIZE={SIZE_NAME!r}: want one of {sorted(SIZES)}")
+CHUNK_WORDS = 120
+CHUNK_PATTERN = rf"(?:\S+\s+){{0,{CHUNK_WORDS - 1}}}\S+"
+FRAME = 640
+DATA_NAME = f"ai_{SIZE_NAME}"
+
+
+def _inputs(data_dir: str) -> dict[str, str]:
+    import workload_data as wd
+
+    root = Path(data_dir)
+    sizes = wd.SIZES[SIZE_NAME]
+    models = root / "models"
+    return {
+        "images": str(root / f"images_{sizes['images']}"),
+        "clips": str(root / f"speech_{sizes['clips']}"),
+        "pdfs": str(root / f"pdfs_{sizes['pdfs']}_4"),
+        "videos": str(root / f"videos_{sizes['videos']}_4"),
+        "resnet": str(models / "resnet"),
+        "whisper": str(models / "whisper"),
+        "embedder": str(models / "text_embedder"),
+        "yolos": str(models / "yolos"),
+        "out": str(root / "out"),
+    }
+
+
+def prepare(data_dir: str) -> None:
+    """Inputs and tiny models, once per size (in Ketch's venv)."""
+    import tiny_models
+    import workload_data as wd
+
+    root = Path(data_dir)
+    sizes = wd.SIZES[SIZE_NAME]
+    wd.make_images(root, sizes["images"])
+    wd.make_speech(root, sizes["clips"])
+    wd.make_pdfs(root, sizes["pdfs"])
+    wd.make_videos(root, sizes["videos"])
+    for build in (tiny_models.build_resnet, tiny_models.build_whisper, tiny_models.build_text_embedder,
+                  tiny_models.build_yolos):  # fmt: skip
+        build(root / "models")
+
+
+def session(data_dir: str) -> Any:
+    """One local 3-node Ray cluster for the ``*_ray_*`` cases (bench_ray's)."""
+    return bench_ray.local_cluster(bench_ray.NODES, bench_ray.CPUS_PER_NODE, bench_ray.OBJECT_STORE_MB)
+
+
+def setup(engine: str) -> None:
+    """Imports and, for the Ray cases, joins the cluster (untimed)."""
+    import cloudpickle
+    import numpy  # noqa: F401
+    import torch  # noqa: F401
+    import transformers  # noqa: F401
+    import workload_models
+
+    # Worker processes and Ray workers cannot import examples/ai: the model classes travel by value.
+    cloudpickle.register_pickle_by_value(workload_models)
+    if "_ray" in engine:
+        bench_ray.setup(engine)
+    elif engine.startswith("ketch"):
+        import ketch
+
+        ketch.from_pydict({"x": [1]}).collect()
+    else:
+        import daft  # noqa: F401
+
+
+def _out(data_dir: str, engine: str) -> str:
+    path = Path(_inputs(data_dir)["out"]) / engine
+    if path.exists():
+        shutil.rmtree(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return str(path)
+
+
+# -- Ketch -------------------------------------------------------------------------------------------
+def _ketch_q1(data_dir: str, engine: str) -> dict:
+    from workload_models import ResNetClassifier
+
+    import ketch
+    from ketch import col
+
+    i, out = _inputs(data_dir), _out(data_dir, engine)
+    model = ketch.cls(
+        ResNetClassifier, return_dtype=ketch.DataType.string(), batch_size=64, use_process=False
+    )
+    df = ketch.from_glob_path(f"{i['images']}/*.jpg")
+    df = df.with_column("image", col("path").url.download().image.decode(mode="RGB").image.resize(224, 224))
+    df.with_column("label", model(i["resnet"])(col("image"))).select("path", "label").write_parquet(out)
+    return {
+        "rows": ketch.read_parquet(out).count_rows(),
+        "check": float(ketch.read_parquet(out).count_rows()),
+    }
+
+
+def _ketch_q2(data_dir: str, engine: str) -> dict:
+    from workload_models import SAMPLE_RATE, Decoder, FeatureExtractor, Transcriber
+
+    import ketch
+    from ketch import DataType, col
+    from ketch.functions import audio_file, resample
+
+    i, out = _inputs(data_dir), _out(data_dir, engine)
+    features = ketch.cls(
+        FeatureExtractor, return_dtype=DataType.tensor(DataType.float32()), use_process=False
+    )
+    transcriber = ketch.cls(
+        Transcriber, return_dtype=DataType.list(DataType.int32()), batch_size=64, use_process=False
+    )
+    decoder = ketch.cls(Decoder, return_dtype=DataType.string(), use_process=False)
+    df = ketch.from_glob_path(f"{i['clips']}/*.flac").select("path")
+    df = df.with_column(
+        "resampled", resample(audio_file(col("path")), SAMPLE_RATE, mono=True, dtype="float32")
+    )
+    df = df.with_column("features", features(i["whisper"])(col("resampled")))
+    df = df.with_column("token_ids", transcriber(i["whisper"])(col("features")))
+    df = df.with_column("transcription", decoder(i["whisper"])(col("token_ids")))
+    df = df.with_column("transcription_length", col("transcription").str.length())
+    df.exclude("token_ids", "features", "resampled").write_parquet(out)
+    result = ketch.read_parquet(out).to_pydict()
+    return {"rows": len(result["path"]), "check": float(sum(result["transcription_length"]))}
+
+
+def _ketch_q3(data_dir: str, engine: str) -> dict:
+    import ketch
+    from ketch import col
+    from ketch.functions import embed_text, pdf_text
+
+    i, out = _inputs(data_dir), _out(data_dir, engine)
+    df = ketch.from_glob_path(f"{i['pdfs']}/*.pdf").select("path")
+    df = df.with_column("pages", pdf_text(col("path").url.to_file())).explode("pages")
+    df = df.with_columns({"page_number": col("pages")["page_number"], "page_text": col("pages")["text"]})
+    df = df.with_column("chunk", col("page_text").str.extract_all(CHUNK_PATTERN)).explode("chunk")
+    df = df.where(col("chunk").not_null())
+    df = df.with_column("embedding", embed_text(col("chunk"), provider="transformers", model=i["embedder"]))
+    df.select("path", "page_number", "chunk", "embedding").write_lance(out)
+    chunks = ketch.read_lance(out).select("chunk").to_pydict()["chunk"]
+    return {"rows": len(chunks), "check": float(sum(len(c.split()) for c in chunks))}
+
+
+def _ketch_q4(data_dir: str, engine: str) -> dict:
+    from workload_models import Detector
+
+    import ketch
+    from ketch import DataType, col
+
+    i, out = _inputs(data_dir), _out(data_dir, engine)
+    detection = {
+        "label": DataType.string(),
+        "confidence": DataType.float32(),
+        "bbox": DataType.list(DataType.int32()),
+    }
+    detector = ketch.cls(
+        Detector, return_dtype=DataType.list(DataType.struct(detection)), batch_size=32, use_process=False
+    )
+    df = ketch.read_video_frames(f"{i['videos']}/*.mp4", image_height=FRAME, image_width=FRAME)
+    df = df.with_column("features", detector(i["yolos"])(col("data"))).explode("features")
+    df = df.with_column("object", col("data").image.crop(col("features")["bbox"]).image.encode("png"))
+    df.exclude("data").write_parquet(out)
+    rows = ketch.read_parquet(out).count_rows()
+    return {"rows": rows, "check": float(rows)}
+
+
+def _ketch(q: int, data_dir: str, engine: str) -> dict:
+    return [_ketch_q1, _ketch_q2, _ketch_q3, _ketch_q4][q - 1](data_dir, engine)
+
+
+def run_ketch_q1(data_dir: str) -> dict:
+    return _ketch(1, data_dir, "ketch_q1")
+
+
+def run_ketch_q2(data_dir: str) -> dict:
+    return _ketch(2, data_dir, "ketch_q2")
+
+
+def run_ketch_q3(data_dir: str) -> dict:
+    return _ketch(3, data_dir, "ketch_q3")
+
+
+def run_ketch_q4(data_dir: str) -> dict:
+    return _ketch(4, data_dir, "ketch_q4")
+
+
+def run_ketch_ray_q1(data_dir: str) -> dict:
+    return _ketch(1, data_dir, "ketch_ray_q1")
+
+
+def run_ketch_ray_q2(data_dir: str) -> dict:
+    return _ketch(2, data_dir, "ketch_ray_q2")
+
+
+def run_ketch_ray_q3(data_dir: str) -> dict:
+    return _ketch(3, data_dir, "ketch_ray_q3")
+
+
+def run_ketch_ray_q4(data_dir: str) -> dict:
+    return _ketch(4, data_dir, "ketch_ray_q4")
+
+
+# -- Daft ---------------------------------------------------------------------------------------------
+def _daft_q1(data_dir: str, engine: str) -> dict:
+    import daft
+    from daft import col
+    from workload_models import ResNetClassifier
+
+    @daft.cls(max_concurrency=1, use_process=False)
+    class ResNet(ResNetClassifier):
+        @daft.method.batch(return_dtype=daft.DataType.string(), batch_size=64)
+        def __call__(self, images: Any) -> list[str]:
+            return super().__call__(images)
+
+    i, out = _inputs(data_dir), _out(data_dir, engine)
+    df = daft.from_glob_path(f"{i['images']}/*.jpg")
+    df = df.with_column("image", col("path").download().decode_image(mode="RGB").resize(224, 224))
+    df.with_column("label", ResNet(i["resnet"])(col("image"))).select("path", "label").write_parquet(out)
+    rows = daft.read_parquet(out).count_rows()
+    return {"rows": rows, "check": float(rows)}
+
+
+def _daft_q2(data_dir: str, engine: str) -> dict:
+    import daft
+    from daft import DataType, col
+    from daft.functions import audio_file, resample
+    from workload_models import SAMPLE_RATE, Decoder, FeatureExtractor, Transcriber
+
+    @daft.cls(max_concurrency=1, use_process=False)
+    class Features(FeatureExtractor):
+        @daft.method.batch(return_dtype=DataType.tensor(DataType.float32()))
+        def __call__(self, samples: Any) -> Any:
+            return super().__call__(samples)
+
+    @daft.cls(max_concurrency=1, use_process=False)
+    class Transcribe(Transcriber):
+        @daft.method.batch(return_dtype=DataType.list(DataType.int32()), batch_size=64)
+        def __call__(self, features: Any) -> Any:
+            return super().__call__(features)
+
+    @daft.cls(max_concurrency=1, use_process=False)
+    class Decode(Decoder):
+        @daft.method.batch(return_dtype=DataType.string())
+        def __call__(self, ids: Any) -> Any:
+            return super().__call__(ids)
+
+    i, out = _inputs(data_dir), _out(data_dir, engine)
+    df = daft.from_glob_path(f"{i['clips']}/*.flac").select("path")
+    df = df.with_column("resampled", resample(audio_file(col("path")), sample_rate=SAMPLE_RATE))
+    df = df.with_column("features", Features(i["whisper"])(col("resampled")))
+    df = df.with_column("token_ids", Transcribe(i["whisper"])(col("features")))
+    df = df.with_column("transcription", Decode(i["whisper"])(col("token_ids")))
+    df = df.with_column("transcription_length", col("transcription").length())
+    df.exclude("token_ids", "features", "resampled").write_parquet(out)
+    result = daft.read_parquet(out).to_pydict()
+    return {"rows": len(result["path"]), "check": float(sum(result["transcription_length"]))}
+
+
+def _pypdfium2_pages(data: bytes) -> list[dict]:
+    import pypdfium2 as pdfium
+
+    doc = pdfium.PdfDocument(data)
+    try:
+        return [
+            {"page_number": k + 1, "text": doc[k].get_textpage().get_text_range()} for k in range(len(doc))
+        ]
+    finally:
+        doc.close()
+
+
+def _daft_q3(data_dir: str, engine: str) -> dict:
+    import daft
+    from daft import DataType, col
+    from daft.functions import embed_text
+
+    page = DataType.struct({"page_number": DataType.int64(), "text": DataType.string()})
+
+    @daft.func(return_dtype=DataType.list(page))
+    def pdf_pages(data: bytes) -> list[dict]:
+        return _pypdfium2_pages(data)
+
+    i, out = _inputs(data_dir), _out(data_dir, engine)
+    df = daft.from_glob_path(f"{i['pdfs']}/*.pdf").select("path")
+    df = df.with_column("pages", pdf_pages(col("path").download())).explode("pages")
+    df = df.with_columns({"page_number": col("pages")["page_number"], "page_text": col("pages")["text"]})
+    df = df.with_column("chunk", col("page_text").regexp_extract_all(CHUNK_PATTERN)).explode("chunk")
+    df = df.where(col("chunk").not_null())
+    df = df.with_column("embedding", embed_text(col("chunk"), provider="transformers", model=i["embedder"]))
+    df.select("path", "page_number", "chunk", "embedding").write_lance(out)
+    chunks = daft.read_lance(out).select("chunk").to_pydict()["chunk"]
+    return {"rows": len(chunks), "check": float(sum(len(c.split()) for c in chunks))}
+
+
+def _daft_q4(data_dir: str, engine: str) -> dict:
+    import daft
+    from daft import DataType, col
+    from workload_models import Detector
+
+    detection = {
+        "label": DataType.string(),
+        "confidence": DataType.float32(),
+        "bbox": DataType.list(DataType.int32()),
+    }
+
+    @daft.cls(max_concurrency=1, use_process=False)
+    class Detect(Detector):
+        @daft.method.batch(return_dtype=DataType.list(DataType.struct(detection)), batch_size=32)
+        def __call__(self, frames: Any) -> Any:
+            return super().__call__(frames)
+
+    i, out = _inputs(data_dir), _out(data_dir, engine)
+    # One query per video: Daft 0.7.26's read_video_frames over a glob, a list of files or a concat
+    # of per-file scans never finishes on this machine (no CPU used, no error; one file works).
+    detect = Detect(i["yolos"])
+    for k, path in enumerate(sorted(Path(i["videos"]).glob("*.mp4"))):
+        df = daft.read_video_frames(str(path), image_height=FRAME, image_width=FRAME)
+        df = df.with_column("features", detect(col("data"))).explode("features")
+        df = df.with_column("object", col("data").crop(col("features")["bbox"]).encode_image("png"))
+        df.exclude("data").write_parquet(f"{out}/video{k:04d}")
+    rows = daft.read_parquet(f"{out}/*/*.parquet").count_rows()
+    return {"rows": rows, "check": float(rows)}
+
+
+def _daft(q: int, data_dir: str, engine: str) -> dict:
+    return [_daft_q1, _daft_q2, _daft_q3, _daft_q4][q - 1](data_dir, engine)
+
+
+def run_daft_q1(data_dir: str) -> dict:
+    return _daft(1, data_dir, "daft_q1")
+
+
+def run_daft_q2(data_dir: str) -> dict:
+    return _daft(2, data_dir, "daft_q2")
+
+
+def run_daft_q3(data_dir: str) -> dict:
+    return _daft(3, data_dir, "daft_q3")
+
+
+def run_daft_q4(data_dir: str) -> dict:
+    return _daft(4, data_dir, "daft_q4")
+
+
+def run_daft_ray_q1(data_dir: str) -> dict:
+    return _daft(1, data_dir, "daft_ray_q1")
+
+
+def run_daft_ray_q2(data_dir: str) -> dict:
+    return _daft(2, data_dir, "daft_ray_q2")
+
+
+def run_daft_ray_q3(data_dir: str) -> dict:
+    return _daft(3, data_dir, "daft_ray_q3")
+
+
+def run_daft_ray_q4(data_dir: str) -> dict:
+    return _daft(4, data_dir, "daft_ray_q4")
