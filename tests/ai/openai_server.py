@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+# The key the test server requires (distinctive, so a test can look for it in printed text).
+API_KEY = "sk-ketch-test-0123456789abcdef"
+
 
 @dataclass
 class Faults:

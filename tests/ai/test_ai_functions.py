@@ -9,10 +9,11 @@ import io
 
 import numpy as np
 import pytest
+from ai_fixtures import *  # noqa: F403 (the fixtures: models, served_models, server)
+from openai_server import API_KEY
 from pydantic import BaseModel
 
 import ketch
-from conftest import API_KEY
 from ketch import col
 from ketch.ai import load_provider
 from ketch.functions import classify_image, classify_text, embed_image, embed_text, prompt

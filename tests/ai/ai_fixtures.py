@@ -1,5 +1,7 @@
-"""Tiny local models (built once per session from configs with seeded random weights: no hub) and
-a real OpenAI-compatible server on loopback that serves the same models."""
+"""Fixtures of the AI tests, imported by the test modules (not a conftest: a second ``conftest``
+module would shadow the suite's own in ``sys.modules``). Tiny local models (built once per session
+from configs with seeded random weights: no hub) and a real OpenAI-compatible server on loopback
+that serves the same models."""
 
 from __future__ import annotations
 
@@ -16,9 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "ai"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tiny_models  # noqa: E402
-from openai_server import Models, Server  # noqa: E402
+from openai_server import API_KEY, Models, Server  # noqa: E402
 
-API_KEY = "sk-ketch-test-0123456789abcdef"
+__all__ = ["API_KEY", "models", "served_models", "server"]
 
 
 @pytest.fixture(scope="session")
