@@ -13,8 +13,9 @@ native and on a local 3-node Ray cluster (``python benchmarks/run.py ai --size s
   the 2 best detections per frame, exploded → crop + PNG → Parquet. check: the number of objects.
   Daft runs one query per video (its read_video_frames over several files never finishes here).
 
-Models and data come from ``examples/ai`` (``tiny_models``: seeded random weights built from
-configs; ``workload_data``: local inputs); the model classes are ``examples/ai/workload_models``,
+Ketch's cases run the examples' own ``pipeline()`` functions; models and data come from
+``examples/ai`` (``tiny_models``: seeded random weights built from configs; ``workload_data``:
+local inputs); the model classes are ``examples/ai/workload_models``,
 wrapped by each engine's own class-UDF API (one instance, on the engine's threads: torch releases
 the GIL), so every engine runs the same compute per row. Ray Data
 and Spark are not in this run yet (see the README). Sizes: ``small`` (seconds, CI smoke) and
@@ -96,6 +97,15 @@ def setup(engine: str) -> None:
 
     # Worker processes and Ray workers cannot import examples/ai: the model classes travel by value.
     cloudpickle.register_pickle_by_value(workload_models)
+    if engine.startswith("ketch"):
+        import audio_transcription
+        import document_embedding
+        import video_object_detection
+
+        import image_classification
+
+        for module in (image_classification, audio_transcription, document_embedding, video_object_detection):
+            cloudpickle.register_pickle_by_value(module)
     if "_ray" in engine:
         bench_ray.setup(engine)
     elif engine.startswith("ketch"):
@@ -116,88 +126,44 @@ def _out(data_dir: str, engine: str) -> str:
 
 # -- Ketch -------------------------------------------------------------------------------------------
 def _ketch_q1(data_dir: str, engine: str) -> dict:
-    from workload_models import ResNetClassifier
-
+    import image_classification
     import ketch
-    from ketch import col
 
     i, out = _inputs(data_dir), _out(data_dir, engine)
-    model = ketch.cls(
-        ResNetClassifier, return_dtype=ketch.DataType.string(), batch_size=64, use_process=False
-    )
-    df = ketch.from_glob_path(f"{i['images']}/*.jpg")
-    df = df.with_column("image", col("path").url.download().image.decode(mode="RGB").image.resize(224, 224))
-    df.with_column("label", model(i["resnet"])(col("image"))).select("path", "label").write_parquet(out)
-    return {
-        "rows": ketch.read_parquet(out).count_rows(),
-        "check": float(ketch.read_parquet(out).count_rows()),
-    }
+    image_classification.pipeline(i["images"], i["resnet"]).write_parquet(out)
+    rows = ketch.read_parquet(out).count_rows()
+    return {"rows": rows, "check": float(rows)}
 
 
 def _ketch_q2(data_dir: str, engine: str) -> dict:
-    from workload_models import SAMPLE_RATE, Decoder, FeatureExtractor, Transcriber
+    import audio_transcription
 
     import ketch
-    from ketch import DataType, col
-    from ketch.functions import audio_file, resample
 
     i, out = _inputs(data_dir), _out(data_dir, engine)
-    features = ketch.cls(
-        FeatureExtractor, return_dtype=DataType.tensor(DataType.float32()), use_process=False
-    )
-    transcriber = ketch.cls(
-        Transcriber, return_dtype=DataType.list(DataType.int32()), batch_size=64, use_process=False
-    )
-    decoder = ketch.cls(Decoder, return_dtype=DataType.string(), use_process=False)
-    df = ketch.from_glob_path(f"{i['clips']}/*.flac").select("path")
-    df = df.with_column(
-        "resampled", resample(audio_file(col("path")), SAMPLE_RATE, mono=True, dtype="float32")
-    )
-    df = df.with_column("features", features(i["whisper"])(col("resampled")))
-    df = df.with_column("token_ids", transcriber(i["whisper"])(col("features")))
-    df = df.with_column("transcription", decoder(i["whisper"])(col("token_ids")))
-    df = df.with_column("transcription_length", col("transcription").str.length())
-    df.exclude("token_ids", "features", "resampled").write_parquet(out)
+    audio_transcription.pipeline(i["clips"], i["whisper"]).write_parquet(out)
     result = ketch.read_parquet(out).to_pydict()
     return {"rows": len(result["path"]), "check": float(sum(result["transcription_length"]))}
 
 
 def _ketch_q3(data_dir: str, engine: str) -> dict:
+    import document_embedding
+
     import ketch
-    from ketch import col
-    from ketch.functions import embed_text, pdf_text
 
     i, out = _inputs(data_dir), _out(data_dir, engine)
-    df = ketch.from_glob_path(f"{i['pdfs']}/*.pdf").select("path")
-    df = df.with_column("pages", pdf_text(col("path").url.to_file())).explode("pages")
-    df = df.with_columns({"page_number": col("pages")["page_number"], "page_text": col("pages")["text"]})
-    df = df.with_column("chunk", col("page_text").str.extract_all(CHUNK_PATTERN)).explode("chunk")
-    df = df.where(col("chunk").not_null())
-    df = df.with_column("embedding", embed_text(col("chunk"), provider="transformers", model=i["embedder"]))
-    df.select("path", "page_number", "chunk", "embedding").write_lance(out)
+    document_embedding.pipeline(i["pdfs"], i["embedder"]).write_lance(out)
     chunks = ketch.read_lance(out).select("chunk").to_pydict()["chunk"]
     return {"rows": len(chunks), "check": float(sum(len(c.split()) for c in chunks))}
 
 
 def _ketch_q4(data_dir: str, engine: str) -> dict:
-    from workload_models import Detector
+    import video_object_detection
 
     import ketch
-    from ketch import DataType, col
 
     i, out = _inputs(data_dir), _out(data_dir, engine)
-    detection = {
-        "label": DataType.string(),
-        "confidence": DataType.float32(),
-        "bbox": DataType.list(DataType.int32()),
-    }
-    detector = ketch.cls(
-        Detector, return_dtype=DataType.list(DataType.struct(detection)), batch_size=32, use_process=False
-    )
-    df = ketch.read_video_frames(f"{i['videos']}/*.mp4", image_height=FRAME, image_width=FRAME)
-    df = df.with_column("features", detector(i["yolos"])(col("data"))).explode("features")
-    df = df.with_column("object", col("data").image.crop(col("features")["bbox"]).image.encode("png"))
-    df.exclude("data").write_parquet(out)
+    video_object_detection.pipeline(i["videos"], i["yolos"]).write_parquet(out)
     rows = ketch.read_parquet(out).count_rows()
     return {"rows": rows, "check": float(rows)}
 

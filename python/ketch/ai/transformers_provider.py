@@ -253,6 +253,9 @@ class Prompter:
         self.generate = {"max_new_tokens": 64, "do_sample": False}
         self.generate.update({k: options[k] for k in self._GENERATE_KEYS if k in options})
 
+    def prompt_batch(self, rows: list[list[str]]) -> list[str]:
+        return [self.prompt(messages) for messages in rows]
+
     def prompt(self, messages: list[str]) -> str:
         import torch
 

@@ -9,8 +9,14 @@ from ketch.datatype import DataType
 from ketch.expressions.expression import Expression
 
 
-def _present(values: list[Any]) -> list[int]:
-    return [i for i, v in enumerate(values) if v is not None]
+def _non_null(values: list[Any], model_call: Any) -> list[Any]:
+    """`model_call` on the non-null values (one call for the batch), spread back: null rows null."""
+    rows = [i for i, v in enumerate(values) if v is not None]
+    out: list[Any] = [None] * len(values)
+    if rows:
+        for i, result in zip(rows, model_call([values[i] for i in rows]), strict=True):
+            out[i] = result
+    return out
 
 
 class _TextEmbedding:
@@ -18,14 +24,7 @@ class _TextEmbedding:
         self.model = descriptor.instantiate()
 
     def __call__(self, text: Any) -> list[Any]:
-        values = text.to_pylist()
-        rows = _present(values)
-        out: list[Any] = [None] * len(values)
-        if rows:
-            vectors = self.model.embed_text([str(values[i]) for i in rows])
-            for k, i in enumerate(rows):
-                out[i] = vectors[k]
-        return out
+        return _non_null(text.to_pylist(), lambda texts: self.model.embed_text([str(t) for t in texts]))
 
 
 class _ImageEmbedding:
@@ -33,14 +32,7 @@ class _ImageEmbedding:
         self.model = descriptor.instantiate()
 
     def __call__(self, image: Any) -> list[Any]:
-        values = image.to_pylist()
-        rows = _present(values)
-        out: list[Any] = [None] * len(values)
-        if rows:
-            vectors = self.model.embed_image([values[i] for i in rows])
-            for k, i in enumerate(rows):
-                out[i] = vectors[k]
-        return out
+        return _non_null(image.to_pylist(), self.model.embed_image)
 
 
 class _ImageClassification:
@@ -49,14 +41,7 @@ class _ImageClassification:
         self.labels = labels
 
     def __call__(self, image: Any) -> list[Any]:
-        values = image.to_pylist()
-        rows = _present(values)
-        out: list[Any] = [None] * len(values)
-        if rows:
-            labels = self.model.classify_image([values[i] for i in rows], self.labels)
-            for i, label in zip(rows, labels, strict=True):
-                out[i] = label
-        return out
+        return _non_null(image.to_pylist(), lambda images: self.model.classify_image(images, self.labels))
 
 
 class _TextClassification:
@@ -65,15 +50,9 @@ class _TextClassification:
         self.labels = labels
 
     def __call__(self, text: Any) -> list[Any]:
-        values = text.to_pylist()
-        rows = _present(values)
-        out: list[Any] = [None] * len(values)
-        if rows:
-            for i, label in zip(
-                rows, self.model.classify_text([str(values[i]) for i in rows], self.labels), strict=True
-            ):
-                out[i] = label
-        return out
+        return _non_null(
+            text.to_pylist(), lambda texts: self.model.classify_text([str(t) for t in texts], self.labels)
+        )
 
 
 class _Prompting:
@@ -81,20 +60,12 @@ class _Prompting:
         self.model = descriptor.instantiate()
 
     def __call__(self, *messages: Any) -> list[Any]:
-        columns = [m.to_pylist() for m in messages]
-        rows = list(zip(*columns, strict=True))
-        out: list[Any] = [None] * len(rows)
-        wanted = [i for i, row in enumerate(rows) if all(v is not None for v in row)]
-        if wanted:
-            batch = [list(rows[i]) for i in wanted]
-            replies = (
-                self.model.prompt_batch(batch)
-                if hasattr(self.model, "prompt_batch")
-                else [self.model.prompt(r) for r in batch]
-            )
-            for i, reply in zip(wanted, replies, strict=True):
-                out[i] = reply
-        return out
+        # A row with any null message is null; the rest go to the model as one batch.
+        rows = [
+            list(r) if all(v is not None for v in r) else None
+            for r in zip(*(m.to_pylist() for m in messages), strict=True)
+        ]
+        return _non_null(rows, self.model.prompt_batch)
 
 
 def ai_expression(
