@@ -23,6 +23,7 @@ and Spark are not in this run yet (see the README). Sizes: ``small`` (seconds, C
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import sys
@@ -106,7 +107,11 @@ def setup(engine: str) -> None:
 
         for module in (image_classification, audio_transcription, document_embedding, video_object_detection):
             cloudpickle.register_pickle_by_value(module)
-    if "_ray" in engine:
+    if "_ray" in engine or engine.startswith("raydata"):
+        if engine.startswith("raydata"):
+            import ray.cloudpickle
+
+            ray.cloudpickle.register_pickle_by_value(workload_models)
         bench_ray.setup(engine)
     elif engine.startswith("ketch"):
         import ketch
@@ -359,3 +364,192 @@ def run_daft_ray_q3(data_dir: str) -> dict:
 
 def run_daft_ray_q4(data_dir: str) -> dict:
     return _daft(4, data_dir, "daft_ray_q4")
+
+
+# -- Ray Data (Daft's ray_data_main.py of each workload, ported the same way) ------------------------
+# Ray Data has no media kernels: each step is the Python library its users call (PIL, soundfile +
+# librosa as Daft's resample, pypdfium2 as Daft's case, PyAV for frames: Ray's read_videos needs
+# decord, which has no wheel here). The models run in actor pools of one actor per node, as Ketch's
+# and Daft's class UDFs do on the cluster; like theirs, an actor holds no CPU (with one CPU per
+# node, actors holding any would leave the read and map tasks around them unschedulable).
+RAY_DATA_ACTOR = {"concurrency": bench_ray.NODES, "num_cpus": 0}
+
+
+class _Column(list):
+    """A batch column as the model classes take it (``to_pylist()``)."""
+
+    def to_pylist(self) -> list:
+        return list(self)
+
+
+def _actor(model_class: Any, column: str, out: str, as_lists: bool = False) -> type:
+    """Wraps a ``workload_models`` class as a Ray Data actor: batch[column] in, batch[out] added."""
+
+    class Actor:
+        def __init__(self, model_dir: str) -> None:
+            self.model = model_class(model_dir)
+
+        def __call__(self, batch: dict) -> dict:
+            values = batch[column]
+            values = [v.tolist() for v in values] if as_lists else list(values)
+            result = self.model(_Column(values))
+            batch[out] = result if not isinstance(result, list) or not result or not isinstance(
+                result[0], list | dict) else _object_array(result)  # fmt: skip
+            return batch
+
+    Actor.__name__ = f"{model_class.__name__}Actor"
+    return Actor
+
+
+def _object_array(values: list) -> Any:
+    import numpy as np
+
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array
+
+
+def _raydata_q1(data_dir: str, engine: str) -> dict:
+    import numpy as np
+    import ray.data
+    from PIL import Image
+    from workload_models import ResNetClassifier
+
+    def decode_resize(batch: dict) -> dict:
+        batch["image"] = np.stack([
+            np.asarray(Image.open(io.BytesIO(b)).convert("RGB").resize((224, 224), Image.BILINEAR))
+            for b in batch["bytes"]
+        ])  # fmt: skip
+        del batch["bytes"]
+        return batch
+
+    i, out = _inputs(data_dir), _out(data_dir, engine)
+    ds = ray.data.read_binary_files(i["images"], include_paths=True).map_batches(decode_resize)
+    ds = ds.map_batches(_actor(ResNetClassifier, "image", "label"), fn_constructor_args=(i["resnet"],),
+                        batch_size=64, **RAY_DATA_ACTOR)  # fmt: skip
+    ds.select_columns(["path", "label"]).write_parquet(out)
+    rows = ray.data.read_parquet(out).count()
+    return {"rows": rows, "check": float(rows)}
+
+
+def _raydata_q2(data_dir: str, engine: str) -> dict:
+    import numpy as np
+    import ray.data
+    from workload_models import SAMPLE_RATE, Decoder, FeatureExtractor, Transcriber
+
+    def resample(row: dict) -> dict:
+        import librosa
+        import soundfile
+
+        data, rate = soundfile.read(io.BytesIO(row.pop("bytes")))
+        if data.ndim > 1:
+            data = data.mean(axis=1)
+        row["resampled"] = librosa.resample(data, orig_sr=rate, target_sr=SAMPLE_RATE).astype(np.float32)
+        return row
+
+    i, out = _inputs(data_dir), _out(data_dir, engine)
+    ds = ray.data.read_binary_files(i["clips"], include_paths=True).map(resample)
+    whisper = (i["whisper"],)
+    ds = ds.map_batches(_actor(FeatureExtractor, "resampled", "features"), fn_constructor_args=whisper,
+                        **RAY_DATA_ACTOR)  # fmt: skip
+    ds = ds.map_batches(_actor(Transcriber, "features", "token_ids"), fn_constructor_args=(i["whisper"],),
+                        batch_size=64, **RAY_DATA_ACTOR)  # fmt: skip
+    ds = ds.map_batches(_actor(Decoder, "token_ids", "transcription", as_lists=True),
+                        fn_constructor_args=(i["whisper"],), **RAY_DATA_ACTOR)  # fmt: skip
+
+    def length(batch: dict) -> dict:
+        batch["transcription_length"] = np.array([len(t) for t in batch["transcription"]], dtype=np.int64)
+        return batch
+
+    ds.map_batches(length).drop_columns(["token_ids", "features", "resampled"]).write_parquet(out)
+    result = ray.data.read_parquet(out).to_pandas()
+    return {"rows": len(result), "check": float(result["transcription_length"].sum())}
+
+
+def _raydata_q3(data_dir: str, engine: str) -> dict:
+    import re
+
+    import ray.data
+
+    pattern = re.compile(CHUNK_PATTERN)
+
+    def pages(row: dict) -> Any:
+        for page in _pypdfium2_pages(row["bytes"]):
+            if page["text"]:
+                yield {"path": row["path"], "page_number": page["page_number"], "page_text": page["text"]}
+
+    def chunks(row: dict) -> Any:
+        for chunk in pattern.findall(row["page_text"]):
+            yield {"path": row["path"], "page_number": row["page_number"], "chunk": chunk}
+
+    class Embedder:
+        def __init__(self, model_dir: str) -> None:
+            from sentence_transformers import SentenceTransformer
+
+            self.model = SentenceTransformer(model_dir, device="cpu")
+
+        def __call__(self, batch: dict) -> dict:
+            batch["embedding"] = self.model.encode(list(batch["chunk"]), batch_size=64)
+            return batch
+
+    i, out = _inputs(data_dir), _out(data_dir, engine)
+    ds = ray.data.read_binary_files(i["pdfs"], include_paths=True).flat_map(pages).flat_map(chunks)
+    ds = ds.map_batches(Embedder, fn_constructor_args=(i["embedder"],), batch_size=64, **RAY_DATA_ACTOR)
+    ds.write_lance(out)
+    import lance
+
+    chunks_out = lance.dataset(out).to_table(columns=["chunk"]).column("chunk").to_pylist()
+    return {"rows": len(chunks_out), "check": float(sum(len(c.split()) for c in chunks_out))}
+
+
+def _raydata_q4(data_dir: str, engine: str) -> dict:
+    import ray.data
+    from PIL import Image
+    from workload_models import Detector
+
+    def frames(row: dict) -> Any:
+        import av
+
+        with av.open(io.BytesIO(row["bytes"])) as container:
+            for k, frame in enumerate(container.decode(video=0)):
+                data = frame.to_ndarray(format="rgb24", width=FRAME, height=FRAME, interpolation="BILINEAR")
+                yield {"path": row["path"], "frame_index": k, "data": data}
+
+    def explode(row: dict) -> Any:
+        for feature in row.pop("features"):
+            yield {**row, "features": feature}
+
+    def crop(row: dict) -> dict:
+        x, y, w, h = (int(v) for v in row["features"]["bbox"])
+        buf = io.BytesIO()
+        Image.fromarray(row.pop("data")).crop((x, y, x + w, y + h)).save(buf, format="PNG")
+        row["object"] = buf.getvalue()
+        return row
+
+    i, out = _inputs(data_dir), _out(data_dir, engine)
+    ds = ray.data.read_binary_files(i["videos"], include_paths=True).flat_map(frames)
+    ds = ds.map_batches(_actor(Detector, "data", "features"), fn_constructor_args=(i["yolos"],),
+                        batch_size=32, **RAY_DATA_ACTOR)  # fmt: skip
+    ds.flat_map(explode).map(crop).write_parquet(out)
+    rows = ray.data.read_parquet(out).count()
+    return {"rows": rows, "check": float(rows)}
+
+
+def _raydata(q: int, data_dir: str, engine: str) -> dict:
+    return [_raydata_q1, _raydata_q2, _raydata_q3, _raydata_q4][q - 1](data_dir, engine)
+
+
+def run_raydata_q1(data_dir: str) -> dict:
+    return _raydata(1, data_dir, "raydata_q1")
+
+
+def run_raydata_q2(data_dir: str) -> dict:
+    return _raydata(2, data_dir, "raydata_q2")
+
+
+def run_raydata_q3(data_dir: str) -> dict:
+    return _raydata(3, data_dir, "raydata_q3")
+
+
+def run_raydata_q4(data_dir: str) -> dict:
+    return _raydata(4, data_dir, "raydata_q4")

@@ -247,7 +247,7 @@ void BindExpressions(nb::module_& m) {
   });
   m.def("udf", [](std::string name, nb::object runner, std::vector<PyExpr> args, nb::handle return_type,
                   int64_t batch_size, int64_t default_batch_rows, int32_t concurrency, bool is_class,
-                  bool generator, nb::dict display) {
+                  bool generator, nb::dict display, int32_t bucket_key_args) {
     std::vector<ExprPtr> exprs;
     for (auto& a : args) exprs.push_back(a.expr);
     auto udf = std::make_shared<PyBatchUdf>(std::move(name), std::move(runner));
@@ -257,6 +257,7 @@ void BindExpressions(nb::module_& m) {
     props.concurrency = concurrency;
     props.is_class = is_class;
     props.generator = generator;
+    props.bucket_key_args = bucket_key_args;
     for (auto [key, value] : display)
       props.display[nb::cast<std::string>(key)] = nb::cast<std::string>(value);
     return PyExpr{Expr::Udf(std::move(udf), std::move(exprs), TypeFromPy(return_type), props)};

@@ -406,6 +406,7 @@ TEST(PlanSerde, UdfPayloadsGoThroughTheCallersWriterAndReader) {
   props.concurrency = 2;
   props.is_class = true;
   props.max_items_per_row = 5;
+  props.bucket_key_args = 1;  // the run below also sorts and restores the rows
   props.display = {{"use_process", "false"}, {"num_gpus", "0.0"}};
   auto udf = Expr::Udf(std::make_shared<TimesUdf>(3), {Col("k")}, arrow::int64(), props);
   auto plan = LogicalPlan::Project(Source(), {Col("k"), Expr::Alias(udf, "k3")}).ValueOrDie();
@@ -428,6 +429,7 @@ TEST(PlanSerde, UdfPayloadsGoThroughTheCallersWriterAndReader) {
   EXPECT_TRUE(seen.is_class);
   EXPECT_FALSE(seen.generator);
   EXPECT_EQ(seen.max_items_per_row, 5);
+  EXPECT_EQ(seen.bucket_key_args, 1);
   EXPECT_EQ(seen.display, props.display);
   // Without a writer (or reader) a plan with a UDF fails, naming it.
   auto no_writer = SerializePlan(plan, {});

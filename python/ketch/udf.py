@@ -1018,6 +1018,10 @@ def _udf_expression(
     row_wise = isinstance(runner, _RowFunctionRunner)
     default_rows = 0 if call_rows else _DEFAULT_ROW_WISE_BATCH_ROWS if row_wise else _DEFAULT_BATCH_ROWS
     properties["batch_size"] = options.batch_size if options.batch_size else "morsel"
+    # Prefix bucketing (the AI prompt UDFs): the class names how many leading arguments group rows.
+    bucket_key_args = int(getattr(getattr(runner, "cls", None), "bucket_key_args", 0) or 0)
+    if bucket_key_args:
+        properties["bucket_by"] = getattr(runner.cls, "bucket_by_display", f"arguments 1..{bucket_key_args}")
     native = _core.udf(
         runner.name,
         runner,
@@ -1032,6 +1036,7 @@ def _udf_expression(
             k: ("None" if v is None else str(v).lower() if isinstance(v, bool) else str(v))
             for k, v in properties.items()
         },
+        bucket_key_args,
     )
     return Expression(native, explode)
 

@@ -173,6 +173,67 @@ class Verdict(BaseModel):
     ok: bool
 
 
+class _Echo:
+    """A class UDF asking for prefix bucketing on its first argument; records the batches."""
+
+    bucket_key_args = 1
+    bucket_by_display = "the key column"
+    batches: list[list] = []
+
+    def __call__(self, key, value) -> list:
+        _Echo.batches.append(key.to_pylist())
+        return [f"{k}:{v}" for k, v in zip(key.to_pylist(), value.to_pylist(), strict=True)]
+
+
+def test_prefix_bucketing_groups_a_morsels_rows_and_keeps_their_order() -> None:
+    keys = ["b", "a", None, "b", "a", "c", "a", "b"]
+    echo = ketch.cls(_Echo, return_dtype=ketch.DataType.string(), batch_size=3, use_process=False)
+    _Echo.batches = []
+    df = ketch.from_pydict({"k": keys, "v": list(range(len(keys)))})
+    out = df.select(echo()(col("k"), col("v")).alias("r")).to_pydict()["r"]
+    assert out == [f"{k}:{v}" for v, k in enumerate(keys)]
+    # The calls saw the rows sorted by key (stable, nulls last), cut into batches of 3.
+    assert _Echo.batches == [["a", "a", "a"], ["b", "b", "b"], ["c", None]]
+
+
+def _prompt_runs(models, monkeypatch, **options) -> tuple[list, int]:
+    from ketch.ai import transformers_provider
+
+    reused = []
+    generate = transformers_provider.Prompter._generate
+
+    def counting(self, inputs, prefix_cache):
+        reused.append(prefix_cache is not None)
+        return generate(self, inputs, prefix_cache)
+
+    monkeypatch.setattr(transformers_provider.Prompter, "_generate", counting)
+    shots = [
+        "Answer with one word. Examples: cat is an animal, rose is a plant, oak is a tree, iron is a metal.",
+        "Reply in French, politely and briefly, to each question about files, paths and iterators below.",
+    ]
+    questions = [f"question {i}" for i in range(10)]
+    df = ketch.from_pydict({"shot": [shots[i % 2] for i in range(10)] + [shots[0]], "q": [*questions, None]})
+    expr = prompt([col("shot"), col("q")], provider="transformers", model=models["lm"], max_new_tokens=4,
+                  batch_size=4, **options)  # fmt: skip
+    plan = io.StringIO()
+    df.select(expr.alias("x")).explain(show_all=True, file=plan)
+    return _column(df, expr), sum(reused), plan.getvalue()
+
+
+def test_prompt_prefix_bucketing_reuses_the_shared_prefix_and_keeps_the_answers(models, monkeypatch) -> None:
+    flat, flat_reused, flat_plan = _prompt_runs(models, monkeypatch, prefix_bucketing=False)
+    bucketed, reused, plan = _prompt_runs(models, monkeypatch)
+    # Same answers in the same row order (the prefill of a shared prefix is the same computation).
+    assert bucketed == flat and flat[-1] is None and all(isinstance(v, str) for v in flat[:-1])
+    # Interleaved prefixes: no batch of 4 has two rows sharing one unless the engine buckets them
+    # (sorted: 6 A rows, the null one last, then 5 B rows; batches of 4: AAAA, A A(null) B B, BBB:
+    # runs of 4, 2 and 3 rows prefill from a cache, the lone A does not).
+    assert flat_reused == 0
+    assert reused == 9
+    assert "Prefix bucketing = prompt: prompt prefix" in plan
+    assert "Prefix bucketing" not in flat_plan
+
+
 @pytest.mark.parametrize("chat", [False, True], ids=["responses", "chat_completions"])
 def test_openai_prompt_text_and_structured_output(server, served_models, chat) -> None:
     df = ketch.from_pydict({"q": ["say hello", None, "name a file"]})

@@ -272,6 +272,38 @@ arrow::Status TooLargeForOffsets(const Expr& expr, const arrow::Array& out, int6
       cause.message());
 }
 
+// Prefix bucketing: a stable permutation (uint64 row positions) grouping the rows by the first
+// `key_args` arguments, equal keys adjacent and in their original order (Arrow's SortIndices is
+// stable; nulls last).
+arrow::Result<std::shared_ptr<arrow::Array>> BucketOrder(const arrow::ArrayVector& args, int32_t key_args) {
+  const int64_t n = args.empty() ? 0 : args[0]->length();
+  arrow::FieldVector fields;
+  arrow::ArrayVector keys;
+  std::vector<arrow::compute::SortKey> sort_keys;
+  for (int32_t i = 0; i < key_args && i < static_cast<int32_t>(args.size()); ++i) {
+    fields.push_back(arrow::field("k" + std::to_string(i), args[i]->type()));
+    keys.push_back(args[i]);
+    sort_keys.emplace_back(arrow::FieldRef(fields.back()->name()));
+  }
+  auto table = arrow::RecordBatch::Make(arrow::schema(fields), n, keys);
+  ARROW_ASSIGN_OR_RAISE(
+      auto order, arrow::compute::SortIndices(arrow::Datum(table), arrow::compute::SortOptions(sort_keys)));
+  return order;
+}
+
+// The calls' outputs (in bucketed order) back in the morsel's order: output row order[i] is the
+// bucketed row i.
+arrow::Result<std::shared_ptr<arrow::Array>> RestoreOrder(const arrow::ArrayVector& outputs,
+                                                          const arrow::Array& order) {
+  std::shared_ptr<arrow::Array> bucketed = outputs[0];
+  if (outputs.size() > 1) {
+    ARROW_ASSIGN_OR_RAISE(bucketed, arrow::Concatenate(outputs));
+  }
+  ARROW_ASSIGN_OR_RAISE(auto inverse, arrow::compute::SortIndices(order));
+  ARROW_ASSIGN_OR_RAISE(auto restored, arrow::compute::Take(bucketed, inverse));
+  return restored.make_array();
+}
+
 arrow::Result<std::shared_ptr<arrow::Array>> CallUdf(const Expr& expr, const arrow::RecordBatch& batch,
                                                      const EvalContext& ctx) {
   std::vector<std::shared_ptr<arrow::Array>> args;
@@ -283,6 +315,21 @@ arrow::Result<std::shared_ptr<arrow::Array>> CallUdf(const Expr& expr, const arr
   const int64_t n = batch.num_rows();
   if (n == 0) return arrow::MakeEmptyArray(expr.type());
   const int64_t step = expr.udf_properties().batch_size > 0 ? expr.udf_properties().batch_size : n;
+  // Prefix bucketing: the calls see the rows grouped by their key arguments (`order`, a stable
+  // permutation); the outputs are put back in the morsel's order at the end.
+  std::shared_ptr<arrow::Array> order;
+  if (expr.udf_properties().bucket_key_args > 0 && n > 1) {
+    // Keys Arrow cannot order (structs, lists, tensors) leave the rows as they came.
+    auto bucket_order = BucketOrder(args, expr.udf_properties().bucket_key_args);
+    if (bucket_order.ok()) order = *std::move(bucket_order);
+    if (order) {
+      for (auto& arg : args) {
+        ARROW_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(arg, order));
+        arg = taken.make_array();
+      }
+    }
+  }
+  const auto* positions = order ? order->data()->GetValues<uint64_t>(1) : nullptr;
   arrow::ArrayVector outputs;
   for (int64_t start = 0; start < n; start += step) {
     const int64_t len = std::min(step, n - start);
@@ -292,8 +339,16 @@ arrow::Result<std::shared_ptr<arrow::Array>> CallUdf(const Expr& expr, const arr
         expr.udf()->Call(slice, len, UdfCall{ctx.cancelled, expr.udf_properties().max_items_per_row});
     if (!called.ok()) {
       // Name the source rows of the failing call (after filters and re-chunking they are not the
-      // morsel's position).
-      const int64_t first = ctx.SourceRow(start), last = ctx.SourceRow(start + len - 1);
+      // morsel's position; after bucketing, the span of the call's rows).
+      int64_t first = ctx.SourceRow(start), last = ctx.SourceRow(start + len - 1);
+      if (positions != nullptr) {
+        first = last = ctx.SourceRow(static_cast<int64_t>(positions[start]));
+        for (int64_t i = start; i < start + len; ++i) {
+          const int64_t row = ctx.SourceRow(static_cast<int64_t>(positions[i]));
+          first = std::min(first, row);
+          last = std::max(last, row);
+        }
+      }
       return called.status().WithMessage(called.status().message(), " (call on source rows ", first,
                                          first == last ? "" : "..", first == last ? "" : std::to_string(last),
                                          ")");
@@ -317,6 +372,7 @@ arrow::Result<std::shared_ptr<arrow::Array>> CallUdf(const Expr& expr, const arr
     }
     outputs.push_back(std::move(out));
   }
+  if (order) return RestoreOrder(outputs, *order);
   if (outputs.size() == 1) return outputs[0];
   auto combined = arrow::Concatenate(outputs);
   if (!combined.ok() && HasSmallOffsets(expr.type())) {

@@ -44,6 +44,11 @@ struct UdfProperties {
   bool generator = false;   ///< yields any number of items per row (a list, exploded above)
   /// Generators: most items taken per row (-1: all); set by limit pushdown (UdfCall).
   int64_t max_items_per_row = -1;
+  /// Prefix bucketing: the number of leading arguments whose values group rows. A morsel's rows are
+  /// stably sorted by them before it is cut into calls of `batch_size` rows, so rows sharing a key
+  /// (e.g. a prompt's system message and few-shot turns) reach the same call, where a model can
+  /// reuse the key's work (a KV cache); outputs return in the morsel's order. 0 = no bucketing.
+  int32_t bucket_key_args = 0;
   /// What explain shows beside batch_size and concurrency (async, use_process, num_cpus, num_gpus,
   /// memory_bytes, max_retries, on_error), as given by the Python decorator.
   std::map<std::string, std::string> display;

@@ -253,19 +253,65 @@ class Prompter:
         self.generate = {"max_new_tokens": 64, "do_sample": False}
         self.generate.update({k: options[k] for k in self._GENERATE_KEYS if k in options})
 
+    # Rows whose prompts share at least this many leading tokens reuse one KV cache of them.
+    MIN_SHARED_PREFIX_TOKENS = 8
+
     def prompt_batch(self, rows: list[list[str]]) -> list[str]:
-        return [self.prompt(messages) for messages in rows]
+        """One reply per row. Consecutive rows whose prompts share a token prefix (the engine's
+        prefix bucketing puts them next to each other) prefill that prefix once: its KV cache is
+        computed one time and a copy continues each row (transformers' prompt-reuse recipe,
+        ``past_key_values`` given to ``generate``), so only each row's own tokens are prefilled."""
+        encoded = [self._encode(messages) for messages in rows]
+        out: list[str] = []
+        start = 0
+        while start < len(rows):
+            end, shared = self._shared_run(encoded, start)
+            cache = self._prefix_cache(encoded[start]["input_ids"][:, :shared]) if end - start > 1 else None
+            out.extend(self._generate(encoded[k], cache) for k in range(start, end))
+            start = end
+        return out
 
     def prompt(self, messages: list[str]) -> str:
-        import torch
+        return self._generate(self._encode(messages), None)
 
+    def _encode(self, messages: list[str]) -> Any:
         chat = [{"role": "system", "content": self.system_message}] if self.system_message else []
         chat += [{"role": "user", "content": m} for m in messages]
-        inputs = self.tokenizer.apply_chat_template(
+        return self.tokenizer.apply_chat_template(
             chat, add_generation_prompt=True, return_tensors="pt", return_dict=True
         ).to(self.model.device)
+
+    def _shared_run(self, encoded: list[Any], start: int) -> tuple[int, int]:
+        """The rows from `start` on that share a prefix of at least MIN_SHARED_PREFIX_TOKENS
+        tokens with it (at least one token of each row left to prefill): (end, prefix length)."""
+        first = encoded[start]["input_ids"][0]
+        shared, end = first.shape[0] - 1, start + 1
+        while end < len(encoded):
+            ids = encoded[end]["input_ids"][0]
+            n = min(shared, ids.shape[0] - 1)
+            same = (first[:n] == ids[:n]).long()
+            common = int(same.cumprod(0).sum()) if n > 0 else 0
+            if common < self.MIN_SHARED_PREFIX_TOKENS:
+                break
+            shared, end = common, end + 1
+        return end, shared
+
+    def _prefix_cache(self, prefix_ids: Any) -> Any:
+        import torch
+
         with torch.inference_mode():
-            out = self.model.generate(**inputs, **self.generate, pad_token_id=self.tokenizer.pad_token_id)
+            return self.model(input_ids=prefix_ids, use_cache=True).past_key_values
+
+    def _generate(self, inputs: Any, prefix_cache: Any) -> str:
+        import copy
+
+        import torch
+
+        extra = {"past_key_values": copy.deepcopy(prefix_cache)} if prefix_cache is not None else {}
+        with torch.inference_mode():
+            out = self.model.generate(
+                **inputs, **self.generate, **extra, pad_token_id=self.tokenizer.pad_token_id
+            )
         return self.tokenizer.decode(out[0][inputs["input_ids"].shape[1] :], skip_special_tokens=True)
 
 

@@ -69,15 +69,27 @@ class _Prompting:
 
 
 def ai_expression(
-    kind: type, name: str, descriptor: Any, dtype: DataType, args: list[Any], init: tuple = ()
+    kind: type,
+    name: str,
+    descriptor: Any,
+    dtype: DataType,
+    args: list[Any],
+    init: tuple = (),
+    bucket_by: str | None = None,
 ) -> Expression:
     """The expression calling `kind` (a UDF class above) as the class UDF `name`, run as the
-    descriptor's UDF options ask (instances, GPUs, batch size, retries, on_error)."""
+    descriptor's UDF options ask (instances, GPUs, batch size, retries, on_error). ``bucket_by``
+    (a description for explain): the engine groups each morsel's rows by all of `args` before
+    cutting it into batches (prefix bucketing: rows sorted by their text, so prompts sharing a
+    prefix reach the same batch)."""
     from ketch.udf import cls
 
     options = descriptor.udf_options()
     # The UDF shows as the function's name (explain, errors); its own class so no global changes.
-    named = type(name, (kind,), {"__module__": kind.__module__, "__qualname__": name})
+    attributes: dict[str, Any] = {"__module__": kind.__module__, "__qualname__": name}
+    if bucket_by:
+        attributes.update(bucket_key_args=len(args), bucket_by_display=bucket_by)
+    named = type(name, (kind,), attributes)
     wrapped = cls(
         named,
         return_dtype=dtype,

@@ -133,7 +133,14 @@ def prompt(
     requests in flight per batch, default 16) and "transformers" (a local causal LM with a chat
     template; greedy, ``max_new_tokens`` default 64). A 429 with Retry-After waits that long before
     the next of ``max_retries`` (default 3) attempts; ``on_error="ignore"`` gives null for rows
-    that still fail."""
+    that still fail.
+
+    Prefix bucketing (the design articles' "dynamic prefix bucketing", for any provider): the
+    engine sorts each morsel's rows by their messages before cutting it into batches, so prompts
+    sharing a leading text (few-shot turns, a long instruction) land in the same batch; the
+    transformers provider then prefills their shared tokens once and reuses that KV cache for
+    each row; an OpenAI-compatible server with prefix caching sees them back to back. Replies
+    keep the rows' order; ``explain`` shows ``bucket_by``. ``prefix_bucketing=False`` turns it off."""
     from ketch.ai.pydantic_types import dtype_of_model
     from ketch.ai.udfs import _Prompting, ai_expression
 
@@ -141,7 +148,9 @@ def prompt(
     if not columns:
         raise ValueError("prompt needs at least one message expression")
     dtype = dtype_of_model(return_format) if return_format is not None else DataType.string()
+    bucketing = options.pop("prefix_bucketing", True)
     descriptor = _provider(provider, "openai").get_prompter(
         model, return_format=return_format, system_message=system_message, **options
     )
-    return ai_expression(_Prompting, "prompt", descriptor, dtype, columns)
+    bucket_by = "prompt prefix (rows sorted by their messages)" if bucketing else None
+    return ai_expression(_Prompting, "prompt", descriptor, dtype, columns, bucket_by=bucket_by)

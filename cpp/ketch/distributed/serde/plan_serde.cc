@@ -266,7 +266,7 @@ class PlanWriter {
         auto name_offset = fbb_.CreateString(udf_name);
         udf = fb::CreateUdf(fbb_, name_offset, payload_bytes, props.batch_size, props.default_batch_rows,
                             props.concurrency, props.is_class, props.generator, props.max_items_per_row,
-                            display_offset);
+                            display_offset, props.bucket_key_args);
         break;
       }
     }
@@ -716,6 +716,7 @@ class PlanReader {
         props.is_class = udf->is_class();
         props.generator = udf->generator();
         props.max_items_per_row = udf->max_items_per_row();
+        props.bucket_key_args = udf->bucket_key_args();
         if (udf->display()) {
           for (const auto* pair : *udf->display()) props.display[Str(pair->key())] = Str(pair->value());
         }

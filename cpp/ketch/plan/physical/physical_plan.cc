@@ -41,6 +41,9 @@ void CollectUdfs(const Expr& expr, std::vector<const Expr*>* out) {
 
 constexpr int64_t kHeavyKernelMorselRows = 64;  // decoded images are large: few per morsel
 constexpr int64_t kDefaultUdfMorselRows = 512;
+// Prefix bucketing's window: a morsel holds at least this many rows, or this many batches.
+constexpr int64_t kBucketingWindowRows = 512;
+constexpr int64_t kBucketingWindowBatches = 16;
 
 // Rows per call of a UDF project whose UDFs set no batch size: the smallest preferred size of its
 // UDFs (large for batch functions, small for row-wise ones), cut so that an input of known size
@@ -185,6 +188,14 @@ arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan,
                                 : into_batches > 0 ? into_batches
                                                    : DefaultUdfMorselRows(*plan, udfs, node->concurrency);
         node->min_morsel_rows = batch_size;
+        // Prefix bucketing groups rows within a morsel: the morsel is a window of many batches.
+        const bool bucketing = std::any_of(udfs.begin(), udfs.end(), [](const Expr* udf) {
+          return udf->udf_properties().bucket_key_args > 0;
+        });
+        if (bucketing && into_batches == 0) {
+          node->max_morsel_rows = std::max<int64_t>(
+              kBucketingWindowRows, std::max<int64_t>(batch_size, 1) * kBucketingWindowBatches);
+        }
       }
       break;
     }
@@ -304,6 +315,11 @@ std::vector<std::string> PhysicalNode::Details() const {
                   ", use_process = " + get("use_process", "false") + ", max_retries = " +
                   get("max_retries", "0") + ", on_error = " + get("on_error", "raise") + " }");
     for (const Expr* udf : udfs) {
+      const auto bucket_by = udf->udf_properties().display.find("bucket_by");
+      if (udf->udf_properties().bucket_key_args > 0 && bucket_by != udf->udf_properties().display.end()) {
+        out.push_back("Prefix bucketing = " + udf->name() + ": " + bucket_by->second +
+                      ", within each morsel");
+      }
       if (udf->udf_properties().max_items_per_row >= 0) {
         out.push_back("Generator items per row <= " +
                       std::to_string(udf->udf_properties().max_items_per_row) + " (limit pushdown)");
