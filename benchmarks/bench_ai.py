@@ -46,6 +46,11 @@ CHUNK_WORDS = 120
 CHUNK_PATTERN = rf"(?:\S+\s+){{0,{CHUNK_WORDS - 1}}}\S+"
 FRAME = 640
 DATA_NAME = f"ai_{SIZE_NAME}"
+# q5: prompts over few-shot prefixes (FEWSHOT_TEMPLATES of about 300 words, interleaved by row).
+PROMPT_ROWS = {"small": 48, "medium": 960}
+FEWSHOT_TEMPLATES = 4
+PROMPT_BATCH = 16
+PROMPT_TOKENS = 4
 
 
 def _inputs(data_dir: str) -> dict[str, str]:
@@ -63,6 +68,8 @@ def _inputs(data_dir: str) -> dict[str, str]:
         "whisper": str(models / "whisper"),
         "embedder": str(models / "text_embedder"),
         "yolos": str(models / "yolos"),
+        "fewshot_lm": str(models / "fewshot_lm"),
+        "prompts": str(root / f"prompts_{PROMPT_ROWS[SIZE_NAME]}.parquet"),
         "out": str(root / "out"),
     }
 
@@ -79,8 +86,26 @@ def prepare(data_dir: str) -> None:
     wd.make_pdfs(root, sizes["pdfs"])
     wd.make_videos(root, sizes["videos"])
     for build in (tiny_models.build_resnet, tiny_models.build_whisper, tiny_models.build_text_embedder,
-                  tiny_models.build_yolos):  # fmt: skip
+                  tiny_models.build_yolos, tiny_models.build_fewshot_lm):  # fmt: skip
         build(root / "models")
+    _write_prompts(root)
+
+
+def _write_prompts(root: Path) -> None:
+    """q5's input: row i asks question i after few-shot template i % FEWSHOT_TEMPLATES."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from tiny_models import corpus
+
+    path = root / f"prompts_{PROMPT_ROWS[SIZE_NAME]}.parquet"
+    if path.exists():
+        return
+    lines = corpus()
+    templates = [" ".join(lines[40 * t : 40 * t + 24]) for t in range(FEWSHOT_TEMPLATES)]
+    rows = PROMPT_ROWS[SIZE_NAME]
+    shots = [templates[i % FEWSHOT_TEMPLATES] for i in range(rows)]
+    questions = [lines[(7 * i) % len(lines)][:80] for i in range(rows)]
+    pq.write_table(pa.table({"id": list(range(rows)), "shot": shots, "question": questions}), path)
 
 
 def session(data_dir: str) -> Any:
@@ -173,8 +198,41 @@ def _ketch_q4(data_dir: str, engine: str) -> dict:
     return {"rows": rows, "check": float(rows)}
 
 
+def _ketch_q5(data_dir: str, engine: str, bucketing: bool = True) -> dict:
+    import ketch
+    from ketch import col
+    from ketch.functions import prompt
+
+    i = _inputs(data_dir)
+    reply = prompt(
+        [col("shot"), col("question")],
+        provider="transformers",
+        model=i["fewshot_lm"],
+        max_new_tokens=PROMPT_TOKENS,
+        batch_size=PROMPT_BATCH,
+        prefix_bucketing=bucketing,
+    )
+    replies = ketch.read_parquet(i["prompts"]).select(reply.alias("reply")).to_pydict()["reply"]
+    return _prompt_result(replies)
+
+
+def _prompt_result(replies: list) -> dict:
+    answered = [r for r in replies if r is not None]
+    return {"rows": len(answered), "check": float(len(answered)), "reply_chars": sum(map(len, answered))}
+
+
 def _ketch(q: int, data_dir: str, engine: str) -> dict:
-    return [_ketch_q1, _ketch_q2, _ketch_q3, _ketch_q4][q - 1](data_dir, engine)
+    return [_ketch_q1, _ketch_q2, _ketch_q3, _ketch_q4, _ketch_q5][q - 1](data_dir, engine)
+
+
+def run_ketch_q5(data_dir: str) -> dict:
+    """Prompts over interleaved few-shot prefixes with prefix bucketing (the default)."""
+    return _ketch(5, data_dir, "ketch_q5")
+
+
+def run_ketch_nobucket_q5(data_dir: str) -> dict:
+    """The same prompts with ``prefix_bucketing=False``: each row prefills its whole prompt."""
+    return _ketch_q5(data_dir, "ketch_nobucket_q5", bucketing=False)
 
 
 def run_ketch_q1(data_dir: str) -> dict:
@@ -330,8 +388,24 @@ def _daft_q4(data_dir: str, engine: str) -> dict:
     return {"rows": rows, "check": float(rows)}
 
 
+def _daft_q5(data_dir: str, engine: str) -> dict:
+    import daft
+    from daft import col
+    from daft.functions import prompt
+
+    i = _inputs(data_dir)
+    reply = prompt([col("shot"), col("question")], provider="transformers", model=i["fewshot_lm"],
+                   max_new_tokens=PROMPT_TOKENS, do_sample=False)  # fmt: skip
+    replies = daft.read_parquet(i["prompts"]).select(reply.alias("reply")).to_pydict()["reply"]
+    return _prompt_result(replies)
+
+
 def _daft(q: int, data_dir: str, engine: str) -> dict:
-    return [_daft_q1, _daft_q2, _daft_q3, _daft_q4][q - 1](data_dir, engine)
+    return [_daft_q1, _daft_q2, _daft_q3, _daft_q4, _daft_q5][q - 1](data_dir, engine)
+
+
+def run_daft_q5(data_dir: str) -> dict:
+    return _daft(5, data_dir, "daft_q5")
 
 
 def run_daft_q1(data_dir: str) -> dict:
@@ -495,11 +569,21 @@ def _raydata_q3(data_dir: str, engine: str) -> dict:
     i, out = _inputs(data_dir), _out(data_dir, engine)
     ds = ray.data.read_binary_files(i["pdfs"], include_paths=True).flat_map(pages).flat_map(chunks)
     ds = ds.map_batches(Embedder, fn_constructor_args=(i["embedder"],), batch_size=64, **RAY_DATA_ACTOR)
-    ds.write_lance(out)
+    # Ray 2.60's write_lance passes an argument pylance 14 does not take: the driver writes the
+    # dataset's batches as they stream in (lance.write_dataset over a reader).
     import lance
+    import pyarrow as pa
+
+    batches = iter(ds.iter_batches(batch_format="pyarrow", batch_size=None))
+    first = next(batches)
+    lance.write_dataset(pa.RecordBatchReader.from_batches(first.schema, _chain(first, batches)), out)
 
     chunks_out = lance.dataset(out).to_table(columns=["chunk"]).column("chunk").to_pylist()
     return {"rows": len(chunks_out), "check": float(sum(len(c.split()) for c in chunks_out))}
+
+
+def _chain(first: Any, rest: Any) -> Any:
+    yield from (b for t in (first, *rest) for b in t.to_batches())
 
 
 def _raydata_q4(data_dir: str, engine: str) -> dict:

@@ -167,6 +167,39 @@ def build_chat_lm(root: str | os.PathLike[str]) -> Path:
     return _mark(directory, "chat_lm")
 
 
+def build_fewshot_lm(root: str | os.PathLike[str]) -> Path:
+    """A larger random Llama chat LM for few-shot prompts (hidden size 512, 8 layers, 1,024
+    positions, about 28M parameters): prefilling a prompt of a few hundred tokens costs far more
+    than generating a few, as in real few-shot work, so reusing a shared prefix's KV cache
+    shows (bench_ai q5)."""
+    directory = Path(root) / "fewshot_lm"
+    if _done(directory):
+        return directory
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    directory.mkdir(parents=True, exist_ok=True)
+    tokenizer = _tokenizer(directory, ["input_ids", "attention_mask"])
+    tokenizer.chat_template = CHAT_TEMPLATE
+    tokenizer.model_max_length = 1024
+    tokenizer.save_pretrained(directory)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=512,
+        intermediate_size=1376,
+        num_hidden_layers=8,
+        num_attention_heads=8,
+        num_key_value_heads=8,
+        max_position_embeddings=1024,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.cls_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+    )
+    torch.manual_seed(3)
+    LlamaForCausalLM(config).save_pretrained(directory)
+    return _mark(directory, "fewshot_lm")
+
+
 def build_clip(root: str | os.PathLike[str]) -> Path:
     """A tiny CLIP (2-layer text and vision towers, 64x64 input in 16-pixel patches, projection
     32) with its processor: image embeddings of 32 values and zero-shot image classification."""
