@@ -12,14 +12,22 @@ native and on a local 3-node Ray cluster (``python benchmarks/run.py ai --size s
 - q4 video object detection: ``read_video_frames`` 640x640 → a YOLOS detector (batches of 32) →
   the 2 best detections per frame, exploded → crop + PNG → Parquet. check: the number of objects.
   Daft runs one query per video (its read_video_frames over several files never finishes here).
+- q5 few-shot prompting: ``prompt([shot, question])`` with the transformers provider over a 28M
+  random Llama (``tiny_models.build_fewshot_lm``), 4 few-shot templates of about 450 tokens
+  interleaved by row, 4 new tokens per reply, native only. Engines: Ketch (prefix bucketing, the
+  default), ``ketch_nobucket`` (``prefix_bucketing=False``: the same engine, each row prefilling
+  its whole prompt) and Daft (its transformers prompter, a text-generation pipeline per row).
+  check: the rows answered; ``reply_chars`` shows Ketch's two modes give the same replies.
 
 Ketch's cases run the examples' own ``pipeline()`` functions; models and data come from
 ``examples/ai`` (``tiny_models``: seeded random weights built from configs; ``workload_data``:
 local inputs); the model classes are ``examples/ai/workload_models``,
 wrapped by each engine's own class-UDF API (one instance, on the engine's threads: torch releases
-the GIL), so every engine runs the same compute per row. Ray Data
-and Spark are not in this run yet (see the README). Sizes: ``small`` (seconds, CI smoke) and
-``medium`` (``KETCH_BENCH_SIZE``)."""
+the GIL), so every engine runs the same compute per row. Ray Data (``raydata``, on the same
+cluster) runs Daft's ``ray_data_main.py`` of each workload ported the same way: the Python
+libraries its users call for each step (below) and the same model classes in actor pools. Spark
+is not in this run (see the README). Sizes: ``small`` (seconds, CI smoke) and ``medium``
+(``KETCH_BENCH_SIZE``)."""
 
 from __future__ import annotations
 

@@ -277,7 +277,7 @@ PIVOT_CASES = {
     "count_distinct": ("v", lambda s: s.nunique()),
     "product": ("v", lambda s: s.prod(min_count=1) if s.notna().any() else None),
     "var": ("v", lambda s: s.var() if s.count() > 1 else None),
-    "stddev": ("v", lambda s: s.std(ddof=0) if s.count() > 0 else None),
+    "stddev": ("v", lambda s: s.std(ddof=1) if s.count() > 1 else None),
     "median": ("v", lambda s: s.median() if s.notna().any() else None),
     "bool_and": ("t", lambda s: bool(s.dropna().all()) if s.notna().any() else None),
     "bool_or": ("t", lambda s: bool(s.dropna().any()) if s.notna().any() else None),

@@ -49,7 +49,7 @@ def test_stddev_and_any_value_match_pandas():
     frame = EMP.to_pandas()
     want = [
         (None if pd.isna(k) else int(k), None if math.isnan(v) else v)
-        for k, v in frame.groupby("dept_id", dropna=False)["salary"].std(ddof=0).items()
+        for k, v in frame.groupby("dept_id", dropna=False)["salary"].std(ddof=1).items()
     ]
     assert sorted_rows(got) == sorted_rows(want)
     got = rows("SELECT dept_id, any_value(dept_id) AS same FROM emp GROUP BY dept_id")

@@ -54,10 +54,9 @@ class AggregationShorthands:
         """Maximum of each column (nulls skipped)."""
         return self._each(aggregation.max, cols)
 
-    def stddev(self, *cols: str | Expression, ddof: int = 0) -> DataFrame:
-        """Standard deviation of each column (float64, divisor n - ddof). The default ddof=0 (the
-        population value) is ``Expression.stddev``'s, so a shorthand equals its explicit
-        aggregation; Daft 0.7's default is 1 (pass ``ddof=1``)."""
+    def stddev(self, *cols: str | Expression, ddof: int = 1) -> DataFrame:
+        """Standard deviation of each column (float64, divisor n - ddof; default 1, the sample
+        value, as Daft and ``Expression.stddev``; ``ddof=0`` for the population value)."""
         return self._each(aggregation.stddev, cols, ddof=ddof)
 
     def any_value(self, *cols: str | Expression) -> DataFrame:

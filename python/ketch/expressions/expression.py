@@ -265,8 +265,9 @@ class Expression(
             raise ValueError(f"count mode must be 'valid', 'all' or 'null', got {mode!r}")
         return Expression._call("agg_count", self, mode=str(mode).lower())
 
-    def stddev(self, ddof: int = 0) -> Expression:
-        """Standard deviation of the non-null values, float64 (``ddof`` 0: population)."""
+    def stddev(self, ddof: int = 1) -> Expression:
+        """Standard deviation of the non-null values, float64: divisor n - ``ddof`` (default 1,
+        the sample value, as Daft); null where n <= ddof (a one-row group with the default)."""
         from ketch.functions import aggregation
 
         return aggregation.stddev(self, ddof=ddof)

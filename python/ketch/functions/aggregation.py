@@ -76,9 +76,9 @@ def avg(expr: Expression) -> Expression:
     return mean(expr)
 
 
-def stddev(expr: Expression, ddof: int = 0) -> Expression:
+def stddev(expr: Expression, ddof: int = 1) -> Expression:
     """Standard deviation of the non-null values (float64): sqrt(sum((x - mean)^2) / (n - ddof));
-    null where n <= ddof. ``ddof`` defaults to 0 (population), as Ketch always had."""
+    null where n <= ddof. ``ddof`` defaults to 1 (the sample value), as Daft's."""
     return Expression._call("agg_stddev", expr, ddof=_ddof(ddof))
 
 

@@ -26,12 +26,56 @@ constexpr const char* kAllRowsKey = kAggregateAllRowsKey;
 
 std::string Col(size_t i, const char* part) { return AggregateStateColumn(i, part); }
 
+// Arrow's grouped distinct kernels crash on a Null-typed input (GroupedDistinctImpl::Finalize
+// dereferences the values of an array that has none): such an input is given to them as an
+// all-null Int8 column. Returns the output names of the hash_distinct aggregates moved so.
+arrow::Result<std::vector<std::string>> DistinctOverNullAsInt8(std::shared_ptr<arrow::Table>* table,
+                                                               std::vector<cp::Aggregate>* aggregates) {
+  std::vector<std::string> moved;
+  for (auto& aggregate : *aggregates) {
+    if (aggregate.function != "hash_distinct" && aggregate.function != "hash_count_distinct") continue;
+    if (aggregate.target.size() != 1 || aggregate.target[0].name() == nullptr) continue;
+    const std::string name = *aggregate.target[0].name();
+    auto column = (*table)->GetColumnByName(name);
+    if (!column || column->type()->id() != arrow::Type::NA) continue;
+    const std::string int8_name = name + "#int8";
+    if (!(*table)->GetColumnByName(int8_name)) {
+      ARROW_ASSIGN_OR_RAISE(auto nulls, arrow::MakeArrayOfNull(arrow::int8(), (*table)->num_rows()));
+      ARROW_ASSIGN_OR_RAISE(
+          *table, (*table)->AddColumn((*table)->num_columns(), arrow::field(int8_name, arrow::int8()),
+                                      std::make_shared<arrow::ChunkedArray>(nulls)));
+    }
+    aggregate.target = {arrow::FieldRef(int8_name)};
+    if (aggregate.function == "hash_distinct") moved.push_back(aggregate.name);
+  }
+  return moved;
+}
+
+// The distinct lists of a Null-typed input (computed over Int8 nulls) as List<Null>.
+arrow::Result<std::shared_ptr<arrow::Table>> AsNullLists(std::shared_ptr<arrow::Table> table,
+                                                         const std::vector<std::string>& names) {
+  for (const auto& name : names) {
+    const int index = table->schema()->GetFieldIndex(name);
+    if (index < 0) continue;
+    ARROW_ASSIGN_OR_RAISE(auto combined, arrow::Concatenate(table->column(index)->chunks()));
+    const auto& lists = static_cast<const arrow::ListArray&>(*combined);
+    auto values = std::make_shared<arrow::NullArray>(lists.values()->length());
+    auto as_null =
+        std::make_shared<arrow::ListArray>(arrow::list(arrow::null()), lists.length(), lists.value_offsets(),
+                                           values, lists.null_bitmap(), lists.null_count(), lists.offset());
+    ARROW_ASSIGN_OR_RAISE(table, table->SetColumn(index, arrow::field(name, as_null->type()),
+                                                  std::make_shared<arrow::ChunkedArray>(as_null)));
+  }
+  return table;
+}
+
 // Keys of extension types (UUIDs) group as their storage; the output keys get their types back.
 arrow::Result<std::shared_ptr<arrow::Table>> GroupBy(std::shared_ptr<arrow::Table> table,
                                                      const std::vector<std::string>& keys,
                                                      std::vector<cp::Aggregate> aggregates,
                                                      bool use_threads) {
   const std::shared_ptr<arrow::Schema> input_schema = table->schema();
+  ARROW_ASSIGN_OR_RAISE(auto null_distinct, DistinctOverNullAsInt8(&table, &aggregates));
   ARROW_ASSIGN_OR_RAISE(table, WithStorageColumns(table, keys));
   const bool viewed = table->schema() != input_schema;
   std::vector<arrow::FieldRef> key_refs(keys.begin(), keys.end());
@@ -39,6 +83,7 @@ arrow::Result<std::shared_ptr<arrow::Table>> GroupBy(std::shared_ptr<arrow::Tabl
       {{"table_source", ac::TableSourceNodeOptions(std::move(table))},
        {"aggregate", ac::AggregateNodeOptions(std::move(aggregates), std::move(key_refs))}});
   ARROW_ASSIGN_OR_RAISE(auto grouped, ac::DeclarationToTable(std::move(plan), use_threads));
+  ARROW_ASSIGN_OR_RAISE(grouped, AsNullLists(grouped, null_distinct));
   if (!viewed) return grouped;
   for (const auto& key : keys) {
     const auto& type = input_schema->GetFieldByName(key)->type();
@@ -501,7 +546,7 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
       merge("hash_sum", "count", "hash_count", CountMode(infos[i]));
     } else if (f == "agg_mean" || f == "agg_stddev") {
       if (f == "agg_stddev") {  // always single phase (see CollectsValues): stable hash_stddev
-        ARROW_ASSIGN_OR_RAISE(int ddof, AggregationDdof(infos[i].options, 0));
+        ARROW_ASSIGN_OR_RAISE(int ddof, AggregationDdof(infos[i].options, 1));
         aggs.emplace_back("hash_stddev", std::make_shared<cp::VarianceOptions>(ddof), Col(i, "v"),
                           Col(i, "stddev"));
       } else {

@@ -65,7 +65,8 @@ arrow::Result<std::shared_ptr<arrow::Schema>> PartialAggregateSchema(const Aggre
     };
     const auto id = info.input_type->id();
     if (f == "agg_sum") {
-      state("sum", info.output_type);
+      // A float32 sum's partial sums stay float64: rounded to float32 once, at the end.
+      state("sum", id == arrow::Type::FLOAT ? arrow::float64() : info.output_type);
       if (id == arrow::Type::INT64 || id == arrow::Type::UINT64) state("fsum", arrow::float64());
     } else if (f == "agg_count") {
       state("count", arrow::int64());

@@ -158,7 +158,9 @@ arrow::Result<AggregationInfo> ResolveAggregation(const ExprPtr& expr, const arr
   const std::string& f = info.function;
   if (f == "agg_sum") {
     if (!IsNumeric(type)) return unsupported();
-    info.output_type = arrow::is_floating(type.id())           ? arrow::float64()
+    // Daft's sum types: float32 stays float32 (summed in float64, rounded once at the end).
+    info.output_type = type.id() == arrow::Type::FLOAT         ? arrow::float32()
+                       : arrow::is_floating(type.id())         ? arrow::float64()
                        : arrow::is_unsigned_integer(type.id()) ? arrow::uint64()
                                                                : arrow::int64();
   } else if (f == "agg_mean" || f == "agg_stddev") {
