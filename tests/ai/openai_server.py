@@ -6,6 +6,8 @@ connection closed mid-batch, wrong embedding counts or sizes."""
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import threading
 import time
@@ -88,10 +90,37 @@ def _from_schema(schema: dict[str, Any], text: str, defs: dict[str, Any]) -> Any
     return text
 
 
+def _image_size(url: str) -> str:
+    """'WxH' of a data: URI image (Pillow), or the URL itself."""
+    if not url.startswith("data:"):
+        return url
+    from PIL import Image
+
+    data = base64.b64decode(url.split(",", 1)[1])
+    with Image.open(io.BytesIO(data)) as image:
+        return f"{image.width}x{image.height}"
+
+
+def _part_text(part: dict[str, Any]) -> str:
+    """A content part as the text the served LM reads: text as is, an image as [image WxH], a
+    file as [file N bytes]."""
+    kind = part.get("type", "")
+    if kind in ("text", "input_text"):
+        return part.get("text", "")
+    if kind in ("image_url", "input_image"):
+        url = part["image_url"]["url"] if isinstance(part["image_url"], dict) else part["image_url"]
+        return f"[image {_image_size(url)}]"
+    if kind in ("file", "input_file"):
+        data = (part.get("file") or part)["file_data"]
+        return f"[file {len(base64.b64decode(data.split(',', 1)[1]))} bytes]"
+    return f"[{kind}]"
+
+
 def _turn_text(content: Any) -> str:
+    """One turn's content as text: a string, or its parts joined by newlines."""
     if isinstance(content, str):
         return content
-    return " ".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return "\n".join(_part_text(part) for part in content if isinstance(part, dict))
 
 
 class Server:
@@ -124,10 +153,21 @@ class Server:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                responses = self.path.endswith("/responses")
+                turns = body.get("messages") or (body.get("input") if responses else [])
                 entry = {
                     "path": self.path,
                     "time": time.monotonic(),
                     "auth": self.headers.get("Authorization"),
+                    # The content part types of the last (user) turn, e.g. ["input_text", "input_image"].
+                    "parts": [
+                        p.get("type")
+                        for p in (
+                            turns[-1]["content"]
+                            if turns and isinstance(turns[-1].get("content"), list)
+                            else []
+                        )
+                    ],  # fmt: skip
                 }
                 f = server.faults
                 with server.log.lock:

@@ -258,6 +258,66 @@ def test_openai_prompt_text_and_structured_output(server, served_models, chat) -
                        "words": len(rows[0]["summary"]), "ok": len(rows[0]["summary"]) % 2 == 0}  # fmt: skip
 
 
+def _png_bytes(width: int, height: int) -> bytes:
+    from PIL import Image
+
+    out = io.BytesIO()
+    pixels = np.arange(width * height * 3, dtype=np.uint8).reshape(height, width, 3)
+    Image.fromarray(pixels).save(out, format="PNG")
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("chat", [False, True], ids=["responses", "chat_completions"])
+def test_openai_prompt_sends_images_and_files_as_parts_of_one_turn(
+    server, served_models, chat, tmp_path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("files and paths")
+    pdf = b"%PDF-1.4 tiny"
+    df = ketch.from_pydict({"q": ["describe"], "png": [_png_bytes(4, 3)], "pdf": [pdf], "path": [str(notes)]})
+    messages = [col("q"), col("png").image.decode(), col("png"), col("path").url.to_file(), col("pdf")]
+    before = len(server.log.requests)
+    out = _column(df, prompt(messages, provider=_openai(server), model="lm", use_chat_completions=chat))
+    # The server turns each part into text (images [image WxH], files [file N bytes]) for its LM.
+    note = "<file_text_plain>files and paths</file_text_plain>"
+    text = "\n".join(["describe", "[image 4x3]", "[image 4x3]", note, f"[file {len(pdf)} bytes]"])
+    assert out == [served_models.generate([{"role": "user", "content": text}])]
+    parts = [r["parts"] for r in server.log.requests[before:] if r.get("status") == 200]
+    want = (["text", "image_url", "image_url", "text", "file"] if chat
+            else ["input_text", "input_image", "input_image", "input_text", "input_file"])  # fmt: skip
+    assert parts == [want]
+
+
+def test_a_prompt_row_whose_file_cannot_be_read_is_null_or_an_error(server, tmp_path) -> None:
+    good = tmp_path / "good.txt"
+    good.write_text("hello")
+    df = ketch.from_pydict({"path": [str(good), str(tmp_path / "missing.txt")]})
+    file = col("path").url.to_file()
+    out = _column(df, prompt(file, provider=_openai(server), model="lm", on_error="ignore"))
+    assert isinstance(out[0], str) and out[1] is None
+    with pytest.raises(Exception, match="prompt") as info:
+        _column(df, prompt(file, provider=_openai(server), model="lm", max_retries=0))
+    assert "missing.txt" in str(info.value)
+
+
+def test_the_transformers_prompter_joins_a_rows_messages_into_one_turn(models, tmp_path) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    notes = tmp_path / "n.txt"
+    notes.write_text("a note")
+    df = ketch.from_pydict({"q": ["say hello"], "path": [str(notes)]})
+    messages = [col("q"), col("path").url.to_file()]
+    out = _column(df, prompt(messages, provider="transformers", model=models["lm"], max_new_tokens=5))
+    tok = AutoTokenizer.from_pretrained(models["lm"])
+    lm = AutoModelForCausalLM.from_pretrained(models["lm"])
+    turn = [{"role": "user", "content": "say hello\n<file_text_plain>a note</file_text_plain>"}]
+    ids = tok.apply_chat_template(turn, add_generation_prompt=True, return_tensors="pt", return_dict=True)
+    gen = lm.generate(**ids, max_new_tokens=5, do_sample=False, pad_token_id=tok.pad_token_id)
+    assert out == [tok.decode(gen[0][ids["input_ids"].shape[1] :], skip_special_tokens=True)]
+    with pytest.raises(Exception, match="takes text messages"):
+        _column(df, prompt(ketch.lit(b"\x89PNG\r\n\x1a\n"), provider="transformers", model=models["lm"]))
+
+
 def test_the_api_key_never_prints(server, monkeypatch) -> None:
     provider = _openai(server)
     df = ketch.from_pydict({"t": ["a"]})

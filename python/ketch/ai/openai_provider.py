@@ -9,6 +9,7 @@ messages are scrubbed of it."""
 
 from __future__ import annotations
 
+import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -16,10 +17,13 @@ from typing import Any
 
 import numpy as np
 
+from ketch.ai.messages import ContentParts
 from ketch.ai.provider import Descriptor, Provider
 from ketch.ai.utils import Secret, UDFOptions, raise_retry_after_from_response
 
 __all__ = ["OpenAIProvider"]
+
+_log = logging.getLogger("ketch.ai")
 
 DEFAULT_TEXT_EMBEDDER = "text-embedding-3-small"
 DEFAULT_PROMPTER_MODEL = "gpt-4o-mini"
@@ -191,7 +195,9 @@ class PrompterDescriptor(Descriptor):
 class Prompter:
     """One request per row (Responses API by default, Chat Completions with
     ``use_chat_completions=True``), up to ``max_concurrency`` (default 16) in flight per batch.
-    Other options (temperature, max_output_tokens, ...) pass to the request."""
+    A row's messages become one user turn of content parts (text, images, files: see
+    :mod:`ketch.ai.messages`), as Daft sends them. Other options (temperature,
+    max_output_tokens, ...) pass to the request."""
 
     _OWN = {"use_chat_completions", "max_concurrency", "supports_overriding_dimensions", *_UDF_KEYS}
 
@@ -201,16 +207,22 @@ class Prompter:
         self.chat = bool(descriptor.options.get("use_chat_completions", False))
         self.concurrency = int(descriptor.options.get("max_concurrency", 16))
         self.extra = {k: v for k, v in descriptor.options.items() if k not in self._OWN}
+        self.on_error = str(descriptor.options.get("on_error", "raise"))
 
-    def _one(self, messages: list[str]) -> Any:
+    def _one(self, messages: list[Any]) -> Any:
         d = self.d
-        for m in messages:
-            if not isinstance(m, str):
-                raise TypeError(
-                    f"prompt: provider '{d.provider}' takes text messages in Ketch; got {type(m).__name__}"
-                )
+        try:
+            user = ContentParts(self.chat).turn(messages)
+        except (OSError, ValueError, TypeError) as exc:
+            # A row whose media cannot be read: null under on_error="log"/"ignore", else an error.
+            if self.on_error == "raise":
+                raise
+            if self.on_error == "log":
+                _log.warning("prompt: a row's message could not be read (%s: %s); yielding null",
+                             type(exc).__name__, exc)  # fmt: skip
+            return None
         turns = [{"role": "system", "content": d.system_message}] if d.system_message else []
-        turns += [{"role": "user", "content": m} for m in messages]
+        turns.append(user)
         if self.chat:
             if d.return_format is not None:
                 response = _call(

@@ -274,9 +274,10 @@ class Prompter:
     def prompt(self, messages: list[str]) -> str:
         return self._generate(self._encode(messages), None)
 
-    def _encode(self, messages: list[str]) -> Any:
+    def _encode(self, messages: list[Any]) -> Any:
+        # One user turn: the row's messages joined by newlines (Daft's transformers prompter).
         chat = [{"role": "system", "content": self.system_message}] if self.system_message else []
-        chat += [{"role": "user", "content": m} for m in messages]
+        chat.append({"role": "user", "content": "\n".join(_message_text(m) for m in messages)})
         return self.tokenizer.apply_chat_template(
             chat, add_generation_prompt=True, return_tensors="pt", return_dict=True
         ).to(self.model.device)
@@ -313,6 +314,36 @@ class Prompter:
                 **inputs, **self.generate, **extra, pad_token_id=self.tokenizer.pad_token_id
             )
         return self.tokenizer.decode(out[0][inputs["input_ids"].shape[1] :], skip_special_tokens=True)
+
+
+_TEXT_ONLY = "prompt: the transformers provider takes text messages"
+
+
+def _message_text(message: Any) -> str:
+    """A prompt message as text: strings as they are; text files and UTF-8 bytes wrapped in
+    ``<file_text_plain>`` tags. A language model here reads text only: TypeError otherwise."""
+    from ketch.ai.messages import sniff_mime_type
+    from ketch.file import File
+
+    if isinstance(message, str):
+        return message
+    if isinstance(message, File):
+        mime = message.mime_type()
+        with message.open() as f:
+            data = f.read()
+    elif isinstance(message, bytes | bytearray | memoryview):
+        data = bytes(message)
+        mime = sniff_mime_type(data)
+    else:
+        raise TypeError(f"{_TEXT_ONLY}; got {type(message).__name__}")
+    if mime.startswith("text/") or mime == "application/octet-stream":
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise TypeError(f"{_TEXT_ONLY}; got {mime} bytes") from None
+        tag = "file_" + (mime if mime.startswith("text/") else "text/plain").split(";")[0].replace("/", "_")
+        return f"<{tag}>{text}</{tag}>"
+    raise TypeError(f"{_TEXT_ONLY}; got a {mime} message")
 
 
 class TransformersProvider(Provider):
