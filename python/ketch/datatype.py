@@ -333,14 +333,17 @@ class DataType:
         return self.extension_name == "ketch.fixed_shape_image"
 
     def __eq__(self, other: object) -> bool:
+        """Equal logical types, as Daft compares them: the Arrow offset width is storage, not
+        type (``string`` and ``large_string`` are both ``Utf8``; ``list`` and ``large_list`` both
+        ``List``, also inside structs, maps and lists)."""
         if isinstance(other, DataType):
-            return self._arrow_type == other._arrow_type
+            return _logical(self._arrow_type) == _logical(other._arrow_type)
         if isinstance(other, pa.DataType):
-            return self._arrow_type == other
+            return _logical(self._arrow_type) == _logical(other)
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(str(self._arrow_type))
+        return hash(str(_logical(self._arrow_type)))
 
     def __reduce__(self) -> tuple:
         # Through an Arrow IPC schema: extension types (images, files...) survive pickling into a
@@ -370,3 +373,21 @@ def _datatype_from_ipc(data: bytes) -> DataType:
     import ketch  # noqa: F401  (registers Ketch's extension types in this process)
 
     return DataType(pa.ipc.read_schema(pa.py_buffer(data)).field(0).type)
+
+
+def _logical(t: pa.DataType) -> pa.DataType:
+    """`t` with every 32-bit-offset string, binary and list type as its 64-bit-offset twin (the
+    one logical type Daft sees); other types, extension types included, as they are."""
+    if pa.types.is_string(t):
+        return pa.large_string()
+    if pa.types.is_binary(t):
+        return pa.large_binary()
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.large_list(t.value_field.with_type(_logical(t.value_type)))
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(t.value_field.with_type(_logical(t.value_type)), t.list_size)
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(_logical(t.field(i).type)) for i in range(t.num_fields)])
+    if pa.types.is_map(t):
+        return pa.map_(_logical(t.key_type), t.item_field.with_type(_logical(t.item_type)), t.keys_sorted)
+    return t
