@@ -140,7 +140,10 @@ def test_csv_round_trip_with_schema(tmp_path):
     schema = {name: DataType.from_arrow_type(table.column(name).type) for name in table.column_names}
     back = ketch.read_csv(str(tmp_path), schema=schema).to_arrow()
     for name in table.column_names:
-        assert back.column(name).to_pylist() == table.column(name).to_pylist(), name
+        want = table.column(name).to_pylist()
+        if pa.types.is_large_string(table.column(name).type) or pa.types.is_string(table.column(name).type):
+            want = [v if v is not None else "" for v in want]  # CSV: a null string reads back as "" (Daft)
+        assert back.column(name).to_pylist() == want, name
 
 
 def test_json_round_trip_with_schema(tmp_path):

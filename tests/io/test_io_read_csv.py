@@ -54,15 +54,17 @@ def test_inferred_types_and_values(tmp_path):
         "i": [1, 2, None, -7],
         "f": [1.5, None, 3.25, 1000.0],
         "b": [True, False, None, True],
-        "s": ["x", "y,z", None, "w"],
+        "s": ["x", "y,z", "", "w"],  # Daft: an empty string field stays ""
         "d": [datetime.date(2024, 1, 2), datetime.date(2024, 2, 3), None, datetime.date(1999, 12, 31)],
         "n": [None, None, None, None],
     }
 
 
-def test_inference_matches_pyarrow_with_empty_strings_as_null(tmp_path):
+def test_inference_matches_pyarrow_with_only_empty_fields_as_null(tmp_path):
+    # Daft's reading: empty fields are null except in string columns, where they are "".
     path = write(tmp_path / "mixed.csv", MIXED)
-    expected = pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(strings_can_be_null=True))
+    options = pacsv.ConvertOptions(null_values=[""], strings_can_be_null=False)
+    expected = pacsv.read_csv(path, convert_options=options)
     got = ketch.read_csv(path).to_arrow()
     assert got.schema == expected.schema
     assert got.to_pydict() == expected.to_pydict()
@@ -78,11 +80,12 @@ def test_timestamps_are_inferred(tmp_path):
     ]
 
 
-def test_empty_fields_are_null_in_every_type(tmp_path):
+def test_empty_fields_are_null_except_in_string_columns(tmp_path):
+    # Daft's reading: an empty field is null in a numeric column and "" in a string column.
     path = write(tmp_path / "nulls.csv", "a,b,c\n1,x,1.5\n,,\n3,z,\n")
     assert ketch.read_csv(path).to_pydict() == {
         "a": [1, None, 3],
-        "b": ["x", None, "z"],
+        "b": ["x", "", "z"],
         "c": [1.5, None, None],
     }
 
@@ -91,7 +94,7 @@ def test_null_like_strings_stay_strings(tmp_path):
     path = write(
         tmp_path / "codes.csv", "code,name\nNA,Namibia\nUS,United States\nnull,x\nN/A,y\nNaN,z\n,empty\n"
     )
-    assert ketch.read_csv(path).to_pydict()["code"] == ["NA", "US", "null", "N/A", "NaN", None]
+    assert ketch.read_csv(path).to_pydict()["code"] == ["NA", "US", "null", "N/A", "NaN", ""]
 
 
 # -- parsing options ----------------------------------------------------------------------------------
@@ -201,7 +204,7 @@ def test_schema_hints_override_some_columns(tmp_path):
     assert table.schema.field("f").type == ketch.DataType.string().to_arrow()
     assert table.schema.field("b").type == pa.bool_()  # not hinted: inferred
     assert table.column("i").to_pylist() == [1, 2, None, -7]
-    assert table.column("f").to_pylist() == ["1.5", None, "3.25", "1e3"]  # the text, not 1000.0
+    assert table.column("f").to_pylist() == ["1.5", "", "3.25", "1e3"]  # the text, not 1000.0
 
 
 def test_schema_with_infer_schema_true_acts_as_hints(tmp_path):
@@ -220,7 +223,7 @@ def test_schema_and_schema_hints_agreeing_are_combined(tmp_path):
         schema_hints={"i": ketch.DataType.float64(), "b": ketch.DataType.string()},
     ).to_arrow()
     assert table.schema.field("i").type == pa.float64()
-    assert table.column("b").to_pylist() == ["true", "false", None, "true"]
+    assert table.column("b").to_pylist() == ["true", "false", "", "true"]
 
 
 def test_schema_and_schema_hints_disagreeing_is_a_clear_error(tmp_path):
@@ -242,7 +245,7 @@ def test_schema_without_inference_on_headerless_file(tmp_path):
     table = df.to_arrow()
     assert table.schema.names == ["x", "y"]
     assert table.schema.field("x").type == pa.int32()
-    assert table.to_pydict() == {"x": [1, 2, 3], "y": ["a", "b", None]}
+    assert table.to_pydict() == {"x": [1, 2, 3], "y": ["a", "b", ""]}
 
 
 def test_schema_without_inference_reads_values_as_given_types(tmp_path):
@@ -253,10 +256,10 @@ def test_schema_without_inference_reads_values_as_given_types(tmp_path):
     assert table.schema.field("n").type == pa.int64()
     assert table.to_pydict() == {
         "i": [1.0, 2.0, None, -7.0],
-        "f": ["1.5", None, "3.25", "1e3"],
-        "b": ["true", "false", None, "true"],
-        "s": ["x", "y,z", None, "w"],
-        "d": ["2024-01-02", "2024-02-03", None, "1999-12-31"],
+        "f": ["1.5", "", "3.25", "1e3"],  # string columns keep empty fields as ""
+        "b": ["true", "false", "", "true"],
+        "s": ["x", "y,z", "", "w"],
+        "d": ["2024-01-02", "2024-02-03", "", "1999-12-31"],
         "n": [None, None, None, None],
     }
 

@@ -139,7 +139,8 @@ def join(
     right_cast: dict[str, Expression] = {}
     left_hidden: dict[str, Expression] = {}  # computed / cast keys under a hidden name
     right_hidden: dict[str, Expression] = {}
-    right_dropped: list[str] = []  # merged null-typed keys (the left column stands for both)
+    right_dropped: list[str] = []  # merged keys whose left column stands for both
+    left_dropped: list[str] = []  # merged keys of a right join whose right column stands for both
     merged_keys: list[str] = []  # output first, in key order (Daft's infer_join_schema)
     for i, (lk, rk) in enumerate(zip(lkeys, rkeys, strict=True)):
         lt, rt = _resolve(lk, lschema), _resolve(rk, rschema)
@@ -165,6 +166,16 @@ def join(
             if merged:
                 right_dropped.append(rn)
             continue
+        if merged and lt != rt and how in ("inner", "left", "right"):
+            # Daft keeps the preserved side's key as it is (inner / left: the left's type, right:
+            # the right's); the sides are compared in the common type under a hidden name.
+            hidden = _HIDDEN_KEY.format(i)
+            left_hidden[hidden] = lk.cast(common) if lt != common else lk
+            right_hidden[hidden] = rk.cast(common) if rt != common else rk
+            left_names.append(hidden)
+            right_names.append(hidden)
+            (left_dropped if how == "right" else right_dropped).append(ln)
+            continue
         if ln is not None and rn is not None and (lt == rt or merged):
             if lt != common:
                 left_cast[ln] = col(ln).cast(common)
@@ -184,6 +195,8 @@ def join(
         right = right.with_columns({**right_cast, **right_hidden})
     if right_dropped:
         right = right.exclude(*right_dropped)
+    if left_dropped:
+        left = left.exclude(*left_dropped)
     joined = DataFrame(
         left._plan.join(right._plan, left_names, right_names, how, prefix, suffix, strategy or "")
     )

@@ -170,8 +170,10 @@ arrow::Result<std::shared_ptr<arrow::RecordBatchReader>> MakeCsvReader(
     const std::string& path, const S3Config& s3, std::atomic<int64_t>* bytes_read, const CsvOptions& options,
     arrow::csv::ConvertOptions convert, const std::vector<std::string>& names, bool autogenerate = false,
     const PendingFile& pending = nullptr) {
-  convert.strings_can_be_null = true;
-  convert.null_values = {""};  // only empty fields are null ("NA", "null", "NaN" stay strings)
+  // Daft's reading: an empty field is null in a numeric, boolean or temporal column and an empty
+  // string in a string column ("NA", "null", "NaN" stay strings).
+  convert.strings_can_be_null = false;
+  convert.null_values = {""};
   auto open = [=](int64_t block) -> arrow::Result<std::shared_ptr<arrow::RecordBatchReader>> {
     ARROW_ASSIGN_OR_RAISE(auto stream, OpenChecked(path, s3, bytes_read, TextKind::kCsv, options, pending));
     auto read = arrow::csv::ReadOptions::Defaults();
