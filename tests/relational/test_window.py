@@ -124,13 +124,32 @@ def test_whole_partition_aggregates_match_transform():
 
 def test_running_sum_includes_peers_like_sql():
     table = make_table(4)
-    w = Window().partition_by("g").order_by("t")
+    w = Window().partition_by("g").order_by("t").range_between(Window.unbounded_preceding, Window.current_row)
     got = result(ketch.from_arrow(table).with_column("run", col("i").sum().over(w)))
     pdf = frame(table)
-    # default frame with order_by: up to the current row's last peer (equal t)
+    # range frame up to the current row: up to the current row's last peer (equal t)
     per_t = pdf.groupby(["g", "t"])["i"].sum().groupby(level=0).cumsum().rename("run").reset_index()
     expected = pdf.merge(per_t, on=["g", "t"]).sort_values("id")["run"]
     assert got["run"].tolist() == expected.tolist()
+
+
+def test_an_ordered_window_without_a_frame_is_the_whole_partition_as_in_daft():
+    # Daft 0.7.26 (and its SQL): sum / min / count / mean over partition_by + order_by with no
+    # frame give the whole partition's value, not a running one.
+    df = ketch.from_pydict({"g": [1, 1, 1, 2, 2], "o": [1, 2, 2, 1, 2], "x": [1.0, 2.0, 3.0, 4.0, 5.0]})
+    w = Window().partition_by("g").order_by("o")
+    got = df.select(
+        "g", "o", "x",
+        col("x").sum().over(w).alias("s"), col("x").min().over(w).alias("mn"),
+        col("x").count().over(w).alias("c"), col("x").mean().over(w).alias("m"),
+    ).sort(["g", "o", "x"]).to_pydict()  # fmt: skip
+    assert got["s"] == [6.0, 6.0, 6.0, 9.0, 9.0]
+    assert got["mn"] == [1.0, 1.0, 1.0, 4.0, 4.0]
+    assert got["c"] == [3, 3, 3, 2, 2]
+    assert got["m"] == [2.0, 2.0, 2.0, 4.5, 4.5]
+    frame_ = df  # noqa: F841 (read by name in SQL)
+    sql = ketch.sql("SELECT sum(x) OVER (PARTITION BY g ORDER BY o) AS s FROM frame_ ORDER BY g, o, x")
+    assert sql.to_pydict()["s"] == [6.0, 6.0, 6.0, 9.0, 9.0]  # Daft's SQL too
 
 
 def test_rows_between_matches_rolling():

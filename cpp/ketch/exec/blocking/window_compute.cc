@@ -80,9 +80,11 @@ arrow::Result<Frames> ComputeFrames(const WindowSpec& spec, const RowBounds& b, 
   f.end.resize(n);
   const WindowFrame& frame = spec.frame;
   if (frame.type == WindowFrame::Type::kDefault) {
+    // Daft's frame-less window: the whole partition, with or without order_by (not SQL's
+    // running frame; a running total asks for rows_between(unbounded_preceding, current_row)).
     for (int64_t i = 0; i < n; ++i) {
       f.start[i] = b.part_start[i];
-      f.end[i] = spec.order_by.empty() ? b.part_end[i] : b.peer_end[i];
+      f.end[i] = b.part_end[i];
     }
     return f;
   }
@@ -265,7 +267,7 @@ arrow::Result<std::shared_ptr<arrow::Array>> ComputeAggregate(const WindowFuncti
         return FrameSums<arrow::DoubleType, double>(*array, frames, valid_prefix, periods);
     }
   }
-  // mean and stddev (population) from prefix sums of values and squares, in float64.
+  // mean and stddev (divisor n - ddof) from prefix sums of values and squares, in float64.
   ARROW_ASSIGN_OR_RAISE(auto cast, cp::Cast(values, arrow::float64()));
   auto holder = cast.make_array();
   const auto& d = static_cast<const arrow::DoubleArray&>(*holder);
@@ -287,9 +289,11 @@ arrow::Result<std::shared_ptr<arrow::Array>> ComputeAggregate(const WindowFuncti
     const double mean = (sum[fe] - sum[fs]) / count;
     if (f == "agg_mean") {
       builder.UnsafeAppend(mean);
+    } else if (count <= fn.ddof) {
+      builder.UnsafeAppendNull();
     } else {
-      const double variance = std::max(0.0, (squares[fe] - squares[fs]) / count - mean * mean);
-      builder.UnsafeAppend(std::sqrt(variance));
+      const double m2 = std::max(0.0, (squares[fe] - squares[fs]) - count * mean * mean);
+      builder.UnsafeAppend(std::sqrt(m2 / (count - fn.ddof)));
     }
   }
   std::shared_ptr<arrow::Array> out;

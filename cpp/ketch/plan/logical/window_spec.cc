@@ -4,6 +4,7 @@
 
 #include "ketch/expr/key_storage.h"
 #include "ketch/plan/logical/logical_plan.h"
+#include "ketch/plan/logical/more_aggregations.h"
 
 namespace ketch {
 
@@ -289,6 +290,9 @@ arrow::Result<WindowFunction> ResolveWindowFunction(const ExprPtr& function, con
     info.input = agg.input;
     info.input_type = agg.input_type;
     info.output_type = agg.output_type;
+    if (f == "agg_stddev") {
+      ARROW_ASSIGN_OR_RAISE(info.ddof, AggregationDdof(agg.options, 1));
+    }
     auto mode = agg.options.find("mode");
     if (mode != agg.options.end() && mode->second && mode->second->is_valid) {
       if (auto s = std::dynamic_pointer_cast<arrow::BaseBinaryScalar>(mode->second))

@@ -13,8 +13,7 @@ namespace ketch {
 /// The frame of a window: which rows of its partition each row's aggregate sees.
 struct WindowFrame {
   enum class Type {
-    kDefault,  ///< no frame given: the whole partition, or with order_by rows up to the current row's last
-               ///< peer
+    kDefault,  ///< no frame given: the whole partition, with or without order_by (Daft's rule)
     kRows,     ///< rows_between: offsets in rows from the current row
     kRange,    ///< range_between: offsets in values of the single order key from the current row's value
   };
@@ -50,6 +49,7 @@ struct WindowFunction {
   std::string output;         ///< output column name
   int64_t offset = 0;         ///< lag/lead
   std::string count_mode = "valid";
+  int ddof = 1;  ///< agg_stddev: divisor n - ddof (Daft's default 1); null where n <= ddof
   std::shared_ptr<arrow::DataType> input_type;
   std::shared_ptr<arrow::DataType> output_type;
 };
