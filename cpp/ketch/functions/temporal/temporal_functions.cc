@@ -201,6 +201,62 @@ arrow::Result<std::shared_ptr<arrow::Array>> FloorToUnit(const std::shared_ptr<a
                   [factor](int64_t v, int64_t) -> arrow::Result<int64_t> { return FloorDiv(v, factor); });
 }
 
+// Daft's default text of a timestamp (chrono's RFC 3339 form with automatic fraction digits):
+// "2024-01-02T03:04:05", then ".120" / ".000100" / ".000000123" only where the value has a
+// fraction (the fewest of 3, 6 or 9 digits that hold it exactly), then for a zoned type "Z" at
+// offset zero or "-05:00".
+arrow::Result<arrow::Datum> DefaultTimestampText(const std::shared_ptr<arrow::Array>& input) {
+  const int64_t per_second = 1000000000LL / NanosPerUnit(UnitOf(*input->type()));
+  const bool zoned = !ZoneOf(*input->type()).empty();
+  ARROW_ASSIGN_OR_RAISE(auto seconds, FloorToUnit(input, arrow::TimeUnit::SECOND));
+  cp::StrftimeOptions base_options("%Y-%m-%dT%H:%M:%S", "C");
+  ARROW_ASSIGN_OR_RAISE(auto base_datum, cp::CallFunction("strftime", {seconds}, &base_options));
+  ARROW_ASSIGN_OR_RAISE(auto base_cast, cp::Cast(base_datum, arrow::large_utf8()));
+  auto base = base_cast.make_array();
+  std::shared_ptr<arrow::Array> zone;
+  if (zoned) {
+    cp::StrftimeOptions zone_options("%z", "C");
+    ARROW_ASSIGN_OR_RAISE(auto zone_datum, cp::CallFunction("strftime", {seconds}, &zone_options));
+    ARROW_ASSIGN_OR_RAISE(auto zone_cast, cp::Cast(zone_datum, arrow::large_utf8()));
+    zone = zone_cast.make_array();
+  }
+  const auto& texts = static_cast<const arrow::LargeStringArray&>(*base);
+  const auto& ticks = static_cast<const arrow::TimestampArray&>(*input);
+  arrow::LargeStringBuilder out;
+  ARROW_RETURN_NOT_OK(out.Reserve(input->length()));
+  std::string text;
+  for (int64_t i = 0; i < input->length(); ++i) {
+    if (ticks.IsNull(i)) {
+      ARROW_RETURN_NOT_OK(out.AppendNull());
+      continue;
+    }
+    text.assign(texts.GetView(i));
+    int64_t fraction = ((ticks.Value(i) % per_second) + per_second) % per_second;
+    if (fraction != 0) {
+      int digits = per_second == 1000 ? 3 : per_second == 1000000 ? 6 : 9;
+      while (digits > 3 && fraction % 1000 == 0) {
+        fraction /= 1000;
+        digits -= 3;
+      }
+      std::string padded = std::to_string(fraction);
+      text += "." + std::string(digits - padded.size(), '0') + padded;
+    }
+    if (zone) {
+      const std::string_view z = static_cast<const arrow::LargeStringArray&>(*zone).GetView(i);
+      if (z == "+0000" || z == "-0000") {
+        text += "Z";
+      } else if (z.size() == 5) {
+        text.append(z.substr(0, 3)).append(":").append(z.substr(3));
+      } else {
+        text.append(z);
+      }
+    }
+    ARROW_RETURN_NOT_OK(out.Append(text));
+  }
+  ARROW_ASSIGN_OR_RAISE(auto result, out.Finish());
+  return arrow::Datum(result);
+}
+
 class Strftime : public ScalarFunction {
  public:
   std::string name() const override { return "dt_strftime"; }
@@ -225,6 +281,7 @@ class Strftime : public ScalarFunction {
     if (HasOption(options, "format")) {
       ARROW_ASSIGN_OR_RAISE(chrono, GetStringOption(options, "format", "dt.strftime"));
     }
+    if (chrono.empty() && IsTimestamp(*input->type())) return DefaultTimestampText(input);
     if (input->type_id() != arrow::Type::DATE64) {
       const std::string fast_format = chrono.empty() && IsDate(*input->type()) ? "%Y-%m-%d" : chrono;
       if (!fast_format.empty()) {
@@ -239,8 +296,6 @@ class Strftime : public ScalarFunction {
       ts = cast.make_array();
       if (chrono.empty()) chrono = "%Y-%m-%d";
       ARROW_ASSIGN_OR_RAISE(format, TranslateFormat(chrono));
-    } else if (chrono.empty()) {
-      format.format = "%Y-%m-%dT%H:%M:%S";  // Arrow prints the column unit's fraction, as Daft's ISO form
     } else {
       ARROW_ASSIGN_OR_RAISE(format, TranslateFormat(chrono));
     }
