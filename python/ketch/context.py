@@ -190,11 +190,15 @@ def set_execution_config(
     ``repr(df)`` shows, and the others are accepted, kept and ignored with one ``UserWarning``
     per knob; ``ketch.execution_knobs`` lists which are which.
 
+    A field given as None is left as it is (Daft's "unchanged", e.g.
+    ``execution_config_ctx(default_morsel_size=None)``).
+
     Raises ``TypeError`` for unknown fields and ``ValueError`` for negative values.
     """
     from ketch import execution_knobs
 
     global _config
+    fields = {name: value for name, value in fields.items() if value is not None}
     native_names = {f.name for f in dataclasses.fields(ExecutionConfig)} - {"daft_options"}
     fields, daft = execution_knobs.split_fields(fields, native_names)
     with _lock:
