@@ -753,7 +753,9 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         from ketch.display.dataframe_repr import text_table
 
         table = self.limit(n).to_arrow()
-        print(text_table(table.schema, table) + f"\n\n(Showing first {min(n, table.num_rows)} rows)")
+        # Daft's footer: the total when the DataFrame is materialized (known without a query).
+        total = f" of {self._result.num_rows}" if self._result is not None else ""
+        print(text_table(table.schema, table) + f"\n\n(Showing first {min(n, table.num_rows)}{total} rows)")
 
     def explain(self, show_all: bool = False, file: IO[str] | None = None) -> None:
         """Prints the logical plan; with ``show_all`` also the optimized logical plan (with the

@@ -334,7 +334,7 @@ class DataType:
 
     def __eq__(self, other: object) -> bool:
         """Equal logical types, as Daft compares them: the Arrow offset width is storage, not
-        type (``string`` and ``large_string`` are both ``Utf8``; ``list`` and ``large_list`` both
+        type (``string`` and ``large_string`` are both ``String``; ``list`` and ``large_list`` both
         ``List``, also inside structs, maps and lists)."""
         if isinstance(other, DataType):
             return _logical(self._arrow_type) == _logical(other._arrow_type)
@@ -358,7 +358,7 @@ class DataType:
         return _core.image_type_info(self._arrow_type)
 
     def __repr__(self) -> str:
-        """The type as Daft prints it: ``Int64``, ``Utf8``, ``List[Float64]``,
+        """The type as Daft prints it: ``Int64``, ``String``, ``List[Float64]``,
         ``Image[RGB; 224 x 224]``, ``Embedding[Float32; 384]``, ``Tensor[Float32]`` ...
         (``to_arrow()`` gives the Arrow type)."""
         from ketch.datatype_names import daft_type_name

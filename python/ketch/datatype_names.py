@@ -1,8 +1,8 @@
-"""Type names as Daft prints them (``Int64``, ``Utf8``, ``List[Float64]``, ``Image[RGB; 224 x 224]``,
+"""Type names as Daft prints them (``Int64``, ``String``, ``List[Float64]``, ``Image[RGB; 224 x 224]``,
 ``Embedding[Float32; 384]``, ``Tensor[Float32; [2, 3]]``), from the Arrow type a column holds.
 
 The name depends only on the Arrow type, so a column prints the same whichever reader or
-operator produced it (``string`` and ``large_string`` are both ``Utf8``, ``list`` and
+operator produced it (``string`` and ``large_string`` are both ``String``, ``list`` and
 ``large_list`` both ``List[...]``)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pyarrow as pa
 
 _PRIMITIVES: dict[pa.DataType, str] = {
     pa.null(): "Null",
-    pa.bool_(): "Boolean",
+    pa.bool_(): "Bool",
     pa.int8(): "Int8",
     pa.int16(): "Int16",
     pa.int32(): "Int32",
@@ -23,8 +23,8 @@ _PRIMITIVES: dict[pa.DataType, str] = {
     pa.float16(): "Float16",
     pa.float32(): "Float32",
     pa.float64(): "Float64",
-    pa.string(): "Utf8",
-    pa.large_string(): "Utf8",
+    pa.string(): "String",
+    pa.large_string(): "String",
     pa.binary(): "Binary",
     pa.large_binary(): "Binary",
     pa.date32(): "Date",

@@ -160,7 +160,7 @@ class Schema:
         from ketch.display.text_table import box_table
 
         rows = [[f.name, str(DataType(f.type))] for f in self._arrow]
-        return box_table([["column_name"], ["type"]], rows)
+        return box_table([["Column Name"], ["DType"]], rows) + "\n"  # Daft's header and trailing newline
 
     def _repr_html_(self) -> str:
         cells = "".join(

@@ -1,5 +1,5 @@
 """DataType equality is logical, as in Daft (issue 28): Arrow's 32- and 64-bit offset variants
-of strings, binaries and lists are one type (``Utf8``, ``Binary``, ``List``), at any depth."""
+of strings, binaries and lists are one type (``String``, ``Binary``, ``List``), at any depth."""
 
 from __future__ import annotations
 

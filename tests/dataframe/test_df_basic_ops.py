@@ -141,8 +141,10 @@ def test_collect_returns_self_and_keeps_result(table):
 
 
 def test_len_needs_collect(table):
+    # An in-memory DataFrame is materialized (Daft: len works); a query over it is not.
+    assert len(ketch.from_arrow(table)) == table.num_rows
     with pytest.raises(RuntimeError):
-        len(ketch.from_arrow(table))
+        len(ketch.from_arrow(table).where(col("a").not_null()))
 
 
 # -- relational operations -------------------------------------------------------------------------
@@ -242,11 +244,13 @@ def test_show_prints_table(capsys):
     df.show(3)
     out = capsys.readouterr().out
     assert "name" in out and "val" in out
-    assert "Int64" in out and "Utf8" in out  # Daft's type names
+    assert "Int64" in out and "String" in out  # Daft's type names
     for shown in ("alpha", "beta", "gamma", "None"):
         assert shown in out
     assert "delta" not in out  # only the first 3 rows
-    assert "Showing first 3 rows" in out
+    assert "(Showing first 3 of 4 rows)" in out  # Daft's footer: the total of a materialized frame
+    df.where(col("val") > 0).show(1)
+    assert "(Showing first 1 rows)" in capsys.readouterr().out  # a lazy one's total is unknown
 
 
 def test_explain_show_all_prints_all_plans(table, capsys):

@@ -48,7 +48,7 @@ def _images(page: str) -> list[tuple[int, int, bytes]]:
 def test_unmaterialized_repr_shows_the_schema_only(media_df):
     text = repr(media_df)
     assert "Dataframe not materialized" in text
-    expected = {"id": "Int64", "text": "Utf8", "emb": "Embedding[Float32; 4]", "image": "Image[RGB]"}
+    expected = {"id": "Int64", "text": "String", "emb": "Embedding[Float32; 4]", "image": "Image[RGB]"}
     for name, dtype in expected.items():
         assert name in text and dtype in text
     page = media_df._repr_html_()

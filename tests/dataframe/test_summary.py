@@ -27,7 +27,7 @@ def test_describe():
     df = ketch.from_pydict({"a": [1, 2, 3], "b": ["x", "y", "z"]})
     out = df.describe()
     assert out.column_names == ["column_name", "type"]
-    assert out.to_pydict() == {"column_name": ["a", "b"], "type": ["Int64", "Utf8"]}
+    assert out.to_pydict() == {"column_name": ["a", "b"], "type": ["Int64", "String"]}
 
 
 def test_summarize(rng, runner):
@@ -60,7 +60,7 @@ def test_summarize(rng, runner):
     present = [v for v in s if v is not None]
     assert (rows["s"]["min"], rows["s"]["max"]) == (min(present), max(present))
     assert rows["s"]["approx_count_distinct"] == len({v for v in s if v is not None})
-    assert rows["s"]["type"] == "Utf8"
+    assert rows["s"]["type"] == "String"
     # A list column has no order: min / max / distinct are null, counts still there.
     assert rows["l"]["min"] is None and rows["l"]["approx_count_distinct"] is None
     assert rows["l"]["count"] == n and rows["l"]["count_nulls"] == 0

@@ -46,7 +46,7 @@ def test_cls_without_return_dtype_infers_it_from_annotations():
     schema = out.schema()
     assert [str(schema[n].dtype) for n in ("plus", "label", "half", "sum")] == [
         "Int64",
-        "Utf8",
+        "String",
         "Float64",
         "Int64",
     ]

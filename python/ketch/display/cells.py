@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from ketch.datatype import DataType
+from ketch.display.value_text import value_kind, value_text
 
 MAX_TEXT_CHARS = 40  # longer strings are cut to this many characters, "…" included
 THUMBNAIL_MAX_PX = 128  # the longer side of an image thumbnail, in pixels
@@ -32,7 +33,7 @@ def _kind(arrow_type: pa.DataType) -> str:
         return "tensor"
     if name.startswith("Embedding["):
         return "embedding"
-    return "value"
+    return value_kind(arrow_type)
 
 
 def _tensor_shape(value: Any) -> tuple[int, ...]:
@@ -57,6 +58,10 @@ def cell_text(value: Any, kind: str) -> str:
         return _shape_text(kind.capitalize(), _tensor_shape(value))
     if isinstance(value, np.ndarray):
         return _shape_text("ndarray", value.shape)
+    daft_text = value_text(value, kind)
+    if daft_text is not None:
+        lines = daft_text.split("\n")
+        return "\n".join(t if len(t) <= MAX_TEXT_CHARS else t[: MAX_TEXT_CHARS - 1] + "…" for t in lines)
     if isinstance(value, bytes):
         text = repr(value[:16]) + ("…" if len(value) > 16 else "")
         return text

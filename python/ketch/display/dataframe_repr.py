@@ -26,8 +26,15 @@ def _preview_rows() -> int:
     return int(get_execution_config().daft_value("num_preview_rows"))
 
 
+def _values(column: pa.ChunkedArray, kind: str) -> list:
+    # Durations print from their integer ticks (Python's timedelta has no nanoseconds).
+    if kind.startswith("duration:"):
+        return column.cast(pa.int64()).to_pylist()
+    return to_pylist(column)
+
+
 def _rows(table: pa.Table, kinds: list[str], render: object) -> list[list[str]]:
-    columns = [[render(v, k) for v in to_pylist(table.column(i))] for i, k in enumerate(kinds)]  # type: ignore[operator]
+    columns = [[render(v, k) for v in _values(table.column(i), k)] for i, k in enumerate(kinds)]  # type: ignore[operator]
     return [[column[r] for column in columns] for r in range(table.num_rows)]
 
 

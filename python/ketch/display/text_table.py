@@ -6,12 +6,16 @@ from __future__ import annotations
 
 def box_table(header: list[list[str]], rows: list[list[str]]) -> str:
     """A table whose header cells hold one or more lines (``header[c]`` for column ``c``) and
-    whose body has ``rows`` (each a list of one-line cells, one per column). With no rows, the
+    whose body has ``rows`` (each a list of cells, one per column; a cell with newlines spans
+    lines). With no rows, the
     table closes right under the header (Daft's unmaterialized DataFrame)."""
     if not header:
         return "(No columns)"
+    # A body cell may hold several lines (Daft prints a struct one field per line).
+    split = [[cell.split("\n") for cell in row] for row in rows]
     widths = [
-        max([len(line) for line in header[c]] + [len(row[c]) for row in rows]) for c in range(len(header))
+        max([len(line) for line in header[c]] + [len(part) for row in split for part in row[c]])
+        for c in range(len(header))
     ]
     height = max(len(cell) for cell in header)
 
@@ -26,9 +30,10 @@ def box_table(header: list[list[str]], rows: list[list[str]]) -> str:
         out.append(cells([cell[i] if i < len(cell) else "" for cell in header]))
     if rows:
         out.append(line("╞", "═", "╪", "╡"))
-        for r, row in enumerate(rows):
+        for r, row in enumerate(split):
             if r:
                 out.append(line("├", "╌", "┼", "┤"))
-            out.append(cells(row))
+            for i in range(max(len(cell) for cell in row)):
+                out.append(cells([cell[i] if i < len(cell) else "" for cell in row]))
     out.append(line("╰", "─", "┴", "╯"))
     return "\n".join(out)

@@ -15,9 +15,13 @@ if TYPE_CHECKING:
 
 
 def _from_table(table: pa.Table) -> DataFrame:
+    """An in-memory DataFrame is materialized from the start (as in Daft): ``repr`` and
+    ``show`` print its rows and their total without running a query."""
     from ketch.dataframe import DataFrame
 
-    return DataFrame(_core.PyPlan.in_memory(table))
+    df = DataFrame(_core.PyPlan.in_memory(table))
+    df._result, df._partition_rows = table, [table.num_rows]
+    return df
 
 
 def from_pydict(data: dict[str, Any]) -> DataFrame:
