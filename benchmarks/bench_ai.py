@@ -26,8 +26,9 @@ wrapped by each engine's own class-UDF API (one instance, on the engine's thread
 the GIL), so every engine runs the same compute per row. Ray Data (``raydata``, on the same
 cluster) runs Daft's ``ray_data_main.py`` of each workload ported the same way: the Python
 libraries its users call for each step (below) and the same model classes in actor pools. Spark
-is not in this run (see the README). Sizes: ``small`` (seconds, CI smoke) and ``medium``
-(``KETCH_BENCH_SIZE``)."""
+(``spark``, PySpark 4 in local mode over all cores, Arrow-backed pandas UDFs; needs a Java 17
+runtime, ``deps/apt.txt``) runs Daft's ``spark.ipynb`` of each workload ported the same way.
+Sizes: ``small`` (seconds, CI smoke) and ``medium`` (``KETCH_BENCH_SIZE``)."""
 
 from __future__ import annotations
 
@@ -140,6 +141,9 @@ def setup(engine: str) -> None:
 
         for module in (image_classification, audio_transcription, document_embedding, video_object_detection):
             cloudpickle.register_pickle_by_value(module)
+    if engine.startswith("spark"):
+        _spark_session().range(4).count()  # the JVM and a Python worker started (untimed)
+        return
     if "_ray" in engine or engine.startswith("raydata"):
         if engine.startswith("raydata"):
             import ray.cloudpickle
@@ -645,3 +649,239 @@ def run_raydata_q3(data_dir: str) -> dict:
 
 def run_raydata_q4(data_dir: str) -> dict:
     return _raydata(4, data_dir, "raydata_q4")
+
+
+# -- Spark (Daft's spark.ipynb of each workload, ported the same way) -------------------------------
+# PySpark in local mode with as many task slots as cores, Arrow-backed pandas UDFs; each model is
+# loaded once per Python worker (the iterator-of-batches UDF form Spark documents for inference)
+# and is the same ``workload_models`` class. Spark has no image, audio, PDF or video functions:
+# the same Python libraries as the Ray Data cases do those steps. Spark cannot write Lance without
+# a JVM connector that is not on PyPI: q3 writes Parquet (the embeddings are the same).
+SPARK_BATCH = 64
+
+
+def _spark() -> Any:
+    from pyspark.sql import SparkSession
+
+    return SparkSession.builder.getOrCreate()
+
+
+def _spark_session() -> Any:
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable  # the workers run this venv's Python
+
+    return (
+        SparkSession.builder.master(f"local[{os.cpu_count() or 1}]")
+        .appName("ketch-bench-ai")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(SPARK_BATCH))
+        .config("spark.driver.memory", "4g")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", str(os.cpu_count() or 1))
+        .getOrCreate()
+    )
+
+
+def _batch_udf(return_type: str, *args: Any) -> Any:
+    """``pandas_udf`` over iterators of batches (``args``: None) or over whole columns (``args``:
+    the argument types): the type hints Spark reads are set here, real objects rather than this
+    module's postponed strings."""
+    from collections.abc import Iterator
+
+    import pandas as pd
+    from pyspark.sql.functions import pandas_udf
+
+    def wrap(fn: Any) -> Any:
+        if args:
+            fn.__annotations__ = dict(zip(fn.__code__.co_varnames, args, strict=False)) | {
+                "return": pd.Series
+            }
+        else:
+            fn.__annotations__ = {
+                fn.__code__.co_varnames[0]: Iterator[pd.Series],
+                "return": Iterator[pd.Series],
+            }
+        return pandas_udf(fn, return_type)
+
+    return wrap
+
+
+def _model_once(key: str, factory: Any) -> Any:
+    """One model per Python worker process, kept across tasks (Spark reuses its workers; the
+    UDF itself is unpickled anew for each task, so the cache lives in a module of its own)."""
+    import types
+
+    name = "_ketch_bench_spark_models"
+    holder = sys.modules.setdefault(name, types.ModuleType(name))
+    cache = holder.__dict__.setdefault("models", {})
+    if key not in cache:
+        cache[key] = factory()
+    return cache[key]
+
+
+def _spark_q1(data_dir: str, engine: str) -> dict:
+    import numpy as np
+    import pandas as pd
+    from pyspark.sql.functions import col
+    from workload_models import ResNetClassifier
+
+    i, out = _inputs(data_dir), _out(data_dir, engine)
+    model_dir = i["resnet"]
+
+    @_batch_udf("string")
+    def classify(batches: Any) -> Any:
+        from PIL import Image
+
+        model = _model_once("resnet", lambda: ResNetClassifier(model_dir))
+        for content in batches:
+            images = [np.asarray(Image.open(io.BytesIO(b)).convert("RGB").resize((224, 224), Image.BILINEAR))
+                      for b in content]  # fmt: skip
+            yield pd.Series(model(_Column(images)))
+
+    df = _spark().read.format("binaryFile").option("pathGlobFilter", "*.jpg").load(i["images"])
+    df.select("path", classify(col("content")).alias("label")).write.parquet(out)
+    rows = _spark().read.parquet(out).count()
+    return {"rows": rows, "check": float(rows)}
+
+
+def _spark_q2(data_dir: str, engine: str) -> dict:
+    import numpy as np
+    import pandas as pd
+    from pyspark.sql.functions import col, length
+    from workload_models import SAMPLE_RATE, Decoder, FeatureExtractor, Transcriber
+
+    i, out = _inputs(data_dir), _out(data_dir, engine)
+    model_dir = i["whisper"]
+
+    @_batch_udf("string")
+    def transcribe(batches: Any) -> Any:
+        import librosa
+        import soundfile
+
+        features = _model_once("features", lambda: FeatureExtractor(model_dir))
+        transcriber = _model_once("whisper", lambda: Transcriber(model_dir))
+        decoder = _model_once("decoder", lambda: Decoder(model_dir))
+        for content in batches:
+            samples = []
+            for data in content:
+                audio, rate = soundfile.read(io.BytesIO(data))
+                audio = audio.mean(axis=1) if audio.ndim > 1 else audio
+                samples.append(
+                    librosa.resample(audio, orig_sr=rate, target_sr=SAMPLE_RATE).astype(np.float32)
+                )
+            ids = transcriber(_Column(features(_Column(samples))))
+            yield pd.Series(decoder(_Column(ids)))
+
+    df = _spark().read.format("binaryFile").option("pathGlobFilter", "*.flac").load(i["clips"])
+    df = df.select("path", transcribe(col("content")).alias("transcription"))
+    df.withColumn("transcription_length", length("transcription")).write.parquet(out)
+    result = _spark().read.parquet(out).toPandas()
+    return {"rows": len(result), "check": float(result["transcription_length"].sum())}
+
+
+def _spark_q3(data_dir: str, engine: str) -> dict:
+    import pandas as pd
+    from pyspark.sql.functions import col, explode, expr, udf
+
+    i, out = _inputs(data_dir), _out(data_dir, engine)
+    model_dir = i["embedder"]
+
+    @udf("array<struct<page_number: long, text: string>>")
+    def pdf_pages(data: bytes) -> list[dict]:
+        return _pypdfium2_pages(data)
+
+    @_batch_udf("array<float>")
+    def embed(batches: Any) -> Any:
+        def load() -> Any:
+            from sentence_transformers import SentenceTransformer
+
+            return SentenceTransformer(model_dir, device="cpu")
+
+        model = _model_once("embedder", load)
+        for chunks in batches:
+            yield pd.Series(list(model.encode(list(chunks), batch_size=64)))
+
+    df = _spark().read.format("binaryFile").option("pathGlobFilter", "*.pdf").load(i["pdfs"])
+    df = df.select("path", explode(pdf_pages(col("content"))).alias("page"))
+    df = df.select("path", col("page.page_number").alias("page_number"), col("page.text").alias("page_text"))
+    pattern = CHUNK_PATTERN.replace("\\", "\\\\")
+    df = df.select(
+        "path", "page_number", explode(expr(f"regexp_extract_all(page_text, '{pattern}', 0)")).alias("chunk")
+    )
+    df.select("path", "page_number", "chunk", embed(col("chunk")).alias("embedding")).write.parquet(out)
+    chunks = [r["chunk"] for r in _spark().read.parquet(out).select("chunk").collect()]
+    return {"rows": len(chunks), "check": float(sum(len(c.split()) for c in chunks))}
+
+
+def _spark_q4(data_dir: str, engine: str) -> dict:
+    import numpy as np
+    import pandas as pd
+    from pyspark.sql.functions import col, explode
+    from workload_models import Detector
+
+    i, out = _inputs(data_dir), _out(data_dir, engine)
+    model_dir = i["yolos"]
+
+    def frames(batches: Any) -> Any:
+        import av
+
+        for batch in batches:
+            rows = []
+            for path, data in zip(batch["path"], batch["content"], strict=True):
+                with av.open(io.BytesIO(data)) as container:
+                    for k, frame in enumerate(container.decode(video=0)):
+                        image = frame.to_ndarray(
+                            format="rgb24", width=FRAME, height=FRAME, interpolation="BILINEAR"
+                        )
+                        rows.append({"path": path, "frame_index": k, "data": image.tobytes()})
+            yield pd.DataFrame(rows, columns=["path", "frame_index", "data"])
+
+    detection = "array<struct<label: string, confidence: float, bbox: array<int>>>"
+
+    @_batch_udf(detection)
+    def detect(batches: Any) -> Any:
+        model = _model_once("yolos", lambda: Detector(model_dir))
+        for data in batches:
+            images = [np.frombuffer(b, dtype=np.uint8).reshape(FRAME, FRAME, 3) for b in data]
+            yield pd.Series(model(_Column(images)))
+
+    @_batch_udf("binary", pd.Series, pd.DataFrame)
+    def crop(data: pd.Series, features: pd.DataFrame) -> pd.Series:
+        from PIL import Image
+
+        out = []
+        for b, bbox in zip(data, features["bbox"], strict=True):
+            x, y, w, h = (int(v) for v in bbox)
+            buf = io.BytesIO()
+            image = Image.fromarray(np.frombuffer(b, dtype=np.uint8).reshape(FRAME, FRAME, 3))
+            image.crop((x, y, x + w, y + h)).save(buf, format="PNG")
+            out.append(buf.getvalue())
+        return pd.Series(out)
+
+    videos = _spark().read.format("binaryFile").option("pathGlobFilter", "*.mp4").load(i["videos"])
+    df = videos.select("path", "content").mapInPandas(frames, "path string, frame_index long, data binary")
+    df = df.withColumn("features", explode(detect(col("data"))))
+    df.withColumn("object", crop(col("data"), col("features"))).drop("data").write.parquet(out)
+    rows = _spark().read.parquet(out).count()
+    return {"rows": rows, "check": float(rows)}
+
+
+def _spark_case(q: int, data_dir: str) -> dict:
+    return [_spark_q1, _spark_q2, _spark_q3, _spark_q4][q - 1](data_dir, f"spark_q{q}")
+
+
+def run_spark_q1(data_dir: str) -> dict:
+    return _spark_case(1, data_dir)
+
+
+def run_spark_q2(data_dir: str) -> dict:
+    return _spark_case(2, data_dir)
+
+
+def run_spark_q3(data_dir: str) -> dict:
+    return _spark_case(3, data_dir)
+
+
+def run_spark_q4(data_dir: str) -> dict:
+    return _spark_case(4, data_dir)

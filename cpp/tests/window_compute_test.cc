@@ -46,7 +46,7 @@ std::vector<std::string> Column(const arrow::Table& table, const std::string& na
 }
 
 arrow::Result<std::shared_ptr<arrow::Table>> ComputeFor(const WindowSpec& spec,
-                                                 std::vector<WindowFunction> functions) {
+                                                        std::vector<WindowFunction> functions) {
   auto input = Input();
   auto fields = input->schema()->fields();
   for (const auto& f : functions) fields.push_back(arrow::field(f.output, f.output_type));
@@ -62,14 +62,25 @@ WindowSpec Ordered() {
   return spec;
 }
 
-TEST(WindowCompute, RanksAndRunningSumIncludePeers) {
+TEST(WindowCompute, RanksIncludePeersAndAFramelessSumIsThePartitions) {
   ASSERT_OK_AND_ASSIGN(auto out, ComputeFor(Ordered(), {Fn("rank", "", "rk", arrow::uint64()),
-                                                 Fn("dense_rank", "", "drk", arrow::uint64()),
-                                                 Fn("agg_sum", "v", "run", arrow::int64())}));
+                                                        Fn("dense_rank", "", "drk", arrow::uint64()),
+                                                        Fn("agg_sum", "v", "total", arrow::int64())}));
   // Sorted: a(1,1) a(2,10) a(2,20) a(4,null) b(5,7) b(null,3)
   EXPECT_EQ(Column(*out, "t"), (std::vector<std::string>{"1", "2", "2", "4", "5", "null"}));
   EXPECT_EQ(Column(*out, "rk"), (std::vector<std::string>{"1", "2", "2", "4", "1", "2"}));
   EXPECT_EQ(Column(*out, "drk"), (std::vector<std::string>{"1", "2", "2", "3", "1", "2"}));
+  // No frame: the whole partition, order_by or not (Daft's rule).
+  EXPECT_EQ(Column(*out, "total"), (std::vector<std::string>{"31", "31", "31", "31", "10", "10"}));
+}
+
+TEST(WindowCompute, RunningSumOverARangeFrameIncludesPeers) {
+  WindowSpec running = Ordered();
+  running.frame.type = WindowFrame::Type::kRange;
+  running.frame.start_unbounded = true;
+  running.frame.end_unbounded = false;
+  running.frame.end = 0;
+  ASSERT_OK_AND_ASSIGN(auto out, ComputeFor(running, {Fn("agg_sum", "v", "run", arrow::int64())}));
   EXPECT_EQ(Column(*out, "run"), (std::vector<std::string>{"1", "31", "31", "31", "7", "10"}));
 }
 
@@ -80,7 +91,7 @@ TEST(WindowCompute, RowAndRangeFramesAndSlidingMin) {
   rows.frame.start = -1;
   rows.frame.end = 0;
   ASSERT_OK_AND_ASSIGN(auto out, ComputeFor(rows, {Fn("agg_sum", "v", "s", arrow::int64()),
-                                            Fn("agg_min", "v", "m", arrow::int64())}));
+                                                   Fn("agg_min", "v", "m", arrow::int64())}));
   EXPECT_EQ(Column(*out, "s"), (std::vector<std::string>{"1", "11", "30", "20", "7", "10"}));
   EXPECT_EQ(Column(*out, "m"), (std::vector<std::string>{"1", "1", "10", "20", "7", "3"}));
 
