@@ -137,10 +137,11 @@ def build_nli_classifier(root: str | os.PathLike[str]) -> Path:
     return _mark(directory, "nli_classifier")
 
 
-def build_chat_lm(root: str | os.PathLike[str]) -> Path:
-    """A 2-layer Llama causal LM (hidden size 64) with a chat template: greedy generation gives
-    deterministic (meaningless) text."""
-    directory = Path(root) / "chat_lm"
+def _build_llama(
+    root: str | os.PathLike[str], name: str, hidden: int, layers: int, positions: int, seed: int
+) -> Path:
+    """A random Llama causal LM with the local tokenizer and a chat template, saved once."""
+    directory = Path(root) / name
     if _done(directory):
         return directory
     import torch
@@ -149,22 +150,30 @@ def build_chat_lm(root: str | os.PathLike[str]) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     tokenizer = _tokenizer(directory, ["input_ids", "attention_mask"])
     tokenizer.chat_template = CHAT_TEMPLATE
+    tokenizer.model_max_length = max(tokenizer.model_max_length, positions)
     tokenizer.save_pretrained(directory)
+    heads = max(2, hidden // 64)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=HIDDEN,
-        intermediate_size=2 * HIDDEN,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
+        hidden_size=hidden,
+        intermediate_size=2 * hidden if hidden <= HIDDEN else int(2.6875 * hidden),
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
+        max_position_embeddings=positions,
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.cls_token_id,
         eos_token_id=tokenizer.sep_token_id,
     )
-    torch.manual_seed(2)
+    torch.manual_seed(seed)
     LlamaForCausalLM(config).save_pretrained(directory)
-    return _mark(directory, "chat_lm")
+    return _mark(directory, name)
+
+
+def build_chat_lm(root: str | os.PathLike[str]) -> Path:
+    """A 2-layer Llama causal LM (hidden size 64) with a chat template: greedy generation gives
+    deterministic (meaningless) text."""
+    return _build_llama(root, "chat_lm", hidden=HIDDEN, layers=2, positions=256, seed=2)
 
 
 def build_fewshot_lm(root: str | os.PathLike[str]) -> Path:
@@ -172,32 +181,7 @@ def build_fewshot_lm(root: str | os.PathLike[str]) -> Path:
     positions, about 28M parameters): prefilling a prompt of a few hundred tokens costs far more
     than generating a few, as in real few-shot work, so reusing a shared prefix's KV cache
     shows (bench_ai q5)."""
-    directory = Path(root) / "fewshot_lm"
-    if _done(directory):
-        return directory
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    directory.mkdir(parents=True, exist_ok=True)
-    tokenizer = _tokenizer(directory, ["input_ids", "attention_mask"])
-    tokenizer.chat_template = CHAT_TEMPLATE
-    tokenizer.model_max_length = 1024
-    tokenizer.save_pretrained(directory)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=512,
-        intermediate_size=1376,
-        num_hidden_layers=8,
-        num_attention_heads=8,
-        num_key_value_heads=8,
-        max_position_embeddings=1024,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.cls_token_id,
-        eos_token_id=tokenizer.sep_token_id,
-    )
-    torch.manual_seed(3)
-    LlamaForCausalLM(config).save_pretrained(directory)
-    return _mark(directory, "fewshot_lm")
+    return _build_llama(root, "fewshot_lm", hidden=512, layers=8, positions=1024, seed=3)
 
 
 def build_clip(root: str | os.PathLike[str]) -> Path:
