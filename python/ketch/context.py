@@ -179,6 +179,10 @@ def get_execution_config() -> ExecutionConfig:
     return _config
 
 
+# Ketch's fields whose None means something (not "unchanged").
+_NONE_IS_A_VALUE = frozenset({"flight_shuffle_compression"})
+
+
 def set_execution_config(
     config: ExecutionConfig | None = None, **fields: int | float | bool | str | list[str] | None
 ) -> ExecutionConfig:
@@ -191,14 +195,15 @@ def set_execution_config(
     per knob; ``ketch.execution_knobs`` lists which are which.
 
     A field given as None is left as it is (Daft's "unchanged", e.g.
-    ``execution_config_ctx(default_morsel_size=None)``).
+    ``execution_config_ctx(default_morsel_size=None)``), except a Ketch field for which None is
+    a value (``flight_shuffle_compression=None``: no compression).
 
     Raises ``TypeError`` for unknown fields and ``ValueError`` for negative values.
     """
     from ketch import execution_knobs
 
     global _config
-    fields = {name: value for name, value in fields.items() if value is not None}
+    fields = {name: value for name, value in fields.items() if value is not None or name in _NONE_IS_A_VALUE}
     native_names = {f.name for f in dataclasses.fields(ExecutionConfig)} - {"daft_options"}
     fields, daft = execution_knobs.split_fields(fields, native_names)
     with _lock:

@@ -13,3 +13,9 @@ def test_a_config_field_given_as_none_is_left_unchanged() -> None:
     with ketch.execution_config_ctx(default_morsel_size=7) as config:
         assert config.morsel_size_rows == 7
     assert ketch.context.get_execution_config().morsel_size_rows == before.morsel_size_rows
+
+
+def test_a_ketch_field_whose_none_is_a_value_takes_it() -> None:
+    with ketch.execution_config_ctx(flight_shuffle_compression=None) as config:
+        assert config.flight_shuffle_compression is None
+    assert ketch.context.get_execution_config().flight_shuffle_compression == "lz4"

@@ -110,7 +110,7 @@ def test_window_spills_under_small_budget_and_matches_pandas(tmp_path):
     ):
         df = ketch.from_arrow(table).with_columns(
             {
-                "run": col("v").sum().over(w),
+                "run": col("v").sum().over(w.rows_between(Window.unbounded_preceding, Window.current_row)),
                 "rn": row_number().over(w),
                 "tot": col("v").sum().over(w.rows_between()),
             }
@@ -170,14 +170,16 @@ def test_string_min_max_and_count_modes_over_frames():
         "t": [1, 2, 3, 4, 1, 2],
         "s": ["m", None, "c", "x", "q", "b"],
     }
+    # Running frames are asked for (a frame-less ordered window is the whole partition, as Daft).
     w = Window().partition_by("g").order_by("t")
+    running = w.rows_between(Window.unbounded_preceding, Window.current_row)
     got = (
         ketch.from_pydict(data)
         .with_columns(
             {
-                "mn": col("s").min().over(w),
+                "mn": col("s").min().over(running),
                 "mx": col("s").max().over(w.rows_between(-1, 1)),
-                "all": col("s").count("all").over(w),
+                "all": col("s").count("all").over(running),
                 "nulls": col("s").count("null").over(Window().partition_by("g")),
             }
         )

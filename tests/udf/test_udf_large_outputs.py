@@ -189,7 +189,7 @@ def test_engine_takes_a_chunked_array_from_a_runner():
         )
 
     native = _core.udf(
-        "chunks", runner, [_expr(col("i"))._native], pa.large_binary(), 0, 0, 1, False, False, {}
+        "chunks", runner, [_expr(col("i"))._native], pa.large_binary(), 0, 0, 1, False, False, {}, 0
     )
     out = ketch.from_pydict({"i": [1, 22, 333]}).select(Expression(native).alias("c")).to_pydict()
     assert out["c"] == [b"11", b"2222", b"333333"]
