@@ -122,6 +122,11 @@ def session(data_dir: str) -> Any:
     return bench_ray.local_cluster(bench_ray.NODES, bench_ray.CPUS_PER_NODE, bench_ray.OBJECT_STORE_MB)
 
 
+def uses_session(engine: str) -> bool:
+    """Only the Ray cases run on the cluster (the harness samples its nodes for those alone)."""
+    return "ray" in engine
+
+
 def setup(engine: str) -> None:
     """Imports and, for the Ray cases, joins the cluster (untimed)."""
     import cloudpickle

@@ -41,6 +41,8 @@ more process trees sampled while each case runs, every ``TREE_SAMPLE_INTERVAL_S`
 Pss sum and baseline as the case's own tree: e.g. each Ray node's raylet, whose descendants are
 that node's workers; reported per case under ``trees`` as ``{name: {"peak_mb", "baseline_mb",
 "peak_above_start_mb", "peak_processes"}}``) and ``info`` (written into the JSON as ``session``).
+``uses_session(engine) -> bool`` (default: every case) names the cases that run on the session;
+the others run with its trees unsampled (each sample walks /proc: a core's share on 2 cores).
 """
 
 from __future__ import annotations
@@ -290,6 +292,9 @@ def main() -> int:
         results: dict[str, dict] = {}
         load_before = os.getloadavg()
         session = getattr(module, "session", None)
+        # The session's process trees (Ray nodes) are sampled only for the cases that run on it:
+        # each sample walks /proc, which costs a core's share on a 2-core machine.
+        uses_session = getattr(module, "uses_session", lambda engine: True)
         with session(str(data_dir)) if session and engines else contextlib.nullcontext({}) as context:
             for engine in engines:
                 best: dict | None = None
@@ -300,7 +305,7 @@ def main() -> int:
                         engine,
                         data_dir,
                         context.get("env"),
-                        context.get("trees"),
+                        context.get("trees") if uses_session(engine) else None,
                         args.case_timeout,
                         engine.split("_")[0] in getattr(module, "KETCH_VENV_ENGINES", ()),
                     )
