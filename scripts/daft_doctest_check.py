@@ -2,6 +2,7 @@
 (``import daft`` → ``import ketch as daft``) and compares what they print (issue 28).
 
     python scripts/daft_doctest_check.py [--limit N] [--timeout S]
+    python scripts/daft_doctest_check.py compare --work /tmp/daft_doctests_XXXX  (re-summarise a run)
 
 Needs Daft 0.7.26 in ``benchmarks/.venv-peers`` (``make bench`` installs it) and Ketch's
 ``.venv``. Three steps, each in its own process:
@@ -144,7 +145,7 @@ def compare(daft_json: str, ketch_json: str) -> str:
         counts["compared"] += 1
         if k["error"]:
             counts["failed"] += 1
-            reason = re.sub(r"'[^']*'", "'…'", k["error"])[:120]
+            reason = k["error"][:140]  # the names stay: a missing attribute is the thing to add
             reasons[reason] += 1
             examples.setdefault(reason, name)
             continue
@@ -165,7 +166,8 @@ def compare(daft_json: str, ketch_json: str) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("step", nargs="?", default="all", choices=["all", "collect", "run"])
+    parser.add_argument("step", nargs="?", default="all", choices=["all", "collect", "run", "compare"])
+    parser.add_argument("--work", help="compare: the folder of an earlier run (daft.json, ketch.json)")
     parser.add_argument("--tests", help="collect: where to write; run: the collected JSON")
     parser.add_argument("--engine", choices=["daft", "ketch"])
     parser.add_argument("--out")
@@ -178,7 +180,13 @@ def main() -> int:
     if args.step == "run":
         run(args.tests, args.engine, args.out, args.timeout)
         return 0
+    if args.step == "compare":
+        summary = compare(str(Path(args.work) / "daft.json"), str(Path(args.work) / "ketch.json"))
+        print(summary)
+        SUMMARY.write_text(summary)
+        return 0
     work = Path(tempfile.mkdtemp(prefix="daft_doctests_"))
+    print(f"work folder: {work}", file=sys.stderr)
     tests = work / "tests.json"
     me = str(Path(__file__).resolve())
     subprocess.run([str(PEERS_PY), me, "collect", "--tests", str(tests)], check=True)

@@ -8,6 +8,7 @@ from typing import Any
 import pyarrow as pa
 
 from ketch import _core
+from ketch.datatype_predicates import DataTypePredicates
 
 
 class ImageMode(enum.Enum):
@@ -84,7 +85,7 @@ def _unit_name(unit: TimeUnit | str) -> str:
     return unit._unit if isinstance(unit, TimeUnit) else TimeUnit.from_str(str(unit))._unit
 
 
-class DataType:
+class DataType(DataTypePredicates):
     """A column type. Wraps a ``pyarrow.DataType``; multimodal types are Arrow extension types
     ("ketch.image", "ketch.fixed_shape_image") so they survive Parquet and IPC round trips."""
 
