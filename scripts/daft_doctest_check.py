@@ -93,6 +93,22 @@ def _alarm(signum: int, frame: Any) -> None:
     raise _Timeout
 
 
+def _reset_runner(engine: str) -> None:
+    """An example that switched to the Ray runner does not leave the next ones on it."""
+    try:
+        if engine == "ketch":
+            from ketch import runners
+
+            if getattr(runners._runner, "name", "native") != "native":
+                runners._runner = None  # the next query picks the native runner again
+        import ray
+
+        if ray.is_initialized():
+            ray.shutdown()
+    except Exception:  # noqa: BLE001 (best effort between docstrings)
+        pass
+
+
 def run(tests_json: str, engine: str, out: str, timeout: int) -> None:
     """Step 2: every docstring's examples, outputs and the first error, as JSON in `out`."""
     signal.signal(signal.SIGALRM, _alarm)
@@ -122,6 +138,7 @@ def run(tests_json: str, engine: str, out: str, timeout: int) -> None:
             if error:
                 break
         results.append({"name": test["name"], "outputs": outputs, "error": error})
+        _reset_runner(engine)
     Path(out).write_text(json.dumps(results))
 
 
@@ -192,12 +209,15 @@ def main() -> int:
     subprocess.run([str(PEERS_PY), me, "collect", "--tests", str(tests)], check=True)
     if args.limit:
         tests.write_text(json.dumps(json.loads(tests.read_text())[: args.limit]))
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    # A Ray runner started by an example gets a cluster of its own (never one found on the
+    # machine, e.g. a test suite's), and no model hub is tried.
+    isolated = {**os.environ, "RAY_ADDRESS": "local", "HF_HUB_OFFLINE": "1"}
+    env = {**isolated, "PYTHONPATH": str(ROOT / "python")}
     for engine, python in (("daft", PEERS_PY), ("ketch", KETCH_PY)):
         subprocess.run(
             [str(python), me, "run", "--tests", str(tests), "--engine", engine,
              "--out", str(work / f"{engine}.json"), "--timeout", str(args.timeout)],
-            check=True, env=env if engine == "ketch" else None, stdout=subprocess.DEVNULL,
+            check=True, env=env if engine == "ketch" else isolated, stdout=subprocess.DEVNULL,
         )  # fmt: skip
     summary = compare(str(work / "daft.json"), str(work / "ketch.json"))
     print(summary)
