@@ -377,18 +377,8 @@ def _datatype_from_ipc(data: bytes) -> DataType:
 
 
 def _logical(t: pa.DataType) -> pa.DataType:
-    """`t` with every 32-bit-offset string, binary and list type as its 64-bit-offset twin (the
-    one logical type Daft sees); other types, extension types included, as they are."""
-    if pa.types.is_string(t):
-        return pa.large_string()
-    if pa.types.is_binary(t):
-        return pa.large_binary()
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return pa.large_list(t.value_field.with_type(_logical(t.value_type)))
-    if pa.types.is_fixed_size_list(t):
-        return pa.list_(t.value_field.with_type(_logical(t.value_type)), t.list_size)
-    if pa.types.is_struct(t):
-        return pa.struct([t.field(i).with_type(_logical(t.field(i).type)) for i in range(t.num_fields)])
-    if pa.types.is_map(t):
-        return pa.map_(_logical(t.key_type), t.item_field.with_type(_logical(t.item_type)), t.keys_sorted)
-    return t
+    """`t` with every 32-bit-offset string, binary and list type, maps included, as its
+    64-bit-offset twin (the one logical type Daft sees); other types as they are."""
+    from ketch.large_arrays import large_variant
+
+    return large_variant(t, through_maps=True)

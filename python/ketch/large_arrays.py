@@ -17,22 +17,28 @@ import pyarrow as pa
 SMALL_OFFSET_LIMIT = 2**31 - 1
 
 
-def large_variant(arrow_type: pa.DataType) -> pa.DataType:
+def large_variant(arrow_type: pa.DataType, through_maps: bool = False) -> pa.DataType:
     """``arrow_type`` with every 32-bit-offset type, however deeply nested, replaced by its 64-bit
     variant: binary → large_binary, string → large_string, list → large_list (through struct,
-    list, large_list and fixed_size_list children). Other types (maps, views, extension types)
-    are returned as they are."""
+    list, large_list and fixed_size_list children, and with ``through_maps`` a map's keys and
+    items). Other types (views, extension types; maps unless asked) are returned as they are."""
     t = arrow_type
+
+    def inner(child: pa.DataType) -> pa.DataType:
+        return large_variant(child, through_maps)
+
     if pa.types.is_binary(t):
         return pa.large_binary()
     if pa.types.is_string(t):
         return pa.large_string()
     if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return pa.large_list(t.value_field.with_type(large_variant(t.value_type)))
+        return pa.large_list(t.value_field.with_type(inner(t.value_type)))
     if pa.types.is_fixed_size_list(t):
-        return pa.list_(t.value_field.with_type(large_variant(t.value_type)), t.list_size)
+        return pa.list_(t.value_field.with_type(inner(t.value_type)), t.list_size)
     if pa.types.is_struct(t):
-        return pa.struct([t.field(i).with_type(large_variant(t.field(i).type)) for i in range(t.num_fields)])
+        return pa.struct([t.field(i).with_type(inner(t.field(i).type)) for i in range(t.num_fields)])
+    if through_maps and pa.types.is_map(t):
+        return pa.map_(inner(t.key_type), t.item_field.with_type(inner(t.item_type)), t.keys_sorted)
     return t
 
 
