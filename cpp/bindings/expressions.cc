@@ -9,6 +9,7 @@
 #include "interop.h"
 #include "ketch/expr/expr.h"
 #include "ketch/expr/udf_stream.h"
+#include "ketch/plan/logical/aggregate_expressions.h"
 
 namespace ketch::bindings {
 namespace {
@@ -216,6 +217,7 @@ void BindExpressions(nb::module_& m) {
              return std::vector<std::string>(names.begin(), names.end());
            })
       .def("has_udf", [](const PyExpr& e) { return e.expr->HasUdf(); })
+      .def("has_aggregation", [](const PyExpr& e) { return ContainsAggregationCall(*e.expr); })
       .def("is_column", [](const PyExpr& e) { return e.expr->kind() == ExprKind::kColumn; })
       .def("is_literal", [](const PyExpr& e) { return e.expr->kind() == ExprKind::kLiteral; })
       .def("literal_array",

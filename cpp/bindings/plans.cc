@@ -22,6 +22,7 @@
 #include "ketch/distributed/stage_planner.h"
 #include "ketch/exec/executor.h"
 #include "ketch/functions/url/url_functions.h"
+#include "ketch/plan/logical/aggregate_expressions.h"
 #include "ketch/plan/logical/aggregate_phases.h"
 #include "ketch/plan/logical/logical_plan.h"
 #include "ketch/plan/logical/plan_stats.h"
@@ -481,6 +482,10 @@ void BindPlans(nb::module_& m) {
            [](const PyPlan& p, std::vector<std::string> group_by, nb::list aggregations) {
              return PyPlan{
                  Unwrap(LogicalPlan::Aggregate(p.plan, AggregateSpec{group_by, Exprs(aggregations)}))};
+           })
+      .def("aggregate_expressions",
+           [](const PyPlan& p, nb::list keys, nb::list aggregations) {
+             return PyPlan{Unwrap(AggregateExpressions(p.plan, Exprs(keys), Exprs(aggregations)))};
            })
       .def(
           "join",

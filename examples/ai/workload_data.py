@@ -70,8 +70,9 @@ def make_speech(root: str | os.PathLike[str], n: int) -> Path:
     sentences = _sentences()
     for i in range(n):
         wav = folder / f"clip{i:05d}.wav"
-        subprocess.run(["espeak-ng", "-s", str(150 + i % 40), "-w", str(wav), sentences[i % len(sentences)]],
-                       check=True)  # fmt: skip
+        # The text goes on stdin: a sentence starting with "-" would read as an option.
+        subprocess.run(["espeak-ng", "-s", str(150 + i % 40), "-w", str(wav), "--stdin"],
+                       input=sentences[i % len(sentences)].encode(), check=True)  # fmt: skip
         samples, rate = soundfile.read(wav, dtype="int16")
         soundfile.write(folder / f"clip{i:05d}.flac", samples, rate, format="FLAC")
         wav.unlink()

@@ -76,11 +76,14 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
     def select(self, *columns: str | Expression, **projections: Expression) -> DataFrame:
         """Keeps / computes exactly these columns, in this order; keyword arguments add
         expressions under their keyword as name, after the positional ones (Daft's
-        ``select(*columns, **projections)``). Raises ValueError when no column is given."""
+        ``select(*columns, **projections)``). A select of aggregations (``select(col("a").sum())``)
+        is a global aggregation, ``agg``'s. Raises ValueError when no column is given."""
         if not columns and not projections:
             raise ValueError("select() needs at least one column")
         exprs = [x for c in columns for x in self._expand_unnest(_as_expression(c))]
         exprs += [_as_expression(e).alias(name) for name, e in projections.items()]
+        if any(e._native.has_aggregation() for e in exprs):
+            return self.agg(*exprs)
         return DataFrame(self._plan.project([e._native for e in exprs]))._explode_generators(exprs)
 
     def _expand_unnest(self, expr: Expression) -> list[Expression]:
@@ -179,13 +182,21 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         exprs = [_as_expression(k) for k in keys]
         return sort.sort(self, exprs, [bool(d) for d in descending], [bool(n) for n in nulls])
 
-    def groupby(self, *group_by: str | Expression) -> GroupedDataFrame:
-        """Groups rows by the given columns; follow with ``.agg(...)`` or ``.sum(...)`` etc."""
-        return GroupedDataFrame(self, [_column_name(g) for g in group_by])
+    def groupby(self, *group_by: str | Expression | list[str | Expression]) -> GroupedDataFrame:
+        """Groups rows by the given keys (column names, expressions such as ``col("a") % 2`` or
+        ``col("g").alias("x")``, or lists of them); follow with ``.agg(...)`` or ``.sum(...)``
+        etc. Each key's output column is named by its output name (``a``, ``x``). Raises
+        ColumnNotFoundError for a key naming a missing column."""
+        keys = [_as_expression(k) for k in _flatten(group_by)]
+        self._check_columns([k for k in _flatten(group_by) if isinstance(k, str)])
+        return GroupedDataFrame(self, keys)
 
     def agg(self, *to_agg: Expression | list[Expression]) -> DataFrame:
-        """Aggregates the whole table into one row: ``df.agg(col("x").sum(), col("y").mean())``."""
-        return DataFrame(self._plan.aggregate([], [e._native for e in _flatten(to_agg)]))
+        """Aggregates the whole table into one row: ``df.agg(col("x").sum(), col("y").mean())``.
+        An entry may be any expression over aggregations and literals (``col("a").sum() + 1``,
+        ``col("a").mean() / col("b").mean()``), named by its output name. Raises ValueError for an
+        entry reading a column outside any aggregation, or an aggregation nested in another."""
+        return DataFrame(self._plan.aggregate_expressions([], [e._native for e in _flatten(to_agg)]))
 
     def pivot(
         self,
@@ -949,20 +960,26 @@ def _flatten(items: tuple[Any, ...]) -> list[Expression]:
 
 
 class GroupedDataFrame(GroupedAggregationShorthands):
-    """The result of ``DataFrame.groupby``: aggregate with ``agg`` or the shortcuts."""
+    """The result of ``DataFrame.groupby``: aggregate with ``agg`` or the shortcuts.
+    ``group_by`` holds the keys' output column names, ``keys`` the key expressions."""
 
-    def __init__(self, df: DataFrame, group_by: list[str]) -> None:
-        if not group_by:
+    def __init__(self, df: DataFrame, keys: list[Expression]) -> None:
+        if not keys:
             raise ValueError("groupby() needs at least one column")
-        df._check_columns(group_by)
         self.df = df
-        self.group_by = group_by
+        self.keys = keys
+        self.group_by = [k.name() for k in keys]
 
     def agg(self, *to_agg: Expression | list[Expression]) -> DataFrame:
-        """One row per group: the keys, then each aggregation (``col("x").sum()``, ...).
-        Group order is not defined; sort afterwards if you need one."""
+        """One row per group: the keys, then each aggregation (``col("x").sum()``, or any
+        expression over aggregations, the group keys and literals, such as
+        ``col("x").sum() + 1`` or ``(col("g") + "_x").alias("h")``). Group order is not
+        defined; sort afterwards if you need one. Raises ValueError for an entry reading a
+        column that is neither a key nor inside an aggregation."""
         exprs = _flatten(to_agg)
-        return DataFrame(self.df._plan.aggregate(self.group_by, [e._native for e in exprs]))
+        return DataFrame(
+            self.df._plan.aggregate_expressions([k._native for k in self.keys], [e._native for e in exprs])
+        )
 
     def _shortcut(self, method: str, columns: tuple[str, ...]) -> DataFrame:
         names = list(columns) or [n for n in self.df.column_names if n not in self.group_by]

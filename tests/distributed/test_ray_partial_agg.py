@@ -214,3 +214,29 @@ def test_mixed_single_phase_aggregations_fall_back_to_the_raw_row_shuffle(on_ray
     # a single-phase global aggregate still runs on the driver
     data.agg(col("v").stddev()).collect()
     assert not any("partial" in s.name for s in on_ray.last_stages)
+
+
+def test_key_expressions_and_arithmetic_over_aggregations(on_ray):
+    # groupby(col("g") % 3) computes the key below the partial aggregate; sum()+max() is a
+    # projection above the final one. Same rows as the native runner, and as plain Python.
+    data = _partitioned(3000, 25, 6)
+    table = _table(3000, 25).to_pydict()
+
+    def build():
+        return (
+            data.groupby((col("g") % 3).alias("k"))
+            .agg((col("id").sum() + col("id").max()).alias("t"), col("id").count().alias("n"))
+            .sort("k")
+        )
+
+    native, ray = native_then_ray(build)
+    assert native.to_pydict() == ray.to_pydict()
+    expected: dict = {}
+    for i, g in zip(table["id"], table["g"], strict=True):
+        expected.setdefault(None if g is None else g % 3, []).append(i)
+    keys = sorted(expected, key=lambda k: (k is None, k))
+    assert ray.to_pydict() == {
+        "k": keys,
+        "t": [sum(expected[k]) + max(expected[k]) for k in keys],
+        "n": [len(expected[k]) for k in keys],
+    }
