@@ -8,6 +8,7 @@
 #include "handles.h"
 #include "interop.h"
 #include "ketch/expr/expr.h"
+#include "ketch/expr/expr_analysis.h"
 #include "ketch/expr/udf_stream.h"
 #include "ketch/plan/logical/aggregate_expressions.h"
 
@@ -217,6 +218,10 @@ void BindExpressions(nb::module_& m) {
              return std::vector<std::string>(names.begin(), names.end());
            })
       .def("has_udf", [](const PyExpr& e) { return e.expr->HasUdf(); })
+      .def("substitute_column",
+           [](const PyExpr& e, const std::string& name, const PyExpr& replacement) {
+             return PyExpr{SubstituteColumns(e.expr, {{name, replacement.expr}})};
+           })
       .def("has_aggregation", [](const PyExpr& e) { return ContainsAggregationCall(*e.expr); })
       .def("is_column", [](const PyExpr& e) { return e.expr->kind() == ExprKind::kColumn; })
       .def("is_literal", [](const PyExpr& e) { return e.expr->kind() == ExprKind::kLiteral; })

@@ -17,6 +17,7 @@ from ketch.dataframe_ops.aggregations import GlobalAggregationShorthands, Groupe
 from ketch.dataframe_ops.conveniences import DataFrameConveniences
 from ketch.datatype import DataType
 from ketch.errors import ColumnNotFoundError, KetchError, KetchNotImplementedError, KetchTypeError
+from ketch.expressions import wildcard
 from ketch.expressions.expression import Expression, col, lit
 from ketch.series import to_pylist
 
@@ -82,6 +83,7 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
             raise ValueError("select() needs at least one column")
         exprs = [x for c in columns for x in self._expand_unnest(_as_expression(c))]
         exprs += [_as_expression(e).alias(name) for name, e in projections.items()]
+        exprs = wildcard.expand(exprs, self.column_names)
         if any(e._native.has_aggregation() for e in exprs):
             return self.agg(*exprs)
         return DataFrame(self._plan.project([e._native for e in exprs]))._explode_generators(exprs)
@@ -196,7 +198,8 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         An entry may be any expression over aggregations and literals (``col("a").sum() + 1``,
         ``col("a").mean() / col("b").mean()``), named by its output name. Raises ValueError for an
         entry reading a column outside any aggregation, or an aggregation nested in another."""
-        return DataFrame(self._plan.aggregate_expressions([], [e._native for e in _flatten(to_agg)]))
+        exprs = wildcard.expand(_flatten(to_agg), self.column_names)
+        return DataFrame(self._plan.aggregate_expressions([], [e._native for e in exprs]))
 
     def pivot(
         self,
@@ -976,7 +979,7 @@ class GroupedDataFrame(GroupedAggregationShorthands):
         ``col("x").sum() + 1`` or ``(col("g") + "_x").alias("h")``). Group order is not
         defined; sort afterwards if you need one. Raises ValueError for an entry reading a
         column that is neither a key nor inside an aggregation."""
-        exprs = _flatten(to_agg)
+        exprs = wildcard.expand(_flatten(to_agg), self.df.column_names, skip=self.group_by)
         return DataFrame(
             self.df._plan.aggregate_expressions([k._native for k in self.keys], [e._native for e in exprs])
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable
 from typing import Any
 
@@ -49,12 +50,13 @@ class Window:
     """Describes how to partition rows and in what order (and over which frame) a window function
     is computed, as in Daft: ``Window().partition_by("g").order_by("t").rows_between(-2, 0)``.
 
-    Frames: without one, an aggregate sees its whole partition, or with ``order_by`` the rows from
-    the partition's start up to the current row and its peers (equal order keys). Boundaries are
-    ``Window.unbounded_preceding``, ``Window.unbounded_following``, ``Window.current_row`` (0) or
-    integer offsets (negative = preceding) for ``rows_between``, numeric offsets in units of the
-    single order key for ``range_between``. Invalid frames (start after end, range frames without
-    exactly one numeric order key) raise ValueError / TypeError when the window expression is used.
+    Frames: without one, an aggregate sees its whole partition, with or without ``order_by``
+    (Daft's rule; a running total asks for ``rows_between(unbounded_preceding, current_row)``).
+    Boundaries are ``Window.unbounded_preceding``, ``Window.unbounded_following``,
+    ``Window.current_row`` (0) or integer offsets (negative = preceding) for ``rows_between``,
+    numeric offsets in units of the single order key for ``range_between`` (``timedelta``s over a
+    temporal key). Invalid frames (start after end, range frames without exactly one numeric or
+    temporal order key) raise ValueError / TypeError when the window expression is used.
     """
 
     unbounded_preceding: Any = _UNBOUNDED_PRECEDING
@@ -70,6 +72,7 @@ class Window:
         self._start: Any = None
         self._end: Any = None
         self._min_periods = 1
+        self._bound_unit: str | None = None  # "us": range bounds given as timedeltas
 
     def _copy(self) -> Window:
         w = Window()
@@ -106,6 +109,18 @@ class Window:
             raise ValueError(f"{kind}: the frame start cannot be Window.unbounded_following")
         if end is _UNBOUNDED_PRECEDING:
             raise ValueError(f"{kind}: the frame end cannot be Window.unbounded_preceding")
+        durations = [b for b in (start, end) if isinstance(b, datetime.timedelta)]
+        if durations:
+            # timedelta bounds (a temporal order key): microseconds, scaled to the key's unit.
+            if kind != "range_between":
+                raise TypeError(f"{kind}: frame boundaries must be integers, got {durations[0]!r}")
+            for bound in (start, end):
+                if not isinstance(bound, (datetime.timedelta, _WindowBoundary)) and bound != 0:
+                    raise TypeError(f"{kind}: mix of timedelta and number bounds, got {start!r} and {end!r}")
+            start, end = (
+                b / datetime.timedelta(microseconds=1) if isinstance(b, datetime.timedelta) else b
+                for b in (start, end)
+            )
         for bound in (start, end):
             if isinstance(bound, _WindowBoundary):
                 continue
@@ -122,6 +137,7 @@ class Window:
         w._start = None if isinstance(start, _WindowBoundary) else start
         w._end = None if isinstance(end, _WindowBoundary) else end
         w._min_periods = min_periods
+        w._bound_unit = "us" if durations else None
         return w
 
     def rows_between(
@@ -141,7 +157,11 @@ class Window:
         min_periods: int = 1,
     ) -> Window:
         """Each row's frame: the rows of its partition whose (single, numeric) order key lies
-        between the current value + ``start`` and + ``end`` (reversed for a descending order)."""
+        between the current value + ``start`` and + ``end``, for either order direction (Daft's
+        rule: under ``desc=True``, ``range_between(-2, 0)`` still holds the values x-2 .. x).
+        Over a timestamp, date or duration order key the bounds are ``datetime.timedelta``s
+        (``range_between(timedelta(days=-2), Window.current_row)``). Raises TypeError for
+        timedelta bounds over a numeric key (when the query is planned) or mixed with numbers."""
         return self._framed("range_between", start, end, min_periods)
 
     def _apply(self, function: Expression) -> Expression:
@@ -159,6 +179,8 @@ class Window:
             "end": None if self._end is None else self._end,
             "min_periods": self._min_periods,
         }
+        if self._bound_unit:
+            options["bound_unit"] = self._bound_unit
         return Expression(_core.call("window", natives, options))
 
     def __repr__(self) -> str:

@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "ketch/expr/float_text_cast.h"
 #include "ketch/expr/function_registry.h"
 #include "ketch/expr/lambda_call.h"
 #include "ketch/expr/storage_cast.h"
@@ -142,12 +143,12 @@ std::string Expr::ToString() const {
 
 std::string Expr::OutputName() const {
   if (kind_ == ExprKind::kColumn || kind_ == ExprKind::kAlias) return name_;
-  if (kind_ == ExprKind::kLiteral) return "literal";
-  for (const auto& child : children_) {
-    auto name = child->OutputName();
-    if (name != "literal") return name;
-  }
-  return "literal";
+  if (kind_ == ExprKind::kLiteral || children_.empty()) return "literal";
+  // Daft's rule: an expression is named as its first input (`lit(1) + col("a")` is "literal"),
+  // a conditional as its value when true (`if_else(c, then, else)`, `when(c, then)...`).
+  if (kind_ == ExprKind::kCall && name_ == "if_else" && children_.size() == 3)
+    return children_[1]->OutputName();
+  return children_[0]->OutputName();
 }
 
 void Expr::CollectColumns(std::set<std::string>* out) const {
@@ -411,6 +412,7 @@ arrow::Result<arrow::Datum> EvaluateDatum(const Expr& expr, const arrow::RecordB
         }
         return cast;
       }
+      if (IsFloatTextCast(*input.type(), *expr.type())) return CastFloatToText(input, expr.type());
       if (CanRewrapStorage(*input.type(), *expr.type()))
         return RewrapStorage(input, expr.type(), ctx.num_rows);
       auto options = arrow::compute::CastOptions::Safe(expr.type());

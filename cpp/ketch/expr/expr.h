@@ -88,8 +88,8 @@ class Expr {
 
   /// Daft-style rendering: col(a) + lit(1) as b.
   std::string ToString() const;
-  /// The name of the column this expression produces: the alias, else its first column's name,
-  /// else "literal".
+  /// The name of the column this expression produces (Daft's rule): the alias or column name,
+  /// "literal" for a literal, else its first input's name (an if_else: its value when true).
   std::string OutputName() const;
   /// Adds every column name the expression reads.
   void CollectColumns(std::set<std::string>* out) const;

@@ -151,8 +151,14 @@ arrow::Result<int64_t> GetIntOption(const FunctionOptions& options, const std::s
 
 arrow::Result<std::shared_ptr<arrow::Array>> ToArray(const arrow::Datum& datum, int64_t num_rows) {
   if (datum.is_array()) return datum.make_array();
-  if (datum.is_scalar()) return arrow::MakeArrayFromScalar(*datum.scalar(), num_rows);
+  // Zero rows: an empty array of the type (Arrow's list-scalar repeat and Concatenate refuse zero
+  // pieces: "Must pass at least one array").
+  if (datum.is_scalar()) {
+    if (num_rows == 0) return arrow::MakeEmptyArray(datum.scalar()->type);
+    return arrow::MakeArrayFromScalar(*datum.scalar(), num_rows);
+  }
   if (datum.is_chunked_array()) {
+    if (datum.chunked_array()->num_chunks() == 0) return arrow::MakeEmptyArray(datum.type());
     return arrow::Concatenate(datum.chunked_array()->chunks());
   }
   return arrow::Status::Invalid("expected an array, got ", datum.ToString());

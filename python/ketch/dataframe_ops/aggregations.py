@@ -72,13 +72,13 @@ class AggregationShorthands:
         return self._each(aggregation.list_agg, cols)
 
     def agg_concat(self, *cols: str | Expression, delimiter: str | None = None) -> DataFrame:
-        """Each string column's values concatenated (nulls skipped). Raises ValueError for a
-        non-empty ``delimiter`` (not supported yet)."""
+        """Each string column's values concatenated, ``delimiter`` between them (nulls skipped;
+        null for a group without a non-null value; see ``ketch.functions.string_agg``)."""
         return self._each(aggregation.string_agg, cols, delimiter=delimiter)
 
     def string_agg(self, *cols: str | Expression, delimiter: str | None = None) -> DataFrame:
-        """Each string column's values concatenated (nulls skipped). Raises ValueError for a
-        non-empty ``delimiter`` (not supported yet)."""
+        """Each string column's values concatenated, ``delimiter`` between them (nulls skipped;
+        null for a group without a non-null value; see ``ketch.functions.string_agg``)."""
         return self._each(aggregation.string_agg, cols, delimiter=delimiter)
 
     def product(self, *cols: str | Expression) -> DataFrame:

@@ -19,8 +19,11 @@ _INDEX = "__ketch_summary_index"
 
 def count(df: DataFrame, cols: tuple[Any, ...]) -> DataFrame:
     """See ``DataFrame.count``."""
-    star = not cols or (
-        len(cols) == 1 and (cols[0] == "*" or (isinstance(cols[0], int) and not isinstance(cols[0], bool)))
+    first = cols[0] if len(cols) == 1 else None
+    star = (
+        not cols
+        or (isinstance(first, str) and first == "*")
+        or (isinstance(first, int) and not isinstance(first, bool))
     )
     if star:
         if not df.column_names:

@@ -381,7 +381,8 @@ class Expression(
         return self.list_agg_distinct()
 
     def string_agg(self, delimiter: str | None = None) -> Expression:
-        """The group's strings concatenated (nulls skipped)."""
+        """The group's strings concatenated, ``delimiter`` between them (nulls skipped; null for a
+        group without a non-null string; see ``ketch.functions.string_agg``)."""
         from ketch.functions import aggregation
 
         return aggregation.string_agg(self, delimiter)

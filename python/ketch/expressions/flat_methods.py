@@ -291,24 +291,14 @@ class FlatMethods:
 
     # --- window ---
     def first_value(self, ignore_nulls: bool = False) -> Expression:
-        """The first value in the window frame (use with ``.over(window)``).
-
-        Raises:
-            NotImplementedError: ``ignore_nulls=True``.
-        """
-        if ignore_nulls:
-            raise NotImplementedError("first_value: ignore_nulls=True is not supported yet")
-        return _f().first_value(self)
+        """The first value (with ``ignore_nulls``, the first non-null value) in the window frame;
+        use with ``.over(window)`` (see ``ketch.functions.first_value``)."""
+        return _f().first_value(self, ignore_nulls=ignore_nulls)
 
     def last_value(self, ignore_nulls: bool = False) -> Expression:
-        """The last value in the window frame (use with ``.over(window)``).
-
-        Raises:
-            NotImplementedError: ``ignore_nulls=True``.
-        """
-        if ignore_nulls:
-            raise NotImplementedError("last_value: ignore_nulls=True is not supported yet")
-        return _f().last_value(self)
+        """The last value (with ``ignore_nulls``, the last non-null value) in the window frame;
+        use with ``.over(window)`` (see ``ketch.functions.last_value``)."""
+        return _f().last_value(self, ignore_nulls=ignore_nulls)
 
     # --- images ---
     def image_width(self) -> Expression:

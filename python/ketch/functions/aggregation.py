@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from ketch.expressions.expression import Expression
+from ketch.expressions.expression import Expression, col
 
 __all__ = [
     "any_value",
@@ -38,13 +38,21 @@ __all__ = [
 _builtin_min = min
 
 
-def count(expr: Expression, mode: Literal["all", "valid", "null"] | Any = "valid") -> Expression:
+def count(
+    expr: Expression | None = None, mode: Literal["all", "valid", "null"] | Any = "valid"
+) -> Expression:
     """Number of values per group (uint64): ``mode`` "valid" (non-null, the default), "null" or
-    "all". Raises ValueError for another mode."""
+    "all". Without ``expr`` (``mode="all"`` only): Daft's ``count(*)``, ``col("*").count("all")``
+    (one count per column in ``agg``; one column counting the rows once aliased). Raises
+    ValueError for another mode, or no ``expr`` with a mode other than "all"."""
     mode = getattr(mode, "value", mode)
     text = str(mode).lower()
     if text not in ("valid", "all", "null"):
         raise ValueError(f"count mode must be 'valid', 'all' or 'null', got {mode!r}")
+    if expr is None:
+        if text != "all":
+            raise ValueError("count() without an expression only supports mode='all'.")
+        expr = col("*")
     return Expression._call("agg_count", expr, mode=text)
 
 
@@ -171,10 +179,14 @@ def list_agg_distinct(expr: Expression) -> Expression:
 
 
 def string_agg(expr: Expression, delimiter: str | None = None) -> Expression:
-    """The group's strings concatenated (nulls skipped). Only ``delimiter=None`` (no separator)
-    is supported; raises ValueError for another one."""
-    if delimiter not in (None, ""):
-        raise ValueError("string_agg: a delimiter is not supported yet; concatenate with delimiter=None")
+    """The group's strings concatenated in row order, ``delimiter`` (default none) between
+    them; nulls are skipped, and a group without a non-null string gives null (Daft's values:
+    ["x", None, "y"] -> "xy", or "x, y" with ``delimiter=", "``). Raises TypeError for a
+    ``delimiter`` that is not a string."""
+    if delimiter is not None and not isinstance(delimiter, str):
+        raise TypeError(f"string_agg: delimiter must be a string, got {type(delimiter).__name__}")
+    if delimiter:
+        return Expression._call("agg_concat", expr, delimiter=delimiter)
     return Expression._call("agg_concat", expr)
 
 

@@ -43,15 +43,19 @@ def lead(expr: Expression, offset: int = 1, default: Any | None = None) -> Expre
     return _offset("lead", expr, offset, default)
 
 
-def first_value(expr: Expression) -> Expression:
-    """The value of ``expr`` at the first row of the current row's frame (same dtype)."""
-    return Expression._call("first_value", expr)
+def first_value(expr: Expression, ignore_nulls: bool = False) -> Expression:
+    """The value of ``expr`` at the first row of the current row's frame (same dtype); with
+    ``ignore_nulls``, the frame's first non-null value (null when it has none). The window needs
+    ``order_by`` and a frame (``rows_between`` / ``range_between``): ValueError otherwise, as in
+    Daft."""
+    return Expression._call("first_value", expr, ignore_nulls=bool(ignore_nulls))
 
 
-def last_value(expr: Expression) -> Expression:
-    """The value of ``expr`` at the last row of the current row's frame (same dtype; with
-    ``order_by`` and no frame that is the current row's last peer)."""
-    return Expression._call("last_value", expr)
+def last_value(expr: Expression, ignore_nulls: bool = False) -> Expression:
+    """The value of ``expr`` at the last row of the current row's frame (same dtype); with
+    ``ignore_nulls``, the frame's last non-null value. The window needs ``order_by`` and a frame:
+    ValueError otherwise, as in Daft."""
+    return Expression._call("last_value", expr, ignore_nulls=bool(ignore_nulls))
 
 
 def over(expr: Expression, window: Window) -> Expression:

@@ -280,11 +280,10 @@ def _count_distinct(name: str, args: list[Arg]) -> Expression:
 
 
 def _string_agg(name: str, args: list[Arg]) -> Expression:
-    if len(args) > 1:
-        separator = args[1].literal(name, "the separator")
-        if separator != "":
-            raise InvalidSQLException(f"{name}() with a separator other than '' is not supported")
-    return args[0].expr.agg_concat()
+    separator = args[1].literal(name, "the separator") if len(args) > 1 else None
+    if separator is not None and not isinstance(separator, str):
+        raise InvalidSQLException(f"{name}(): the separator must be a string literal, got {separator!r}")
+    return args[0].expr.string_agg(separator or None)
 
 
 register("sum", build=_agg("sum"), aggregate=True, nargs=(1,))
@@ -298,6 +297,20 @@ register("stddev_pop", build=_agg("stddev", ddof=0), aggregate=True, nargs=(1,))
 register("any_value", "arbitrary", build=_agg("any_value"), aggregate=True, nargs=(1,))
 register("list", "array_agg", "agg_list", build=_agg("agg_list"), aggregate=True, nargs=(1,))
 register("string_agg", "agg_concat", "group_concat", build=_string_agg, aggregate=True, nargs=(1, 2))
+register(
+    "percentile",
+    build=lambda n, a: a[0].expr.percentile(a[1].literal(n, "the percentage")),
+    aggregate=True,
+    nargs=(2,),
+)
+register("capitalize", function="capitalize", nargs=(1,))
+register("array", function="to_list")
+register(
+    "to_date",
+    "str_to_date",
+    build=lambda n, a: a[0].expr.str.to_date(a[1].literal(n, "the format")),
+    nargs=(2,),
+)
 register(
     "approx_count_distinct",
     "approx_distinct",

@@ -5,14 +5,24 @@ from __future__ import annotations
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import ParseError, TokenError
 
 from ketch.sql.errors import InvalidSQLException
 
-# Postgres' dialect: standard SQL, and its null ordering (nulls sort as the largest value: last
-# ascending, first descending) is Daft's default, so an ORDER BY key without NULLS FIRST/LAST
-# comes out of the parser with Daft's rule already applied.
-DIALECT = "postgres"
+
+class KetchDialect(Postgres):
+    """Postgres' dialect: standard SQL, and its null ordering (nulls sort as the largest value:
+    last ascending, first descending) is Daft's default, so an ORDER BY key without NULLS
+    FIRST/LAST comes out of the parser with Daft's rule already applied. One change, for Daft's
+    SQL: ``TO_DATE(s, format)`` takes a strftime format (``'%Y-%m-%d'``), not Postgres' template
+    (``'YYYY-MM-DD'``), so it is parsed as a plain call and translated by name."""
+
+    class Parser(Postgres.Parser):
+        FUNCTIONS = {name: f for name, f in Postgres.Parser.FUNCTIONS.items() if name != "TO_DATE"}
+
+
+DIALECT = KetchDialect
 
 
 def _parse_error(sql: str, error: ParseError) -> InvalidSQLException:

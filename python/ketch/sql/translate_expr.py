@@ -53,6 +53,8 @@ _BINARY: dict[type[exp.Expression], Callable[[Expression, Expression], Expressio
     exp.Div: lambda a, b: a / b,
     exp.EQ: lambda a, b: a == b,
     exp.NEQ: lambda a, b: a != b,
+    exp.NullSafeEQ: lambda a, b: a.eq_null_safe(b),
+    exp.NullSafeNEQ: lambda a, b: ~a.eq_null_safe(b),
     exp.GT: lambda a, b: a > b,
     exp.GTE: lambda a, b: a >= b,
     exp.LT: lambda a, b: a < b,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from ketch.dataframe import DataFrame
-from ketch.expressions.expression import Expression, col
+from ketch.expressions.expression import Expression, col, lit
 from ketch.sql.errors import InvalidSQLException
 from ketch.sql.functions import literal_int
 from ketch.sql.relation import Field, Relation
@@ -375,11 +375,20 @@ class QueryPlanner:
         computed: dict[str, Expression] = {}
         replacements: dict[str, Expression] = {}
         kept: list[Field] = []
+        rollup: list[exp.Expression] = []  # GROUP BY ..., ROLLUP(k1, .., kn): its keys, in order
         if group is not None:
             for key in ("grouping_sets", "cube", "rollup"):
                 if group.args.get(key):
                     raise unsupported(group, key.upper().replace("_", " "))
+            nodes: list[exp.Expression] = []
             for node in group.expressions:
+                if isinstance(node, exp.Rollup) and not rollup:
+                    rollup = list(node.expressions)
+                elif isinstance(node, exp.Cube | exp.GroupingSets | exp.Rollup):
+                    raise unsupported(node, type(node).__name__.upper())
+                else:
+                    nodes.append(node)
+            for node in nodes + rollup:
                 target = self._group_target(node, items, rel)
                 if aggregate_calls(target):
                     raise InvalidSQLException(
@@ -395,6 +404,8 @@ class QueryPlanner:
                     replacements[sql_text(target)] = col(name)
                 if name not in key_columns:
                     key_columns.append(name)
+                elif node in rollup:
+                    rollup.remove(node)
         agg_ctx = ExprContext(
             rel.resolve,
             "an aggregate",
@@ -414,7 +425,9 @@ class QueryPlanner:
             aggs.append(ExprTranslator(agg_ctx)(node).alias(name))
             replacements[text] = col(name)
         df = rel.df.with_columns(computed) if computed else rel.df
-        if key_columns:
+        if rollup:
+            grouped = _rollup(df, key_columns, len(key_columns) - len(rollup), aggs)
+        elif key_columns:
             grouped = df.groupby(*key_columns).agg(*aggs) if aggs else df.select(*key_columns).distinct()
         else:
             grouped = df.agg(*aggs)
@@ -468,6 +481,27 @@ class QueryPlanner:
                 if isinstance(item.node, exp.Alias) and item.name == node.name:
                     return item.node.this
         return node
+
+
+def _rollup(df: DataFrame, keys: list[str], fixed: int, aggs: list[Expression]) -> DataFrame:
+    """GROUP BY ROLLUP: the union of the groupings by ``keys[:fixed + k]`` for k = n .. 0 (n =
+    the rollup's keys), each with the keys it drops as nulls (Daft's and SQL's rows: per group,
+    per prefix, then the total)."""
+    types = {f.name: f.dtype for f in df.schema()}
+    out: DataFrame | None = None
+    for k in range(len(keys) - fixed, -1, -1):
+        by = keys[: fixed + k]
+        if by:
+            part = df.groupby(*by).agg(*aggs) if aggs else df.select(*by).distinct()
+        else:
+            part = df.agg(*aggs) if aggs else df.limit(1).select(*[lit(None).alias(c) for c in keys])
+        part = part.select(
+            *[col(c) if c in by else lit(None).cast(types[c]).alias(c) for c in keys],
+            *[col(a.name()) for a in aggs],
+        )
+        out = part if out is None else out.concat(part)
+    assert out is not None
+    return out
 
 
 def aggregate_calls_inside(node: exp.Expression) -> list[exp.Expression]:

@@ -12,6 +12,7 @@
 #include "ketch/exec/blocking/aggregate_state_merge.h"
 #include "ketch/exec/blocking/global_aggregate.h"
 #include "ketch/exec/blocking/more_aggregates.h"
+#include "ketch/expr/function_registry.h"
 #include "ketch/expr/key_storage.h"
 #include "ketch/plan/logical/aggregate_phases.h"
 #include "ketch/plan/logical/more_aggregations.h"
@@ -27,28 +28,60 @@ constexpr const char* kAllRowsKey = kAggregateAllRowsKey;
 std::string Col(size_t i, const char* part) { return AggregateStateColumn(i, part); }
 
 // Arrow's grouped distinct kernels crash on a Null-typed input (GroupedDistinctImpl::Finalize
-// dereferences the values of an array that has none): such an input is given to them as an
-// all-null Int8 column. Returns the output names of the hash_distinct aggregates moved so.
+// dereferences the values of an array that has none), and hash_all / hash_any have no Null
+// kernel: such an input is given to them as an all-null Int8 (distinct) or Boolean (all / any)
+// column. Returns the output names of the hash_distinct aggregates moved so.
 arrow::Result<std::vector<std::string>> DistinctOverNullAsInt8(std::shared_ptr<arrow::Table>* table,
                                                                std::vector<cp::Aggregate>* aggregates) {
   std::vector<std::string> moved;
   for (auto& aggregate : *aggregates) {
-    if (aggregate.function != "hash_distinct" && aggregate.function != "hash_count_distinct") continue;
+    const bool distinct =
+        aggregate.function == "hash_distinct" || aggregate.function == "hash_count_distinct";
+    const bool logical = aggregate.function == "hash_all" || aggregate.function == "hash_any";
+    if (!distinct && !logical) continue;
     if (aggregate.target.size() != 1 || aggregate.target[0].name() == nullptr) continue;
     const std::string name = *aggregate.target[0].name();
     auto column = (*table)->GetColumnByName(name);
     if (!column || column->type()->id() != arrow::Type::NA) continue;
-    const std::string int8_name = name + "#int8";
-    if (!(*table)->GetColumnByName(int8_name)) {
-      ARROW_ASSIGN_OR_RAISE(auto nulls, arrow::MakeArrayOfNull(arrow::int8(), (*table)->num_rows()));
-      ARROW_ASSIGN_OR_RAISE(
-          *table, (*table)->AddColumn((*table)->num_columns(), arrow::field(int8_name, arrow::int8()),
-                                      std::make_shared<arrow::ChunkedArray>(nulls)));
+    const auto type = distinct ? arrow::int8() : arrow::boolean();
+    const std::string typed_name = name + "#" + type->ToString();
+    if (!(*table)->GetColumnByName(typed_name)) {
+      ARROW_ASSIGN_OR_RAISE(auto nulls, arrow::MakeArrayOfNull(type, (*table)->num_rows()));
+      ARROW_ASSIGN_OR_RAISE(*table,
+                            (*table)->AddColumn((*table)->num_columns(), arrow::field(typed_name, type),
+                                                std::make_shared<arrow::ChunkedArray>(nulls)));
     }
-    aggregate.target = {arrow::FieldRef(int8_name)};
+    aggregate.target = {arrow::FieldRef(typed_name)};
     if (aggregate.function == "hash_distinct") moved.push_back(aggregate.name);
   }
   return moved;
+}
+
+// string_agg's result per group: the list's non-null strings joined by `delimiter` (Daft's
+// "xy" / "x, y"), null for a group without one.
+arrow::Result<arrow::Datum> JoinNonNull(const arrow::Datum& lists, const std::string& delimiter) {
+  ARROW_ASSIGN_OR_RAISE(auto cast, cp::Cast(lists, arrow::large_list(arrow::large_utf8())));
+  const auto array = cast.make_array();
+  const auto& list = static_cast<const arrow::LargeListArray&>(*array);
+  const auto& values = static_cast<const arrow::LargeStringArray&>(*list.values());
+  arrow::LargeStringBuilder builder;
+  ARROW_RETURN_NOT_OK(builder.Reserve(list.length()));
+  std::string joined;
+  for (int64_t g = 0; g < list.length(); ++g) {
+    joined.clear();
+    bool any = false;
+    if (list.IsValid(g)) {
+      for (int64_t j = list.value_offset(g); j < list.value_offset(g + 1); ++j) {
+        if (values.IsNull(j)) continue;
+        if (any) joined += delimiter;
+        joined.append(values.GetView(j));
+        any = true;
+      }
+    }
+    ARROW_RETURN_NOT_OK(any ? builder.Append(joined) : builder.AppendNull());
+  }
+  ARROW_ASSIGN_OR_RAISE(auto out, builder.Finish());
+  return arrow::Datum(out);
 }
 
 // The distinct lists of a Null-typed input (computed over Int8 nulls) as List<Null>.
@@ -225,10 +258,6 @@ arrow::Result<std::shared_ptr<arrow::RecordBatch>> AggregatePartialOperator::Exe
       to_double.allow_float_truncate = true;  // integers beyond 2**53: nearest float
       ARROW_ASSIGN_OR_RAISE(auto as_double, cp::Cast(input, to_double));
       input = as_double.make_array();
-    } else if (f == "agg_concat") {
-      // Nulls are skipped: as empty strings they add nothing to the concatenation.
-      ARROW_ASSIGN_OR_RAISE(auto filled, cp::CallFunction("coalesce", {input, arrow::Datum(std::string())}));
-      input = filled.make_array();
     }
     add(v, input);
     if (ChecksOverflow(info) && reduce) {
@@ -694,7 +723,11 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
       if (f == "agg_list") {
         result = flat;
       } else if (f == "agg_concat") {
-        ARROW_ASSIGN_OR_RAISE(result, cp::CallFunction("binary_join", {flat, arrow::Datum(std::string())}));
+        std::string delimiter;
+        if (HasOption(infos[i].options, "delimiter")) {
+          ARROW_ASSIGN_OR_RAISE(delimiter, GetStringOption(infos[i].options, "delimiter", f));
+        }
+        ARROW_ASSIGN_OR_RAISE(result, JoinNonNull(flat, delimiter));
       } else {
         ARROW_ASSIGN_OR_RAISE(auto counts, DistinctCountPerList(flat.make_array()));
         result = counts;

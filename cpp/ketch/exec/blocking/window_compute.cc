@@ -99,8 +99,19 @@ arrow::Result<Frames> ComputeFrames(const WindowSpec& spec, const RowBounds& b, 
     }
     return f;
   }
-  // Range: offsets in values of the single numeric order key.
+  // Range: offsets in values of the single order key (numeric, or temporal as its integer
+  // storage with microsecond bounds scaled to the key's unit).
   ARROW_ASSIGN_OR_RAISE(auto key, ColumnArray(sorted, spec.order_by[0]));
+  const double scale = frame.microseconds ? MicrosecondsToTemporalUnits(*key->type()) : 1.0;
+  if (scale == 0)
+    return arrow::Status::TypeError("range_between: timedelta bounds need a temporal order key");
+  if (MicrosecondsToTemporalUnits(*key->type()) != 0) {
+    ARROW_ASSIGN_OR_RAISE(
+        auto storage,
+        cp::Cast(key, key->type()->id() == arrow::Type::DATE32 ? arrow::int32() : arrow::int64()));
+    key = storage.make_array();
+  }
+  const double start_offset = frame.start * scale, end_offset = frame.end * scale;
   ARROW_ASSIGN_OR_RAISE(auto as_double, cp::Cast(key, arrow::float64()));
   auto values_holder = as_double.make_array();
   const auto& values = static_cast<const arrow::DoubleArray&>(*values_holder);
@@ -135,11 +146,13 @@ arrow::Result<Frames> ComputeFrames(const WindowSpec& spec, const RowBounds& b, 
       return lo;
     };
     if (!desc) {
-      f.start[i] = frame.start_unbounded ? ps : first_where([&](double y) { return y < x + frame.start; });
-      f.end[i] = frame.end_unbounded ? pe : first_where([&](double y) { return y <= x + frame.end; });
+      f.start[i] = frame.start_unbounded ? ps : first_where([&](double y) { return y < x + start_offset; });
+      f.end[i] = frame.end_unbounded ? pe : first_where([&](double y) { return y <= x + end_offset; });
     } else {
-      f.start[i] = frame.start_unbounded ? ps : first_where([&](double y) { return y > x - frame.start; });
-      f.end[i] = frame.end_unbounded ? pe : first_where([&](double y) { return y >= x - frame.end; });
+      // Daft's rule: the bounds are offsets in values, whatever the order: the frame holds the
+      // values in [x + start, x + end], which a descending order lists from x + end down.
+      f.start[i] = frame.start_unbounded ? ps : first_where([&](double y) { return y > x + end_offset; });
+      f.end[i] = frame.end_unbounded ? pe : first_where([&](double y) { return y >= x + start_offset; });
     }
     f.end[i] = std::max(f.end[i], f.start[i]);
   }
@@ -222,6 +235,48 @@ arrow::Result<std::shared_ptr<arrow::Array>> FrameSums(const arrow::Array& array
       builder.UnsafeAppendNull();
     } else {
       builder.UnsafeAppend(prefix[fe] - prefix[fs]);
+    }
+  }
+  std::shared_ptr<arrow::Array> out;
+  ARROW_RETURN_NOT_OK(builder.Finish(&out));
+  return out;
+}
+
+/// The number of distinct non-null values in each row's frame (uint64; null where the frame has
+/// fewer than `min_periods` rows). Values are dictionary-encoded once; a count per code follows the
+/// frame as it slides (frames of sorted rows only move forward; one that moves back restarts).
+arrow::Result<std::shared_ptr<arrow::Array>> FrameDistinctCounts(const std::shared_ptr<arrow::Array>& values,
+                                                                 const Frames& frames, int64_t min_periods) {
+  const int64_t n = values->length();
+  ARROW_ASSIGN_OR_RAISE(auto encoded, cp::DictionaryEncode(values));
+  const auto encoded_array = encoded.make_array();
+  const auto& dictionary = static_cast<const arrow::DictionaryArray&>(*encoded_array);
+  ARROW_ASSIGN_OR_RAISE(auto indices_datum, cp::Cast(dictionary.indices(), arrow::int64()));
+  const auto indices = std::static_pointer_cast<arrow::Int64Array>(indices_datum.make_array());
+  std::vector<int64_t> counts(static_cast<size_t>(dictionary.dictionary()->length()), 0);
+  int64_t distinct = 0, lo = 0, hi = 0;
+  auto add = [&](int64_t row, int64_t delta) {
+    if (indices->IsNull(row)) return;
+    int64_t& c = counts[static_cast<size_t>(indices->Value(row))];
+    if (delta > 0 && c++ == 0) ++distinct;
+    if (delta < 0 && --c == 0) --distinct;
+  };
+  arrow::UInt64Builder builder;
+  ARROW_RETURN_NOT_OK(builder.Reserve(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t fs = frames.start[i], fe = frames.end[i];
+    if (fs < lo || fe < hi) {
+      std::fill(counts.begin(), counts.end(), 0);
+      distinct = 0;
+      lo = hi = fs;
+    }
+    if (hi < lo) hi = lo;
+    while (hi < fe) add(hi++, 1);
+    while (lo < fs) add(lo++, -1);
+    if (fe - fs < min_periods) {
+      builder.UnsafeAppendNull();
+    } else {
+      builder.UnsafeAppend(static_cast<uint64_t>(distinct));
     }
   }
   std::shared_ptr<arrow::Array> out;
@@ -350,18 +405,35 @@ arrow::Result<std::shared_ptr<arrow::Array>> ComputeFunction(const WindowFunctio
     return chosen.make_array();
   }
   if (f == "first_value" || f == "last_value") {
+    // ignore_nulls: the first valid row at or after the frame's start (the last at or before its
+    // end), from one pass each way.
+    std::vector<int64_t> next_valid, prev_valid;
+    if (fn.ignore_nulls) {
+      next_valid.assign(n + 1, n);
+      prev_valid.assign(n, -1);
+      for (int64_t i = n - 1; i >= 0; --i) next_valid[i] = values->IsValid(i) ? i : next_valid[i + 1];
+      for (int64_t i = 0; i < n; ++i)
+        prev_valid[i] = values->IsValid(i) ? i : (i > 0 ? prev_valid[i - 1] : -1);
+    }
     arrow::Int64Builder indices;
     ARROW_RETURN_NOT_OK(indices.Reserve(n));
     for (int64_t i = 0; i < n; ++i) {
       const int64_t fs = frames->start[i], fe = frames->end[i];
       if (fe - fs < std::max<int64_t>(1, spec.min_periods)) {
         indices.UnsafeAppendNull();
+        continue;
+      }
+      int64_t at = f == "first_value" ? fs : fe - 1;
+      if (fn.ignore_nulls) at = f == "first_value" ? next_valid[fs] : prev_valid[fe - 1];
+      if (at < fs || at >= fe) {
+        indices.UnsafeAppendNull();
       } else {
-        indices.UnsafeAppend(f == "first_value" ? fs : fe - 1);
+        indices.UnsafeAppend(at);
       }
     }
     return TakeIndices(values, &indices);
   }
+  if (f == "agg_count_distinct") return FrameDistinctCounts(values, *frames, spec.min_periods);
   return ComputeAggregate(fn, values, *frames, spec.min_periods);
 }
 

@@ -4,6 +4,7 @@
 
 #include <functional>
 
+#include "ketch/expr/float_text_cast.h"
 #include "ketch/functions/arrow_options_function.h"
 
 namespace ketch::math {
@@ -25,6 +26,21 @@ bool AllBinaryLike(const TypeList& types) {
     if (!arrow::is_base_binary_like(t->id())) return false;
   }
   return !types.empty();
+}
+
+/// `+` concatenates: every argument is binary-like, or one is a string and the others are
+/// strings, numbers or booleans (written as text first, Daft's `"user_" + col("id")`).
+bool ConcatenatesAsText(const TypeList& types) {
+  if (AllBinaryLike(types)) return true;
+  bool any_string = false;
+  for (const auto& t : types) {
+    if (arrow::is_string(t->id())) {
+      any_string = true;
+    } else if (!arrow::is_integer(t->id()) && !arrow::is_floating(t->id()) && t->id() != arrow::Type::BOOL) {
+      return false;
+    }
+  }
+  return any_string;
 }
 
 bool AllIntegers(const TypeList& types) {
@@ -74,7 +90,10 @@ class DispatchFunction : public ScalarFunction {
     for (const auto& t : types) same = same && t->Equals(*types[0]);
     auto type = same ? types[0] : arrow::large_utf8();
     for (auto& a : args) {
-      if (!a.type()->Equals(*type)) {
+      if (a.type()->Equals(*type)) continue;
+      if (IsFloatTextCast(*a.type(), *type)) {
+        ARROW_ASSIGN_OR_RAISE(a, CastFloatToText(a, type));  // Daft's "2.0", not Arrow's "2"
+      } else {
         ARROW_ASSIGN_OR_RAISE(a, cp::Cast(a, type));
       }
     }
@@ -209,8 +228,8 @@ arrow::Status RegisterMathFunctions() {
   ARROW_RETURN_NOT_OK(RegisterArrowOptionsFunction(Numeric("round", "round", RoundOptions)));
   ARROW_RETURN_NOT_OK(RegisterArrowOptionsFunction(Numeric("clip_lower", "max_element_wise", KeepNulls)));
   ARROW_RETURN_NOT_OK(RegisterArrowOptionsFunction(Numeric("clip_upper", "min_element_wise", KeepNulls)));
-  ARROW_RETURN_NOT_OK(registry->Register(
-      std::make_shared<DispatchFunction>("add_checked", AllBinaryLike, "binary_join_element_wise", true)));
+  ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<DispatchFunction>(
+      "add_checked", ConcatenatesAsText, "binary_join_element_wise", true)));
   ARROW_RETURN_NOT_OK(registry->Register(
       std::make_shared<DispatchFunction>("and_kleene", AllIntegers, "bit_wise_and", false)));
   ARROW_RETURN_NOT_OK(

@@ -48,6 +48,20 @@ arrow::Result<std::optional<double>> BoundOption(const FunctionOptions& options,
   return static_cast<const arrow::DoubleScalar&>(*cast).value;
 }
 
+double UnitPerMicrosecond(arrow::TimeUnit::type unit) {
+  switch (unit) {
+    case arrow::TimeUnit::SECOND:
+      return 1e-6;
+    case arrow::TimeUnit::MILLI:
+      return 1e-3;
+    case arrow::TimeUnit::MICRO:
+      return 1;
+    case arrow::TimeUnit::NANO:
+      return 1e3;
+  }
+  return 1;
+}
+
 bool IsNumericType(const arrow::DataType& type) {
   return arrow::is_integer(type.id()) || arrow::is_floating(type.id());
 }
@@ -79,7 +93,8 @@ bool WindowSpec::Equals(const WindowSpec& other) const {
          nulls_first == other.nulls_first && frame.type == other.frame.type &&
          frame.start_unbounded == other.frame.start_unbounded &&
          frame.end_unbounded == other.frame.end_unbounded && frame.start == other.frame.start &&
-         frame.end == other.frame.end && min_periods == other.min_periods;
+         frame.microseconds == other.frame.microseconds && frame.end == other.frame.end &&
+         min_periods == other.min_periods;
 }
 
 std::string WindowSpec::ToString() const {
@@ -96,6 +111,7 @@ std::string WindowSpec::ToString() const {
     out << ", frame=" << (frame.type == WindowFrame::Type::kRows ? "rows" : "range") << "("
         << BoundText(frame.start_unbounded, frame.start, true) << ", "
         << BoundText(frame.end_unbounded, frame.end, false) << ")";
+    if (frame.microseconds) out << " in microseconds";
   }
   if (min_periods != 1) out << ", min_periods=" << min_periods;
   return out.str();
@@ -166,6 +182,12 @@ arrow::Result<WindowCallParts> SplitWindowCall(const Expr& window_call) {
   parts.spec.frame.end_unbounded = !end.has_value();
   parts.spec.frame.start = start.value_or(0);
   parts.spec.frame.end = end.value_or(0);
+  auto unit = options.find("bound_unit");
+  if (unit != options.end() && unit->second && unit->second->is_valid) {
+    const std::string text = unit->second->ToString();
+    if (text != "us") return arrow::Status::Invalid("window frame: unknown bound unit '", text, "'");
+    parts.spec.frame.microseconds = true;
+  }
   if (options.count("start_unbounded_following")) {
     return arrow::Status::Invalid("window frame: the start cannot be unbounded_following");
   }
@@ -212,9 +234,18 @@ arrow::Status ValidateWindowSpec(const WindowSpec& spec, const arrow::Schema& sc
                                     spec.order_by.size());
     }
     auto field = schema.GetFieldByName(spec.order_by[0]);
-    if (!IsNumericType(*field->type())) {
-      return arrow::Status::TypeError("window frame range_between needs a numeric order_by key, column '",
-                                      field->name(), "' is ", field->type()->ToString());
+    const bool temporal = MicrosecondsToTemporalUnits(*field->type()) != 0;
+    if (frame.microseconds && !temporal) {
+      return arrow::Status::TypeError(
+          "window frame range_between: timedelta bounds need a timestamp, date or duration order_by key, "
+          "column '",
+          field->name(), "' is ", field->type()->ToString());
+    }
+    if (!frame.microseconds && !IsNumericType(*field->type())) {
+      return arrow::Status::TypeError(
+          "window frame range_between needs a numeric order_by key (or timedelta bounds over a temporal "
+          "one), column '",
+          field->name(), "' is ", field->type()->ToString());
     }
   } else if (spec.order_by.empty()) {
     return arrow::Status::Invalid("window frame rows_between needs order_by");
@@ -258,6 +289,24 @@ arrow::Result<WindowFunction> ResolveWindowFunction(const ExprPtr& function, con
     info.output_type = arrow::uint64();
     return info;
   }
+  if (value) {
+    // Daft's rule: the frame must be explicit (a default frame's first/last row depends on ties).
+    if (spec.order_by.empty()) {
+      return arrow::Status::Invalid(
+          "first_value() and last_value() require an order_by in the window spec — use "
+          "Window().partition_by(...).order_by(...).rows_between(...)");
+    }
+    if (spec.frame.type == WindowFrame::Type::kDefault) {
+      return arrow::Status::Invalid(
+          "first_value() and last_value() require a frame (rows_between) in the window spec — use "
+          "Window().partition_by(...).order_by(...).rows_between(...)");
+    }
+    auto ignore = call.options().find("ignore_nulls");
+    if (ignore != call.options().end() && ignore->second && ignore->second->is_valid) {
+      ARROW_ASSIGN_OR_RAISE(auto flag, ignore->second->CastTo(arrow::boolean()));
+      info.ignore_nulls = static_cast<const arrow::BooleanScalar&>(*flag).value;
+    }
+  }
   if (offset || value) {
     if (call.children().empty()) return arrow::Status::Invalid(f, "() needs a value");
     ARROW_ASSIGN_OR_RAISE(auto field, column_arg(0));
@@ -281,10 +330,10 @@ arrow::Result<WindowFunction> ResolveWindowFunction(const ExprPtr& function, con
   }
   if (f.rfind("agg_", 0) == 0) {
     if (f != "agg_sum" && f != "agg_mean" && f != "agg_min" && f != "agg_max" && f != "agg_count" &&
-        f != "agg_stddev") {
+        f != "agg_stddev" && f != "agg_count_distinct") {
       return arrow::Status::NotImplemented(f.substr(4),
                                            "() is not supported over a window (sum, mean, min, max, count, "
-                                           "stddev are)");
+                                           "count_distinct, stddev are)");
     }
     ARROW_ASSIGN_OR_RAISE(auto agg, ResolveAggregation(Expr::Alias(call_ptr, output), schema));
     info.input = agg.input;
@@ -303,6 +352,21 @@ arrow::Result<WindowFunction> ResolveWindowFunction(const ExprPtr& function, con
   return arrow::Status::Invalid("over(): ", function->ToString(),
                                 " is not a window function (use an aggregation such as .sum(), row_number(), "
                                 "rank(), dense_rank(), lag(), lead(), first_value() or last_value())");
+}
+
+double MicrosecondsToTemporalUnits(const arrow::DataType& type) {
+  switch (type.id()) {
+    case arrow::Type::TIMESTAMP:
+      return UnitPerMicrosecond(static_cast<const arrow::TimestampType&>(type).unit());
+    case arrow::Type::DURATION:
+      return UnitPerMicrosecond(static_cast<const arrow::DurationType&>(type).unit());
+    case arrow::Type::DATE32:
+      return 1.0 / 86'400e6;
+    case arrow::Type::DATE64:
+      return 1e-3;
+    default:
+      return 0;
+  }
 }
 
 }  // namespace ketch

@@ -22,7 +22,15 @@ struct WindowFrame {
   bool end_unbounded = true;    ///< unbounded following
   double start = 0;             ///< offset (negative = preceding) when bounded
   double end = 0;
+  /// Range frames only: true when start/end are durations in microseconds (Python timedelta
+  /// bounds) for a temporal order key, converted to the key's unit when frames are computed;
+  /// false: offsets in the key's own values.
+  bool microseconds = false;
 };
+
+/// The factor turning microseconds into values of the temporal `type` (timestamp / duration of any
+/// unit, date32 days, date64 milliseconds); 0 for a type that is not temporal.
+double MicrosecondsToTemporalUnits(const arrow::DataType& type);
 
 /// The window of one or more window functions: partition keys, order keys (column names; the
 /// planner projects computed keys into columns first), frame and min_periods.
@@ -42,14 +50,15 @@ struct WindowSpec {
 /// One window function of a Window node, resolved against the node's input schema.
 struct WindowFunction {
   /// row_number, rank, dense_rank, lag, lead, first_value, last_value, or an aggregation
-  /// (agg_sum, agg_mean, agg_min, agg_max, agg_count, agg_stddev).
+  /// (agg_sum, agg_mean, agg_min, agg_max, agg_count, agg_stddev, agg_count_distinct).
   std::string function;
   std::string input;          ///< the value column (empty for ranking functions)
   std::string default_input;  ///< lag/lead: the column holding the default (empty = null)
   std::string output;         ///< output column name
   int64_t offset = 0;         ///< lag/lead
   std::string count_mode = "valid";
-  int ddof = 1;  ///< agg_stddev: divisor n - ddof (Daft's default 1); null where n <= ddof
+  int ddof = 1;               ///< agg_stddev: divisor n - ddof (Daft's default 1); null where n <= ddof
+  bool ignore_nulls = false;  ///< first_value / last_value: the frame's first / last non-null value
   std::shared_ptr<arrow::DataType> input_type;
   std::shared_ptr<arrow::DataType> output_type;
 };
