@@ -219,7 +219,7 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         (as Daft names it), placed after the other values.
 
         ``names`` fixes the pivot values, in output order (values not named are dropped): strings
-        match the values' string form (as Arrow casts them: ``True`` → "true", ``1.0`` → "1"),
+        match the values' string form (as Ketch casts them: ``True`` → "true", ``1.0`` → "1.0"),
         other values are converted that way. Without
         it the distinct non-null values are computed first (one extra pass over the input), sorted,
         and rendered as strings. Runs as two hash aggregations: by (key, pivot value), then by key over
@@ -232,7 +232,7 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         keys = [_column_name(g) for g in (group_by if isinstance(group_by, list) else [group_by])]
         pivot_name, value_name = _column_name(pivot_col), _column_name(value_col)
         schema = self._arrow_schema()
-        # Pivot values are matched by their string form (as Arrow casts them), as the names are.
+        # Pivot values are matched by their string form (Ketch's cast), as the names are.
         pivot_key = col(pivot_name)
         if not pa.types.is_string(schema.field(pivot_name).type):
             pivot_key = pivot_key.cast(pa.string())
@@ -241,18 +241,13 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
             distinct = self.select(pivot_name).distinct().to_arrow().column(0)
             found = distinct.drop_null()
             found = found.take(pa.compute.sort_indices(found))
-            names = pa.compute.cast(found, pa.string()).to_pylist()
+            names = _as_text(found)
             if distinct.null_count and "None" not in names:
                 names.append("None")
         else:
             # Non-string names are values of the pivot column: named by their string form.
             pivot_type = schema.field(pivot_name).type
-            names = [
-                n
-                if isinstance(n, str)
-                else pa.compute.cast(pa.array([n], pivot_type), pa.string())[0].as_py()
-                for n in names
-            ]
+            names = [n if isinstance(n, str) else _as_text(pa.array([n], pivot_type))[0] for n in names]
             if len(set(names)) != len(names):
                 raise ValueError(f"pivot(): names must be distinct, got {names}")
         # Aggregate per (key, pivot value) first; the small result is then spread into columns,
@@ -945,6 +940,12 @@ def _materialized(table: pa.Table) -> DataFrame:
     df._result = table
     df._partition_rows = [table.num_rows]
     return df
+
+
+def _as_text(values: pa.Array | pa.ChunkedArray) -> list[str]:
+    """``values`` cast to string by the engine (Daft's text of floats: ``1.0``, not Arrow's ``1``)."""
+    cast = _materialized(pa.table({"v": values})).select(col("v").cast(pa.string()))
+    return cast.to_arrow().column(0).to_pylist()
 
 
 def _column_name(column: str | Expression) -> str:

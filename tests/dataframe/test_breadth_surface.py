@@ -41,8 +41,8 @@ def test_any_value_list_and_concat_shorthands(df: ketch.DataFrame) -> None:
     assert sorted(listed["s"][0], key=lambda v: (v is None, v)) == ["w", "x", "y", "z", None]
     concat = ketch.from_pydict({"s": ["ab", None, "cd"]}).agg_concat("s").to_pydict()
     assert concat == {"s": ["abcd"]}
-    with pytest.raises(ValueError, match="delimiter"):
-        df.agg_concat("s", delimiter=",")
+    joined = ketch.from_pydict({"s": ["ab", None, "cd"]}).agg_concat("s", delimiter=",").to_pydict()
+    assert joined == {"s": ["ab,cd"]}
 
 
 def test_grouped_list_agg_and_string_agg() -> None:

@@ -161,8 +161,10 @@ def test_first_and_last_value_over_a_window() -> None:
     assert got == want
     assert got["f"] == [10, 10, 10, 40, 40]
     assert got["l"] == [30, 30, 30, 50, 50]
-    with pytest.raises(NotImplementedError, match="ignore_nulls"):
-        col("v").first_value(ignore_nulls=True)
+    # ignore_nulls: the frame's first / last non-null value (o = 1, 2, 3 hold v = 10, None, 30).
+    running = Window().partition_by("g").order_by("o").rows_between(Window.unbounded_preceding, 0)
+    skipped = df.select(col("o"), col("v").last_value(ignore_nulls=True).over(running).alias("l")).sort("o")
+    assert skipped.to_pydict()["l"] == [10, 10, 30, 40, 50]
 
 
 def _png(array: np.ndarray) -> bytes:

@@ -125,7 +125,7 @@ def test_pivot_names_given_as_values():
     df = ketch.from_pydict({"g": [1, 1, 2], "p": [True, False, True], "f": [1.0, 2.5, 1.0], "v": [1, 2, 3]})
     assert df.pivot("g", "p", "v", "sum", names=[True]).sort("g").to_pydict() == {"g": [1, 2], "true": [1, 3]}
     out = df.pivot("g", "f", "v", "sum", names=[1.0, 2.5]).sort("g").to_pydict()
-    assert out == {"g": [1, 2], "1": [1, 3], "2.5": [2, None]}
+    assert out == {"g": [1, 2], "1.0": [1, 3], "2.5": [2, None]}  # a float's text: 1.0, as Daft's
     with pytest.raises(ValueError, match="distinct"):
         df.pivot("g", "f", "v", "sum", names=[1.0, 1.0])
 

@@ -150,9 +150,10 @@ def test_window_plan_round_trips_through_serde(df):
     raw = _core.PyPlan.from_bytes(out._plan.to_bytes())
     assert repr(raw) == repr(out._plan)
     expected = out.to_pydict()
+    # s1: the values of t in [t - 1.5, t] (range bounds are value offsets under desc too, Daft's rule).
     assert sorted(zip(expected["t"], expected["s1"], expected["nx"], expected["rn"], strict=True)) == [
-        (1, 3.0, 2.0, 1),
-        (2, 2.0, 0.0, 2),
+        (1, 1.0, 2.0, 1),
+        (2, 3.0, 0.0, 2),
         (3, 3.0, 0.0, 3),
     ]
 

@@ -79,7 +79,7 @@ def test_ambiguous_and_grouping_errors():
         ("SELECT TRY_CAST(id AS INT) FROM emp", "TRY_CAST"),
         ("SELECT CAST(id AS INTERVAL) FROM emp", "type 'INTERVAL' in CAST"),
         ("INSERT INTO emp VALUES (1)", "only queries"),
-        ("SELECT dept_id FROM emp GROUP BY ROLLUP (dept_id)", "ROLLUP"),
+        ("SELECT dept_id FROM emp GROUP BY CUBE (dept_id)", "CUBE"),
     ],
 )
 def test_unsupported_constructs_are_named(query, construct):
