@@ -3,6 +3,9 @@
 #include <malloc.h>
 #include <nanobind/nanobind.h>
 
+#include <algorithm>
+#include <cstdlib>
+
 #include "interop.h"
 #include "ketch/functions/register.h"
 #include "ketch/io/object_store.h"
@@ -18,11 +21,19 @@ void BindLance(nb::module_& m);
 NB_MODULE(_core, m) {
   namespace kb = ketch::bindings;
   kb::ThrowIfError(ketch::RegisterBuiltins());
-  // glibc raises its mmap threshold each time a large block is freed (up to 32 MiB), after which
-  // multi-MiB buffers (downloaded files, decoded images) come from per-thread heaps that rarely
-  // return memory to the system: RSS then grows far past what the query holds. A fixed threshold
-  // keeps blocks of 1 MiB and more in their own mappings, unmapped when freed.
-  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  // glibc's malloc (used by the engine's std:: buffers, libjpeg, numpy and torch; Arrow's own
+  // buffers come from mimalloc) serves a block above its mmap threshold from a fresh mapping,
+  // unmapped when freed. Left dynamic, the threshold rises with each large free (to 32 MiB) and
+  // multi-MiB blocks then sit in per-thread heaps that rarely shrink. Fixed at 1 MiB (before
+  // 2026-12-07) it bounded that, but every torch activation (tens of MiB per batch) became a
+  // fresh mapping: a ResNet over 2,000 images spent 16 s of its 27 s in page faults (sys time).
+  // Fixed at 128 MiB: blocks below are reused (the ResNet run: 23.7 s, 8 s sys, +7 % RSS;
+  // bench_udf_pipeline q6/q7 +9 / +66 MB above start), larger ones still go back to the system.
+  // KETCH_MALLOC_MMAP_THRESHOLD (bytes; 0: glibc's dynamic default) overrides it at import.
+  long threshold = 128L << 20;
+  if (const char* text = std::getenv("KETCH_MALLOC_MMAP_THRESHOLD"))
+    threshold = std::strtol(text, nullptr, 10);
+  if (threshold > 0) mallopt(M_MMAP_THRESHOLD, static_cast<int>(std::min<long>(threshold, 1L << 30)));
   // Plans hold Python UDF callables, whose globals may hold the DataFrame that holds the plan: a
   // cycle Python's GC cannot see through native objects. It only matters at interpreter exit, where
   // nanobind would print a leak report for it.
