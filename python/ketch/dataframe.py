@@ -276,6 +276,46 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
 
     unique = distinct
 
+    def join_asof(
+        self,
+        other: DataFrame,
+        *,
+        on: str | Expression | None = None,
+        left_on: str | Expression | None = None,
+        right_on: str | Expression | None = None,
+        by: str | Expression | list[str | Expression] | None = None,
+        left_by: str | Expression | list[str | Expression] | None = None,
+        right_by: str | Expression | list[str | Expression] | None = None,
+        strategy: str = "backward",
+        prefix: str | None = None,
+        suffix: str | None = None,
+    ) -> DataFrame:
+        """Point-in-time (asof) join (Daft's ``join_asof``): every left row, with the right row of
+        equal ``by`` keys whose single ``on`` key is the latest at or before its own
+        (``strategy="backward"``), the earliest at or after (``"forward"``) or the closest
+        (``"nearest"``, a tie going forward); nulls where there is none or the left key is null.
+        Output: the left columns, then the right ones except keys named as the left's (clashing
+        names get ``prefix``, default "right.", and ``suffix``). Row order is not defined.
+        Raises ValueError for ``on`` with ``left_on``/``right_on``, a missing key, ``by`` with
+        ``left_by``/``right_by``, ``by`` lists of different lengths or an unknown strategy;
+        KetchTypeError for keys without a common type. See ``ketch.dataframe_ops.join_asof`` for
+        how it is planned."""
+        from ketch.dataframe_ops import join_asof
+
+        return join_asof.join_asof(
+            self,
+            other,
+            on=on,
+            left_on=left_on,
+            right_on=right_on,
+            by=by,
+            left_by=left_by,
+            right_by=right_by,
+            strategy=strategy,
+            prefix=prefix,
+            suffix=suffix,
+        )
+
     def join(
         self,
         other: DataFrame,

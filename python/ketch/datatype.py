@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import typing
 from typing import Any
 
 import pyarrow as pa
@@ -292,6 +293,16 @@ class DataType(DataTypePredicates):
         return self._arrow_type
 
     @staticmethod
+    def infer_from_type(t: Any) -> DataType:
+        """The DataType of values of the Python type ``t``, as Daft infers it: ``int`` -> Int64,
+        ``list[str]`` -> List[String], ``dict[str, int]`` -> Map, ``tuple[int, str]`` ->
+        Struct[_0, _1], ``Optional[T]`` -> T, numpy scalar types by dtype, others -> Python
+        (see ``ketch.datatype_infer``)."""
+        from ketch.datatype_infer import infer_from_type
+
+        return infer_from_type(t)
+
+    @staticmethod
     def _infer(value: Any) -> DataType:
         """DataType from a DataType, a pyarrow type or a Python type (int, float, str, bool, bytes)."""
         if isinstance(value, DataType):
@@ -317,6 +328,8 @@ class DataType(DataTypePredicates):
         }
         if value in python_types:
             return DataType(python_types[value])
+        if typing.get_origin(value) is not None:  # list[int], dict[str, float], Optional[int]...
+            return DataType.infer_from_type(value)
         raise TypeError(f"cannot use {value!r} as a data type; use ketch.DataType or a pyarrow type")
 
     # -- accessors -------------------------------------------------------------------------------

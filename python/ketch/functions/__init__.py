@@ -10,6 +10,7 @@ from ketch.functions.codecs import *  # noqa: F403
 from ketch.functions.columnar import *  # noqa: F403
 from ketch.functions.documents import *  # noqa: F403
 from ketch.functions.general import *  # noqa: F403
+from ketch.functions.json_text import *  # noqa: F403
 from ketch.functions.math import *  # noqa: F403
 from ketch.functions.media import *  # noqa: F403
 from ketch.functions.multimodal import *  # noqa: F403
