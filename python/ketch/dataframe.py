@@ -797,8 +797,28 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
             )
         return self._result.num_rows
 
-    def show(self, n: int = 8) -> None:
-        """Prints the first ``n`` rows as a table (Daft's layout: names, then types, then rows)."""
+    def show(
+        self,
+        n: int = 8,
+        format: str | None = None,
+        verbose: bool | None = None,
+        max_width: int | None = None,
+        align: str | None = None,
+        columns: list[Any] | None = None,
+    ) -> None:
+        """Prints the first ``n`` rows as a table (Daft's layout: names, then types, then rows).
+        With any of ``format`` ("fancy", "plain", "simple", "grid", "markdown"), ``verbose``
+        (types in the header), ``max_width`` (cells cut with "…"; default 30) or ``align``
+        ("left", "right", "center", "auto"), Daft's preview formats instead (see
+        ``ketch.display.preview_formats``). Raises ValueError for an unknown format or align,
+        or options with "html" (as Daft); NotImplementedError for ``columns``."""
+        if columns is not None:
+            raise NotImplementedError("show(columns=...): per-column overrides are not supported yet")
+        if (format, verbose, max_width, align) != (None, None, None, None):
+            from ketch.display.dataframe_repr import show_formatted
+
+            print(show_formatted(self, n, format, verbose, max_width, align))
+            return
         from ketch.display.dataframe_repr import text_table
 
         table = self.limit(n).to_arrow()

@@ -6,6 +6,7 @@ unmaterialized one shows only the header (running nothing) and says so."""
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -13,6 +14,9 @@ from ketch.datatype import DataType
 from ketch.display.cells import cell_html, cell_text, column_kinds
 from ketch.display.text_table import box_table
 from ketch.series import to_pylist
+
+if TYPE_CHECKING:
+    from ketch.dataframe import DataFrame
 
 _CELL = "border: 1px solid #ccc; padding: 2px 6px; vertical-align: top;"
 # Long values wrap inside their column instead of running over the next one.
@@ -36,6 +40,40 @@ def _values(column: pa.ChunkedArray, kind: str) -> list:
 def _rows(table: pa.Table, kinds: list[str], render: object) -> list[list[str]]:
     columns = [[render(v, k) for v in _values(table.column(i), k)] for i, k in enumerate(kinds)]  # type: ignore[operator]
     return [[column[r] for column in columns] for r in range(table.num_rows)]
+
+
+def show_formatted(
+    df: DataFrame, n: int, fmt: str | None, verbose: bool | None, max_width: int | None, align: str | None
+) -> str:
+    """``df.show(n, format=..., ...)``: the first ``n`` rows in one of Daft's preview formats,
+    then Daft's footer."""
+    from ketch.display.preview_formats import ALIGNS, FORMATS, render
+
+    if fmt is not None and fmt not in FORMATS:
+        raise ValueError(f"show(): format must be one of {list(FORMATS)}, got {fmt!r}")
+    if align is not None and align not in ALIGNS:
+        raise ValueError(f"show(): align must be one of {list(ALIGNS)}, got {align!r}")
+    if fmt == "html":
+        raise ValueError("Formatting options with HTML are not currently supported.")
+    if max_width is not None and (not isinstance(max_width, int) or max_width < 1):
+        raise ValueError(f"show(): max_width must be a positive int, got {max_width!r}")
+    table = df.limit(n).to_arrow()
+    schema = table.schema
+    rows = _rows(table, column_kinds(schema), cell_text)
+    text = render(
+        list(schema.names),
+        list(schema.types),
+        [str(DataType(t)) for t in schema.types],
+        rows,
+        fmt or "fancy",
+        bool(verbose),
+        30 if max_width is None else max_width,
+        align or "left",
+    )
+    if not rows:
+        return text + "\n(No data to display: Materialized dataframe has no rows)"
+    total = f" of {df._result.num_rows}" if df._result is not None else ""
+    return text + f"\n(Showing first {len(rows)}{total} rows)"
 
 
 def _footer(shown: int, total: int | None) -> str:
