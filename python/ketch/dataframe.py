@@ -824,7 +824,12 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         table = self.limit(n).to_arrow()
         # Daft's footer: the total when the DataFrame is materialized (known without a query).
         total = f" of {self._result.num_rows}" if self._result is not None else ""
-        print(text_table(table.schema, table) + f"\n\n(Showing first {min(n, table.num_rows)}{total} rows)")
+        footer = f"(Showing first {min(n, table.num_rows)}{total} rows)"
+        if table.num_rows == 0:
+            from ketch.display.dataframe_repr import NO_ROWS
+
+            footer = NO_ROWS
+        print(text_table(table.schema, table) + "\n\n" + footer)
 
     def explain(self, show_all: bool = False, file: IO[str] | None = None) -> None:
         """Prints the logical plan; with ``show_all`` also the optimized logical plan (with the

@@ -79,3 +79,22 @@ def test_values_print_as_daft_prints_them() -> None:
                datetime.timedelta(seconds=-3)],
     })  # fmt: skip
     assert repr(df) == VALUES
+
+
+def test_a_dataframe_without_rows_prints_daft_s_no_data_footer() -> None:
+    import contextlib
+    import io
+
+    empty = ketch.from_pydict({"x": [1]}).where(ketch.col("x") > 5)
+    table = "╭───────╮\n│ x     │\n│ ---   │\n│ Int64 │\n╞═══════╡\n╰───────╯\n\n"
+    no_rows = "(No data to display: Materialized dataframe has no rows)\n"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        empty.show()
+    assert out.getvalue() == table + no_rows  # Daft 0.7.26's text
+    # Not materialized: the header only, and Daft's hint; materialized: as show().
+    assert repr(empty) == table.replace("╞═══════╡\n", "") + NOT_MATERIALIZED_TEXT
+    assert repr(empty.collect()) == table + no_rows.rstrip("\n")
+
+
+NOT_MATERIALIZED_TEXT = "(No data to display: Dataframe not materialized, use .collect() to materialize)"

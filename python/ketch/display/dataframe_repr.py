@@ -71,14 +71,19 @@ def show_formatted(
         align or "left",
     )
     if not rows:
-        return text + "\n(No data to display: Materialized dataframe has no rows)"
+        return text + "\n" + NO_ROWS
     total = f" of {df._result.num_rows}" if df._result is not None else ""
     return text + f"\n(Showing first {len(rows)}{total} rows)"
+
+
+NO_ROWS = "(No data to display: Materialized dataframe has no rows)"
 
 
 def _footer(shown: int, total: int | None) -> str:
     if total is None:
         return NOT_MATERIALIZED
+    if shown == 0:
+        return NO_ROWS
     return f"(Showing first {shown} of {total} rows)"
 
 
@@ -87,7 +92,7 @@ def text_table(schema: pa.Schema, table: pa.Table | None) -> str:
     header = [[f.name, "---", str(DataType(f.type))] for f in schema]
     if table is None:
         return box_table(header, [])
-    return box_table(header, _rows(table, column_kinds(schema), cell_text))
+    return box_table(header, _rows(table, column_kinds(schema), cell_text), has_body=True)
 
 
 def text_repr(schema: pa.Schema, result: pa.Table | None) -> str:

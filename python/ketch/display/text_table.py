@@ -4,11 +4,12 @@ rounded corners, ``┆`` between columns, ``╞═╡`` under the header and ``�
 from __future__ import annotations
 
 
-def box_table(header: list[list[str]], rows: list[list[str]]) -> str:
+def box_table(header: list[list[str]], rows: list[list[str]], has_body: bool | None = None) -> str:
     """A table whose header cells hold one or more lines (``header[c]`` for column ``c``) and
     whose body has ``rows`` (each a list of cells, one per column; a cell with newlines spans
-    lines). With no rows, the
-    table closes right under the header (Daft's unmaterialized DataFrame)."""
+    lines). The ``╞═╡`` rule under the header is drawn when ``has_body`` (default: when there
+    are rows): Daft draws it for a materialized DataFrame of no rows, and closes the table right
+    under the header for an unmaterialized one."""
     if not header:
         return "(No columns)"
     # A body cell may hold several lines (Daft prints a struct one field per line).
@@ -28,7 +29,7 @@ def box_table(header: list[list[str]], rows: list[list[str]]) -> str:
     out = [line("╭", "─", "┬", "╮")]
     for i in range(height):
         out.append(cells([cell[i] if i < len(cell) else "" for cell in header]))
-    if rows:
+    if rows or has_body:
         out.append(line("╞", "═", "╪", "╡"))
         for r, row in enumerate(split):
             if r:
