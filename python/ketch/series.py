@@ -130,10 +130,42 @@ class Series:
 
     @classmethod
     def from_pylist(cls, values: list[Any], name: str = "", dtype: DataType | None = None) -> Series:
-        return cls(pa.array(values, type=dtype.to_arrow() if dtype else None), name)
+        """A Series of Python values. Without ``dtype`` the type is inferred as ``from_pydict``
+        infers a column (numpy arrays of one dtype -> Tensor, objects Arrow cannot hold ->
+        Python); ``DataType.python()`` keeps every value as the Python object it is (numpy arrays
+        included); another ``dtype`` converts the values to it (Arrow's conversion). Raises
+        pyarrow's ArrowInvalid / ArrowTypeError for values that do not convert."""
+        if dtype is None:
+            from ketch.io.memory import _column
+
+            return cls(_column(list(values)), name)
+        dtype = DataType._infer(dtype)
+        if dtype.extension_name == "ketch.python":
+            from ketch.pytype import python_array
+
+            return cls(python_array(list(values)), name)
+        return cls(pa.array(values, type=dtype.to_arrow()), name)
+
+    @classmethod
+    def from_numpy(cls, data: np.ndarray, name: str = "") -> Series:
+        """A Series of a numpy array: 1-D -> its Arrow type; N-D -> a Tensor column of the
+        trailing shape (one row per leading index)."""
+        array = np.asarray(data)
+        if array.ndim <= 1:
+            return cls(pa.array(array), name)
+        return cls.from_pylist(list(array), name)
 
     def name(self) -> str:
         return self._name
+
+    def cast(self, dtype: DataType | pa.DataType | type) -> Series:
+        """The values cast to ``dtype`` by the engine (the same cast as ``col(...).cast``).
+        Raises KetchTypeError / KetchValueError as that cast does."""
+        from ketch.dataframe import _materialized
+        from ketch.expressions.expression import col
+
+        frame = _materialized(pa.table({"v": self._array}))
+        return Series(frame.select(col("v").cast(DataType._infer(dtype))).to_arrow().column(0), self._name)
 
     def datatype(self) -> DataType:
         return DataType(self._array.type)
