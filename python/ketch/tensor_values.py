@@ -36,12 +36,20 @@ def tensor_rows(array: pa.Array) -> list[Any] | None:
             offset += size if ok else 0
         return out
     if is_variable_tensor(arrow_type):
-        rows = array.to_pylist()
+        # The data lists' values as one numpy block, each row a slice of it by the list offsets
+        # (copied, so that rows are writable as before): no Python float per element.
+        data, shapes = array.flatten()  # adjusted for the struct's offset, parent nulls merged
         value_type = arrow_type.field(0).type.value_type.to_pandas_dtype()
+        values = data.values.to_numpy(zero_copy_only=False).astype(value_type, copy=False)
+        offsets = data.offsets.to_numpy()
+        valid = array.is_valid().to_numpy(zero_copy_only=False)
+        valid &= data.is_valid().to_numpy(zero_copy_only=False)
         out = []
-        for r in rows:
-            shape = None if r is None else [int(d) for d in r["shape"]]
-            out.append(None if r is None else np.asarray(r["data"], dtype=value_type).reshape(shape))
+        for i, shape in enumerate(shapes.to_pylist()):
+            if not valid[i] or shape is None:
+                out.append(None)
+                continue
+            out.append(values[offsets[i] : offsets[i + 1]].reshape([int(d) for d in shape]).copy())
         return out
     return None
 
