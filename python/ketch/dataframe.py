@@ -69,7 +69,17 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         if missing:
             raise ColumnNotFoundError(f"columns {missing} not found; available columns: {self.column_names}")
 
-    def __getitem__(self, name: str) -> Expression:
+    def __getitem__(self, name: str | int) -> Expression:
+        """``df["x"]``: the column ``x``; ``df[i]``: the column at position ``i`` (negative from
+        the end); ``df["*"]``: every column (the wildcard). Raises ColumnNotFoundError for a
+        missing name, IndexError for a position out of range."""
+        if isinstance(name, int) and not isinstance(name, bool):
+            names = self.column_names
+            if not -len(names) <= name < len(names):
+                raise IndexError(f"column position {name} out of range for {len(names)} columns")
+            return col(names[name])
+        if name == wildcard.WILDCARD:
+            return col(name)
         self._check_columns([name])
         return col(name)
 

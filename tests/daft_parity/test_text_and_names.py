@@ -82,3 +82,14 @@ def test_dataframe_count_takes_expressions() -> None:
     df = ketch.from_pydict({"a": [1, None, 3], "b": [1.0, 2.0, None]})
     assert df.count(col("a"), "b").to_pydict() == {"a": [2], "b": [2]}
     assert df.count(1).to_pydict() == {"count": [3]}
+
+
+def test_getitem_by_position_and_wildcard() -> None:
+    df = ketch.from_pydict({"foo": [1, None, None], "bar": [None, 2, 2], "baz": [3, 4, 5]})
+    assert df[0].name() == "foo" and df[-1].name() == "baz"
+    # Daft's docstring: df.count(df["*"]) counts each column's non-null values.
+    assert df.count(df["*"]).to_pydict() == {"foo": [1], "bar": [2], "baz": [3]}
+    with pytest.raises(IndexError):
+        df[3]
+    with pytest.raises(ketch.errors.ColumnNotFoundError):
+        df["nope"]
