@@ -31,7 +31,7 @@ STRATEGIES = ("backward", "forward", "nearest")
 _LID, _RID, _KEY, _RKEY, _SIDE = "__asof_lid", "__asof_rid", "__asof_key", "__asof_rkey", "__asof_side"
 
 
-def _names(value: Any, what: str) -> list[str]:
+def _names(value: Any) -> list[str]:
     from ketch.dataframe import _column_name
 
     if value is None:
@@ -45,22 +45,14 @@ def _keys(on: Any, left_on: Any, right_on: Any, by: Any, left_by: Any, right_by:
         raise ValueError("join_asof: give either `on` or `left_on` and `right_on`, not both")
     if on is None and (left_on is None or right_on is None):
         raise ValueError("join_asof: give `on`, or both `left_on` and `right_on`")
-    lk, rk = (
-        (_names(on, "on"), _names(on, "on"))
-        if on is not None
-        else (_names(left_on, ""), _names(right_on, ""))
-    )
+    lk, rk = (_names(on), _names(on)) if on is not None else (_names(left_on), _names(right_on))
     if len(lk) != 1 or len(rk) != 1:
         raise ValueError(f"join_asof: the asof key must be exactly one column, got {lk} and {rk}")
     if by is not None and (left_by is not None or right_by is not None):
         raise ValueError("join_asof: give either `by` or `left_by` and `right_by`, not both")
     if (left_by is None) != (right_by is None):
         raise ValueError("join_asof: `left_by` and `right_by` go together")
-    lb, rb = (
-        (_names(by, "by"), _names(by, "by"))
-        if by is not None
-        else (_names(left_by, ""), _names(right_by, ""))
-    )
+    lb, rb = (_names(by), _names(by)) if by is not None else (_names(left_by), _names(right_by))
     if len(lb) != len(rb):
         raise ValueError(f"join_asof: left_by and right_by need the same length, got {lb} and {rb}")
     return lk[0], rk[0], lb, rb
@@ -99,8 +91,7 @@ def join_asof(
     groups = [f"__asof_by{i}" for i in range(len(lb))]
 
     def numbered(df: DataFrame, key: str, by_cols: list[str], name: str) -> DataFrame:
-        order = Window().order_by(*by_cols, key) if by_cols or key else Window()
-        return df.with_column(name, row_number().over(order))
+        return df.with_column(name, row_number().over(Window().order_by(*by_cols, key)))
 
     lnum = numbered(left, lk, lb, _LID)
     rnum = numbered(right, rk, rb, _RID)
