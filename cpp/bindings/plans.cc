@@ -506,10 +506,13 @@ void BindPlans(nb::module_& m) {
            [](const PyPlan& p, const PyPlan& other) {
              return PyPlan{Unwrap(LogicalPlan::Concat(p.plan, other.plan))};
            })
-      .def("sample",
-           [](const PyPlan& p, double fraction, bool with_replacement, uint64_t seed) {
-             return PyPlan{Unwrap(LogicalPlan::Sample(p.plan, SampleSpec{fraction, with_replacement, seed}))};
-           })
+      .def(
+          "sample",
+          [](const PyPlan& p, double fraction, bool with_replacement, uint64_t seed, int64_t size) {
+            return PyPlan{
+                Unwrap(LogicalPlan::Sample(p.plan, SampleSpec{fraction, with_replacement, seed, size}))};
+          },
+          nb::arg("fraction"), nb::arg("with_replacement"), nb::arg("seed"), nb::arg("size") = -1)
       .def("repartition",
            [](const PyPlan& p, int64_t num, std::vector<std::string> by) {
              return PyPlan{Unwrap(LogicalPlan::Repartition(p.plan, PartitionSpec{num, std::move(by), 0}))};
@@ -582,7 +585,11 @@ void BindPlans(nb::module_& m) {
              return PyPlan{Unwrap(p.plan->WithInputs(std::move(plans)))};
            })
       .def("is_partition_local",
-           [](const PyPlan& p) { return distributed::IsPartitionLocal(p.plan->kind()); })
+           [](const PyPlan& p) {
+             // sample(size=) is one reservoir over all partitions: not per partition.
+             if (p.plan->kind() == LogicalKind::kSample && p.plan->sample().size >= 0) return false;
+             return distributed::IsPartitionLocal(p.plan->kind());
+           })
       // The parameters the Ray runner's stage planner needs of a node, as a dict: Limit
       // {"limit", "offset"}, Write {"root_dir", "format", "compression", "partition_cols"}, IntoPartitions
       // {"num_partitions"}, IntoBatches {"batch_size"}, Repartition {"num_partitions", "by"}; {} for other

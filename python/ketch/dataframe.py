@@ -525,19 +525,47 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
             )
         return list(self.iter_rows())
 
-    def sample(self, fraction: float, with_replacement: bool = False, seed: int | None = None) -> DataFrame:
-        """A random sample of about ``fraction`` of the rows (Bernoulli; Poisson copies with
-        replacement); reproducible for a given seed (any int; it is reduced modulo 2**64).
-        Raises ValueError for a negative ``fraction`` (or one above 1 without replacement)."""
+    def sample(
+        self,
+        fraction: float | None = None,
+        size: int | None = None,
+        with_replacement: bool = False,
+        seed: int | None = None,
+    ) -> DataFrame:
+        """A random sample of the rows; give exactly one of ``fraction`` and ``size`` (Daft's API).
+
+        ``fraction``: about that share of the rows (Bernoulli per row; Poisson copies with
+        replacement), streaming. ``size``: exactly ``size`` rows drawn uniformly from the whole
+        input (reservoir sampling, a blocking operator that holds about 2 × ``size`` rows; on the
+        Ray runner the input is gathered on the driver first). Reproducible for a given ``seed``
+        (any int; it is reduced modulo 2**64).
+
+        Raises ValueError when both or neither of ``fraction``/``size`` are given, for a negative
+        ``fraction`` (or one above 1 without replacement) or a negative ``size``; TypeError for a
+        ``size`` that is not an int. Without replacement, a ``size`` larger than the number of
+        rows fails when the query runs ("Cannot take a sample larger than the population when
+        'replace=False'", as Daft)."""
         import random
 
+        if fraction is not None and size is not None:
+            raise ValueError("Must specify either `fraction` or `size`, but not both")
+        if fraction is None and size is None:
+            raise ValueError("Must specify either `fraction` or `size`")
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+            raise ValueError(f"sample(): seed must be an int, got {seed!r}")
+        seed = random.getrandbits(63) if seed is None else seed % 2**64
+        if size is not None:
+            if not isinstance(size, int) or isinstance(size, bool):
+                raise TypeError(
+                    f"DataFrame.sample received wrong input type: size must be an int, got {size!r}"
+                )
+            if size < 0:
+                raise ValueError(f"size should be non-negative, but got {size}")
+            return DataFrame(self._plan.sample(1.0, bool(with_replacement), seed, size))
         if not isinstance(fraction, int | float) or fraction < 0 or (fraction > 1 and not with_replacement):
             raise ValueError(
                 f"sample(): fraction must be in [0, 1] (or >= 0 with replacement), got {fraction!r}"
             )
-        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-            raise ValueError(f"sample(): seed must be an int, got {seed!r}")
-        seed = random.getrandbits(63) if seed is None else seed % 2**64
         return DataFrame(self._plan.sample(float(fraction), bool(with_replacement), seed))
 
     # -- partitions ------------------------------------------------------------------------------------

@@ -384,6 +384,8 @@ def _frames() -> dict[str, Callable[[], ketch.DataFrame]]:
         "concat": lambda: base().concat(base().where(col("k") == 1)),
         "sample": lambda: base().sample(0.5, seed=11),
         "sample_replacement": lambda: base().sample(1.5, with_replacement=True, seed=3),
+        "sample_size": lambda: base().sample(size=7, seed=3),
+        "sample_size_replacement": lambda: base().sample(size=9, with_replacement=True, seed=4),
         "repartition_hash": lambda: base().repartition(3, "k"),
         "repartition_random": lambda: base().repartition(2),
         "repartition_none": lambda: base().into_partitions(2).repartition(None, "s"),

@@ -20,6 +20,7 @@
 #include "ketch/exec/blocking/hash_join.h"
 #include "ketch/exec/blocking/into_partitions.h"
 #include "ketch/exec/blocking/repartition.h"
+#include "ketch/exec/blocking/sample_size.h"
 #include "ketch/exec/blocking/sort_merge.h"
 #include "ketch/exec/blocking/sort_sink.h"
 #include "ketch/exec/blocking/top_n.h"
@@ -228,6 +229,14 @@ class PipelineBuilder {
                     node, /*grows_rows=*/true);
         return arrow::Status::OK();
       case PhysicalKind::kSample:
+        if (logical.sample().size >= 0) {
+          auto sink = std::make_unique<SampleSizeSink>(
+              logical.schema(), logical.sample().size, logical.sample().with_replacement,
+              logical.sample().seed, config_.morsel_size_rows, memory_);
+          ARROW_ASSIGN_OR_RAISE(auto* sampled, StreamInto(*node.inputs[0], std::move(sink), nullptr));
+          pipeline->source = std::make_unique<SinkOutputSource>(sampled);
+          return arrow::Status::OK();
+        }
         ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
         AddOperator(
             pipeline,
@@ -1142,7 +1151,8 @@ bool PlanHasBlockingSink(const PhysicalNode& node) {
   if (node.kind == PhysicalKind::kSort || node.kind == PhysicalKind::kTopN ||
       node.kind == PhysicalKind::kAggregate || node.kind == PhysicalKind::kWindow ||
       node.kind == PhysicalKind::kHashJoin || node.kind == PhysicalKind::kCrossJoin ||
-      node.kind == PhysicalKind::kRepartition) {
+      node.kind == PhysicalKind::kRepartition ||
+      (node.kind == PhysicalKind::kSample && node.logical->sample().size >= 0)) {
     return true;
   }
   for (const auto& input : node.inputs) {

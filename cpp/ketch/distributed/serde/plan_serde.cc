@@ -619,6 +619,7 @@ class PlanWriter {
     b.add_sample_fraction(plan->sample().fraction);
     b.add_sample_with_replacement(plan->sample().with_replacement);
     b.add_sample_seed(plan->sample().seed);
+    b.add_sample_size(plan->sample().size);
     b.add_num_partitions(plan->partitioning().num_partitions);
     if (!partition_by.IsNull()) b.add_partition_by(partition_by);
     b.add_batch_size(plan->partitioning().batch_size);
@@ -1080,8 +1081,8 @@ class PlanReader {
         return LogicalPlan::Concat(inputs[0], inputs[1]);
       case fb::PlanKind::Sample:
         ARROW_RETURN_NOT_OK(expect_inputs(1));
-        return LogicalPlan::Sample(
-            inputs[0], SampleSpec{n.sample_fraction(), n.sample_with_replacement(), n.sample_seed()});
+        return LogicalPlan::Sample(inputs[0], SampleSpec{n.sample_fraction(), n.sample_with_replacement(),
+                                                         n.sample_seed(), n.sample_size()});
       case fb::PlanKind::Repartition:
         ARROW_RETURN_NOT_OK(expect_inputs(1));
         return LogicalPlan::Repartition(

@@ -557,7 +557,10 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Concat(LogicalPlanPtr first, LogicalP
 }
 
 arrow::Result<LogicalPlanPtr> LogicalPlan::Sample(LogicalPlanPtr input, SampleSpec spec) {
-  if (!(spec.fraction >= 0.0) || (!spec.with_replacement && spec.fraction > 1.0)) {
+  if (spec.size < -1 || spec.size > kMaxSampleSizeRows) {
+    return arrow::Status::Invalid("sample() size must be in [0, ", kMaxSampleSizeRows, "], got ", spec.size);
+  }
+  if (spec.size < 0 && (!(spec.fraction >= 0.0) || (!spec.with_replacement && spec.fraction > 1.0))) {
     return arrow::Status::Invalid("sample() fraction must be in [0, 1] without replacement, got ",
                                   spec.fraction);
   }
@@ -711,6 +714,7 @@ std::string LogicalPlan::Label() const {
     case LogicalKind::kConcat:
       return "Concat";
     case LogicalKind::kSample:
+      if (sample_.size >= 0) return "Sample: " + std::to_string(sample_.size) + " rows";
       return "Sample: fraction = " + std::to_string(sample_.fraction);
     case LogicalKind::kRepartition: {
       const std::string num =
@@ -884,7 +888,9 @@ PartitionCount NumPartitions(const LogicalPlan& plan) {
     case LogicalKind::kProject:
     case LogicalKind::kFilter:
     case LogicalKind::kExplode:
+      return NumPartitions(*plan.inputs()[0]);
     case LogicalKind::kSample:
+      if (plan.sample().size >= 0) return {1, true};  // one reservoir over all partitions
       return NumPartitions(*plan.inputs()[0]);
     case LogicalKind::kLimit:
     case LogicalKind::kSort:

@@ -91,7 +91,13 @@ struct SampleSpec {
   double fraction = 1.0;
   bool with_replacement = false;
   uint64_t seed = 0;
+  /// `sample(size=k)`: exactly k rows of the whole input (a blocking sink, SampleSizeSink);
+  /// -1: a Bernoulli sample of `fraction` per morsel (streaming).
+  int64_t size = -1;
 };
+
+/// The largest `sample(size=)` the engine accepts (rows).
+constexpr int64_t kMaxSampleSizeRows = int64_t{1} << 31;
 
 /// Parameters of repartition / into_partitions / into_batches.
 struct PartitionSpec {

@@ -241,6 +241,11 @@ PlanStats Estimate(const LogicalPlan& plan, bool full) {
     }
     case LogicalKind::kSample: {
       const auto in = input(0);
+      if (plan.sample().size >= 0) {
+        out.rows = static_cast<double>(plan.sample().size);
+        out.bytes = in.rows > 0 ? in.bytes * std::min(1.0, out.rows / in.rows) : 0.0;
+        return out;
+      }
       out.rows = in.rows * plan.sample().fraction;
       out.bytes = in.bytes * plan.sample().fraction;
       return out;

@@ -76,7 +76,10 @@ int64_t IntoBatchesBelow(const LogicalPlan& plan) {
         return node->partitioning().batch_size;
       case LogicalKind::kProject:
       case LogicalKind::kFilter:
+        node = node->inputs()[0].get();
+        break;
       case LogicalKind::kSample:
+        if (node->sample().size >= 0) return 0;  // blocking: the batches end there
         node = node->inputs()[0].get();
         break;
       default:
@@ -263,9 +266,14 @@ std::string PhysicalNode::Label() const {
     case PhysicalKind::kCrossJoin:
       return build_left ? "CrossJoin (materialized: left input, estimated smaller; right input streams)"
                         : "CrossJoin (materialized: right input; left input streams)";
+    case PhysicalKind::kSample:
+      if (logical->sample().size >= 0) {
+        return "SampleSize (blocking, reservoir): " + std::to_string(logical->sample().size) + " rows" +
+               (logical->sample().with_replacement ? ", with replacement" : "");
+      }
+      return logical->Label();
     case PhysicalKind::kExplode:
     case PhysicalKind::kConcat:
-    case PhysicalKind::kSample:
       return logical->Label();
     case PhysicalKind::kRepartition: {
       std::string keys;
