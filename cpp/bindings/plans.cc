@@ -525,6 +525,10 @@ void BindPlans(nb::module_& m) {
            [](const PyPlan& p, int64_t batch_size) {
              return PyPlan{Unwrap(LogicalPlan::IntoBatches(p.plan, batch_size))};
            })
+      .def("monotonic_id",
+           [](const PyPlan& p, std::string column) {
+             return PyPlan{Unwrap(LogicalPlan::MonotonicId(p.plan, std::move(column)))};
+           })
       // The Python runners of every UDF in the plan (each once), so a query can start their
       // process pools before data flows.
       .def("udf_runners",

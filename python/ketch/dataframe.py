@@ -96,7 +96,18 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         exprs = wildcard.expand(exprs, self.column_names)
         if any(e._native.has_aggregation() for e in exprs):
             return self.agg(*exprs)
-        return DataFrame(self._plan.project([e._native for e in exprs]))._explode_generators(exprs)
+        return DataFrame(
+            self._projection_input(exprs).project([e._native for e in exprs])
+        )._explode_generators(exprs)
+
+    def _projection_input(self, exprs: list[Expression]) -> Any:
+        """The plan a projection of ``exprs`` reads: this one, or this one with the
+        ``monotonically_increasing_id()`` column appended when an expression uses it."""
+        from ketch.functions import row_ids
+
+        if not row_ids.uses_row_ids(exprs):
+            return self._plan
+        return self._plan.monotonic_id(row_ids.ID_COLUMN)
 
     def _expand_unnest(self, expr: Expression) -> list[Expression]:
         """``unnest(s)``: one ``s.struct.get(field)`` per field of the struct ``s``, else ``[expr]``."""
@@ -121,7 +132,9 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         for name in self.column_names:
             exprs.append(_as_expression(pending.pop(name)).alias(name) if name in pending else col(name))
         exprs.extend(_as_expression(e).alias(n) for n, e in pending.items())
-        return DataFrame(self._plan.project([e._native for e in exprs]))._explode_generators(exprs)
+        return DataFrame(
+            self._projection_input(exprs).project([e._native for e in exprs])
+        )._explode_generators(exprs)
 
     def _explode_generators(self, exprs: list[Expression]) -> DataFrame:
         """Generator UDF columns hold one list per input row: each becomes one row per yielded
@@ -140,6 +153,9 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
             from ketch.sql import sql_expr
 
             predicate = sql_expr(predicate)
+        from ketch.functions.row_ids import reject_row_ids
+
+        reject_row_ids([_as_expression(predicate)])
         return DataFrame(self._plan.filter(_as_expression(predicate)._native))
 
     filter = where
@@ -192,6 +208,9 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         from ketch.dataframe_ops import sort
 
         exprs = [_as_expression(k) for k in keys]
+        from ketch.functions.row_ids import reject_row_ids
+
+        reject_row_ids(exprs)
         return sort.sort(self, exprs, [bool(d) for d in descending], [bool(n) for n in nulls])
 
     def groupby(self, *group_by: str | Expression | list[str | Expression]) -> GroupedDataFrame:
@@ -200,6 +219,9 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         etc. Each key's output column is named by its output name (``a``, ``x``). Raises
         ColumnNotFoundError for a key naming a missing column."""
         keys = [_as_expression(k) for k in _flatten(group_by)]
+        from ketch.functions.row_ids import reject_row_ids
+
+        reject_row_ids(keys)
         self._check_columns([k for k in _flatten(group_by) if isinstance(k, str)])
         return GroupedDataFrame(self, keys)
 
@@ -209,6 +231,9 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         ``col("a").mean() / col("b").mean()``), named by its output name. Raises ValueError for an
         entry reading a column outside any aggregation, or an aggregation nested in another."""
         exprs = wildcard.expand(_flatten(to_agg), self.column_names)
+        from ketch.functions.row_ids import reject_row_ids
+
+        reject_row_ids(exprs)
         return DataFrame(self._plan.aggregate_expressions([], [e._native for e in exprs]))
 
     def pivot(
@@ -1084,6 +1109,9 @@ class GroupedDataFrame(GroupedAggregationShorthands):
         defined; sort afterwards if you need one. Raises ValueError for an entry reading a
         column that is neither a key nor inside an aggregation."""
         exprs = wildcard.expand(_flatten(to_agg), self.df.column_names, skip=self.group_by)
+        from ketch.functions.row_ids import reject_row_ids
+
+        reject_row_ids(exprs)
         return DataFrame(
             self.df._plan.aggregate_expressions([k._native for k in self.keys], [e._native for e in exprs])
         )

@@ -385,6 +385,7 @@ def _frames() -> dict[str, Callable[[], ketch.DataFrame]]:
         "sample": lambda: base().sample(0.5, seed=11),
         "sample_replacement": lambda: base().sample(1.5, with_replacement=True, seed=3),
         "sample_size": lambda: base().sample(size=7, seed=3),
+        "monotonic_id": lambda: base().with_column("rid", ketch.functions.monotonically_increasing_id()),
         "sample_size_replacement": lambda: base().sample(size=9, with_replacement=True, seed=4),
         "repartition_hash": lambda: base().repartition(3, "k"),
         "repartition_random": lambda: base().repartition(2),

@@ -84,6 +84,8 @@ std::string LogicalKindName(LogicalKind kind) {
       return "IntoBatches";
     case LogicalKind::kWindow:
       return "Window";
+    case LogicalKind::kMonotonicId:
+      return "MonotonicId";
   }
   return "Unknown";
 }

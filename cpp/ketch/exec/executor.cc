@@ -244,6 +244,10 @@ class PipelineBuilder {
                                              logical.sample().seed, compute_),
             node, /*grows_rows=*/logical.sample().with_replacement);
         return arrow::Status::OK();
+      case PhysicalKind::kMonotonicId:
+        ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
+        SetSink(pipeline, std::make_unique<MonotonicIdSink>(logical.schema()));
+        return arrow::Status::OK();
       case PhysicalKind::kLimit:
         ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
         SetSink(pipeline, std::make_unique<LimitSink>(logical.limit(), logical.offset()));

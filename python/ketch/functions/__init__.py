@@ -17,6 +17,7 @@ from ketch.functions.multimodal import *  # noqa: F403
 from ketch.functions.nested import *  # noqa: F403
 from ketch.functions.partitioning import *  # noqa: F403
 from ketch.functions.random_values import random_int  # noqa: F401
+from ketch.functions.row_ids import monotonically_increasing_id  # noqa: F401
 from ketch.functions.spark_datetime import *  # noqa: F403
 from ketch.functions.strings import *  # noqa: F403
 from ketch.functions.strings_extra import *  # noqa: F403

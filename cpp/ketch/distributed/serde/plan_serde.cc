@@ -461,7 +461,7 @@ class PlanWriter {
     Offset<fb::Scan> scan;
     Offset<Vector<Offset<fb::Expr>>> exprs;
     Offset<fb::Expr> predicate;
-    Offset<flatbuffers::String> root_dir, compression, prefix, suffix, strategy;
+    Offset<flatbuffers::String> root_dir, compression, prefix, suffix, strategy, id_column;
     Offset<Vector<uint8_t>> descending, nulls_first;
     Offset<Vector<Offset<flatbuffers::String>>> group_by, left_on, right_on, explode_columns, partition_by,
         write_partition_cols;
@@ -587,6 +587,10 @@ class PlanWriter {
       case LogicalKind::kIntoBatches:
         kind = fb::PlanKind::IntoBatches;
         break;
+      case LogicalKind::kMonotonicId:
+        kind = fb::PlanKind::MonotonicId;
+        id_column = fbb_.CreateString(plan->id_column());
+        break;
       case LogicalKind::kWindow:
         // The window calls carry their window (keys, frame) in their options.
         kind = fb::PlanKind::Window;
@@ -616,6 +620,7 @@ class PlanWriter {
     if (!suffix.IsNull()) b.add_join_suffix(suffix);
     if (!strategy.IsNull()) b.add_join_strategy(strategy);
     if (!explode_columns.IsNull()) b.add_explode_columns(explode_columns);
+    if (!id_column.IsNull()) b.add_id_column(id_column);
     b.add_sample_fraction(plan->sample().fraction);
     b.add_sample_with_replacement(plan->sample().with_replacement);
     b.add_sample_seed(plan->sample().seed);
@@ -1093,6 +1098,10 @@ class PlanReader {
       case fb::PlanKind::IntoBatches:
         ARROW_RETURN_NOT_OK(expect_inputs(1));
         return LogicalPlan::IntoBatches(inputs[0], n.batch_size());
+      case fb::PlanKind::MonotonicId:
+        ARROW_RETURN_NOT_OK(expect_inputs(1));
+        if (n.id_column() == nullptr) return Corrupt("MonotonicId node without its column");
+        return LogicalPlan::MonotonicId(inputs[0], n.id_column()->str());
       case fb::PlanKind::Window: {
         ARROW_RETURN_NOT_OK(expect_inputs(1));
         ARROW_ASSIGN_OR_RAISE(auto window_exprs, ReadExprs(n.exprs()));

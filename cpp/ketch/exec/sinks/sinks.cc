@@ -20,6 +20,20 @@ arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> LimitSink::Pus
   return std::optional<std::shared_ptr<arrow::RecordBatch>>(std::move(morsel));
 }
 
+arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> MonotonicIdSink::Push(
+    std::shared_ptr<arrow::RecordBatch> morsel) {
+  const int64_t n = morsel->num_rows();
+  ARROW_ASSIGN_OR_RAISE(auto buffer, arrow::AllocateBuffer(n * static_cast<int64_t>(sizeof(uint64_t))));
+  auto* ids = reinterpret_cast<uint64_t*>(buffer->mutable_data());
+  for (int64_t i = 0; i < n; ++i) ids[i] = next_ + static_cast<uint64_t>(i);
+  next_ += static_cast<uint64_t>(n);
+  auto column = std::make_shared<arrow::UInt64Array>(n, std::move(buffer));
+  std::vector<std::shared_ptr<arrow::Array>> columns = morsel->columns();
+  columns.push_back(std::move(column));
+  return std::optional<std::shared_ptr<arrow::RecordBatch>>(
+      arrow::RecordBatch::Make(schema_, n, std::move(columns)));
+}
+
 arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> CollectSink::Push(
     std::shared_ptr<arrow::RecordBatch> morsel) {
   const bool kept_empty =

@@ -23,6 +23,21 @@ class LimitSink : public StreamingSink {
   int64_t last_start_ = 0;
 };
 
+/// Appends a uint64 column numbering the rows it receives 0, 1, 2, ... (they arrive in stream
+/// order) and passes each morsel on: `monotonically_increasing_id()`. `schema`: the output schema
+/// (the input's columns, then the id column).
+class MonotonicIdSink : public StreamingSink {
+ public:
+  explicit MonotonicIdSink(std::shared_ptr<arrow::Schema> schema) : schema_(std::move(schema)) {}
+  std::string name() const override { return "MonotonicId"; }
+  arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> Push(
+      std::shared_ptr<arrow::RecordBatch> morsel) override;
+
+ private:
+  std::shared_ptr<arrow::Schema> schema_;
+  uint64_t next_ = 0;
+};
+
 /// A sink that tracks the partition of the morsels it receives (BeginPartition) and whether it
 /// has kept something of that partition yet (an empty partition is announced once).
 class PartitionTrackingSink : public StreamingSink {

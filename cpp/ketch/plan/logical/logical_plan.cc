@@ -617,6 +617,21 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::IntoBatches(LogicalPlanPtr input, int
   return node;
 }
 
+arrow::Result<LogicalPlanPtr> LogicalPlan::MonotonicId(LogicalPlanPtr input, std::string column) {
+  if (input->schema()->GetFieldIndex(column) >= 0) {
+    return arrow::Status::Invalid("monotonically_increasing_id(): the input already has a column named '",
+                                  column, "'");
+  }
+  auto node = std::make_shared<LogicalPlan>();
+  node->kind_ = LogicalKind::kMonotonicId;
+  ARROW_ASSIGN_OR_RAISE(
+      node->schema_,
+      input->schema()->AddField(input->schema()->num_fields(), arrow::field(column, arrow::uint64(), false)));
+  node->id_column_ = std::move(column);
+  node->inputs_ = {std::move(input)};
+  return node;
+}
+
 arrow::Result<LogicalPlanPtr> LogicalPlan::WithInputs(std::vector<LogicalPlanPtr> inputs) const {
   switch (kind_) {
     case LogicalKind::kRepartition:
@@ -625,6 +640,8 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::WithInputs(std::vector<LogicalPlanPtr
       return IntoPartitions(inputs[0], partitioning_.num_partitions);
     case LogicalKind::kIntoBatches:
       return IntoBatches(inputs[0], partitioning_.batch_size);
+    case LogicalKind::kMonotonicId:
+      return MonotonicId(inputs[0], id_column_);
     case LogicalKind::kInMemorySource:
       return InMemory(schema_, batches_, batch_partitions_);
     case LogicalKind::kScan:
@@ -727,6 +744,8 @@ std::string LogicalPlan::Label() const {
       return "IntoPartitions: Num partitions = " + std::to_string(partitioning_.num_partitions);
     case LogicalKind::kIntoBatches:
       return "IntoBatches: Batch size = " + std::to_string(partitioning_.batch_size);
+    case LogicalKind::kMonotonicId:
+      return "MonotonicallyIncreasingId: Column = " + id_column_;
   }
   return "?";
 }
@@ -858,6 +877,7 @@ std::optional<int64_t> KnownRows(const LogicalPlan& plan) {
     case LogicalKind::kRepartition:
     case LogicalKind::kIntoPartitions:
     case LogicalKind::kIntoBatches:
+    case LogicalKind::kMonotonicId:
       return KnownRows(*plan.inputs()[0]);
     case LogicalKind::kLimit: {
       auto rows = KnownRows(*plan.inputs()[0]);
@@ -888,6 +908,7 @@ PartitionCount NumPartitions(const LogicalPlan& plan) {
     case LogicalKind::kProject:
     case LogicalKind::kFilter:
     case LogicalKind::kExplode:
+    case LogicalKind::kMonotonicId:
       return NumPartitions(*plan.inputs()[0]);
     case LogicalKind::kSample:
       if (plan.sample().size >= 0) return {1, true};  // one reservoir over all partitions

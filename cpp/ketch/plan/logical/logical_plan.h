@@ -31,6 +31,7 @@ enum class LogicalKind {
   kIntoPartitions,  ///< split or coalesce adjacent partitions, order kept
   kIntoBatches,     ///< batches (and partitions) of exactly batch_size rows, order kept
   kWindow,          ///< window functions over partitions of rows (window_plan.h)
+  kMonotonicId,     ///< appends monotonically_increasing_id() (uint64) in stream order
 };
 
 /// Sort keys with a direction and a null placement each.
@@ -166,6 +167,10 @@ class LogicalPlan {
   static arrow::Result<LogicalPlanPtr> IntoPartitions(LogicalPlanPtr input, int64_t num_partitions);
   /// Batches of exactly `batch_size` (>= 1) rows, the stream's last one shorter; each batch a partition.
   static arrow::Result<LogicalPlanPtr> IntoBatches(LogicalPlanPtr input, int64_t batch_size);
+  /// Appends the column `column` (uint64, not null) numbering the input's rows 0, 1, 2, ... in
+  /// stream order (Daft's `monotonically_increasing_id()` on its native runner: consecutive over
+  /// all partitions). Invalid when the input already has a column of that name.
+  static arrow::Result<LogicalPlanPtr> MonotonicId(LogicalPlanPtr input, std::string column);
 
   /// Window functions sharing one window (defined in window_plan.cc): `window_exprs` are aliased
   /// window calls (MakeWindowCall) whose function arguments, partition and order keys are columns.
@@ -195,6 +200,8 @@ class LogicalPlan {
   const std::vector<std::string>& explode_columns() const { return explode_columns_; }
   const SampleSpec& sample() const { return sample_; }
   const PartitionSpec& partitioning() const { return partitioning_; }
+  /// MonotonicId nodes: the name of the id column.
+  const std::string& id_column() const { return id_column_; }
   /// Window nodes: the shared window and the resolved functions (one per expr, in order).
   const WindowSpec& window_spec() const { return window_spec_; }
   const std::vector<WindowFunction>& window_functions() const { return window_functions_; }
@@ -228,6 +235,7 @@ class LogicalPlan {
   std::vector<int64_t> batch_partitions_;
   WindowSpec window_spec_;
   std::vector<WindowFunction> window_functions_;
+  std::string id_column_;
 };
 
 /// The number of partitions a plan produces on the native runner, and whether it is exact: an

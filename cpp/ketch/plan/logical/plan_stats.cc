@@ -301,6 +301,13 @@ PlanStats Estimate(const LogicalPlan& plan, bool full) {
       out.exact = in.exact;
       return out;
     }
+    case LogicalKind::kMonotonicId: {
+      const auto in = input(0);
+      out.rows = in.rows;
+      out.bytes = in.bytes + 8 * in.rows;
+      out.exact = in.exact;
+      return out;
+    }
     case LogicalKind::kExplode:
     case LogicalKind::kWrite: {
       const auto in = input(0);

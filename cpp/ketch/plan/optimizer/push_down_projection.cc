@@ -200,6 +200,12 @@ arrow::Result<Transformed> Prune(const LogicalPlanPtr& plan, const Required& req
       return RebuildWithChild(plan, required, false);
     case LogicalKind::kRepartition:
       return RebuildWithChild(plan, WithColumns(required, plan->partitioning().by), false);
+    case LogicalKind::kMonotonicId: {
+      if (!required) return RebuildWithChild(plan, std::nullopt, false);
+      std::set<std::string> below = *required;
+      below.erase(plan->id_column());
+      return RebuildWithChild(plan, below, false);
+    }
   }
   return Transformed{plan, false};
 }

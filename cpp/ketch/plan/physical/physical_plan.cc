@@ -149,6 +149,9 @@ arrow::Result<PhysicalPlanPtr> TranslateToPhysical(const LogicalPlanPtr& plan,
     case LogicalKind::kSample:
       node->kind = PhysicalKind::kSample;
       break;
+    case LogicalKind::kMonotonicId:
+      node->kind = PhysicalKind::kMonotonicId;
+      break;
     case LogicalKind::kRepartition:
       node->kind = PhysicalKind::kRepartition;
       node->num_partitions = NumPartitions(*plan).count;
@@ -285,6 +288,8 @@ std::string PhysicalNode::Label() const {
       return "IntoPartitions (blocking): Num partitions = " + std::to_string(num_partitions);
     case PhysicalKind::kIntoBatches:
       return logical->Label();
+    case PhysicalKind::kMonotonicId:
+      return "MonotonicId (streaming sink, rows numbered in stream order): Column = " + logical->id_column();
   }
   return "?";
 }

@@ -29,6 +29,7 @@ enum class PhysicalKind {
   kIntoPartitions,  ///< blocking sink: splits / coalesces adjacent partitions
   kIntoBatches,     ///< ordered re-chunk into exact batches, one partition each
   kWindow,          ///< blocking sink: window functions per partition (exec/blocking/window_sink.h)
+  kMonotonicId,     ///< streaming sink: numbers rows in stream order (exec/sinks/sinks.h)
 };
 
 struct PhysicalNode;
