@@ -12,6 +12,7 @@
 #include <random>
 #include <semaphore>
 
+#include "ketch/common/exception_guard.h"
 #include "ketch/common/memory_manager.h"
 #include "ketch/common/query_scope.h"
 #include "ketch/common/thread_pools.h"
@@ -595,7 +596,8 @@ class PipelineRun {
       if (!finalize_last && i + 1 == pipeline_->segments.size()) break;
       if (!pipeline_->segments[i]->sink) continue;
       CpuTimer timer(stats_ ? sink_metrics_[i] : nullptr);
-      ARROW_ASSIGN_OR_RAISE(output, pipeline_->segments[i]->sink->Finalize());
+      auto& sink = *pipeline_->segments[i]->sink;
+      ARROW_ASSIGN_OR_RAISE(output, GuardExceptions("sink", [&] { return sink.Finalize(); }));
     }
     if (stats_ && !sink_metrics_.empty()) {
       for (const auto& batch : output) {
@@ -650,7 +652,7 @@ class PipelineRun {
     const int64_t decode_before = stats_ ? stats_->scan.decode_cpu_ns.load() : 0;
     {
       CpuTimer timer(source_metrics_);
-      st = pipeline_->source->Produce(emit);
+      st = GuardExceptions("source", [&] { return pipeline_->source->Produce(emit); });
     }
     // Row groups a scan decoded on the compute pool count as the scan's CPU time.
     if (source_metrics_) source_metrics_->cpu_ns += stats_->scan.decode_cpu_ns.load() - decode_before;
@@ -771,7 +773,8 @@ class PipelineRun {
         result = ExecuteStream(seg, op, *streaming, executor, &morsel, metrics);
       } else {
         CpuTimer timer(metrics);
-        result = segment.ops[op]->Execute(morsel.batch, &morsel.rows);
+        result =
+            GuardExceptions("operator", [&] { return segment.ops[op]->Execute(morsel.batch, &morsel.rows); });
       }
       if (!result.ok() && result.status().IsCancelled() && stop_.load() && error_ok()) {
         return Drop(seg, std::move(morsel));  // a stream stopped: the query needs no more rows
@@ -839,7 +842,9 @@ class PipelineRun {
     };
     const int64_t max_rows = pipeline_->morsel_rows;
     const int64_t max_bytes = std::clamp<int64_t>(target_morsel_bytes_, kMinTargetMorselBytes, 64LL << 20);
-    auto result = streaming.ExecuteStream(morsel->batch, &morsel->rows, max_rows, max_bytes, emit);
+    auto result = GuardExceptions("operator", [&] {
+      return streaming.ExecuteStream(morsel->batch, &morsel->rows, max_rows, max_bytes, emit);
+    });
     morsel->sub = sub;
     morsel->last_sub = true;
     if (result.ok()) morsel->rows.num_rows = (*result)->num_rows();
@@ -927,7 +932,7 @@ class PipelineRun {
         }
         {
           CpuTimer timer(metrics);
-          out = segment.sink->Push(next.batch);
+          out = GuardExceptions("sink", [&] { return segment.sink->Push(next.batch); });
         }
         if (out.ok()) Count(metrics, next.batch->num_rows(), out->has_value() ? **out : nullptr);
         if (!out.ok()) {

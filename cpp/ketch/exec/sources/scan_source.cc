@@ -9,6 +9,7 @@
 #include <mutex>
 #include <set>
 
+#include "ketch/common/exception_guard.h"
 #include "ketch/exec/filter_rows.h"
 #include "ketch/expr/expr_analysis.h"
 #include "ketch/functions/media/video_scan.h"
@@ -497,20 +498,22 @@ arrow::Status ScanSource::ProduceParallel(const std::vector<Read>& tasks, const 
   auto submit = [&](size_t i) -> arrow::Status {
     MarkStarted(tasks[i].segments.front().group);  // counted when started (a limit may stop early)
     ARROW_ASSIGN_OR_RAISE(auto future, executor_->Submit([this, &tasks, &stop, i]() -> arrow::Result<Output> {
-      Output out;
-      if (stop.load()) return out;
-      const int64_t cpu_start = ThreadCpuNs();
-      int64_t rows = 0;
-      const ScanTask& task = tasks[i].task;
-      ARROW_RETURN_NOT_OK(ReadTask(
-          tasks[i], task.first_row >= 0 ? task.first_row - task.row_offset : 0,
-          [&](Piece piece) {
-            out.push_back(std::move(piece));
-            return arrow::Status::OK();
-          },
-          &rows));
-      metrics_->decode_cpu_ns += ThreadCpuNs() - cpu_start;
-      return out;
+      return GuardExceptions("scan task", [&]() -> arrow::Result<Output> {
+        Output out;
+        if (stop.load()) return out;
+        const int64_t cpu_start = ThreadCpuNs();
+        int64_t rows = 0;
+        const ScanTask& task = tasks[i].task;
+        ARROW_RETURN_NOT_OK(ReadTask(
+            tasks[i], task.first_row >= 0 ? task.first_row - task.row_offset : 0,
+            [&](Piece piece) {
+              out.push_back(std::move(piece));
+              return arrow::Status::OK();
+            },
+            &rows));
+        metrics_->decode_cpu_ns += ThreadCpuNs() - cpu_start;
+        return out;
+      });
     }));
     in_flight.emplace_back(i, std::move(future));
     return arrow::Status::OK();

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <random>
 
+#include "ketch/common/exception_guard.h"
 #include "ketch/common/thread_pools.h"
 #include "ketch/functions/url/url_functions.h"
 #include "ketch/io/local_file.h"
@@ -80,8 +81,10 @@ class UrlUpload : public ScalarFunction {
       const int64_t size = static_cast<int64_t>(view.size());
       std::string path = paths[i];
       writes.push_back(arrow::DeferNotOk(pool->Submit([remote, path, bytes, size, s3]() -> arrow::Status {
-        return remote ? io::WriteS3Object(path, bytes, size, s3)
-                      : io::WriteLocalFileAtomically(path, bytes, size, "cannot write");
+        return GuardExceptions("url.upload", [&] {
+          return remote ? io::WriteS3Object(path, bytes, size, s3)
+                        : io::WriteLocalFileAtomically(path, bytes, size, "cannot write");
+        });
       })));
     }
     arrow::LargeStringBuilder out;

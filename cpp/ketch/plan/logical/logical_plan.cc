@@ -577,6 +577,11 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Repartition(LogicalPlanPtr input, Par
     return arrow::Status::Invalid("repartition(): num must be a positive integer or None, got ",
                                   spec.num_partitions);
   }
+  if (spec.num_partitions > kMaxPartitions) {
+    return arrow::Status::Invalid("repartition(): ", spec.num_partitions,
+                                  " partitions is more than Ketch supports (at most ", kMaxPartitions,
+                                  "; every partition costs memory and a task even when empty)");
+  }
   for (const auto& name : spec.by) {
     auto field = input->schema()->GetFieldByName(name);
     if (!field) {
@@ -596,6 +601,11 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Repartition(LogicalPlanPtr input, Par
 arrow::Result<LogicalPlanPtr> LogicalPlan::IntoPartitions(LogicalPlanPtr input, int64_t num_partitions) {
   if (num_partitions < 1) {
     return arrow::Status::Invalid("into_partitions(): num must be a positive integer, got ", num_partitions);
+  }
+  if (num_partitions > kMaxPartitions) {
+    return arrow::Status::Invalid("into_partitions(): ", num_partitions,
+                                  " partitions is more than Ketch supports (at most ", kMaxPartitions,
+                                  "; every partition costs memory and a task even when empty)");
   }
   auto node = std::make_shared<LogicalPlan>();
   node->kind_ = LogicalKind::kIntoPartitions;

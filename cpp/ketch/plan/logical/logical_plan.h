@@ -97,6 +97,10 @@ struct SampleSpec {
   int64_t size = -1;
 };
 
+/// The most partitions repartition / into_partitions accept: each partition costs about 3 KB and
+/// 35 µs even when empty (1,000,000 empty partitions of 100 rows took 35 s and 2.7 GB).
+constexpr int64_t kMaxPartitions = 100'000;
+
 /// The largest `sample(size=)` the engine accepts (rows).
 constexpr int64_t kMaxSampleSizeRows = int64_t{1} << 31;
 

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <set>
 
+#include "ketch/common/exception_guard.h"
 #include "ketch/expr/expr_analysis.h"
 #include "ketch/io/formats/parquet_footers.h"
 #include "ketch/io/formats/parquet_format.h"
@@ -126,7 +127,9 @@ arrow::Status ReadFooters(const ScanInfo& info, const std::vector<int32_t>& file
     }
     const ScanFile& file = info.files[f];
     auto read = [footers = info.footers, f, path = file.path, size = file.size_bytes, s3 = info.s3] {
-      return footers ? footers->Get(f, path, size, s3) : io::ReadParquetMetadata(path, s3, size);
+      return GuardExceptions("reading a Parquet footer", [&] {
+        return footers ? footers->Get(f, path, size, s3) : io::ReadParquetMetadata(path, s3, size);
+      });
     };
     auto future = executor->Submit(std::move(read));
     if (!future.ok()) {
