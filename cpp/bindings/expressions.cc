@@ -207,6 +207,18 @@ serde::UdfPayloadReader PyUdfPayloadReader() {
   };
 }
 
+/// A PyExpr of `expr`, or KetchValueError when the tree is deeper than kMaxExprDepth (the
+/// recursive walks of the planner and kernels would overflow the stack).
+PyExpr Checked(ExprPtr expr) {
+  if (expr->depth() > kMaxExprDepth) {
+    RaiseStatus(arrow::Status::Invalid("expression nested too deeply: depth ", expr->depth(),
+                                       " is past Ketch's limit of ", kMaxExprDepth,
+                                       " levels (build long chains of ands/ors or sums with fewer "
+                                       "levels, e.g. is_in, or reduce over a balanced tree)"));
+  }
+  return PyExpr{std::move(expr)};
+}
+
 void BindExpressions(nb::module_& m) {
   nb::class_<PyExpr>(m, "PyExpr")
       .def("__repr__", [](const PyExpr& e) { return e.expr->ToString(); })
@@ -220,7 +232,7 @@ void BindExpressions(nb::module_& m) {
       .def("has_udf", [](const PyExpr& e) { return e.expr->HasUdf(); })
       .def("substitute_column",
            [](const PyExpr& e, const std::string& name, const PyExpr& replacement) {
-             return PyExpr{SubstituteColumns(e.expr, {{name, replacement.expr}})};
+             return Checked(SubstituteColumns(e.expr, {{name, replacement.expr}}));
            })
       .def("has_aggregation", [](const PyExpr& e) { return ContainsAggregationCall(*e.expr); })
       .def("is_column", [](const PyExpr& e) { return e.expr->kind() == ExprKind::kColumn; })
@@ -232,9 +244,9 @@ void BindExpressions(nb::module_& m) {
              return ArrayToPy(Unwrap(arrow::MakeArrayFromScalar(*e.expr->literal(), 1)));
            })
       .def("alias",
-           [](const PyExpr& e, std::string name) { return PyExpr{Expr::Alias(e.expr, std::move(name))}; })
+           [](const PyExpr& e, std::string name) { return Checked(Expr::Alias(e.expr, std::move(name))); })
       .def("cast",
-           [](const PyExpr& e, nb::handle type) { return PyExpr{Expr::Cast(e.expr, TypeFromPy(type))}; })
+           [](const PyExpr& e, nb::handle type) { return Checked(Expr::Cast(e.expr, TypeFromPy(type))); })
       .def("resolve_type", [](const PyExpr& e, nb::handle schema) {
         return TypeToPy(Unwrap(ResolveField(*e.expr, *SchemaFromPy(schema)))->type());
       });
@@ -250,7 +262,7 @@ void BindExpressions(nb::module_& m) {
     for (auto [key, value] : options) {
       opts[nb::cast<std::string>(key)] = value.is_none() ? nullptr : ScalarFromPy(value);
     }
-    return PyExpr{Expr::Call(std::move(function), std::move(exprs), std::move(opts))};
+    return Checked(Expr::Call(std::move(function), std::move(exprs), std::move(opts)));
   });
   m.def("udf", [](std::string name, nb::object runner, std::vector<PyExpr> args, nb::handle return_type,
                   int64_t batch_size, int64_t default_batch_rows, int32_t concurrency, bool is_class,
@@ -267,7 +279,7 @@ void BindExpressions(nb::module_& m) {
     props.bucket_key_args = bucket_key_args;
     for (auto [key, value] : display)
       props.display[nb::cast<std::string>(key)] = nb::cast<std::string>(value);
-    return PyExpr{Expr::Udf(std::move(udf), std::move(exprs), TypeFromPy(return_type), props)};
+    return Checked(Expr::Udf(std::move(udf), std::move(exprs), TypeFromPy(return_type), props));
   });
 }
 

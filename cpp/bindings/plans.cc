@@ -525,6 +525,19 @@ void BindPlans(nb::module_& m) {
            [](const PyPlan& p, int64_t batch_size) {
              return PyPlan{Unwrap(LogicalPlan::IntoBatches(p.plan, batch_size))};
            })
+      .def("check_depth",
+           [](const PyPlan& p) {
+             // Every DataFrame checks its plan: the recursive plan walks stay within the stack.
+             const int32_t depth = p.plan->depth();
+             if (depth > kMaxPlanDepth) {
+               RaiseStatus(arrow::Status::Invalid(
+                   "query plan nested too deeply: ", depth,
+                   " operations in a chain is past Ketch's limit of ", kMaxPlanDepth,
+                   " (combine steps: one with_columns({...}) instead of many with_column calls, "
+                   "or materialize an intermediate result with collect())"));
+             }
+             return depth;
+           })
       .def("monotonic_id",
            [](const PyPlan& p, std::string column) {
              return PyPlan{Unwrap(LogicalPlan::MonotonicId(p.plan, std::move(column)))};

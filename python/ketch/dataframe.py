@@ -38,6 +38,7 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
     ``to_*``, ``count_rows`` or ``write_parquet``."""
 
     def __init__(self, plan: _core.PyPlan) -> None:
+        plan.check_depth()  # KetchValueError past the engine's plan depth limit
         self._plan = plan
         self._result: pa.Table | None = None
         self._partition_rows: list[int] | None = None  # rows per partition of the materialized result

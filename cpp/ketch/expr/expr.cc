@@ -3,6 +3,7 @@
 #include <arrow/compute/api.h>
 #include <arrow/util/byte_size.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "ketch/expr/float_text_cast.h"
@@ -63,7 +64,7 @@ ExprPtr Expr::Alias(ExprPtr input, std::string name) {
   auto e = std::make_shared<Expr>();
   e->kind_ = ExprKind::kAlias;
   e->name_ = std::move(name);
-  e->children_ = {std::move(input)};
+  e->SetChildren({std::move(input)});
   return e;
 }
 
@@ -71,7 +72,7 @@ ExprPtr Expr::Cast(ExprPtr input, std::shared_ptr<arrow::DataType> type) {
   auto e = std::make_shared<Expr>();
   e->kind_ = ExprKind::kCast;
   e->type_ = std::move(type);
-  e->children_ = {std::move(input)};
+  e->SetChildren({std::move(input)});
   return e;
 }
 
@@ -79,7 +80,7 @@ ExprPtr Expr::Call(std::string function, std::vector<ExprPtr> args, FunctionOpti
   auto e = std::make_shared<Expr>();
   e->kind_ = ExprKind::kCall;
   e->name_ = std::move(function);
-  e->children_ = std::move(args);
+  e->SetChildren(std::move(args));
   e->options_ = std::move(options);
   return e;
 }
@@ -90,7 +91,7 @@ ExprPtr Expr::Udf(std::shared_ptr<BatchUdf> udf, std::vector<ExprPtr> args,
   e->kind_ = ExprKind::kUdf;
   e->name_ = udf->name();
   e->udf_ = std::move(udf);
-  e->children_ = std::move(args);
+  e->SetChildren(std::move(args));
   e->type_ = std::move(return_type);
   e->udf_properties_ = properties;
   return e;
@@ -175,8 +176,14 @@ bool Expr::HasUdf() const {
 
 ExprPtr Expr::WithChildren(std::vector<ExprPtr> children) const {
   auto e = std::make_shared<Expr>(*this);
-  e->children_ = std::move(children);
+  e->SetChildren(std::move(children));
   return e;
+}
+
+void Expr::SetChildren(std::vector<ExprPtr> children) {
+  children_ = std::move(children);
+  depth_ = 1;
+  for (const auto& child : children_) depth_ = std::max(depth_, child->depth() + 1);
 }
 
 arrow::Result<std::shared_ptr<arrow::Field>> ResolveField(const Expr& expr, const arrow::Schema& schema) {

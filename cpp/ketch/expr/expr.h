@@ -60,6 +60,12 @@ using FunctionOptions = std::map<std::string, std::shared_ptr<arrow::Scalar>>;
 
 enum class ExprKind { kColumn, kLiteral, kAlias, kCast, kCall, kUdf };
 
+/// The deepest expression tree Ketch accepts (a column or literal has depth 1): the planner,
+/// optimizer and kernels walk expressions recursively, and 30,000 levels overflowed an 8 MiB
+/// thread stack. Building a deeper expression from Python raises KetchValueError (DuckDB has the
+/// same kind of bound, its max_expression_depth of 1,000).
+constexpr int32_t kMaxExprDepth = 5'000;
+
 class Expr;
 using ExprPtr = std::shared_ptr<const Expr>;
 
@@ -79,6 +85,8 @@ class Expr {
   /// Column name, alias name or function name, by kind.
   const std::string& name() const { return name_; }
   const std::vector<ExprPtr>& children() const { return children_; }
+  /// Levels of the tree: 1 for a leaf, else 1 + the deepest child's.
+  int32_t depth() const { return depth_; }
   const std::shared_ptr<arrow::Scalar>& literal() const { return literal_; }
   /// Target type of a cast, return type of a UDF.
   const std::shared_ptr<arrow::DataType>& type() const { return type_; }
@@ -106,6 +114,8 @@ class Expr {
   FunctionOptions options_;
   std::shared_ptr<BatchUdf> udf_;
   UdfProperties udf_properties_;
+  int32_t depth_ = 1;
+  void SetChildren(std::vector<ExprPtr> children);
 };
 
 /// Resolves the output field (name and type) of `expr` over `schema`, at plan time. Errors

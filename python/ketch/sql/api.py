@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ketch.dataframe import DataFrame
@@ -32,8 +32,28 @@ def _format_value(value: Any) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
+_QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/", re.S)
+
+
+def _sub_outside_quotes(pattern: str, repl: Callable[[re.Match[str]], str], query: str) -> str:
+    """``re.sub`` over the parts of ``query`` outside string literals, quoted identifiers and
+    comments (a ``'12:30'`` literal is not a ``:30`` parameter)."""
+    out, last = [], 0
+    for quoted in _QUOTED.finditer(query):
+        out.append(re.sub(pattern, repl, query[last : quoted.start()]))
+        out.append(quoted.group(0))
+        last = quoted.end()
+    out.append(re.sub(pattern, repl, query[last:]))
+    return "".join(out)
+
+
+def _has_outside_quotes(pattern: str, query: str) -> bool:
+    return bool(re.search(pattern, _QUOTED.sub(" ", query)))
+
+
 def _apply_parameters(query: str, params: Sequence[Any] | dict[str, Any]) -> str:
-    """Substitutes ``?`` / ``$n`` (a list or tuple) or ``:name`` (a dict) placeholders, as Daft."""
+    """Substitutes ``?`` / ``$n`` (a list or tuple) or ``:name`` (a dict) placeholders, as Daft;
+    text inside string literals, quoted identifiers and comments is left alone."""
     if not params:
         return query
     if isinstance(params, dict):
@@ -43,10 +63,14 @@ def _apply_parameters(query: str, params: Sequence[Any] | dict[str, Any]) -> str
                 raise ValueError(f"Named parameter '{match.group(1)}' not found in parameters")
             return _format_value(params[match.group(1)])
 
-        return re.sub(r"(?<!:):(\w+)", named, query)
+        return _sub_outside_quotes(r"(?<!:):(\w+)", named, query)
     if not isinstance(params, list | tuple):
         raise ValueError(f"Unsupported parameter type: {type(params)}. Expected list, tuple, or dict.")
-    styles = [bool(re.search(r"\$\d+", query)), "?" in query, bool(re.search(r"(?<!:):\w+", query))]
+    styles = [
+        _has_outside_quotes(r"\$\d+", query),
+        _has_outside_quotes(r"\?", query),
+        _has_outside_quotes(r"(?<!:):\w+", query),
+    ]
     if sum(styles) > 1:
         raise ValueError(
             "Cannot mix parameter styles. Use only one of: "
@@ -60,7 +84,7 @@ def _apply_parameters(query: str, params: Sequence[Any] | dict[str, Any]) -> str
                 raise ValueError(f"Positional parameter ${match.group(1)} out of range")
             return _format_value(params[index])
 
-        return re.sub(r"\$(\d+)", positional, query)
+        return _sub_outside_quotes(r"\$(\d+)", positional, query)
     values = iter(params)
 
     def sequential(_match: re.Match[str]) -> str:
@@ -69,7 +93,7 @@ def _apply_parameters(query: str, params: Sequence[Any] | dict[str, Any]) -> str
         except StopIteration:
             raise ValueError("Not enough parameters provided for '?' placeholders") from None
 
-    out = re.sub(r"\?", sequential, query)
+    out = _sub_outside_quotes(r"\?", sequential, query)
     if next(values, _SENTINEL) is not _SENTINEL:
         raise ValueError("Too many parameters provided for '?' placeholders")
     return out
@@ -124,13 +148,18 @@ def sql(
         if not isinstance(df, DataFrame):
             raise TypeError(f"sql(): binding {name!r} must be a DataFrame, got {type(df).__name__}")
         tables[name] = df
+    from ketch.sql.deep_stack import run_with_deep_stack
     from ketch.sql.parse import parse_sql
     from ketch.sql.translate_query import QueryPlanner
 
-    tree = parse_sql(sql)
-    if not _is_query(tree):
-        raise InvalidSQLException(f"Unsupported SQL: only queries (SELECT ...) run, got {tree.key.upper()}")
-    return QueryPlanner(tables).plan(tree)
+    def plan() -> DataFrame:
+        tree = parse_sql(sql)
+        if not _is_query(tree):
+            kind = tree.key.upper()
+            raise InvalidSQLException(f"Unsupported SQL: only queries (SELECT ...) run, got {kind}")
+        return QueryPlanner(tables).plan(tree)
+
+    return run_with_deep_stack(plan, "the SQL query")
 
 
 def _resolve_bare(table: str | None, name: str, node: exp.Column) -> Expression:
@@ -146,11 +175,15 @@ def sql_expr(sql: str) -> Expression:
     a query instead of an expression, or an unsupported construct."""
     from sqlglot import exp
 
+    from ketch.sql.deep_stack import run_with_deep_stack
     from ketch.sql.parse import parse_sql
     from ketch.sql.translate_expr import ExprContext, ExprTranslator
 
-    tree = parse_sql(sql)
-    if _is_query(tree) or isinstance(tree, exp.Command):
-        raise InvalidSQLException(f"sql_expr() takes an expression, not a statement: {sql!r}")
-    ctx = ExprContext(_resolve_bare, "sql_expr", allow_aggregates=True)
-    return ExprTranslator(ctx)(tree)
+    def translate() -> Expression:
+        tree = parse_sql(sql)
+        if _is_query(tree) or isinstance(tree, exp.Command):
+            raise InvalidSQLException(f"sql_expr() takes an expression, not a statement: {sql!r}")
+        ctx = ExprContext(_resolve_bare, "sql_expr", allow_aggregates=True)
+        return ExprTranslator(ctx)(tree)
+
+    return run_with_deep_stack(translate, "the SQL expression")

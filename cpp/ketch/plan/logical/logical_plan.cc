@@ -627,6 +627,31 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::IntoBatches(LogicalPlanPtr input, int
   return node;
 }
 
+int32_t LogicalPlan::depth() const {
+  int32_t known = depth_.load(std::memory_order_relaxed);
+  if (known > 0) return known;
+  // Iterative post-order over the nodes whose depth is not known yet (no recursion: this is what
+  // guards the recursive walks against deep plans).
+  std::vector<std::pair<const LogicalPlan*, bool>> stack{{this, false}};
+  while (!stack.empty()) {
+    auto [node, expanded] = stack.back();
+    stack.pop_back();
+    if (node->depth_.load(std::memory_order_relaxed) > 0) continue;
+    if (!expanded) {
+      stack.emplace_back(node, true);
+      for (const auto& input : node->inputs_) {
+        if (input->depth_.load(std::memory_order_relaxed) == 0) stack.emplace_back(input.get(), false);
+      }
+      continue;
+    }
+    int32_t d = 1;
+    for (const auto& input : node->inputs_)
+      d = std::max(d, input->depth_.load(std::memory_order_relaxed) + 1);
+    node->depth_.store(d, std::memory_order_relaxed);
+  }
+  return depth_.load(std::memory_order_relaxed);
+}
+
 arrow::Result<LogicalPlanPtr> LogicalPlan::MonotonicId(LogicalPlanPtr input, std::string column) {
   if (input->schema()->GetFieldIndex(column) >= 0) {
     return arrow::Status::Invalid("monotonically_increasing_id(): the input already has a column named '",

@@ -2,6 +2,7 @@
 
 #include <arrow/api.h>
 
+#include <atomic>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -97,6 +98,12 @@ struct SampleSpec {
   int64_t size = -1;
 };
 
+/// The deepest plan Ketch accepts (nodes on the longest path from the root to a source): the
+/// optimizer and executor walk plans recursively, and 5,000 chained `with_column`s overflowed an
+/// 8 MiB stack. DataFrame operations past it raise KetchValueError (combine steps instead:
+/// one `with_columns({...})` rather than thousands of `with_column` calls).
+constexpr int32_t kMaxPlanDepth = 2'000;
+
 /// The most partitions repartition / into_partitions accept: each partition costs about 3 KB and
 /// 35 µs even when empty (1,000,000 empty partitions of 100 rows took 35 s and 2.7 GB).
 constexpr int64_t kMaxPartitions = 100'000;
@@ -188,6 +195,9 @@ class LogicalPlan {
   LogicalKind kind() const { return kind_; }
   const std::shared_ptr<arrow::Schema>& schema() const { return schema_; }
   const std::vector<LogicalPlanPtr>& inputs() const { return inputs_; }
+  /// Nodes on the longest path from this node down to a source (1 for a source). Memoized: each
+  /// node's inputs are built (and usually asked) before it, so the walk is short.
+  int32_t depth() const;
   const std::vector<ExprPtr>& exprs() const { return exprs_; }
   const ExprPtr& predicate() const { return predicate_; }
   int64_t limit() const { return limit_; }
@@ -240,6 +250,7 @@ class LogicalPlan {
   WindowSpec window_spec_;
   std::vector<WindowFunction> window_functions_;
   std::string id_column_;
+  mutable std::atomic<int32_t> depth_{0};  ///< 0: not computed yet
 };
 
 /// The number of partitions a plan produces on the native runner, and whether it is exact: an

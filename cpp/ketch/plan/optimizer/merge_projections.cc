@@ -23,6 +23,9 @@ void CountUses(const Expr& e, std::map<std::string, int>* uses) {
   for (const auto& c : e.children()) CountUses(*c, uses);
 }
 
+// Merged expressions deeper than this stay in separate projections.
+constexpr int32_t kMaxMergedExprDepth = 256;
+
 // The expression without its alias (the name it gives is decided by the outer projection).
 ExprPtr Unaliased(const ExprPtr& e) { return e->kind() == ExprKind::kAlias ? e->children()[0] : e; }
 
@@ -43,6 +46,9 @@ arrow::Result<Transformed> MergeOnce(const LogicalPlanPtr& plan) {
   std::vector<ExprPtr> merged;
   for (const auto& e : plan->exprs()) {
     auto substituted = SubstituteColumns(e, mapping);
+    // Merging thousands of projections would build expressions as deep as the plan was: keep
+    // them apart past a modest depth (the recursive expression walks stay cheap).
+    if (substituted->depth() > kMaxMergedExprDepth) return Transformed{plan, false};
     if (substituted->OutputName() != e->OutputName()) substituted = Expr::Alias(substituted, e->OutputName());
     merged.push_back(std::move(substituted));
   }
