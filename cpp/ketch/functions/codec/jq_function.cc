@@ -1,145 +1,130 @@
-// jq: a jq program (libjq from Debian's libjq-dev: the jq 1.6 language) on each row's JSON text.
+// jq: a jq program (libjq from Debian's libjq-dev: the jq 1.6 language) on each row's JSON text,
+// run in a ketch-jq-worker process (cpp/jq_worker): libjq has no step limit, no cancellation hook
+// and aborts the process on some inputs, so it runs where it can be killed (see build-notes.md).
 // Daft runs jaq instead; the two languages agree on ordinary filters (paths, pipes, map, select,
 // object construction) and differ on a few corners (see jaq's README).
 
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
-extern "C" {
-#include <jq.h>
-#include <jv.h>
-}
-
 #include "ketch/functions/arrow_options_function.h"
 #include "ketch/functions/codec/codec_functions.h"
+#include "ketch/functions/codec/jq_worker_client.h"
 
 namespace ketch::codec {
 namespace {
 
-/// Takes ownership of `value`; returns its text (a string's own text, anything else as JSON).
-std::string JvToMessage(jv value) {
-  if (jv_get_kind(value) == JV_KIND_STRING) {
-    std::string text(jv_string_value(value), static_cast<size_t>(jv_string_length_bytes(jv_copy(value))));
-    jv_free(value);
-    return text;
+/// libjq constructs that cannot run here: modules (libjq 1.6 aborts the process on a module it
+/// cannot find), reading further inputs (there are none: each row is one input; `input` crashed
+/// libjq), and builtins that print to the worker's stderr or expose the program's location.
+constexpr const char* kRejected[] = {"import",          "include",           "input",    "inputs",
+                                     "input_filename",  "input_line_number", "debug",    "stderr",
+                                     "get_search_list", "modulemeta",        "$__loc__", "$__prog_args"};
+
+/// Plan-time checks of the filter text: no NUL byte (libjq would silently stop reading there), and
+/// none of kRejected as a name (outside string literals; `.input` as a field and `{input: 1}` as
+/// an object key are fine). `halt` / `halt_error` run and give the row an error.
+arrow::Status CheckFilterText(const std::string& filter) {
+  if (filter.find('\0') != std::string::npos) {
+    return arrow::Status::Invalid("jq: invalid filter: it contains a NUL byte at offset ", filter.find('\0'));
   }
-  jv dumped = jv_dump_string(value, 0);
-  std::string text(jv_string_value(dumped));
-  jv_free(dumped);
-  return text;
-}
-
-/// Takes ownership of `value`; compact JSON text, UTF-8, keys in their order.
-std::string JvToJson(jv value) {
-  jv dumped = jv_dump_string(value, 0);
-  std::string text(jv_string_value(dumped), static_cast<size_t>(jv_string_length_bytes(jv_copy(dumped))));
-  jv_free(dumped);
-  return text;
-}
-
-/// libjq's parse errors end with " (while parsing '<the whole text>')": drop the text.
-std::string WithoutText(std::string message) {
-  auto at = message.find(" (while parsing '");
-  if (at != std::string::npos) message.resize(at);
-  return message;
-}
-
-/// One compiled jq program. Not shareable between threads: each thread compiles its own.
-class JqProgram {
- public:
-  static arrow::Result<std::unique_ptr<JqProgram>> Compile(const std::string& filter) {
-    std::unique_ptr<JqProgram> program(new JqProgram());
-    program->state_ = jq_init();
-    if (program->state_ == nullptr) return arrow::Status::OutOfMemory("jq: jq_init failed");
-    // Without a callback libjq prints errors to stderr.
-    jq_set_error_cb(program->state_, &JqProgram::CollectError, program.get());
-    bool compiled;
-    {
-      // libjq 1.6's compiler is not known to be thread-safe; compiling is rare (once per thread).
-      static std::mutex compile_mutex;
-      std::lock_guard<std::mutex> lock(compile_mutex);
-      compiled = jq_compile(program->state_, filter.c_str()) != 0;
-    }
-    if (!compiled) {
-      return arrow::Status::Invalid("jq: invalid filter '", filter,
-                                    "': ", program->errors_.empty() ? "does not compile" : program->errors_);
-    }
-    return program;
-  }
-
-  ~JqProgram() {
-    if (state_ != nullptr) jq_teardown(&state_);
-  }
-
-  /// Runs the program on one JSON text: nullopt-like empty `has_output` for no output.
-  arrow::Status Run(std::string_view json, bool* has_output, std::string* output) {
-    errors_.clear();
-    jv input = jv_parse_sized(json.data(), static_cast<int>(json.size()));
-    if (!jv_is_valid(input)) {
-      jv message = jv_invalid_get_msg(input);
-      return arrow::Status::Invalid("invalid JSON: ", jv_get_kind(message) == JV_KIND_NULL
-                                                          ? std::string("?")
-                                                          : WithoutText(JvToMessage(message)));
-    }
-    jq_start(state_, input, 0);
-    std::vector<jv> results;
-    auto free_results = [&] {
-      for (jv& value : results) jv_free(value);
-      results.clear();
-    };
-    while (true) {
-      jv next = jq_next(state_);
-      if (jv_is_valid(next)) {
-        results.push_back(next);
-        continue;
+  // A scan of jq's tokens: string literals (with \(...) interpolations, which hold code) skipped.
+  std::vector<int> string_depth;  // for each open interpolation: the paren depth it started at
+  int parens = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < filter.size(); ++i) {
+    const char c = filter[i];
+    if (in_string) {
+      if (c == '\\' && i + 1 < filter.size()) {
+        if (filter[i + 1] == '(') {  // interpolation: code until the matching ')'
+          in_string = false;
+          string_depth.push_back(parens);
+          ++parens;
+        }
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
       }
-      if (jv_invalid_has_msg(jv_copy(next))) {
-        free_results();
-        return arrow::Status::Invalid("jq error: ", JvToMessage(jv_invalid_get_msg(next)));
+      continue;
+    }
+    if (c == '#') {  // a comment to the end of the line
+      while (i < filter.size() && filter[i] != '\n') ++i;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      continue;
+    }
+    if (c == '(') ++parens;
+    if (c == ')') {
+      --parens;
+      if (!string_depth.empty() && parens == string_depth.back()) {
+        string_depth.pop_back();
+        in_string = true;
       }
-      jv_free(next);
-      break;
+      continue;
     }
-    *has_output = !results.empty();
-    if (results.size() == 1) {
-      *output = JvToJson(results[0]);
-    } else if (results.size() > 1) {
-      // Several outputs: one JSON array of them, so every row stays one JSON text (as Daft).
-      jv array = jv_array();
-      for (jv& value : results) array = jv_array_append(array, value);
-      *output = JvToJson(array);
+    const bool dollar = c == '$';
+    if (!dollar && !(std::isalpha(static_cast<unsigned char>(c)) || c == '_')) continue;
+    size_t j = i + 1;
+    while (j < filter.size() && (std::isalnum(static_cast<unsigned char>(filter[j])) || filter[j] == '_'))
+      ++j;
+    const std::string name = filter.substr(i, j - i);
+    // A field (.name), or an object key ({name: ...}): not a call.
+    size_t before = i;
+    while (before > 0 && std::isspace(static_cast<unsigned char>(filter[before - 1]))) --before;
+    size_t after = j;
+    while (after < filter.size() && std::isspace(static_cast<unsigned char>(filter[after]))) ++after;
+    const bool field = !dollar && before > 0 && filter[before - 1] == '.';
+    const bool key = !dollar && after < filter.size() && filter[after] == ':' &&
+                     (after + 1 >= filter.size() || filter[after + 1] != ':');
+    if (!field && !key) {
+      for (const char* rejected : kRejected) {
+        if (name == rejected) {
+          return arrow::Status::Invalid("jq: the filter uses '", name,
+                                        "', which Ketch does not run (modules, further inputs and "
+                                        "stderr output are not available: each row is one input)");
+        }
+      }
     }
-    results.clear();
-    return arrow::Status::OK();
+    i = j - 1;
   }
+  return arrow::Status::OK();
+}
 
- private:
-  JqProgram() = default;
+/// Limits of the worker for a query with this memory budget (0: unknown): the address space of
+/// the worker process is capped, so a filter that builds an unbounded value fails instead of
+/// exhausting the machine.
+JqLimits LimitsFor(int64_t memory_budget_bytes) {
+  JqLimits limits;
+  constexpr uint64_t kMiB = 1ULL << 20;
+  // The worker's own memory is not charged to the budget: keep it within [256 MiB, 1 GiB] of it
+  // (plus libjq's own footprint); a JSON row whose filter needs more fails instead.
+  const uint64_t budget = memory_budget_bytes > 0 ? static_cast<uint64_t>(memory_budget_bytes) : 1024 * kMiB;
+  limits.address_space_bytes = std::clamp<uint64_t>(budget, 256 * kMiB, 1024 * kMiB) + 128 * kMiB;
+  limits.max_output_bytes = std::min<uint64_t>(limits.max_output_bytes, limits.address_space_bytes / 4);
+  return limits;
+}
 
-  static void CollectError(void* data, jv message) {
-    auto* program = static_cast<JqProgram*>(data);
-    if (!program->errors_.empty()) program->errors_ += "; ";
-    program->errors_ += JvToMessage(message);
-  }
-
-  jq_state* state_ = nullptr;
-  std::string errors_;
-};
-
-/// This thread's compiled programs by filter text (a few filters per query at most).
-arrow::Result<JqProgram*> ProgramFor(const std::string& filter) {
-  thread_local std::map<std::string, std::unique_ptr<JqProgram>> programs;
-  auto it = programs.find(filter);
-  if (it != programs.end()) return it->second.get();
-  if (programs.size() >= 32) programs.clear();
-  ARROW_ASSIGN_OR_RAISE(auto program, JqProgram::Compile(filter));
-  return programs.emplace(filter, std::move(program)).first->second.get();
+/// This thread's jq workers by (filter, address-space limit) (a few filters per query at most).
+arrow::Result<JqWorker*> WorkerFor(const std::string& filter, const JqLimits& limits) {
+  thread_local std::map<std::pair<std::string, uint64_t>, std::unique_ptr<JqWorker>> workers;
+  const auto key = std::make_pair(filter, limits.address_space_bytes);
+  auto it = workers.find(key);
+  if (it != workers.end() && it->second->alive()) return it->second.get();
+  if (it != workers.end()) workers.erase(it);
+  if (workers.size() >= 8) workers.clear();
+  ARROW_RETURN_NOT_OK(CheckFilterText(filter));
+  ARROW_ASSIGN_OR_RAISE(auto worker, JqWorker::Start(filter, limits));
+  return workers.emplace(key, std::move(worker)).first->second.get();
 }
 
 class JqFunction : public ScalarFunction {
@@ -155,7 +140,7 @@ class JqFunction : public ScalarFunction {
                                       arg_exprs[0]->ToString(), " of type ", arg_types[0]->ToString());
     }
     ARROW_ASSIGN_OR_RAISE(auto filter, GetStringOption(options, "filter", "jq"));
-    ARROW_RETURN_NOT_OK(ProgramFor(filter).status());  // a bad filter fails at plan time
+    ARROW_RETURN_NOT_OK(WorkerFor(filter, LimitsFor(0)).status());  // a bad filter fails at plan time
     return arrow::large_utf8();
   }
 
@@ -165,27 +150,63 @@ class JqFunction : public ScalarFunction {
     if (input->type_id() == arrow::Type::NA)
       return arrow::MakeArrayOfNull(arrow::large_utf8(), input->length());
     ARROW_ASSIGN_OR_RAISE(auto filter, GetStringOption(options, "filter", "jq"));
-    ARROW_ASSIGN_OR_RAISE(auto* program, ProgramFor(filter));
     ARROW_ASSIGN_OR_RAISE(auto strings, arrow::compute::Cast(*input, arrow::large_utf8()));
     const auto& texts = static_cast<const arrow::LargeStringArray&>(*strings);
+    std::vector<std::string_view> rows;
+    for (int64_t i = 0; i < texts.length(); ++i) {
+      if (!texts.IsNull(i)) rows.push_back(texts.GetView(i));
+    }
+    std::vector<JqRowResult> results;
+    if (!rows.empty()) {
+      ARROW_ASSIGN_OR_RAISE(auto* worker, WorkerFor(filter, LimitsFor(ctx.memory_budget_bytes)));
+      const JqLimits limits = LimitsFor(ctx.memory_budget_bytes);
+      int64_t failed = -1;
+      auto ran = worker->Run(rows, ctx.cancelled, &failed);
+      if (!ran.ok()) {
+        if (ran.status().IsCancelled() || failed < 0) return ran.status();
+        // The worker died on a row after the answered ones (its replies are buffered): run the
+        // unanswered rows again one at a time, each in a fresh worker, to find which one.
+        arrow::Status death = ran.status();
+        int64_t bad = failed;
+        for (auto r = static_cast<size_t>(failed); r < rows.size(); ++r) {
+          ARROW_ASSIGN_OR_RAISE(auto* single, WorkerFor(filter, limits));
+          int64_t unused = -1;
+          auto one = single->Run({rows[r]}, ctx.cancelled, &unused);
+          if (one.ok()) continue;
+          if (one.status().IsCancelled()) return one.status();
+          bad = static_cast<int64_t>(r);
+          death = one.status();
+          break;
+        }
+        int64_t row = 0;  // the bad-th non-null row
+        for (int64_t seen = -1; row < texts.length(); ++row) {
+          if (!texts.IsNull(row) && ++seen == bad) break;
+        }
+        return arrow::Status::Invalid("jq failed at source row ",
+                                      ctx.SourceRow(std::min(row, texts.length() - 1)), " (filter '", filter,
+                                      "'): ", death.message());
+      }
+      results = std::move(*ran);
+    }
     arrow::LargeStringBuilder builder;
     ARROW_RETURN_NOT_OK(builder.Reserve(texts.length()));
-    std::string output;
+    size_t next = 0;
     for (int64_t i = 0; i < texts.length(); ++i) {
       if (texts.IsNull(i)) {
         ARROW_RETURN_NOT_OK(builder.AppendNull());
         continue;
       }
-      bool has_output = false;
-      auto status = program->Run(texts.GetView(i), &has_output, &output);
-      if (!status.ok()) {
-        return status.WithMessage("jq failed at source row ", ctx.SourceRow(i), " (filter '", filter,
-                                  "'): ", status.message());
-      }
-      if (has_output) {
-        ARROW_RETURN_NOT_OK(builder.Append(output));
-      } else {
-        ARROW_RETURN_NOT_OK(builder.AppendNull());
+      const JqRowResult& result = results[next++];
+      switch (result.kind) {
+        case JqRowResult::Kind::kError:
+          return arrow::Status::Invalid("jq failed at source row ", ctx.SourceRow(i), " (filter '", filter,
+                                        "'): ", result.text);
+        case JqRowResult::Kind::kOutput:
+          ARROW_RETURN_NOT_OK(builder.Append(result.text));
+          break;
+        case JqRowResult::Kind::kNoOutput:
+          ARROW_RETURN_NOT_OK(builder.AppendNull());
+          break;
       }
     }
     return builder.Finish();
