@@ -113,6 +113,9 @@ def test_missing_dataset_and_version_errors(tmp_path):
     ketch.from_pydict({"a": [1]}).write_lance(uri)
     with pytest.raises(KetchValueError, match="version 5"):
         ketch.read_lance(uri, version=5)
+    for bad in (-1, 2**70, True):  # -1 was a bare OverflowError from pylance
+        with pytest.raises(KetchValueError, match="version must be a non-negative version number"):
+            ketch.read_lance(uri, version=bad)
     with pytest.raises(ValueError, match="mode"):
         ketch.from_pydict({"a": [1]}).write_lance(uri, mode="upsert")
 

@@ -146,9 +146,13 @@ def open_dataset(
     """``lance.dataset`` with Ketch's errors: KetchFileNotFoundError when nothing is at ``uri``,
     KetchValueError for a version or timestamp the dataset does not have."""
     lance_mod = _import_lance()
+    if isinstance(version, bool) or (isinstance(version, int) and not 0 <= version < 2**64):
+        raise KetchValueError(
+            f"{caller}: version must be a non-negative version number or a tag name, got {version!r}"
+        )
     try:
         return lance_mod.dataset(uri, version=version, asof=asof, storage_options=options or None)
-    except (ValueError, OSError, RuntimeError) as exc:
+    except (ValueError, OSError, RuntimeError, OverflowError, TypeError) as exc:
         text = str(exc)
         missing = "not found" in text.lower() or "does not exist" in text.lower()
         if version is None and asof is None and missing:
