@@ -52,6 +52,11 @@ class BinaryCodecFunction : public ScalarFunction {
     ARROW_ASSIGN_OR_RAISE(auto bytes_array, arrow::compute::Cast(*input, arrow::large_binary()));
     const auto& bytes = static_cast<const arrow::LargeBinaryArray&>(*bytes_array);
     ARROW_ASSIGN_OR_RAISE(auto transform, BinaryTransform::Make(codec, encode_));
+    // One value may take at most half the query's budget (at least 16 MiB; 4 GiB without one).
+    if (ctx.memory_budget_bytes > 0) {
+      const size_t half = static_cast<size_t>(ctx.memory_budget_bytes) / 2;
+      transform->set_max_output_bytes(std::min(size_t{4} << 30, std::max<size_t>(half, size_t{16} << 20)));
+    }
     std::unique_ptr<arrow::ArrayBuilder> builder;
     ARROW_ASSIGN_OR_RAISE(builder, arrow::MakeBuilder(result_type));
     // Both builders append through the same binary interface (LargeStringBuilder derives from it).

@@ -183,16 +183,21 @@ arrow::Status BinaryTransform::CompressStreaming(std::string_view input, std::st
 
 arrow::Status BinaryTransform::Decompress(std::string_view input, std::string* output) {
   // A value that inflates past this is refused rather than exhausting memory (a "zip bomb").
-  constexpr size_t kMaxDecompressedBytes = size_t{4} << 30;
+  const size_t kMaxDecompressedBytes = max_output_bytes_;
   ARROW_RETURN_NOT_OK(decompressor_->Reset());
   const auto* in = reinterpret_cast<const uint8_t*>(input.data());
   int64_t in_left = static_cast<int64_t>(input.size());
   size_t written = 0;
   int stalls = 0;
-  output->resize(std::max<size_t>(256, std::min<size_t>(input.size() * 4, size_t{64} << 20)));
+  output->resize(std::min(kMaxDecompressedBytes,
+                          std::max<size_t>(256, std::min<size_t>(input.size() * 4, size_t{64} << 20))));
   auto grow = [&]() -> arrow::Status {
     if (output->size() >= kMaxDecompressedBytes) {
-      return arrow::Status::Invalid("decompressed value exceeds ", kMaxDecompressedBytes, " bytes");
+      output->clear();
+      output->shrink_to_fit();
+      return arrow::Status::Invalid(
+          "the decompressed value is larger than ", kMaxDecompressedBytes,
+          " bytes, the most one value may have under this query's memory budget (a decompression bomb?)");
     }
     output->resize(std::min(output->size() * 2, kMaxDecompressedBytes));
     return arrow::Status::OK();

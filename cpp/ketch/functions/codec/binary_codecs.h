@@ -29,6 +29,10 @@ class BinaryTransform {
   /// Replaces `*output` with the encoded (or decoded) `input`. Errors are Invalid and describe
   /// the value's problem (never its bytes).
   arrow::Status Apply(std::string_view input, std::string* output);
+  /// The most bytes one decompressed value may have (default 4 GiB): past it Decompress stops
+  /// (having held at most this much) and returns Invalid naming the limit. Decompression
+  /// bombs (330 KB of zstd inflating to 1.3 GB) are refused this way.
+  void set_max_output_bytes(size_t bytes) { max_output_bytes_ = bytes; }
 
  private:
   BinaryTransform(BinaryCodec codec, bool encode) : codec_(codec), encode_(encode) {}
@@ -40,6 +44,7 @@ class BinaryTransform {
   bool encode_;
   std::unique_ptr<arrow::util::Codec> arrow_codec_;
   std::shared_ptr<arrow::util::Decompressor> decompressor_;
+  size_t max_output_bytes_ = size_t{4} << 30;
 };
 
 }  // namespace ketch::codec
