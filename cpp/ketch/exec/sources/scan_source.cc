@@ -17,7 +17,9 @@
 #include "ketch/io/formats/parquet_footers.h"
 #include "ketch/io/formats/parquet_format.h"
 #include "ketch/io/formats/text_formats.h"
+#include "ketch/io/formats/utf8_check.h"
 #include "ketch/io/object_reader.h"
+#include "ketch/io/redact.h"
 #include "ketch/plan/logical/lance_filter.h"
 
 namespace ketch {
@@ -420,6 +422,15 @@ arrow::Status ScanSource::ReadTask(const Read& read, int64_t base_row,
     ARROW_RETURN_NOT_OK(next);
     if (!batch) break;
     const int64_t rows = batch->num_rows();
+    if (info_.format == FileFormat::kParquet) {
+      // Arrow's Parquet reader does not check that strings are UTF-8; an invalid one would reach
+      // generated JSON and text. Fail naming the file, the column and the row.
+      if (auto bad = io::FindInvalidUtf8(*batch)) {
+        return arrow::Status::Invalid(
+            "invalid UTF-8 in string column '", batch->schema()->field(bad->column)->name(),
+            "' at source row ", base_row + offset + bad->row, " (read it as binary, or repair the file)");
+      }
+    }
     metrics_->rows_read += rows;
     // Cut the batch at the segments' bounds: each part is processed (filtered) with its own row
     // numbers and belongs to its segment's task. Rows outside every segment are dropped.
