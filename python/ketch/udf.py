@@ -970,10 +970,12 @@ def _udf_expression(
             use_process = True
         except Exception as exc:  # noqa: BLE001
             _log.debug("UDF '%s' runs in thread mode: it cannot be pickled (%s)", runner.name, exc)
+            _stop_prestarted_zygote()
     elif use_process:
         try:
             payload = cloudpickle.dumps(runner.worker_factory())
         except Exception as exc:
+            _stop_prestarted_zygote()
             raise TypeError(
                 f"UDF '{runner.name}' cannot run in a worker process (use_process=True): "
                 f"it cannot be pickled: {type(exc).__name__}: {exc}"
@@ -1044,6 +1046,14 @@ def _udf_expression(
 def row_wise_expression(func: Callable[..., Any], args: list[Expression], dtype: DataType) -> Expression:
     name = getattr(func, "__name__", "apply")
     return _udf_expression(_RowFunctionRunner(name, dtype, func), tuple(args), _Options(dtype), False)
+
+
+def _stop_prestarted_zygote() -> None:
+    """The UDF whose declaration prestarted the zygote cannot run in processes after all: stop the
+    zygote unless a pool uses it (a later process-mode query starts it again)."""
+    from ketch.execution.process_pool import _stop_zygote_if_unused
+
+    _stop_zygote_if_unused()
 
 
 def _prestart_workers() -> None:

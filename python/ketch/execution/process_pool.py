@@ -77,7 +77,8 @@ class _WorkerGone(WorkerDied):
 
 
 def _drain(fd_in: Any, fd_out: int) -> None:
-    """Copies a child's pipe into this process's stdout/stderr until it closes."""
+    """Copies a child's pipe into this process's stdout/stderr until it closes, then closes our
+    end (at once, not when the garbage collector gets to it: two descriptors per zygote)."""
     try:
         while True:
             chunk = os.read(fd_in.fileno(), 65536)
@@ -87,8 +88,13 @@ def _drain(fd_in: Any, fd_out: int) -> None:
                 os.write(fd_out, chunk)
             except OSError:
                 pass  # our own stream is closed: keep draining so the worker never blocks
-    except OSError:
+    except (OSError, ValueError):  # ValueError: the stream was closed meanwhile
         pass
+    finally:
+        try:
+            fd_in.close()
+        except OSError:
+            pass
 
 
 def _describe_exit(code: int | None) -> str:
