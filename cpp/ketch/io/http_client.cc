@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -142,6 +143,7 @@ void Prepare(Transfer* t, const std::string& url, const HttpOptions& options) {
   curl_easy_setopt(t->easy, CURLOPT_ACCEPT_ENCODING, "");  // gzip/deflate when the server offers
   curl_easy_setopt(t->easy, CURLOPT_USERAGENT, "ketch");
   curl_easy_setopt(t->easy, CURLOPT_PRIVATE, t);
+  if (options.head_only) curl_easy_setopt(t->easy, CURLOPT_NOBODY, 1L);
   t->max_bytes = options.max_bytes;
   if (options.max_bytes > 0) {
     t->range = "0-" + std::to_string(options.max_bytes - 1);
@@ -236,6 +238,13 @@ std::vector<arrow::Result<std::shared_ptr<arrow::Buffer>>> HttpGetAll(const std:
                                                    " (after ", t->attempts, " attempt(s))");
       } else if (status >= 400) {
         results[t->index] = arrow::Status::IOError("HTTP ", status, " (after ", t->attempts, " attempt(s))");
+      } else if (options.head_only) {
+        // HttpSizeAll: the body is the Content-Length, as 8 bytes (-1 when the server sent none).
+        curl_off_t length = -1;
+        if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) != CURLE_OK) length = -1;
+        const auto size = static_cast<int64_t>(length);
+        results[t->index] = std::shared_ptr<arrow::Buffer>(
+            arrow::Buffer::FromString(std::string(reinterpret_cast<const char*>(&size), sizeof(size))));
       } else {
         auto buffer = arrow::Buffer::FromString(std::move(t->body));
         results[t->index] = std::shared_ptr<arrow::Buffer>(std::move(buffer));
@@ -272,6 +281,27 @@ std::vector<arrow::Result<std::shared_ptr<arrow::Buffer>>> HttpGetAll(const std:
   } while (true);
   MultiPool::Get().Release(multi);
   return results;
+}
+
+std::vector<arrow::Result<int64_t>> HttpSizeAll(const std::vector<std::string>& urls, HttpOptions options) {
+  options.head_only = true;
+  auto heads = HttpGetAll(urls, options);
+  std::vector<arrow::Result<int64_t>> sizes;
+  sizes.reserve(heads.size());
+  for (auto& head : heads) {
+    if (!head.ok()) {
+      sizes.emplace_back(head.status());
+      continue;
+    }
+    int64_t size = -1;
+    std::memcpy(&size, (*head)->data(), sizeof(size));
+    if (size < 0) {
+      sizes.emplace_back(arrow::Status::IOError("the server sent no Content-Length for a HEAD request"));
+    } else {
+      sizes.emplace_back(size);
+    }
+  }
+  return sizes;
 }
 
 }  // namespace ketch::io

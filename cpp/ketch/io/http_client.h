@@ -23,6 +23,8 @@ struct HttpOptions {
   /// > 0: only the first max_bytes bytes are wanted (a Range request; if the server ignores it,
   /// the transfer stops once that many bytes arrived).
   int64_t max_bytes = -1;
+  /// HEAD requests instead of GETs (HttpSizeAll).
+  bool head_only = false;
 };
 
 /// Downloads every URL with libcurl's multi interface: one thread drives all transfers (many
@@ -33,6 +35,11 @@ struct HttpOptions {
 /// naming the HTTP status (e.g. "HTTP 404") or libcurl's error (connection refused, reset, timeout).
 std::vector<arrow::Result<std::shared_ptr<arrow::Buffer>>> HttpGetAll(const std::vector<std::string>& urls,
                                                                       const HttpOptions& options);
+
+/// The size in bytes of each URL's object from a HEAD request's Content-Length (redirects
+/// followed, retried as HttpGetAll). IOError naming the HTTP status, libcurl's error, or a
+/// response without a Content-Length.
+std::vector<arrow::Result<int64_t>> HttpSizeAll(const std::vector<std::string>& urls, HttpOptions options);
 
 /// True for http:// and https:// URLs (case-insensitive scheme).
 bool IsHttpUrl(std::string_view url);

@@ -15,6 +15,14 @@ std::string OsReason(const arrow::Status& status) {
   return status.message();
 }
 
+std::string MessageWithOsReason(const arrow::Status& status) {
+  const int errnum = arrow::internal::ErrnoFromStatus(status);
+  if (errnum <= 0) return status.message();
+  const std::string reason = std::strerror(errnum);
+  if (status.message().find(reason) != std::string::npos) return status.message();
+  return status.message() + ": " + reason;
+}
+
 arrow::Status LocalWriteError(std::string_view what, const std::string& path, const arrow::Status& cause) {
   return arrow::Status::IOError(what, " '", path, "': ", OsReason(cause));
 }

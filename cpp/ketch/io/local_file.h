@@ -14,6 +14,11 @@ namespace ketch::io {
 /// device") when `status` carries an errno (Arrow's file streams attach one); else its message.
 std::string OsReason(const arrow::Status& status);
 
+/// The status's message, with the operating system's reason appended when the status carries an
+/// errno (Arrow keeps it in the status detail, outside message()): "Failed to open local file
+/// '/x': No such file or directory".
+std::string MessageWithOsReason(const arrow::Status& status);
+
 /// IOError "<what> '<path>': <OS reason>": errors about local writes name the user's path and
 /// the cause, never the hidden temporary file the bytes went to first.
 arrow::Status LocalWriteError(std::string_view what, const std::string& path, const arrow::Status& cause);

@@ -89,8 +89,10 @@ arrow::Result<std::shared_ptr<arrow::Buffer>> ReadObjectPrefix(std::string_view 
 
 arrow::Result<int64_t> ObjectSize(std::string_view url, const S3Config& s3) {
   if (IsS3Url(url)) return S3ObjectSize(url, s3);
-  if (IsHttpUrl(url))
-    return arrow::Status::NotImplemented("the size of an http(s) object is not known: ", url);
+  if (IsHttpUrl(url)) {
+    auto sizes = HttpSizeAll({std::string(url)}, HttpOptions{});
+    return std::move(sizes[0]);
+  }
   ARROW_ASSIGN_OR_RAISE(auto file, OpenLocal(url));
   return file->GetSize();
 }

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <deque>
 #include <mutex>
+#include <regex>
 #include <set>
 
 #include "ketch/common/exception_guard.h"
@@ -244,6 +245,16 @@ arrow::Result<ScanSource::Piece> ScanSource::Process(const ScanTask& task,
 
 namespace {
 const std::vector<std::shared_ptr<parquet::FileMetaData>> kNoMetadata;
+
+// "... in row N" (N counted from the start of the block a reader parses) with N moved by the
+// rows of the earlier blocks.
+std::string RowsFromBlockStart(const std::string& message, int64_t block_start) {
+  static const std::regex kRow(" in row ([0-9]+)");
+  std::smatch match;
+  if (block_start == 0 || !std::regex_search(message, match, kRow)) return message;
+  const int64_t row = std::stoll(match[1].str()) + block_start;
+  return match.prefix().str() + " in row " + std::to_string(row) + match.suffix().str();
+}
 }  // namespace
 
 std::vector<ScanSource::Read> ScanSource::MakeReads(const std::vector<ScanTask>& tasks,
@@ -408,6 +419,11 @@ arrow::Status ScanSource::ReadTask(const Read& read, int64_t base_row,
   while (true) {
     std::shared_ptr<arrow::RecordBatch> batch;
     auto next = reader->ReadNext(&batch);
+    if (!next.ok() && info_.format == FileFormat::kJson) {
+      // Arrow's JSON reader counts rows from the start of the block it parses (one block per
+      // batch): name the row of the file instead.
+      return next.WithMessage(RowsFromBlockStart(next.message(), offset));
+    }
     if (!next.ok() && info_.format == FileFormat::kLance) {
       return next.WithMessage("fragments [", fragment_names, "]: ", next.message());
     }

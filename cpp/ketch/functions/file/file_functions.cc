@@ -11,6 +11,7 @@
 #include "ketch/functions/file/mime_sniff.h"
 #include "ketch/functions/url/url_functions.h"
 #include "ketch/io/http_client.h"
+#include "ketch/io/local_file.h"
 #include "ketch/io/object_reader.h"
 #include "ketch/io/redact.h"
 #include "ketch/types/file_type.h"
@@ -129,9 +130,9 @@ class FileFunction : public ScalarFunction {
       for (int64_t i = start; i < end; ++i) results[i] = futures[i - start].result();
     }
     auto fail = [&](int64_t i) {
-      return arrow::Status::IOError(name_, " failed at row ", ctx.SourceRow(i), " ('",
-                                    io::Redact(paths.GetView(i)),
-                                    "'): ", io::Redact(results[i].status().message(), s3.Secrets()));
+      return arrow::Status::IOError(
+          name_, " failed at row ", ctx.SourceRow(i), " ('", io::Redact(paths.GetView(i)),
+          "'): ", io::Redact(io::MessageWithOsReason(results[i].status()), s3.Secrets()));
     };
     if (kind_ == Kind::kSize) {
       arrow::Int64Builder out;

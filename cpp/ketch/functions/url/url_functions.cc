@@ -9,6 +9,7 @@
 #include "ketch/common/thread_pools.h"
 #include "ketch/expr/function_registry.h"
 #include "ketch/io/http_client.h"
+#include "ketch/io/local_file.h"
 #include "ketch/io/object_reader.h"
 #include "ketch/io/object_store.h"
 #include "ketch/io/redact.h"
@@ -139,9 +140,9 @@ class UrlDownload : public ScalarFunction {
           continue;
         }
         // The URL and the cause may both carry credentials (user-info, signed query, S3 keys).
-        return arrow::Status::IOError("url.download failed at row ", ctx.SourceRow(i), " ('",
-                                      io::Redact(urls.GetView(i)),
-                                      "'): ", io::Redact(results[i].status().message(), s3.Secrets()));
+        return arrow::Status::IOError(
+            "url.download failed at row ", ctx.SourceRow(i), " ('", io::Redact(urls.GetView(i)),
+            "'): ", io::Redact(io::MessageWithOsReason(results[i].status()), s3.Secrets()));
       }
       if (*results[i] == nullptr) {
         ARROW_RETURN_NOT_OK(builder.AppendNull());
