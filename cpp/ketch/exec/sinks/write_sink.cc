@@ -313,6 +313,10 @@ struct WriteFilesSink::State {
     auto closed = file->writer->Close();
     file->writer.reset();
     if (closed.ok() && file->remote) closed = file->remote->Close();  // completes the upload
+    // A finished local file keeps no descriptor until Finalize renames it (a write of 10,000
+    // partition values used to run out of descriptors: the writers left their streams open).
+    if (closed.ok() && file->local && !file->local->stream()->closed())
+      closed = file->local->stream()->Close();
     if (!closed.ok()) {
       auto error = Error(*file, closed);
       Discard(*file);
