@@ -275,3 +275,29 @@ def test_generator_under_a_limit_keeps_a_null_row_for_empty_generators():
     # Daft's rule: a row whose generator yields nothing gives one row with null there.
     df = ketch.from_pydict({"x": [0, 2, 0, 3]}).with_column("y", upto(col("x"))).limit(4)
     assert df.to_pydict() == {"x": [0, 2, 2, 0], "y": [None, 0, 1, None]}
+
+
+@pytest.mark.native_only  # observes this process's UDF calls (closure state)
+def test_batch_size_over_scan_tasks_is_exact_within_each_partition(tmp_path):
+    """The README's promise: exactly B rows per call except each partition's last batch (a scan
+    task ends its own batches); into_batches(B) in front gives exact batches across partitions."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for f in range(3):
+        table = pa.table({"a": list(range(f * 10, f * 10 + 10))})
+        pq.write_table(table, tmp_path / f"f{f}.parquet", row_group_size=5)
+    sizes: list[int] = []
+
+    @ketch.func.batch(return_dtype=ketch.DataType.int64(), batch_size=8)
+    def record(x):
+        sizes.append(len(x))
+        return x
+
+    out = ketch.read_parquet(str(tmp_path)).select(record(ketch.col("a")).alias("a")).to_pydict()
+    assert sorted(out["a"]) == list(range(30))
+    assert sorted(sizes) == [2, 2, 2, 8, 8, 8]  # per 10-row file: 8 then 2
+    sizes.clear()
+    out = ketch.read_parquet(str(tmp_path)).into_batches(8).select(record(ketch.col("a")).alias("a"))
+    assert sorted(out.to_pydict()["a"]) == list(range(30))
+    assert sizes == [8, 8, 8, 6]
