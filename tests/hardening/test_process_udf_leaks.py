@@ -44,7 +44,8 @@ def test_process_queries_leave_nothing_open():
     base_fds, base_children = settles(10**6)
     for _ in range(5):
         assert df.select(plus(col("a")).alias("b")).to_pydict() == {"b": [2, 3, 4]}
-    assert settles(base_fds) == (base_fds, base_children)
+    fds, kids = settles(base_fds)
+    assert fds <= base_fds and kids == base_children == []
 
 
 def test_unpicklable_process_udf_stops_the_zygote_it_prestarted():
@@ -61,3 +62,38 @@ def test_unpicklable_process_udf_stops_the_zygote_it_prestarted():
         df.select(holds_a_lock(col("a"))).collect()
     fds, kids = settles(base_fds)
     assert kids == [] and fds <= base_fds
+
+
+BURST = r"""
+import sys
+import ketch
+from ketch import col
+assert "pandas" not in sys.modules  # the zygote forks from this process: it must not have it
+stages = []
+for _ in range(12):
+    @ketch.cls(use_process=True, max_concurrency=2)
+    class Stage:
+        @ketch.method.batch(return_dtype=ketch.DataType.int64())
+        def __call__(self, x):
+            from ketch.execution import udf_worker
+            return [int(udf_worker.imported_deferred_itself)] * len(x)
+    stages.append(Stage)
+df = ketch.from_pydict({"a": list(range(48))}).into_batches(2)
+for i, stage in enumerate(stages):
+    df = df.with_column(f"f{i}", stage()(col("a")))
+out = df.to_pydict()
+assert out["a"] == list(range(48))
+print(sum(max(out[f"f{i}"]) for i in range(12)))
+"""
+
+
+def test_a_burst_of_process_workers_shares_the_zygotes_deferred_imports():
+    """Twelve chained process-mode stages start 24 workers at once: only the first ones may import
+    pandas themselves; the zygote imports it before forking the rest (every worker used to import
+    it: 7 CPU-seconds before the first batch came out)."""
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", BURST], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    stages_whose_workers_imported_pandas = int(out.stdout.strip().splitlines()[-1])
+    assert stages_whose_workers_imported_pandas <= 1

@@ -51,8 +51,11 @@ _PRELOAD = ("cloudpickle", "numpy", "pyarrow", "pyarrow.compute", "ketch", "ketc
 # had no fork request for this long: the workers a query asks for right away fork without waiting
 # (a request that comes during the import waits for it, as it would have before the zygote was ready;
 # short, so that a request coming later finds it done). Workers forked before it import pandas on a
-# thread of their own as they start (pyarrow needs it for most conversions of Python lists).
+# thread of their own as they start (pyarrow needs it for most conversions of Python lists); from
+# the second fork request on, the zygote imports it first, so a burst of workers shares one import.
 _DEFERRED_IDLE_S = 0.25
+# In a worker: whether it had to run the deferred imports itself (forked before the zygote did).
+imported_deferred_itself = False
 _REPARENT_WAIT_S = 1.0  # a dead engine's child is reparented within moments of its fds closing
 
 
@@ -261,7 +264,9 @@ def _become_worker(control: Connection, wakeup: tuple[int, int], request: tuple)
             os.chdir(cwd)
         except OSError:
             pass
+        global imported_deferred_itself
         if "pandas" not in sys.modules:
+            imported_deferred_itself = True
             # Forked before the zygote's deferred import: import it on a thread while this worker
             # connects, builds its UDF and waits for its first batch, rather than in the first
             # call that converts something (0.4 s added to a query's first batch of each stage).
@@ -352,6 +357,11 @@ def zygote(control_fd: int) -> int:
                     stopped = True
                     return 0
                 if request[0] == "fork":
+                    if deferred and children:
+                        # A second worker in a row: the deferred imports now, once, instead of
+                        # in every worker (12 stages x 2 workers each imported pandas: 7 CPU-s).
+                        deferred = False
+                        _preload_deferred()
                     sys.stdout.flush()
                     sys.stderr.flush()
                     pid = os.fork()
