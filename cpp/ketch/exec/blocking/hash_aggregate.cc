@@ -14,6 +14,7 @@
 #include "ketch/exec/blocking/more_aggregates.h"
 #include "ketch/expr/function_registry.h"
 #include "ketch/expr/key_storage.h"
+#include "ketch/expr/row_hash.h"
 #include "ketch/plan/logical/aggregate_phases.h"
 #include "ketch/plan/logical/more_aggregations.h"
 
@@ -400,12 +401,6 @@ arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> AggregateFinal
 
 arrow::Status AggregateFinalSink::StartSpilling() {
   const auto& schema = partials_[0]->schema();
-  std::vector<arrow::TypeHolder> key_types;
-  for (const auto& key : Keys(spec_)) {
-    spill_key_indices_.push_back(schema->GetFieldIndex(key));
-    key_types.emplace_back(StorageType(schema->field(spill_key_indices_.back())->type()));
-  }
-  ARROW_ASSIGN_OR_RAISE(spill_grouper_, cp::Grouper::Make(key_types));
   for (int p = 0; p < kSpillPartitions; ++p) {
     ARROW_ASSIGN_OR_RAISE(auto file, SpillFile::Create(spill_dir_, schema));
     partitions_.push_back(std::move(file));
@@ -418,16 +413,13 @@ arrow::Status AggregateFinalSink::StartSpilling() {
 }
 
 arrow::Status AggregateFinalSink::SpillBatch(const std::shared_ptr<arrow::RecordBatch>& batch) {
-  std::vector<arrow::Datum> keys;
-  for (int index : spill_key_indices_) keys.emplace_back(StorageView(batch->column(index)));
-  cp::ExecBatch key_batch(keys, batch->num_rows());
-  ARROW_ASSIGN_OR_RAISE(auto ids_datum, spill_grouper_->Consume(cp::ExecSpan(key_batch)));
-  auto ids = ids_datum.make_array();
-  const auto& group_ids = static_cast<const arrow::UInt32Array&>(*ids);
+  ARROW_ASSIGN_OR_RAISE(auto hashes, RowHashes(*batch, Keys(spec_)));
   arrow::Int32Builder partition;
   ARROW_RETURN_NOT_OK(partition.Reserve(batch->num_rows()));
   for (int64_t i = 0; i < batch->num_rows(); ++i) {
-    partition.UnsafeAppend(static_cast<int32_t>(group_ids.Value(i) % kSpillPartitions));
+    // The top bits of a multiplicative remix: an upstream shuffle took hash % buckets.
+    const uint64_t mixed = hashes[static_cast<size_t>(i)] * 0x9E3779B97F4A7C15ULL;
+    partition.UnsafeAppend(static_cast<int32_t>((mixed >> 32) % kSpillPartitions));
   }
   std::shared_ptr<arrow::Int32Array> partition_array;
   ARROW_RETURN_NOT_OK(partition.Finish(&partition_array));

@@ -69,9 +69,10 @@ class AggregatePartialOperator : public IntermediateOperator {
 /// it); `input_schema` is then the partial phase's input schema.
 /// Memory: partial states are charged to the query's MemoryManager; past half of the budget the
 /// sink switches to spilling (grace hash aggregation): each partial batch is split into
-/// kSpillPartitions by its keys' group id (Arrow's Grouper, so equal keys always land in the same
-/// partition) and appended to that partition's IPC file; the output then merges one partition at
-/// a time.
+/// kSpillPartitions by a hash of its keys (RowHashes, remixed so that the buckets of an upstream
+/// hash shuffle by the same keys still spread; no state per key, so spilling holds no memory per
+/// group) and appended to that partition's IPC file; the output then merges one partition at a
+/// time.
 class AggregateFinalSink : public BlockingSink {
  public:
   static constexpr int kSpillPartitions = 16;
@@ -110,9 +111,7 @@ class AggregateFinalSink : public BlockingSink {
   bool finish_ = true;
   std::shared_ptr<std::atomic<bool>> skip_merge_;  // set: concatenate partial states, no merge
   std::vector<std::shared_ptr<arrow::RecordBatch>> partials_;
-  HeldBytes held_;                                          ///< the morsels kept, charged to memory_
-  std::unique_ptr<arrow::compute::Grouper> spill_grouper_;  // keys -> group id -> partition
-  std::vector<int> spill_key_indices_;
+  HeldBytes held_;  ///< the morsels kept, charged to memory_
   std::vector<std::unique_ptr<SpillFile>> partitions_;
 };
 

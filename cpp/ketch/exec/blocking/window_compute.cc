@@ -440,8 +440,9 @@ arrow::Result<std::shared_ptr<arrow::Array>> ComputeFunction(const WindowFunctio
 }  // namespace
 
 arrow::Result<std::shared_ptr<arrow::Table>> ComputeWindow(
-    const WindowSpec& spec, const std::vector<WindowFunction>& functions,
-    const std::shared_ptr<arrow::Table>& input, const std::shared_ptr<arrow::Schema>& output_schema) {
+    const WindowSpec& spec, const std::vector<WindowFunction>& functions, std::shared_ptr<arrow::Table> input,
+    const std::shared_ptr<arrow::Schema>& output_schema) {
+  // Takes `input` by value: once sorted, the unsorted rows are released (the caller moves it in).
   if (input->num_rows() == 0) return arrow::Table::MakeEmpty(output_schema);
   std::vector<cp::SortKey> keys;
   for (const auto& k : spec.partition_by) keys.emplace_back(arrow::FieldRef(k), cp::SortOrder::Ascending);
@@ -457,8 +458,10 @@ arrow::Result<std::shared_ptr<arrow::Table>> ComputeWindow(
     key_names.insert(key_names.end(), spec.order_by.begin(), spec.order_by.end());
     ARROW_ASSIGN_OR_RAISE(auto viewed, WithStorageColumns(input, key_names));
     ARROW_ASSIGN_OR_RAISE(auto indices, cp::SortIndices(arrow::Datum(viewed), cp::SortOptions(keys)));
+    viewed.reset();
     ARROW_ASSIGN_OR_RAISE(auto taken, cp::Take(arrow::Datum(input), arrow::Datum(indices)));
     sorted = taken.table();
+    input.reset();
   }
   ARROW_ASSIGN_OR_RAISE(sorted, sorted->CombineChunks());
   const int64_t n = sorted->num_rows();

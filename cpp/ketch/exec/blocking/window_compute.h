@@ -21,7 +21,7 @@ namespace ketch {
 /// UNBOUNDED PRECEDING AND CURRENT ROW); rows_between / range_between as given, clipped to the
 /// partition. An aggregate over fewer than min_periods non-null values (count: rows) is null.
 arrow::Result<std::shared_ptr<arrow::Table>> ComputeWindow(
-    const WindowSpec& spec, const std::vector<WindowFunction>& functions,
-    const std::shared_ptr<arrow::Table>& input, const std::shared_ptr<arrow::Schema>& output_schema);
+    const WindowSpec& spec, const std::vector<WindowFunction>& functions, std::shared_ptr<arrow::Table> input,
+    const std::shared_ptr<arrow::Schema>& output_schema);
 
 }  // namespace ketch

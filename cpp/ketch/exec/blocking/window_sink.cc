@@ -31,7 +31,11 @@ arrow::Status WindowSink::Spill() {
     ARROW_ASSIGN_OR_RAISE(auto hashes, RowHashes(*batch, spec_.partition_by));
     arrow::Int32Builder ids;
     ARROW_RETURN_NOT_OK(ids.Reserve(batch->num_rows()));
-    for (uint64_t h : hashes) ids.UnsafeAppend(static_cast<int32_t>(h % static_cast<uint64_t>(buckets)));
+    // The top bits of a multiplicative remix: an upstream shuffle (Ray) took hash % its buckets.
+    for (uint64_t h : hashes) {
+      ids.UnsafeAppend(
+          static_cast<int32_t>(((h * 0x9E3779B97F4A7C15ULL) >> 32) % static_cast<uint64_t>(buckets)));
+    }
     ARROW_ASSIGN_OR_RAISE(auto id_array, ids.Finish());
     ARROW_ASSIGN_OR_RAISE(
         auto parts, SplitByPartition(batch, std::static_pointer_cast<arrow::Int32Array>(id_array), buckets));
@@ -48,7 +52,7 @@ arrow::Status WindowSink::ComputeAndEmit(std::vector<std::shared_ptr<arrow::Reco
                                          int64_t* row, const Source::Emit& emit) {
   ARROW_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(input_schema_, std::move(batches)));
   if (table->num_rows() == 0) return arrow::Status::OK();
-  ARROW_ASSIGN_OR_RAISE(auto out, ComputeWindow(spec_, functions_, table, output_schema_));
+  ARROW_ASSIGN_OR_RAISE(auto out, ComputeWindow(spec_, functions_, std::move(table), output_schema_));
   return EmitTable(*out, morsel_rows_, row, emit);
 }
 
