@@ -482,10 +482,28 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
     arrow::ArrayVector columns;
     for (size_t i = 0; i < infos.size(); ++i) {
       const auto& type = output_schema_->field(static_cast<int>(i))->type();
-      if (infos[i].function == "agg_count" || infos[i].function == "agg_approx_count_distinct" ||
-          infos[i].function == "agg_count_distinct") {
+      const std::string& fn = infos[i].function;
+      const bool is_list = type->id() == arrow::Type::LIST || type->id() == arrow::Type::LARGE_LIST;
+      if (fn == "agg_count" || fn == "agg_approx_count_distinct" || fn == "agg_count_distinct") {
         ARROW_ASSIGN_OR_RAISE(auto zero, arrow::MakeArrayFromScalar(arrow::UInt64Scalar(0), 1));
         columns.push_back(zero);
+      } else if ((fn == "agg_list" || fn == "agg_set" || fn == "agg_concat") && is_list) {
+        // Daft: a list aggregation of no rows is one empty list, not null.
+        std::unique_ptr<arrow::ArrayBuilder> builder;
+        ARROW_RETURN_NOT_OK(arrow::MakeBuilder(arrow::default_memory_pool(), type, &builder));
+        if (type->id() == arrow::Type::LIST) {
+          ARROW_RETURN_NOT_OK(static_cast<arrow::ListBuilder&>(*builder).Append());
+        } else {
+          ARROW_RETURN_NOT_OK(static_cast<arrow::LargeListBuilder&>(*builder).Append());
+        }
+        ARROW_ASSIGN_OR_RAISE(auto empty_list, builder->Finish());
+        columns.push_back(empty_list);
+      } else if (fn == "agg_concat" && arrow::is_base_binary_like(type->id()) &&
+                 !HasOption(infos[i].options, "delimiter")) {
+        // Daft: string_agg() of no rows is the empty string (with a delimiter: null).
+        ARROW_ASSIGN_OR_RAISE(auto empty_text, arrow::MakeArrayFromScalar(*arrow::MakeScalar(""), 1));
+        ARROW_ASSIGN_OR_RAISE(auto cast, arrow::compute::Cast(*empty_text, type));
+        columns.push_back(cast);
       } else {
         ARROW_ASSIGN_OR_RAISE(auto null, arrow::MakeArrayOfNull(type, 1));
         columns.push_back(null);
