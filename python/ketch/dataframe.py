@@ -928,8 +928,11 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         root_dir: str | os.PathLike[str],
         compression: str = "snappy",
         write_mode: str = "append",
+        write_success_file: bool = False,
         partition_cols: list[Any] | None = None,
         io_config: Any = None,
+        column_compression: dict[str, str] | None = None,
+        single_file: bool = False,
     ) -> DataFrame:
         """Writes the rows as Parquet files under ``root_dir`` (a local directory, made if missing,
         or an ``s3://bucket/prefix`` URL reached with ``io_config``'s S3Config) and returns a
@@ -951,6 +954,11 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
           ``"overwrite"`` then removes every other file under ``root_dir``;
           ``"overwrite-partitions"`` (needs ``partition_cols``) removes the other files only in the
           partition directories this write wrote to.
+        - ``write_success_file``: an empty ``_SUCCESS`` file in ``root_dir`` once committed.
+        - ``single_file``: every row in one file at ``root_dir`` itself (a file path; an
+          existing file is replaced, as Daft does; not with ``partition_cols``: ValueError).
+        - ``column_compression`` (per-column codecs) is not supported yet: KetchNotImplementedError.
+        Parameters are in Daft's order.
 
         Atomic: nothing appears under ``root_dir`` until every file is complete (local files are
         hidden temporaries renamed at the end; S3 and Ray-runner writes go to a hidden
@@ -959,9 +967,21 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         temporary behind. Raises ValueError for an unknown ``write_mode``, KetchValueError for an
         unknown compression or a bad partition column, KetchIOError naming the path and the OS's
         reason when a file cannot be written (credentials never appear in messages)."""
+        from ketch.io.write_options import check_unsupported
         from ketch.io.writers import write_files
 
-        return write_files(self, "parquet", root_dir, write_mode, partition_cols, io_config, compression)
+        check_unsupported("write_parquet", column_compression=column_compression)
+        return write_files(
+            self,
+            "parquet",
+            root_dir,
+            write_mode,
+            partition_cols,
+            io_config,
+            compression,
+            single_file=single_file,
+            write_success_file=write_success_file,
+        )
 
     def write_csv(
         self,
@@ -969,16 +989,42 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         write_mode: str = "append",
         partition_cols: list[Any] | None = None,
         io_config: Any = None,
+        delimiter: str | None = None,
+        quote: str | None = None,
+        escape: str | None = None,
+        header: bool | None = True,
+        date_format: str | None = None,
+        timestamp_format: str | None = None,
     ) -> DataFrame:
         """Writes the rows as CSV files (``<random hex>-<k>.csv``, Arrow's CSV writer: a header
         line, RFC 4180 quoting, nulls as empty fields, timestamps as ``YYYY-MM-DD HH:MM:SS``)
         under ``root_dir`` and returns the written paths, as ``write_parquet`` does (same
         ``write_mode``, ``partition_cols``, ``io_config``, atomicity and errors). Raises
         KetchTypeError naming the column for types CSV cannot hold (lists, structs, binary,
-        tensors, images). Read back with ``read_csv``."""
+        tensors, images). Read back with ``read_csv``. ``date_format`` / ``timestamp_format``
+        render date / timestamp columns with strftime specifiers (``"%d/%m/%Y"``), as Daft.
+        ``delimiter``, ``quote``, ``escape`` and ``header=False`` (Daft's) are not supported
+        yet: KetchNotImplementedError."""
+        from ketch.io.write_options import check_unsupported
         from ketch.io.writers import write_files
 
-        return write_files(self, "csv", root_dir, write_mode, partition_cols, io_config)
+        check_unsupported(
+            "write_csv",
+            delimiter=delimiter if delimiter != "," else None,
+            quote=quote if quote != '"' else None,
+            escape=escape,
+            header=None if header in (None, True) else "False",
+        )
+        return write_files(
+            self,
+            "csv",
+            root_dir,
+            write_mode,
+            partition_cols,
+            io_config,
+            date_format=date_format,
+            timestamp_format=timestamp_format,
+        )
 
     def write_json(
         self,
@@ -986,6 +1032,9 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         write_mode: str = "append",
         partition_cols: list[Any] | None = None,
         io_config: Any = None,
+        ignore_null_fields: bool | None = False,
+        date_format: str | None = None,
+        timestamp_format: str | None = None,
     ) -> DataFrame:
         """Writes the rows as newline-delimited JSON files (``<random hex>-<k>.json``, one object
         per row with every column, nulls as ``null``) under ``root_dir`` and returns the written
@@ -994,10 +1043,23 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         escaped; NaN and infinities become ``null``; dates are ``"YYYY-MM-DD"``, timestamps ISO
         8601 ``"YYYY-MM-DDTHH:MM:SS.ffffff"`` (``Z`` when the type has a time zone); lists are
         arrays and structs objects. Raises KetchTypeError naming the column for binary columns
-        (JSON has no bytes). Read back with ``read_json``."""
+        (JSON has no bytes). Read back with ``read_json``. ``date_format`` / ``timestamp_format``
+        render date / timestamp columns as strings with strftime specifiers, as Daft.
+        ``ignore_null_fields=True`` is not supported yet: KetchNotImplementedError."""
+        from ketch.io.write_options import check_unsupported
         from ketch.io.writers import write_files
 
-        return write_files(self, "json", root_dir, write_mode, partition_cols, io_config)
+        check_unsupported("write_json", ignore_null_fields=ignore_null_fields)
+        return write_files(
+            self,
+            "json",
+            root_dir,
+            write_mode,
+            partition_cols,
+            io_config,
+            date_format=date_format,
+            timestamp_format=timestamp_format,
+        )
 
     def write_lance(
         self,

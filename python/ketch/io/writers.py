@@ -58,9 +58,15 @@ def write_files(
     partition_cols: list[Any] | None,
     io_config: IOConfig | None,
     compression: str = "snappy",
+    *,
+    single_file: bool = False,
+    write_success_file: bool = False,
+    date_format: str | None = None,
+    timestamp_format: str | None = None,
 ) -> DataFrame:
     """Runs ``df`` into ``fmt`` files under ``root_dir`` (see DataFrame.write_parquet)."""
     from ketch.dataframe import _materialized
+    from ketch.io import write_options
     from ketch.runners import get_runner
 
     caller = f"write_{fmt}"
@@ -78,6 +84,11 @@ def write_files(
     remote = root.startswith("s3://")
     s3 = (io_config or IOConfig()).s3 if remote else None
     s3_options = {k: str(v) for k, v in s3.to_options().items()} if s3 is not None else {}
+    df = write_options.formatted_temporals(df, date_format, timestamp_format)
+    if single_file:
+        if partition_cols:
+            raise ValueError("`single_file=True` cannot be combined with `partition_cols`.")
+        return write_options.write_single_file(df, fmt, root, compression, s3, s3_options)
     df, names = _partition_names(df, partition_cols)
     # Staged (then committed here): S3 writes and the Ray runner's; the native runner's local
     # files are committed by the sink itself.
@@ -97,4 +108,6 @@ def write_files(
             staging.close()
     if write_mode != "append":
         replace_others(root, table.column("path").to_pylist(), write_mode, caller, s3)
+    if write_success_file:
+        write_options.write_success_marker(root, caller, s3)
     return _materialized(drop_bookkeeping(table))
