@@ -134,14 +134,14 @@ def test_glob_does_not_follow_symlink_loops(tmp_path):
     os.symlink(root, root / "sub" / "loop2")
     for pattern in [str(root), str(root / "**" / "*.jpg")]:
         paths = ketch.from_glob_path(pattern).to_pydict()["path"]
-        assert paths == [str(root / "a.jpg"), str(root / "sub" / "b.jpg")]
+        assert paths == [f"file://{root / 'a.jpg'}", f"file://{root / 'sub' / 'b.jpg'}"]
 
 
 def test_literal_file_with_glob_characters_and_hidden_files(tmp_path):
     (tmp_path / "q[1].jpg").write_bytes(b"1")
     (tmp_path / ".hidden").write_bytes(b"2")
     assert ketch.from_glob_path(str(tmp_path / "q[1].jpg")).to_pydict()["path"] == [
-        str(tmp_path / "q[1].jpg")
+        f"file://{tmp_path / 'q[1].jpg'}"
     ]
     assert len(ketch.from_glob_path(str(tmp_path)).to_pydict()["path"]) == 2
     with pytest.raises(ValueError, match="from_glob_path needs at least one path"):

@@ -72,14 +72,20 @@ def _list(path: str | list[str], io_config: IOConfig | None) -> tuple[list[str],
 def from_glob_path(path: str | list[str], io_config: IOConfig | None = None) -> DataFrame:
     """One row per file matched by ``path`` (a glob such as ``images/**/*.jpg``, a directory, which
     lists every file under it, a file, ``file://`` URLs, ``s3://bucket/prefix/*.png`` with
-    ``io_config``, or a list of those), sorted by path: ``path`` (string; absolute, or the s3:// URL),
-    ``size`` (int64, bytes) and ``num_rows`` (int64, null: files are not opened). Pair with
-    ``col("path").url.download()`` to read them.
+    ``io_config``, or a list of those), each file once even when several entries match it, in the
+    order of the entries (each entry's files sorted): ``path`` (string: ``file://`` and the
+    absolute path for local files, as Daft gives them, or the s3:// URL), ``size`` (int64, bytes)
+    and ``num_rows`` (int64, null: files are not opened). Pair with ``col("path").url.download()``
+    (which reads ``file://`` URLs) to read them.
 
     Errors: ``KetchFileNotFoundError`` when an entry matches nothing."""
     from ketch.io.memory import from_arrow
 
     files, sizes = _list(path, io_config)
+    seen: set[str] = set()
+    unique = [(f, s) for f, s in zip(files, sizes, strict=True) if not (f in seen or seen.add(f))]
+    files = [f if f.startswith("s3://") else "file://" + f for f, _ in unique]
+    sizes = [s for _, s in unique]
     return from_arrow(
         pa.table(
             {
