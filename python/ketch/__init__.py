@@ -23,6 +23,7 @@ from ketch import _core, arrow_pickle, context, errors, exceptions
 from ketch.context import execution_config_ctx, get_execution_config, set_execution_config
 from ketch.dataframe import DataFrame
 from ketch.dataframe_ops.constructors import from_pylist, range
+from ketch.dataframe_ops.grouped_udfs import udaf
 from ketch.dataframe_ops.set_ops import concat
 from ketch.datatype import DataType, ImageMode, TimeUnit
 from ketch.expressions import Expression, col, element, lit
@@ -109,5 +110,6 @@ __all__ = [
     "sql",
     "sql_expr",
     "udf",
+    "udaf",
     "func",
 ]

@@ -232,9 +232,13 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         ``col("a").mean() / col("b").mean()``), named by its output name. Raises ValueError for an
         entry reading a column outside any aggregation, or an aggregation nested in another."""
         exprs = wildcard.expand(_flatten(to_agg), self.column_names)
+        from ketch.dataframe_ops.grouped_udfs import lower_udafs
         from ketch.functions.row_ids import reject_row_ids
 
         reject_row_ids(exprs)
+        lowered = lower_udafs(self, [], [], exprs)
+        if lowered is not None:
+            return lowered
         return DataFrame(self._plan.aggregate_expressions([], [e._native for e in exprs]))
 
     def pivot(
@@ -1172,12 +1176,26 @@ class GroupedDataFrame(GroupedAggregationShorthands):
         defined; sort afterwards if you need one. Raises ValueError for an entry reading a
         column that is neither a key nor inside an aggregation."""
         exprs = wildcard.expand(_flatten(to_agg), self.df.column_names, skip=self.group_by)
+        from ketch.dataframe_ops.grouped_udfs import lower_udafs
         from ketch.functions.row_ids import reject_row_ids
 
         reject_row_ids(exprs)
+        lowered = lower_udafs(self.df, self.keys, list(self.group_by), exprs)
+        if lowered is not None:
+            return lowered
         return DataFrame(
             self.df._plan.aggregate_expressions([k._native for k in self.keys], [e._native for e in exprs])
         )
+
+    def map_groups(self, udf: Expression) -> DataFrame:
+        """Applies a UDF call (``@ketch.func.batch`` / ``@ketch.func`` / a ``@ketch.cls`` method
+        over columns of the frame) to each group's rows at once (Daft's ``map_groups``): one
+        output row per value it returns, after the group's keys; the output column is named as
+        the call (its alias, or its first input column). Each group's rows are held together.
+        Raises ValueError when ``udf`` is not a UDF call."""
+        from ketch.dataframe_ops.grouped_udfs import map_groups
+
+        return map_groups(self, udf)
 
     def _shortcut(self, method: str, columns: tuple[str, ...]) -> DataFrame:
         names = list(columns) or [n for n in self.df.column_names if n not in self.group_by]

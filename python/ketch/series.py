@@ -213,6 +213,51 @@ class Series:
             warnings.simplefilter("ignore", UserWarning)  # "non-writable array": documented above
             return torch.from_numpy(array)
 
+    def _aggregate(self, name: str) -> Series:
+        """A one-value Series: the column aggregation ``name`` over this Series (the engine's own,
+        so values and dtypes match ``col(...).<name>()`` in a DataFrame)."""
+        from ketch.dataframe import _materialized
+        from ketch.expressions.expression import col
+
+        frame = _materialized(pa.table({"v": self._array}))
+        return Series(frame.agg(getattr(col("v"), name)().alias("v")).to_arrow().column(0), self._name)
+
+    def sum(self) -> Series:
+        """One value: the sum of the non-null values (Daft's ``Series.sum``)."""
+        return self._aggregate("sum")
+
+    def count(self) -> Series:
+        """One value (UInt64): how many values are not null."""
+        return self._aggregate("count")
+
+    def mean(self) -> Series:
+        """One value (Float64): the mean of the non-null values."""
+        return self._aggregate("mean")
+
+    def min(self) -> Series:
+        return self._aggregate("min")
+
+    def max(self) -> Series:
+        return self._aggregate("max")
+
+    def stddev(self) -> Series:
+        """One value (Float64): the standard deviation, as ``col(...).stddev()``."""
+        return self._aggregate("stddev")
+
+    def product(self) -> Series:
+        return self._aggregate("product")
+
+    def _scalar(self) -> Any:
+        if len(self) != 1:
+            raise TypeError(f"only a Series of one value converts to a number, this one has {len(self)}")
+        return self.to_pylist()[0]
+
+    def __float__(self) -> float:
+        return float(self._scalar())
+
+    def __int__(self) -> int:
+        return int(self._scalar())
+
     def __len__(self) -> int:
         return len(self._array)
 

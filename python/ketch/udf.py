@@ -1040,7 +1040,10 @@ def _udf_expression(
         },
         bucket_key_args,
     )
-    return Expression(native, explode)
+    out = Expression(native, explode)
+    # GroupedDataFrame.map_groups calls the runner itself, once per group (grouped_udfs.py).
+    out._udf_call = (runner, [_expr(a) for a in args])
+    return out
 
 
 def row_wise_expression(func: Callable[..., Any], args: list[Expression], dtype: DataType) -> Expression:

@@ -100,6 +100,8 @@ class Expression(
         self._native = native
         # A generator UDF's column: a list per input row that the DataFrame explodes into rows.
         self._explode = explode
+        # A UDF call: (its runner, its argument expressions), for GroupedDataFrame.map_groups.
+        self._udf_call: tuple[Any, list[Expression]] | None = None
 
     @staticmethod
     def _call(function: str, *args: Any, **options: Any) -> Expression:
@@ -110,7 +112,10 @@ class Expression(
     # -- naming and types ---------------------------------------------------------------------------
     def alias(self, name: str) -> Expression:
         """The same values under a new column name."""
-        return Expression(self._native.alias(name), self._explode)
+        out = Expression(self._native.alias(name), self._explode)
+        if getattr(self, "_udf_call", None) is not None:
+            out._udf_call = self._udf_call  # map_groups of an aliased UDF call
+        return out
 
     def name(self) -> str:
         """The output column name."""
