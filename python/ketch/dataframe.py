@@ -1176,6 +1176,7 @@ class GroupedDataFrame(GroupedAggregationShorthands):
         defined; sort afterwards if you need one. Raises ValueError for an entry reading a
         column that is neither a key nor inside an aggregation."""
         exprs = wildcard.expand(_flatten(to_agg), self.df.column_names, skip=self.group_by)
+        self._check_key_types()
         from ketch.dataframe_ops.grouped_udfs import lower_udafs
         from ketch.functions.row_ids import reject_row_ids
 
@@ -1186,6 +1187,15 @@ class GroupedDataFrame(GroupedAggregationShorthands):
         return DataFrame(
             self.df._plan.aggregate_expressions([k._native for k in self.keys], [e._native for e in exprs])
         )
+
+    def _check_key_types(self) -> None:
+        """Daft's rule: a group key of the Null type (all-None, untyped) is an error."""
+        from ketch.errors import ExpressionTypeError
+
+        schema = self.df._arrow_schema()
+        for key in self.keys:
+            if pa.types.is_null(key._native.resolve_type(schema)):
+                raise ExpressionTypeError(f"Cannot groupby on null type expression: {key!r}")
 
     def map_groups(self, udf: Expression) -> DataFrame:
         """Applies a UDF call (``@ketch.func.batch`` / ``@ketch.func`` / a ``@ketch.cls`` method

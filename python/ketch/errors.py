@@ -16,6 +16,11 @@ class KetchTypeError(KetchError, TypeError):
     """An expression applied to a column of the wrong type; raised at plan time."""
 
 
+class KetchSchemaError(KetchTypeError, ValueError):
+    """A column of the wrong type where Daft raises a ValueError (``explode`` of a column that is
+    not a list): both ``except TypeError`` and Daft code's ``except ValueError`` catch it."""
+
+
 class ColumnNotFoundError(KetchError, ValueError):
     """An expression names a column that does not exist; the message lists the columns that do."""
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ketch.errors import (
     ColumnNotFoundError,
+    ExpressionTypeError,  # noqa: F401  (Daft's daft.exceptions name: KetchTypeError)
     KetchError,
     KetchIOError,
     KetchNotImplementedError,

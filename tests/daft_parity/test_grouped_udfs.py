@@ -126,3 +126,17 @@ def test_series_aggregations_are_one_value_series():
         "product": [6],
     }
     assert float(s.sum()) == 6.0 and int(s.count()) == 3
+
+
+def test_error_classes_where_daft_raises():
+    from ketch.exceptions import ExpressionTypeError
+
+    # Daft: explode of a non-list column is a ValueError (DaftCoreException); Ketch's error is
+    # both a TypeError and a ValueError
+    with pytest.raises(ValueError, match="not a list"):
+        ketch.from_pydict({"a": [1, 2]}).explode("a").collect()
+    with pytest.raises(TypeError, match="not a list"):
+        ketch.from_pydict({"a": [1, 2]}).explode("a").collect()
+    # Daft: ExpressionTypeError "Cannot groupby on null type expression: col(g)"
+    with pytest.raises(ExpressionTypeError, match=r"Cannot groupby on null type expression: col\(g\)"):
+        ketch.from_pydict({"g": [None, None], "v": [1, 2]}).groupby("g").agg(col("v").sum()).collect()

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 
 from ketch.dataframe_ops.supertype import supertype
-from ketch.errors import KetchTypeError, KetchValueError
+from ketch.errors import KetchSchemaError, KetchTypeError, KetchValueError
 from ketch.expressions.expression import Expression, col, lit
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ def explode(
         if not (
             pa.types.is_list(dtype) or pa.types.is_large_list(dtype) or pa.types.is_fixed_size_list(dtype)
         ):
-            raise KetchTypeError(f"explode(): column {name!r} is {dtype}, not a list")
+            raise KetchSchemaError(f"explode(): column {name!r} is {dtype}, not a list")
     if index_column is not None:
         if not isinstance(index_column, str):
             index_column = _column_name(index_column)
