@@ -88,7 +88,11 @@ def test_ordinary_filters_keep_their_results():
 
 
 CHILD = r"""
+import signal
 import sys
+# The test process may ignore SIGINT (an earlier test or Ray set it so), and an ignored signal
+# stays ignored across exec: take Python's own handler, as an interactive run has.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import ketch
 from ketch import col
 df = ketch.from_pydict({"j": ["1"]})
