@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <optional>
 
 #include "ketch/expr/key_storage.h"
@@ -41,7 +42,9 @@ arrow::Status MarkChanges(const std::shared_ptr<arrow::Array>& key_values, std::
 
 /// Row bounds of the sorted table: partition and peer group (equal order keys) of every row.
 struct RowBounds {
-  std::vector<int64_t> part_start, part_end, peer_start, peer_end;
+  // Row positions as 32-bit ints: a window partition computed at once has < 2^31 rows (checked in
+  // ComputeWindow), and these four arrays were most of the operator's memory (4M rows: 128 MB).
+  std::vector<int32_t> part_start, part_end, peer_start, peer_end;
 };
 
 RowBounds ComputeBounds(const std::vector<uint8_t>& new_partition, const std::vector<uint8_t>& new_peer) {
@@ -70,7 +73,7 @@ RowBounds ComputeBounds(const std::vector<uint8_t>& new_partition, const std::ve
 
 /// Frame [start, end) of every row (end >= start).
 struct Frames {
-  std::vector<int64_t> start, end;
+  std::vector<int32_t> start, end;
 };
 
 arrow::Result<Frames> ComputeFrames(const WindowSpec& spec, const RowBounds& b, const arrow::Table& sorted) {
@@ -465,6 +468,9 @@ arrow::Result<std::shared_ptr<arrow::Table>> ComputeWindow(
   }
   ARROW_ASSIGN_OR_RAISE(sorted, sorted->CombineChunks());
   const int64_t n = sorted->num_rows();
+  if (n > std::numeric_limits<int32_t>::max()) {
+    return arrow::Status::CapacityError("window: ", n, " rows in one computation; at most 2^31 - 1");
+  }
   std::vector<uint8_t> new_partition(n, 0);
   new_partition[0] = 1;
   for (const auto& k : spec.partition_by) {
