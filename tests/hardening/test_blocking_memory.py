@@ -13,26 +13,19 @@ import sys
 import pytest
 
 CHILD = r"""
-import json, sys, threading, time
+import json, os, sys
 import numpy as np, pyarrow as pa
 import ketch
 from ketch import col
+sys.path.insert(0, os.path.dirname(sys.argv[2]))
+from rss_probe import PeakRss
 case = sys.argv[1]
 n = 4_000_000
 rng = np.random.default_rng(0)
 keys = rng.integers(0, 1_000_000, n)
 table = pa.table({"k": keys, "v": rng.random(n), "s": pa.array(rng.integers(0, 10**9, n)).cast(pa.string())})
 df = ketch.from_arrow(table).collect()
-def rss():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmRSS"):
-            return int(line.split()[1]) >> 10
-base = rss(); peak = [base]; done = [False]
-def sample():
-    while not done[0]:
-        peak[0] = max(peak[0], rss()); time.sleep(0.005)
-thread = threading.Thread(target=sample, daemon=True); thread.start()
-with ketch.execution_config_ctx(memory_budget_bytes=32 << 20):
+with PeakRss() as probe, ketch.execution_config_ctx(memory_budget_bytes=32 << 20):
     if case == "distinct":
         q = df.select("k", "s").distinct()
     elif case == "window":
@@ -44,20 +37,19 @@ with ketch.execution_config_ctx(memory_budget_bytes=32 << 20):
     rows = 0
     for part in q.iter_partitions():
         rows += len(part)
-done[0] = True; thread.join()
 if case == "distinct":
     expected = len(set(zip(keys.tolist(), table["s"].to_pylist())))
 elif case == "window":
     expected = n
 else:
     expected = len(set(keys.tolist()))
-print(json.dumps({"rows": rows, "expected": expected, "grew_mb": peak[0] - base}))
+print(json.dumps({"rows": rows, "expected": expected, "grew_mb": probe.grew_mb}))
 """
 
 
 @pytest.mark.parametrize("case", ["distinct", "groupby", "window"])
 def test_high_cardinality_aggregation_within_budget(case):
-    out = subprocess.run([sys.executable, "-c", CHILD, case], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", CHILD, case, __file__], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["rows"] == result["expected"]

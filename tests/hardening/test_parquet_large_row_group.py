@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 CHILD = r"""
-import json, os, sys, threading, time
+import json, os, sys
 import numpy as np, pyarrow as pa, pyarrow.parquet as pq
 path = sys.argv[1]
 n = 100_000
@@ -19,30 +19,22 @@ pq.write_table(pa.table({"id": np.arange(n), "s": pa.array([rng.bytes(500).hex()
                path, row_group_size=n, compression="snappy")
 import ketch
 from ketch import col
-def rss():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmRSS"):
-            return int(line.split()[1]) >> 10
-import gc; gc.collect()
-base = rss(); peak = [base]; done = [False]
-def sample():
-    while not done[0]:
-        peak[0] = max(peak[0], rss()); time.sleep(0.005)
-thread = threading.Thread(target=sample, daemon=True); thread.start()
+sys.path.insert(0, os.path.dirname(sys.argv[2]))
+from rss_probe import PeakRss
 @ketch.func.batch(return_dtype=ketch.DataType.int64())
 def length(s):
     return [len(x) for x in s.to_pylist()]
 total = 0
-for part in ketch.read_parquet(path).select(length(col("s")).alias("l")).iter_partitions():
-    total += sum(part.to_pydict()["l"]) if hasattr(part, "to_pydict") else sum(part.column("l").to_pylist())
-done[0] = True; thread.join()
-print(json.dumps({"total": total, "size_mb": os.path.getsize(path) >> 20, "grew_mb": peak[0] - base}))
+with PeakRss() as probe:
+    for part in ketch.read_parquet(path).select(length(col("s")).alias("l")).iter_partitions():
+        total += sum(part.to_pydict()["l"])
+print(json.dumps({"total": total, "size_mb": os.path.getsize(path) >> 20, "grew_mb": probe.grew_mb}))
 """
 
 
 def test_large_row_group_is_streamed(tmp_path):
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(tmp_path / "big.parquet")], capture_output=True, text=True
+        [sys.executable, "-c", CHILD, str(tmp_path / "big.parquet"), __file__], capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr[-2000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])

@@ -3,6 +3,8 @@
 #include <arrow/compute/api.h>
 #include <arrow/util/byte_size.h>
 
+#include <algorithm>
+
 namespace ketch {
 
 int64_t BatchBytes(const arrow::RecordBatch& batch) {
@@ -48,6 +50,17 @@ arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> BlockingSink::Fi
         return arrow::Status::OK();
       }));
   return out;
+}
+
+arrow::Status EmitBatch(const std::shared_ptr<arrow::Schema>& schema,
+                        std::shared_ptr<arrow::RecordBatch> batch, int64_t morsel_rows,
+                        const Source::Emit& emit) {
+  if (!batch) {
+    ARROW_ASSIGN_OR_RAISE(batch, arrow::RecordBatch::MakeEmpty(schema));
+  }
+  ARROW_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(schema, {std::move(batch)}));
+  int64_t next_row = 0;
+  return EmitTable(*table, std::max<int64_t>(1, morsel_rows), &next_row, emit);
 }
 
 }  // namespace ketch

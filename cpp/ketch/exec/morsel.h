@@ -19,6 +19,12 @@ arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> TableToBatches(c
 /// Emits a table as morsels of at most `rows` rows; `*next_row` numbers the rows across calls.
 arrow::Status EmitTable(const arrow::Table& table, int64_t rows, int64_t* next_row, const Source::Emit& emit);
 
+/// A blocking sink's whole output held in one batch (`batch`, or no rows when null): emitted in
+/// morsels of at most `morsel_rows` rows (at least 1), numbered from row 0.
+arrow::Status EmitBatch(const std::shared_ptr<arrow::Schema>& schema,
+                        std::shared_ptr<arrow::RecordBatch> batch, int64_t morsel_rows,
+                        const Source::Emit& emit);
+
 /// The rows of `batch` whose partition id (one int32 per row) is p, for every p < partitions.
 arrow::Result<std::vector<std::shared_ptr<arrow::RecordBatch>>> SplitByPartition(
     const std::shared_ptr<arrow::RecordBatch>& batch, const std::shared_ptr<arrow::Int32Array>& partition_ids,

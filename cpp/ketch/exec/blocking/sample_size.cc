@@ -119,14 +119,8 @@ arrow::Status SampleSizeSink::ProduceOutput(const Source::Emit& emit) {
                                   size_, " rows asked, the input has ", seen_, ")");
   }
   ARROW_RETURN_NOT_OK(Compact());
-  std::shared_ptr<arrow::RecordBatch> out = kept_;
-  if (!out) {
-    ARROW_ASSIGN_OR_RAISE(out, arrow::RecordBatch::MakeEmpty(schema_));
-  }
+  ARROW_RETURN_NOT_OK(EmitBatch(schema_, std::move(kept_), morsel_rows_, emit));
   kept_.reset();
-  ARROW_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(schema_, {out}));
-  int64_t next_row = 0;
-  ARROW_RETURN_NOT_OK(EmitTable(*table, std::max<int64_t>(1, morsel_rows_), &next_row, emit));
   held_.Clear();
   return arrow::Status::OK();
 }

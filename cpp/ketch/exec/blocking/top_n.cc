@@ -57,16 +57,12 @@ arrow::Status TopNSink::Compact() {
 
 arrow::Status TopNSink::ProduceOutput(const Source::Emit& emit) {
   ARROW_RETURN_NOT_OK(Compact());
-  std::shared_ptr<arrow::RecordBatch> out;
+  std::shared_ptr<arrow::RecordBatch> out;  // null: no rows
   if (kept_ && kept_->num_rows() > offset_) {
     out = kept_->Slice(offset_, std::min(limit_, kept_->num_rows() - offset_));
-  } else {
-    ARROW_ASSIGN_OR_RAISE(out, arrow::RecordBatch::MakeEmpty(schema_));
   }
   kept_.reset();
-  ARROW_ASSIGN_OR_RAISE(auto table, arrow::Table::FromRecordBatches(schema_, {out}));
-  int64_t next_row = 0;
-  ARROW_RETURN_NOT_OK(EmitTable(*table, std::max<int64_t>(1, morsel_rows_), &next_row, emit));
+  ARROW_RETURN_NOT_OK(EmitBatch(schema_, std::move(out), morsel_rows_, emit));
   held_.Clear();
   return arrow::Status::OK();
 }
