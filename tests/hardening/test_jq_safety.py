@@ -122,3 +122,26 @@ def test_ctrl_c_stops_an_endless_filter_within_a_second(filter_):
         child.kill()
     leftover = subprocess.run(["pgrep", "-P", str(child.pid)], capture_output=True, text=True).stdout
     assert leftover.strip() == ""
+
+
+def test_no_jq_worker_outlives_its_engine():
+    code = (
+        "import os, ketch\n"
+        "from ketch import col\n"
+        "df = ketch.from_pydict({'j': ['{\"a\": 1}'] * 10})\n"
+        "assert df.select(col('j').jq('.a').alias('o')).to_pydict()['o'] == ['1'] * 10\n"
+        "print(os.getpid(), flush=True)\n"
+        "os._exit(0)  # no clean-up at all: the workers must still go\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    engine = out.stdout.strip().splitlines()[-1]
+    deadline = time.monotonic() + 10
+    while True:
+        left = subprocess.run(
+            ["pgrep", "-f", f"ketch-jq-worker .* {engine}$"], capture_output=True, text=True
+        )
+        if not left.stdout.strip() or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert left.stdout.strip() == ""
