@@ -97,3 +97,17 @@ def test_sql_group_by_rollup(frame: ketch.DataFrame) -> None:
     }
     with pytest.raises(InvalidSQLException, match="CUBE"):
         ketch.sql("SELECT g, sum(a) FROM frame GROUP BY CUBE(g)", frame=frame).collect()
+
+
+def test_cte_column_list_renames_and_parse_error_caret_as_daft() -> None:
+    df = ketch.from_pydict({"a": [1]})  # noqa: F841 (read by name in SQL)
+    # Daft 0.7.26: ['z'] (Ketch ignored the column list and gave ['a'])
+    assert ketch.sql("WITH t(z) AS (SELECT a FROM df) SELECT * FROM t").to_pydict() == {"z": [1]}
+    with pytest.raises(InvalidSQLException, match="names 2 columns, its query has 1"):
+        ketch.sql("WITH t(z, w) AS (SELECT a FROM df) SELECT * FROM t")
+    # Daft: "SQL error at Line: 1, Column: 14\nLINE 1: SELECT a FRM df\n<caret under 'df'>\nREASON: ..."
+    with pytest.raises(InvalidSQLException) as info:
+        ketch.sql("SELECT a FRM df")
+    lines = str(info.value).splitlines()
+    assert lines[:3] == ["SQL error at Line: 1, Column: 14", "LINE 1: SELECT a FRM df", " " * 21 + "^"]
+    assert lines[3].startswith("REASON: ")

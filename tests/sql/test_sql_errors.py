@@ -15,12 +15,14 @@ def plan(query: str) -> ketch.DataFrame:
 
 
 def test_parse_error_names_token_line_and_column():
-    with pytest.raises(InvalidSQLException, match=r"line 2, column 12 near '='") as info:
+    # Daft's layout: the position, the line with a caret under the token, the reason
+    with pytest.raises(InvalidSQLException, match=r"SQL error at Line: 2, Column: 12\n") as info:
         plan("SELECT id FROM emp\nWHERE id = = 1")
-    assert "SELECT id FROM emp" in str(info.value)
-    with pytest.raises(InvalidSQLException, match=r"line 1, column \d+.*Expecting \)"):
+    assert "LINE 2: WHERE id = = 1\n" + " " * (len("LINE 2: ") + 11) + "^\nREASON: " in str(info.value)
+    assert "(near '=')" in str(info.value)
+    with pytest.raises(InvalidSQLException, match=r"(?s)Line: 1, Column: \d+.*REASON: Expecting \)"):
         plan("SELECT id FROM emp WHERE (id = 1")
-    with pytest.raises(InvalidSQLException, match="failed to parse SQL"):
+    with pytest.raises(InvalidSQLException, match="SQL error at Line: 1"):
         ketch.sql_expr("a + (b")
 
 

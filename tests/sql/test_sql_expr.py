@@ -52,7 +52,7 @@ def test_where_and_filter_take_sql_strings(emp):
 
 
 def test_where_string_errors(emp):
-    with pytest.raises(InvalidSQLException, match="failed to parse SQL at line 1"):
+    with pytest.raises(InvalidSQLException, match="SQL error at Line: 1"):
         emp.where("age <")
     with pytest.raises(ketch.errors.ColumnNotFoundError, match="nope"):
         emp.where("nope > 1")

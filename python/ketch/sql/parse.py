@@ -26,13 +26,23 @@ DIALECT = KetchDialect
 
 
 def _parse_error(sql: str, error: ParseError) -> InvalidSQLException:
+    """Daft's layout: "SQL error at Line: L, Column: C", the line with a caret under the token
+    (C: the token's first character, 1-based), then "REASON: ..." (sqlglot's description)."""
     details = error.errors[0] if error.errors else {}
-    line, column = details.get("line"), details.get("col")
+    line, end = details.get("line"), details.get("col")
     token = details.get("highlight") or ""
     description = details.get("description") or str(error)
-    where = f" at line {line}, column {column}" if line is not None else ""
-    near = f" near {token!r}" if token else ""
-    return InvalidSQLException(f"failed to parse SQL{where}{near}: {description}\n  in: {sql}")
+    if line is None or end is None:
+        return InvalidSQLException(f"SQL error: {description}\n  in: {sql}")
+    start = max(1, int(end) - len(token) + 1)
+    lines = sql.splitlines() or [""]
+    text = lines[int(line) - 1] if 0 < int(line) <= len(lines) else ""
+    prefix = f"LINE {line}: "
+    near = f" (near {token!r})" if token else ""
+    return InvalidSQLException(
+        f"SQL error at Line: {line}, Column: {start}\n{prefix}{text}\n{' ' * (len(prefix) + start - 1)}^\n"
+        f"REASON: {description}{near}"
+    )
 
 
 def parse_sql(sql: str) -> exp.Expression:

@@ -56,7 +56,20 @@ class QueryPlanner:
             if with_.args.get("recursive"):
                 raise unsupported(with_, "WITH RECURSIVE")
             for cte in with_.expressions:
-                ctes[cte.alias_or_name] = self.plan(cte.this, ctes)
+                planned = self.plan(cte.this, ctes)
+                # WITH t(x, y) AS (...): the column list renames the query's columns in order.
+                table_alias = cte.args.get("alias")
+                renames = [c.name for c in table_alias.columns] if table_alias is not None else []
+                if renames:
+                    if len(renames) != len(planned.column_names):
+                        raise InvalidSQLException(
+                            f"CTE '{cte.alias_or_name}' names {len(renames)} columns, its query has "
+                            f"{len(planned.column_names)}"
+                        )
+                    planned = planned.select(
+                        *[col(old).alias(new) for old, new in zip(planned.column_names, renames, strict=True)]
+                    )
+                ctes[cte.alias_or_name] = planned
         if isinstance(node, exp.Subquery):
             return self._modifiers(self.plan(node.this, ctes), node, ctes)
         if isinstance(node, exp.Select):
