@@ -44,3 +44,12 @@ def test_a_column_not_read_is_not_checked(tmp_path):
     pq.write_table(pa.table({"id": list(range(len(BAD))), "s": BAD}), path)
     assert ketch.read_parquet(str(path)).select("id").count_rows() == len(BAD)
     assert sum(ketch.read_parquet(str(path)).select("id").to_pydict()["id"]) == sum(range(len(BAD)))
+
+
+def test_a_sequence_split_between_two_values_is_invalid(tmp_path):
+    # "\xc3" then "\xa9": valid UTF-8 ("é") when the bytes are read together, invalid per value
+    split = pa.array([b"ok", b"\xc3", b"\xa9", b"fine"], pa.binary()).view(pa.string())
+    path = tmp_path / "split.parquet"
+    pq.write_table(pa.table({"s": split}), path, use_dictionary=False)
+    with pytest.raises(KetchValueError, match=r"invalid UTF-8 in string column 's' at source row 1"):
+        ketch.read_parquet(str(path)).collect()

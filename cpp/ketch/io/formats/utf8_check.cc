@@ -30,8 +30,20 @@ bool BinaryValid(const ArrayType& array) {
   // Every value's bytes lie between the first and the last offset: one pass over them all.
   const int64_t begin = array.value_offset(0);
   const int64_t end = array.value_offset(array.length());
-  if (arrow::util::ValidateUTF8(array.raw_data() + begin, end - begin)) return true;
-  // A value boundary may split a valid sequence only if a value is itself invalid: check each.
+  const uint8_t* data = array.raw_data();
+  if (arrow::util::ValidateUTF8(data + begin, end - begin)) {
+    // The bytes are valid together; each value is valid alone unless a value boundary cuts a
+    // multi-byte sequence ("\xC3" then "\xA9"), which puts a continuation byte (10xxxxxx) at
+    // the start or just past the end of a value.
+    auto continuation = [&](int64_t at) { return at < end && (data[at] & 0xC0) == 0x80; };
+    for (int64_t i = 0; i < array.length(); ++i) {
+      if (array.IsNull(i)) continue;
+      const int64_t start = array.value_offset(i), stop = array.value_offset(i + 1);
+      if (stop > start && (continuation(start) || continuation(stop))) return false;
+    }
+    return true;
+  }
+  // Some value is invalid: check each.
   for (int64_t i = 0; i < array.length(); ++i) {
     if (array.IsNull(i)) continue;
     const auto view = array.GetView(i);
