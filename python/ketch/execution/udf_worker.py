@@ -52,7 +52,7 @@ _PRELOAD = ("cloudpickle", "numpy", "pyarrow", "pyarrow.compute", "ketch", "ketc
 # (a request that comes during the import waits for it, as it would have before the zygote was ready;
 # short, so that a request coming later finds it done). Workers forked before it import pandas on a
 # thread of their own as they start (pyarrow needs it for most conversions of Python lists); from
-# the third fork request on, the zygote imports it first, so a burst of workers shares one import.
+# the fifth fork request on, the zygote imports it first, so a burst of workers shares one import.
 _DEFERRED_IDLE_S = 0.25
 # In a worker: whether it had to run the deferred imports itself (forked before the zygote did).
 imported_deferred_itself = False
@@ -357,10 +357,10 @@ def zygote(control_fd: int) -> int:
                     stopped = True
                     return 0
                 if request[0] == "fork":
-                    if deferred and len(children) >= 2:
-                        # A third worker in a row: a burst. The deferred imports now, once,
+                    if deferred and len(children) >= 4:
+                        # A fifth worker in a row: a burst. The deferred imports now, once,
                         # instead of in every worker (12 stages x 2 workers each imported pandas:
-                        # 7 CPU-s); the first two (a typical pool) are not held back by it.
+                        # 7 CPU-s); the first four (a typical pool) are not held back by it.
                         deferred = False
                         _preload_deferred()
                     sys.stdout.flush()
