@@ -572,6 +572,14 @@ void BindPlans(nb::module_& m) {
             return PyPlan{Unwrap(distributed::PartitionFragment(p.plan, partition, count))};
           },
           nb::arg("partition"), nb::arg("count") = 1)
+      // The plan with in-memory sources below an expensive pipeline cut into 2 x workers
+      // partitions (SplitInMemorySources): the Ray runner's view of the optimized plan.
+      .def(
+          "split_in_memory_sources",
+          [](const PyPlan& p, int64_t workers) {
+            return PyPlan{Unwrap(distributed::SplitInMemorySources(p.plan, workers))};
+          },
+          nb::arg("workers"))
       // [(first partition, count)] of the distributed tasks over the fragment's source
       // (SourceTaskRuns: the ranges of one split row group stay in one task).
       .def("source_task_runs", [](const PyPlan& p) { return distributed::SourceTaskRuns(*p.plan); })

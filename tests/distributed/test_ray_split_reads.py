@@ -9,6 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 import ketch
 from ketch import col
@@ -114,3 +115,36 @@ def test_source_row_survives_a_pushed_filter_and_travels_through_an_in_memory_so
     plain = _core.PyPlan.in_memory(read.drop_columns([SOURCE_ROW_COLUMN]))
     out = _run(plain.project([_core.call("_source_row", [], {}).alias("r")]))
     assert out.column("r").to_pylist() == list(range(len(want)))
+
+
+def _png(value: int) -> bytes:
+    import numpy as np
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(np.full((6, 8, 3), value, np.uint8)).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+@ketch.func
+def _mean_pixel(image: Any) -> float:
+    return float(image.mean())
+
+
+def test_a_one_partition_in_memory_source_below_an_expensive_pipeline_runs_on_every_node(on_ray: Any):
+    # from_glob_path / from_pydict make one partition: on Ray its rows are cut into two pieces per
+    # CPU, so the decode and the UDF run on every node instead of one task on one node.
+    values = [i % 250 for i in range(60)]
+    df = ketch.from_pydict({"i": list(range(60)), "png": [_png(v) for v in values]})
+    out = df.with_column("m", _mean_pixel(col("png").image.decode(mode="RGB"))).select("i", "m").to_pydict()
+    assert out == {"i": list(range(60)), "m": [float(v) for v in values]}
+    (stage,) = on_ray.last_stages
+    assert stage.tasks == 6 and len(stage.tasks_per_node) == 3, (stage.tasks, stage.tasks_per_node)
+    # An error names the row of the whole source, not of the piece it ran in.
+    bad = [_png(v) for v in values]
+    bad[41] = b"not an image"
+    broken = ketch.from_pydict({"png": bad}).with_column(
+        "m", _mean_pixel(col("png").image.decode(mode="RGB"))
+    )
+    with pytest.raises(ketch.errors.KetchError, match="image.decode failed at row 41"):
+        broken.collect()

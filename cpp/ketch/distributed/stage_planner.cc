@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ketch/expr/expr_analysis.h"
+
 namespace ketch::distributed {
 
 bool IsPartitionLocal(LogicalKind kind) {
@@ -156,6 +158,75 @@ std::vector<std::shared_ptr<arrow::DataType>> JoinKeyCasts(const LogicalPlan& no
   return casts;
 }
 
+namespace {
+
+// The in-memory source `source` cut into `pieces` partitions of consecutive rows.
+arrow::Result<LogicalPlanPtr> CutInMemory(const LogicalPlan& source, int64_t pieces) {
+  int64_t rows = 0;
+  for (const auto& batch : source.batches()) rows += batch->num_rows();
+  const int64_t size = rows / pieces;
+  const int64_t extra = rows % pieces;
+  std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+  std::vector<int64_t> partitions;
+  int64_t piece = 0;
+  int64_t left = size + (extra > 0 ? 1 : 0);  // rows still to place in `piece`
+  for (const auto& batch : source.batches()) {
+    int64_t offset = 0;
+    while (offset < batch->num_rows()) {
+      const int64_t take = std::min(left, batch->num_rows() - offset);
+      batches.push_back(batch->Slice(offset, take));
+      partitions.push_back(piece);
+      offset += take;
+      left -= take;
+      if (left == 0 && piece + 1 < pieces) {
+        ++piece;
+        left = size + (piece < extra ? 1 : 0);
+      }
+    }
+  }
+  return LogicalPlan::InMemory(source.schema(), std::move(batches), std::move(partitions),
+                               source.first_row());
+}
+
+bool CallsExpensive(const LogicalPlan& plan) {
+  for (const auto& expr : plan.exprs()) {
+    if (CallsExpensiveFunction(*expr)) return true;
+  }
+  return plan.predicate() && CallsExpensiveFunction(*plan.predicate());
+}
+
+arrow::Result<LogicalPlanPtr> SplitBelow(const LogicalPlanPtr& plan, int64_t workers, bool expensive_above) {
+  if (plan->kind() == LogicalKind::kInMemorySource) {
+    if (!expensive_above) return plan;
+    // A source with a partition per worker keeps the user's partitioning (into_partitions).
+    if (NumPartitions(*plan).count >= std::max<int64_t>(1, workers)) return plan;
+    int64_t rows = 0;
+    for (const auto& batch : plan->batches()) rows += batch->num_rows();
+    const int64_t pieces = std::min(2 * std::max<int64_t>(1, workers), rows);
+    if (pieces <= NumPartitions(*plan).count) return plan;
+    return CutInMemory(*plan, pieces);
+  }
+  // Only the partition-local operators above a source run in its tasks (the same pipeline).
+  const bool local = plan->kind() == LogicalKind::kProject || plan->kind() == LogicalKind::kFilter ||
+                     plan->kind() == LogicalKind::kExplode;
+  const bool expensive = local && (expensive_above || CallsExpensive(*plan));
+  std::vector<LogicalPlanPtr> inputs;
+  bool changed = false;
+  for (const auto& input : plan->inputs()) {
+    ARROW_ASSIGN_OR_RAISE(auto child, SplitBelow(input, workers, expensive));
+    changed |= child != input;
+    inputs.push_back(std::move(child));
+  }
+  if (!changed) return plan;
+  return plan->WithInputs(std::move(inputs));
+}
+
+}  // namespace
+
+arrow::Result<LogicalPlanPtr> SplitInMemorySources(const LogicalPlanPtr& plan, int64_t workers) {
+  return SplitBelow(plan, workers, false);
+}
+
 arrow::Result<LogicalPlanPtr> PartitionFragment(const LogicalPlanPtr& fragment, int64_t partition,
                                                 int64_t count) {
   if (count < 1) return arrow::Status::Invalid("a fragment of ", count, " partitions");
@@ -168,10 +239,13 @@ arrow::Result<LogicalPlanPtr> PartitionFragment(const LogicalPlanPtr& fragment, 
       if (partition < 0 || partition >= available) {
         return arrow::Status::Invalid("partition ", partition, " of an in-memory source with ", available);
       }
+      int64_t first_row = fragment->first_row();  // the rows of the partitions before it
       for (size_t i = 0; i < fragment->batches().size(); ++i) {
-        if ((partitions.empty() ? 0 : partitions[i]) == partition) batches.push_back(fragment->batches()[i]);
+        const int64_t batch_partition = partitions.empty() ? 0 : partitions[i];
+        if (batch_partition == partition) batches.push_back(fragment->batches()[i]);
+        if (batch_partition < partition) first_row += fragment->batches()[i]->num_rows();
       }
-      return LogicalPlan::InMemory(fragment->schema(), std::move(batches));
+      return LogicalPlan::InMemory(fragment->schema(), std::move(batches), {}, first_row);
     }
     ScanInfo info = fragment->scan();
     if (!info.tasks) return arrow::Status::Invalid("a scan must have its scan tasks before it is split");

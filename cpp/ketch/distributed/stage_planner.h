@@ -31,6 +31,18 @@ arrow::Result<LogicalPlanPtr> PartitionFragment(const LogicalPlanPtr& fragment, 
 /// instead of every task over one of its ranges reading it again.
 std::vector<std::pair<int64_t, int64_t>> SourceTaskRuns(const LogicalPlan& fragment);
 
+/// `plan` with every in-memory source that feeds an expensive pipeline (a Python UDF, a URL
+/// download, an image kernel: CallsExpensiveFunction, in a project or filter of the same
+/// partition-local pipeline) and holds fewer partitions than `workers` cut into 2 x `workers`
+/// partitions of consecutive rows (as even as can be, at least one row each; batches are sliced,
+/// not copied), so that the Ray runner gives every engine worker a share of the expensive work
+/// instead of one task per partition: `from_glob_path(...)` and `from_pydict(...)` are one
+/// partition. The native runner does not need it (its morsels spread one partition over its
+/// threads), so only the Ray runner applies it, after the optimizer. Row numbers in errors stay
+/// those of the whole source (PartitionFragment keeps each piece's first row). The plan itself
+/// when nothing changes.
+arrow::Result<LogicalPlanPtr> SplitInMemorySources(const LogicalPlanPtr& plan, int64_t workers);
+
 /// Per key pair of an equi-join, the type both keys are compared in when their types differ
 /// (JoinKeyCast), nullptr where they are equal; empty for a join without keys (or another node).
 /// The Ray runner hash-shuffles such a join on the keys cast to these types (equal after the cast

@@ -171,7 +171,8 @@ class PipelineBuilder {
     const LogicalPlan& logical = *node.logical;
     switch (node.kind) {
       case PhysicalKind::kInMemoryScan:
-        pipeline->source = std::make_unique<InMemorySource>(logical.batches(), logical.batch_partitions());
+        pipeline->source = std::make_unique<InMemorySource>(logical.batches(), logical.batch_partitions(),
+                                                            logical.first_row());
         return arrow::Status::OK();
       case PhysicalKind::kIntoBatches: {
         // An ordered re-chunk into exact batches, each a partition of its own.

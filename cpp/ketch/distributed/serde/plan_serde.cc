@@ -603,6 +603,7 @@ class PlanWriter {
     if (!schema.IsNull()) b.add_schema(schema);
     if (!batches.IsNull()) b.add_batches(batches);
     if (!batch_partitions.IsNull()) b.add_batch_partitions(batch_partitions);
+    if (plan->kind() == LogicalKind::kInMemorySource) b.add_first_row(plan->first_row());
     if (!scan.IsNull()) b.add_scan(scan);
     if (!exprs.IsNull()) b.add_exprs(exprs);
     if (!predicate.IsNull()) b.add_predicate(predicate);
@@ -977,7 +978,8 @@ class PlanReader {
         for (auto& batch : stream.batches) {
           batches.push_back(arrow::RecordBatch::Make(schema, batch->num_rows(), batch->columns()));
         }
-        return LogicalPlan::InMemory(schema, std::move(batches), Scalars(n.batch_partitions()));
+        return LogicalPlan::InMemory(schema, std::move(batches), Scalars(n.batch_partitions()),
+                                     n.first_row());
       }
       case fb::PlanKind::Scan: {
         ARROW_RETURN_NOT_OK(expect_inputs(0));

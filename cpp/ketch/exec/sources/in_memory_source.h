@@ -8,20 +8,20 @@
 namespace ketch {
 
 /// Emits batches held in memory (from_pydict, from_arrow, a collected result), without copying;
-/// `partitions` gives each batch's partition (empty: all in partition 0). Rows are numbered from 0
-/// across the batches, except in a batch whose last column is the int64 column
-/// `internal::kSourceRowColumn` (rows a Ray task read from a source and handed on to another): its
-/// values are then the rows' source rows, so errors and row-seeded functions above name the rows
-/// of the original source. The column stays in the batch (it is in the node's schema); the task
+/// `partitions` gives each batch's partition (empty: all in partition 0). Rows are numbered from
+/// `first_row` (0 unless this is a Ray task's piece of a larger source) across the batches, except in a batch
+/// whose last column is the int64 column `internal::kSourceRowColumn` (rows a Ray task read from a source and
+/// handed on to another): its values are then the rows' source rows, so errors and row-seeded functions above
+/// name the rows of the original source. The column stays in the batch (it is in the node's schema); the task
 /// projects it away above the source.
 class InMemorySource : public Source {
  public:
   explicit InMemorySource(std::vector<std::shared_ptr<arrow::RecordBatch>> batches,
-                          std::vector<int64_t> partitions = {})
-      : batches_(std::move(batches)), partitions_(std::move(partitions)) {}
+                          std::vector<int64_t> partitions = {}, int64_t first_row = 0)
+      : batches_(std::move(batches)), partitions_(std::move(partitions)), first_row_(first_row) {}
   std::string name() const override { return "InMemoryScan"; }
   arrow::Status Produce(const Emit& emit) override {
-    int64_t row = 0;
+    int64_t row = first_row_;
     for (size_t i = 0; i < batches_.size(); ++i) {
       const int64_t partition = partitions_.empty() ? 0 : partitions_[i];
       const std::shared_ptr<arrow::RecordBatch>& batch = batches_[i];
@@ -52,6 +52,7 @@ class InMemorySource : public Source {
 
   std::vector<std::shared_ptr<arrow::RecordBatch>> batches_;
   std::vector<int64_t> partitions_;
+  int64_t first_row_ = 0;
 };
 
 }  // namespace ketch

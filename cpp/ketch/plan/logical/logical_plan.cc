@@ -190,7 +190,8 @@ arrow::Result<AggregationInfo> ResolveAggregation(const ExprPtr& expr, const arr
 
 arrow::Result<LogicalPlanPtr> LogicalPlan::InMemory(std::shared_ptr<arrow::Schema> schema,
                                                     std::vector<std::shared_ptr<arrow::RecordBatch>> batches,
-                                                    std::vector<int64_t> partitions) {
+                                                    std::vector<int64_t> partitions, int64_t first_row) {
+  if (first_row < 0) return arrow::Status::Invalid("in-memory source: first row ", first_row, " is negative");
   if (!partitions.empty() && partitions.size() != batches.size()) {
     return arrow::Status::Invalid("in-memory source: ", partitions.size(), " partition numbers for ",
                                   batches.size(), " batches");
@@ -205,6 +206,7 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::InMemory(std::shared_ptr<arrow::Schem
   node->schema_ = std::move(schema);
   node->batches_ = std::move(batches);
   node->batch_partitions_ = std::move(partitions);
+  node->first_row_ = first_row;
   return node;
 }
 
@@ -678,7 +680,7 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::WithInputs(std::vector<LogicalPlanPtr
     case LogicalKind::kMonotonicId:
       return MonotonicId(inputs[0], id_column_);
     case LogicalKind::kInMemorySource:
-      return InMemory(schema_, batches_, batch_partitions_);
+      return InMemory(schema_, batches_, batch_partitions_, first_row_);
     case LogicalKind::kScan:
       return Scan(scan_);
     case LogicalKind::kProject:

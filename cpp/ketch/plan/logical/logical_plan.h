@@ -146,10 +146,12 @@ using LogicalPlanPtr = std::shared_ptr<const LogicalPlan>;
 class LogicalPlan {
  public:
   /// `partitions`: the partition of each batch (non-decreasing; an empty batch stands for an
-  /// empty partition); empty = every batch in partition 0.
+  /// empty partition); empty = every batch in partition 0. `first_row`: the source row number of
+  /// its first row (a Ray task's piece of a larger in-memory source, so errors and row-seeded
+  /// functions name the rows of the whole source); invalid when negative.
   static arrow::Result<LogicalPlanPtr> InMemory(std::shared_ptr<arrow::Schema> schema,
                                                 std::vector<std::shared_ptr<arrow::RecordBatch>> batches,
-                                                std::vector<int64_t> partitions = {});
+                                                std::vector<int64_t> partitions = {}, int64_t first_row = 0);
   static arrow::Result<LogicalPlanPtr> Scan(ScanInfo info);
   static arrow::Result<LogicalPlanPtr> Project(LogicalPlanPtr input, std::vector<ExprPtr> exprs);
   static arrow::Result<LogicalPlanPtr> Filter(LogicalPlanPtr input, ExprPtr predicate);
@@ -221,6 +223,7 @@ class LogicalPlan {
   const std::vector<WindowFunction>& window_functions() const { return window_functions_; }
   /// In-memory sources: the partition of each batch (empty: all in partition 0).
   const std::vector<int64_t>& batch_partitions() const { return batch_partitions_; }
+  int64_t first_row() const { return first_row_; }
 
   /// One line naming the node, e.g. "Filter: (col(a) > lit(1))".
   std::string Label() const;
@@ -247,6 +250,7 @@ class LogicalPlan {
   SampleSpec sample_;
   PartitionSpec partitioning_;
   std::vector<int64_t> batch_partitions_;
+  int64_t first_row_ = 0;
   WindowSpec window_spec_;
   std::vector<WindowFunction> window_functions_;
   std::string id_column_;

@@ -193,6 +193,16 @@ class RayRunner:
         cpus = int(ray.cluster_resources().get("CPU", 0))
         return dataclasses.replace(config, num_compute_threads=cpus) if cpus > 0 else config
 
+    def _split_sources(self, optimized: _core.PyPlan, config: Any) -> _core.PyPlan:
+        """``optimized`` with each in-memory source below an expensive pipeline (a UDF, a URL
+        download, an image kernel) cut into two partitions per CPU (``planning_config``'s count),
+        so every engine worker gets a share: ``from_glob_path`` and ``from_pydict`` make one
+        partition, which would otherwise run as one task on one node
+        (``PyPlan.split_in_memory_sources``)."""
+        return optimized.split_in_memory_sources(
+            max(1, self.planning_config(config).num_compute_threads or 1)
+        )
+
     # -- running -----------------------------------------------------------------------------------
     def _shuffle_partitions_limit(self) -> int:
         import ray
@@ -227,6 +237,7 @@ class RayRunner:
         result and its rows per partition. When an output the query needs was lost with its
         node and cannot be made again from its lineage (lineage.OutputsLost: a random shuffle's
         output), the whole query runs once more (a warning is logged)."""
+        optimized = self._split_sources(optimized, config)
         with _actor_pools(optimized, config):
             try:
                 tables = list(self._query(config, stats).run(optimized))
@@ -242,6 +253,7 @@ class RayRunner:
     ) -> Iterator[tuple[list[int], pa.RecordBatchReader]]:
         """The output partition by partition, as ``DataFrame._stream`` reads it: each partition as
         soon as the task that makes it and the ones before it are done."""
+        optimized = self._split_sources(optimized, config)
         with _actor_pools(optimized, config):
             for partition, table in enumerate(self._query(config, stats).run(optimized)):
                 batches = table.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
@@ -254,6 +266,7 @@ class RayRunner:
         from ketch.runners.ray.actor_pool import describe_pools
         from ketch.runners.ray.explain import describe
 
+        optimized = self._split_sources(optimized, config)
         text = describe(
             optimized,
             config,
