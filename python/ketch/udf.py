@@ -51,6 +51,7 @@ from ketch.execution.call_threads import (
 from ketch.expressions.expression import Expression, _expr
 from ketch.io.redact import RedactingFilter
 from ketch.series import Series, to_pylist
+from ketch.udf_methods import check_unnest
 
 # Exceptions raised inside UDFs, kept until the query's error reaches Python (keyed by a token that
 # travels in the native error message).
@@ -1086,6 +1087,8 @@ class _BoundClass:
         self._local: Any = None  # the instance plain-value calls run on
 
     def _method_expression(self, method: str, *exprs: Any) -> Expression:
+        from ketch.udf_methods import method_spec
+
         spec = self._spec
         name = f"{spec.cls.__name__}.{method}" if method != "__call__" else spec.cls.__name__
         if not any(isinstance(e, Expression) for e in exprs):
@@ -1107,7 +1110,9 @@ class _BoundClass:
             timeout_s=options.timeout_s,
             row_wise=row_wise,
         )
-        return _udf_expression(runner, exprs, options, True)
+        expression = _udf_expression(runner, exprs, options, True)
+        mark = method_spec(spec.cls, method)
+        return expression.unnest() if mark is not None and mark.unnest else expression
 
     def __call__(self, *exprs: Any) -> Expression:
         return self._method_expression("__call__", *exprs)
@@ -1233,10 +1238,11 @@ def cls(
 
 
 class _FunctionUdf:
-    def __init__(self, func: Callable[..., Any], options: _Options, kind: str) -> None:
+    def __init__(self, func: Callable[..., Any], options: _Options, kind: str, unnest: bool = False) -> None:
         self.func = func
         self.options = _check_options(getattr(func, "__name__", "udf"), options)
         self.kind = kind  # "batch", "row", "async", "generator"
+        self.unnest = unnest  # the struct result as one column per field
         functools.update_wrapper(self, func)
 
     def __call__(self, *args: Any) -> Any:
@@ -1263,7 +1269,8 @@ class _FunctionUdf:
         # async rows share one event loop (max_concurrency bounds the coroutines there); the other
         # forms use `concurrency` threads.
         options = o if self.kind != "async" else dataclasses.replace(o, concurrency=None, is_async=True)
-        return _udf_expression(runner, args, options, False, explode=self.kind == "generator")
+        expression = _udf_expression(runner, args, options, False, explode=self.kind == "generator")
+        return expression.unnest() if self.unnest else expression
 
 
 def _hinted_dtype(func: Callable[..., Any], generator: bool) -> DataType | None:
@@ -1303,6 +1310,7 @@ def func(
     fn: Callable[..., Any] | None = None,
     *,
     return_dtype: Any = None,
+    unnest: bool = False,
     batch: bool = False,
     batch_size: int | None = None,
     max_concurrency: int | None = None,
@@ -1326,6 +1334,9 @@ def func(
       the element type.
     - ``batch=True`` (or ``@ketch.func.batch``): Series arguments, one call per batch of
       ``batch_size`` rows; must return one value per row (a wrong length names the UDF).
+    - ``unnest=True``: the struct the function returns becomes one column per field in
+      ``select`` / ``with_columns`` (``return_dtype`` must be ``DataType.struct(...)``: ValueError
+      otherwise, as Daft).
 
     ``max_retries``: a failing call (a row, or a batch) is retried that many times; then
     ``on_error`` "raise" fails the query with UDFError (the original exception as ``__cause__``,
@@ -1349,6 +1360,7 @@ def func(
             dtype = _hinted_dtype(f, is_generator)
         if dtype is None:
             raise TypeError(f"@ketch.func on {f.__name__} needs return_dtype= (or a return annotation)")
+        check_unnest(unnest, dtype)
         options = _Options(
             DataType._infer(dtype),
             batch_size=batch_size,
@@ -1363,7 +1375,7 @@ def func(
         )
         if use_process:
             _prestart_workers()
-        return _FunctionUdf(f, options, kind)
+        return _FunctionUdf(f, options, kind, unnest)
 
     return wrap(fn) if fn is not None else wrap
 

@@ -38,6 +38,7 @@ class MethodSpec:
     batch_size: int | None = None
     max_retries: int | None = None
     on_error: str | None = None
+    unnest: bool = False
 
 
 class _MethodDecorator:
@@ -51,12 +52,13 @@ class _MethodDecorator:
         on_error: str | None = None,
     ) -> Any:
         """Marks a method of a ``@ketch.cls`` class as a row-wise UDF (the default for undecorated
-        methods) with its own ``return_dtype`` / ``max_retries`` / ``on_error``. ``unnest=True``
-        raises KetchNotImplementedError."""
-        _refuse_unnest(unnest)
+        methods) with its own ``return_dtype`` / ``max_retries`` / ``on_error``. ``unnest=True``:
+        the struct it returns becomes one column per field (``return_dtype`` must be a struct:
+        ValueError otherwise)."""
+        check_unnest(unnest, return_dtype)
 
         def mark(m: Callable[..., Any]) -> Callable[..., Any]:
-            setattr(m, _ATTRIBUTE, MethodSpec(False, return_dtype, None, max_retries, on_error))
+            setattr(m, _ATTRIBUTE, MethodSpec(False, return_dtype, None, max_retries, on_error, unnest))
             return m
 
         return mark(method) if method is not None else mark
@@ -72,11 +74,12 @@ class _MethodDecorator:
         on_error: str | None = None,
     ) -> Any:
         """Marks a method of a ``@ketch.cls`` class as a batch UDF: Series arguments, one call per
-        batch of ``batch_size`` rows (default: the engine's morsel)."""
-        _refuse_unnest(unnest)
+        batch of ``batch_size`` rows (default: the engine's morsel); ``unnest`` as for
+        :meth:`__call__`."""
+        check_unnest(unnest, return_dtype)
 
         def mark(m: Callable[..., Any]) -> Callable[..., Any]:
-            setattr(m, _ATTRIBUTE, MethodSpec(True, return_dtype, batch_size, max_retries, on_error))
+            setattr(m, _ATTRIBUTE, MethodSpec(True, return_dtype, batch_size, max_retries, on_error, unnest))
             return m
 
         return mark(method) if method is not None else mark
@@ -85,11 +88,16 @@ class _MethodDecorator:
 method = _MethodDecorator()
 
 
-def _refuse_unnest(unnest: bool) -> None:
-    if unnest:
-        from ketch.errors import KetchNotImplementedError
-
-        raise KetchNotImplementedError("@ketch.method(unnest=True) is not supported yet")
+def check_unnest(unnest: bool, return_dtype: Any) -> None:
+    """``unnest=True`` needs a struct ``return_dtype`` (Daft's ValueError otherwise)."""
+    if not unnest:
+        return
+    dtype = DataType._infer(return_dtype) if return_dtype is not None else None
+    if dtype is None or not dtype.is_struct():
+        raise ValueError(
+            "Expected Ketch function `return_dtype` to be `DataType.struct(..)` when `unnest=True`, "
+            f"instead found: {dtype}"
+        )
 
 
 def method_spec(cls: type, name: str) -> MethodSpec | None:
