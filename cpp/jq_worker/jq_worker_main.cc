@@ -26,6 +26,15 @@ namespace {
 
 namespace proto = ketch::jq_protocol;
 
+// Put before every program. libjq 1.6 cannot tell error(null) (and `null | error`) from the end of
+// a filter's outputs: the row silently gave nothing. These definitions raise "null" instead
+// (Daft's message: its jq reports the error value); the inner `error` is jq's own error/0, bound
+// before the new error/1 exists, and the new error/0 then calls the new error/1. A program's own
+// definitions of error still shadow these. One line, so runtime positions are unchanged.
+constexpr char kPrelude[] =
+    "def error(f): f as $__ketch_m | if $__ketch_m == null then \"null\" else $__ketch_m end | error; "
+    "def error: error(.); ";
+
 bool ReadExact(void* out, size_t n) {
   auto* p = static_cast<char*>(out);
   while (n > 0) {
@@ -214,7 +223,14 @@ int main(int argc, char** argv) {
       }
       errors.clear();
       jq_set_error_cb(jq, CollectError, nullptr);
-      const bool ok = jq_compile(jq, filter.c_str()) != 0;
+      bool ok = jq_compile(jq, filter.c_str()) != 0;  // the user's text alone: its errors name it
+      if (ok) {
+        // Compiled again below the prelude (kPrelude), so that error(null) fails the row.
+        jq_teardown(&jq);
+        jq = jq_init();
+        if (jq != nullptr) jq_set_error_cb(jq, CollectError, nullptr);
+        ok = jq != nullptr && jq_compile(jq, (std::string(kPrelude) + filter).c_str()) != 0;
+      }
       Put<uint8_t>(ok ? 1 : 0);
       PutText32(ok ? std::string() : (errors.empty() ? std::string("does not compile") : errors));
       Flush();

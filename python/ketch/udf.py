@@ -778,6 +778,7 @@ class _InstancePoolRunner(_Runner):
         method: str,
         concurrency: int,
         row_wise: bool = False,
+        call_kind: str = "",
         **options: Any,
     ) -> None:
         super().__init__(name, dtype, **options)
@@ -785,6 +786,10 @@ class _InstancePoolRunner(_Runner):
         self.method = method
         self.concurrency = concurrency
         self.row_wise = row_wise  # one call per row with Python values (Daft 0.7 methods)
+        # "async": an ``async def`` method, the rows of a batch awaited together on an event loop
+        # of the call; "generator": each row's yielded items as one list (exploded into rows; a
+        # row that yields nothing gives a null row, Daft's rule); "": a plain method.
+        self.call_kind = call_kind
 
     _RUNTIME_STATE = (*_Runner._RUNTIME_STATE, "_idle", "_created", "_lock")
 
@@ -833,6 +838,17 @@ class _InstancePoolRunner(_Runner):
         restart_call_clock()  # timeout_s bounds the call, not __init__
         try:
             bound = getattr(instance, self.method)
+            if self.call_kind == "async":
+                import asyncio
+
+                rows = list(zip(*[to_pylist(a) for a in args], strict=True))
+
+                async def run_all() -> list[Any]:
+                    return await asyncio.gather(*(bound(*row) for row in rows))
+
+                return asyncio.run(run_all())
+            if self.call_kind == "generator":
+                return [list(bound(*row)) or None for row in zip(*[to_pylist(a) for a in args], strict=True)]
             if self.row_wise:
                 return [bound(*row) for row in zip(*[to_pylist(a) for a in args], strict=True)]
             return bound(*[Series(a) for a in args])
@@ -859,6 +875,7 @@ class _InstancePoolRunner(_Runner):
                 "on_error": self.on_error,
                 "timeout_s": self.timeout_s,
                 "row_wise": self.row_wise,
+                "call_kind": self.call_kind,
             },
             self.batch_size,
         )
@@ -1096,10 +1113,21 @@ class _BoundClass:
             if self._local is None:
                 self._local = spec.cls(*self._args, **self._kwargs)
             return getattr(self._local, method)(*exprs)
-        options, row_wise = _method_options(spec, method, name)
+        target = inspect.unwrap(getattr(spec.cls, method))
+        call_kind = (
+            "async"
+            if inspect.iscoroutinefunction(target)
+            else "generator"
+            if inspect.isgeneratorfunction(target)
+            else ""
+        )
+        options, row_wise = _method_options(spec, method, name, generator=call_kind == "generator")
+        dtype = options.return_dtype
+        if call_kind == "generator":  # each row's items as one list, exploded into rows
+            dtype = DataType(pa.large_list(dtype.to_arrow()))
         runner = _InstancePoolRunner(
             name,
-            options.return_dtype,
+            dtype,
             spec.cls,
             self._args,
             self._kwargs,
@@ -1108,9 +1136,10 @@ class _BoundClass:
             max_retries=options.max_retries,
             on_error=options.on_error,
             timeout_s=options.timeout_s,
-            row_wise=row_wise,
+            row_wise=row_wise or bool(call_kind),
+            call_kind=call_kind,
         )
-        expression = _udf_expression(runner, exprs, options, True)
+        expression = _udf_expression(runner, exprs, options, True, explode=call_kind == "generator")
         mark = method_spec(spec.cls, method)
         return expression.unnest() if mark is not None and mark.unnest else expression
 
@@ -1123,17 +1152,22 @@ class _BoundClass:
         return functools.partial(self._method_expression, method)
 
 
-def _method_options(spec: _ClassUdf, method: str, name: str) -> tuple[_Options, bool]:
+def _method_options(
+    spec: _ClassUdf, method: str, name: str, generator: bool = False
+) -> tuple[_Options, bool]:
     """(options, row-wise?) of a call to ``method``: a ``@ketch.method`` / ``.batch`` mark decides;
     an undecorated method is batch-wise when the class was given ``return_dtype=`` (Ketch's
     original form), else row-wise as in Daft 0.7. The type: the mark's ``return_dtype``, the
-    class's, then the method's return annotation; none raises TypeError naming the method."""
+    class's, then the method's return annotation (``Iterator[T]``: T for a generator method);
+    none raises TypeError naming the method."""
     from ketch.udf_methods import annotated_dtype, method_spec
 
     options = spec.options
     mark = method_spec(spec.cls, method)
     row_wise = not mark.batch if mark is not None else options.return_dtype is None
     dtype: Any = mark.return_dtype if mark is not None else None
+    if dtype is None and generator:
+        dtype = options.return_dtype or _hinted_dtype(getattr(spec.cls, method), True)
     if dtype is None:
         dtype = options.return_dtype or annotated_dtype(spec.cls, method)
     if dtype is None:

@@ -134,17 +134,17 @@ def _mean_pixel(image: Any) -> float:
 def test_a_one_partition_in_memory_source_below_an_expensive_pipeline_runs_on_every_node(on_ray: Any):
     # from_glob_path / from_pydict make one partition: on Ray its rows are cut into two pieces per
     # CPU, so the decode and the UDF run on every node instead of one task on one node.
-    values = [i % 250 for i in range(60)]
-    df = ketch.from_pydict({"i": list(range(60)), "png": [_png(v) for v in values]})
+    values = [i % 250 for i in range(400)]
+    df = ketch.from_pydict({"i": list(range(400)), "png": [_png(v) for v in values]})
     out = df.with_column("m", _mean_pixel(col("png").image.decode(mode="RGB"))).select("i", "m").to_pydict()
-    assert out == {"i": list(range(60)), "m": [float(v) for v in values]}
+    assert out == {"i": list(range(400)), "m": [float(v) for v in values]}
     (stage,) = on_ray.last_stages
     assert stage.tasks == 6 and len(stage.tasks_per_node) == 3, (stage.tasks, stage.tasks_per_node)
     # An error names the row of the whole source, not of the piece it ran in.
     bad = [_png(v) for v in values]
-    bad[41] = b"not an image"
+    bad[341] = b"not an image"
     broken = ketch.from_pydict({"png": bad}).with_column(
         "m", _mean_pixel(col("png").image.decode(mode="RGB"))
     )
-    with pytest.raises(ketch.errors.KetchError, match="image.decode failed at row 41"):
+    with pytest.raises(ketch.errors.KetchError, match="image.decode failed at row 341"):
         broken.collect()

@@ -155,36 +155,40 @@ def _leaf(plan: _core.PyPlan) -> _core.PyPlan:
 
 
 def test_an_in_memory_source_below_an_expensive_pipeline_is_cut_for_the_workers():
-    df = ketch.from_pydict({"x": list(range(20))}).with_column("y", _plus_one(col("x"))).where(col("y") > 0)
+    n = 400
+    df = ketch.from_pydict({"x": list(range(n))}).with_column("y", _plus_one(col("x"))).where(col("y") > 0)
     plan = _optimized(df)
     assert plan.num_partitions() == (1, True)
     split = plan.split_in_memory_sources(3)  # 3 workers: two pieces each
     assert split.num_partitions() == (6, True)
     assert split.source_task_runs() == [(i, 1) for i in range(6)]
     parts = [_run(split.partition_fragment(i))[0] for i in range(6)]
-    assert [t.num_rows for t in parts] == [4, 4, 3, 3, 3, 3]
-    assert pa.concat_tables(parts).to_pydict() == {"x": list(range(20)), "y": list(range(1, 21))}
+    assert [t.num_rows for t in parts] == [67, 67, 67, 67, 66, 66]
+    assert pa.concat_tables(parts).to_pydict() == {"x": list(range(n)), "y": list(range(1, n + 1))}
     # Each piece numbers its rows by their place in the whole source (errors name those rows).
     rows = [
         _run(split.partition_fragment(i).project([_core.call("_source_row", [], {}).alias("r")]))[0]
         for i in range(6)
     ]
-    assert [r for t in rows for r in t.column("r").to_pylist()] == list(range(20))
-    # Fewer rows than pieces: one row each.
-    tiny = _optimized(ketch.from_pydict({"x": [1, 2]}).with_column("y", _plus_one(col("x"))))
-    assert tiny.split_in_memory_sources(3).num_partitions() == (2, True)
+    assert [r for t in rows for r in t.column("r").to_pylist()] == list(range(n))
+    # No piece under 64 rows: 200 rows make 3 pieces, 100 rows stay whole.
+    for rows_in, pieces in ((200, 3), (100, 1)):
+        small = _optimized(
+            ketch.from_pydict({"x": list(range(rows_in))}).with_column("y", _plus_one(col("x")))
+        )
+        assert small.split_in_memory_sources(3).num_partitions() == (pieces, True)
 
 
 def test_in_memory_sources_are_not_cut_without_an_expensive_pipeline_above_them():
-    cheap = _optimized(ketch.from_pydict({"x": list(range(20))}).with_column("y", col("x") + 1))
+    cheap = _optimized(ketch.from_pydict({"x": list(range(400))}).with_column("y", col("x") + 1))
     assert cheap.split_in_memory_sources(3).num_partitions() == (1, True)
     # The UDF runs above a sort: not in the source's pipeline.
     sorted_first = _optimized(
-        ketch.from_pydict({"x": list(range(20))}).sort("x").with_column("y", _plus_one(col("x")))
+        ketch.from_pydict({"x": list(range(400))}).sort("x").with_column("y", _plus_one(col("x")))
     )
     assert _leaf(sorted_first.split_in_memory_sources(3)).num_partitions() == (1, True)
     # A partition per worker already: the user's partitioning stays.
-    parts = ketch.from_pydict({"x": list(range(20))}).into_partitions(3).collect()
+    parts = ketch.from_pydict({"x": list(range(800))}).into_partitions(3).collect()
     plan = _optimized(parts.with_column("y", _plus_one(col("x"))))
     assert plan.split_in_memory_sources(3).num_partitions() == (3, True)
     assert plan.split_in_memory_sources(4).num_partitions() == (8, True)

@@ -61,7 +61,8 @@ def test_an_unbounded_value_kills_only_the_worker_and_names_the_row():
     rows = ['{"n": 5}'] * 200 + ['{"n": 1e12}'] + ['{"n": 3}'] * 5
     # a 64 MiB budget caps the worker at 256 + 128 MiB of address space
     with ketch.execution_config_ctx(memory_budget_bytes=64 << 20):
-        with pytest.raises(KetchValueError, match=r"source row 200 .*jq worker died of signal 6.*384 MiB"):
+        died = r"source row 200 .*jq worker died of signal (6|11).*384 MiB"  # abort or segfault when out
+        with pytest.raises(KetchValueError, match=died):
             run("[range(.n)] | length", rows)
     # the next query gets a fresh worker
     assert run("[range(.n)] | length", ['{"n": 4}']) == ["4"]
@@ -72,6 +73,18 @@ def test_halt_and_halt_error_are_row_errors():
         run("halt")
     with pytest.raises(KetchValueError, match=r"the filter halted: \{\"a\":1"):
         run("halt_error")
+
+
+def test_error_of_null_is_a_row_error_not_a_silent_null():
+    # libjq 1.6 could not tell error(null) from "no output"; Daft reports the value ("null").
+    with pytest.raises(KetchValueError, match=r"source row 0 .*jq error: null"):
+        run("error(null)")
+    with pytest.raises(KetchValueError, match=r"source row 1 .*jq error: null"):
+        run("if .a == 2 then .c | error else .a end")
+    assert run("try error(null) catch .") == ['"null"', '"null"', None]
+    assert run('def error(f): "mine"; error(1)') == ['"mine"', '"mine"', None]  # a user's own def wins
+    with pytest.raises(KetchValueError, match=r"source row 0 .*jq error: 1"):
+        run("error(.a)")
 
 
 def test_the_worker_sees_no_environment(monkeypatch):

@@ -160,6 +160,8 @@ std::vector<std::shared_ptr<arrow::DataType>> JoinKeyCasts(const LogicalPlan& no
 
 namespace {
 
+constexpr int64_t kMinPieceRows = 64;  // rows of an in-memory source's piece, at least
+
 // The in-memory source `source` cut into `pieces` partitions of consecutive rows.
 arrow::Result<LogicalPlanPtr> CutInMemory(const LogicalPlan& source, int64_t pieces) {
   int64_t rows = 0;
@@ -202,7 +204,9 @@ arrow::Result<LogicalPlanPtr> SplitBelow(const LogicalPlanPtr& plan, int64_t wor
     if (NumPartitions(*plan).count >= std::max<int64_t>(1, workers)) return plan;
     int64_t rows = 0;
     for (const auto& batch : plan->batches()) rows += batch->num_rows();
-    const int64_t pieces = std::min(2 * std::max<int64_t>(1, workers), rows);
+    // No piece smaller than a heavy kernel's morsel (64 rows): a few rows are one batch, as the
+    // user wrote them, and cutting them would only add tasks.
+    const int64_t pieces = std::min(2 * std::max<int64_t>(1, workers), rows / kMinPieceRows);
     if (pieces <= NumPartitions(*plan).count) return plan;
     return CutInMemory(*plan, pieces);
   }

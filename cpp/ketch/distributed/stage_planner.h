@@ -34,9 +34,9 @@ std::vector<std::pair<int64_t, int64_t>> SourceTaskRuns(const LogicalPlan& fragm
 /// `plan` with every in-memory source that feeds an expensive pipeline (a Python UDF, a URL
 /// download, an image kernel: CallsExpensiveFunction, in a project or filter of the same
 /// partition-local pipeline) and holds fewer partitions than `workers` cut into 2 x `workers`
-/// partitions of consecutive rows (as even as can be, at least one row each; batches are sliced,
-/// not copied), so that the Ray runner gives every engine worker a share of the expensive work
-/// instead of one task per partition: `from_glob_path(...)` and `from_pydict(...)` are one
+/// partitions of consecutive rows (as even as can be, at least 64 rows each: a smaller source
+/// stays whole; batches are sliced, not copied), so that the Ray runner gives every engine worker a share of
+/// the expensive work instead of one task per partition: `from_glob_path(...)` and `from_pydict(...)` are one
 /// partition. The native runner does not need it (its morsels spread one partition over its
 /// threads), so only the Ray runner applies it, after the optimizer. Row numbers in errors stay
 /// those of the whole source (PartitionFragment keeps each piece's first row). The plan itself
