@@ -140,6 +140,50 @@ def test_into_partitions_coalesces_adjacent_partitions_without_reordering():
     assert [x for p in split for x in p["x"]] == list(range(100))
 
 
+@pytest.mark.parametrize(
+    ("inputs", "num"),
+    [([10], 3), ([100], 7), ([2], 5), ([0], 4), ([9], 1), ([5, 0, 7, 3], 9), ([5, 0, 7, 3], 2), ([4, 4], 4)],
+)
+def test_into_partitions_streams_with_known_partitions_and_cuts_as_the_blocking_sink(inputs, num):
+    # Known partition sizes (in-memory data under a projection): the executor slices and relabels
+    # morsels as they pass. Behind a filter the sizes are unknown: a split needs the blocking sink
+    # (coalescing needs no sizes and still streams). Both must cut the same partitions.
+    table = pa.table({"x": list(range(sum(inputs)))})
+    source = ketch.DataFrame(ketch._core.PyPlan.in_memory(table, inputs)).with_column("y", col("x") * 2)
+    streamed = source.into_partitions(num)
+    blocked = source.where(col("x") >= 0).into_partitions(num)
+    assert "IntoPartitions (streaming)" in _physical(streamed)
+    behind_filter = "streaming" if num < len(inputs) else "blocking"
+    assert f"IntoPartitions ({behind_filter})" in _physical(blocked)
+    assert _parts(streamed) == _parts(blocked)
+    assert len(_parts(streamed)) == num
+
+
+def _physical(df: ketch.DataFrame) -> str:
+    out = io.StringIO()
+    df.explain(show_all=True, file=out)
+    return out.getvalue().split("== Physical Plan ==")[1]
+
+
+def test_into_partitions_after_a_slow_stage_streams_its_first_partition():
+    consumer_got_first = threading.Event()
+    waited: list[bool] = []
+
+    @ketch.func(batch_size=10)
+    def gate(x: int) -> int:
+        if x == 90:  # the last batch waits until the consumer holds the first partition
+            waited.append(consumer_got_first.wait(RENDEZVOUS_TIMEOUT_S))
+        return x
+
+    df = ketch.from_pydict({"x": list(range(100))}).with_column("y", gate(col("x"))).into_partitions(4)
+    seen = []
+    for part in df.iter_partitions():
+        seen.append(part.to_pydict()["y"])
+        consumer_got_first.set()
+    assert waited == [True]
+    assert seen == [list(range(k * 25, k * 25 + 25)) for k in range(4)]
+
+
 # -- into_batches --------------------------------------------------------------------------------------
 
 

@@ -36,6 +36,7 @@
 #include "ketch/exec/sources/scan_source.h"
 #include "ketch/exec/streaming_operator.h"
 #include "ketch/io/spill_file.h"
+#include "ketch/plan/physical/into_partitions_cuts.h"
 
 namespace ketch {
 namespace {
@@ -99,6 +100,14 @@ struct Rechunk {
   int64_t front_offset = 0;  // rows of buffer.front() already sent on
   int64_t buffered_rows = 0;
   int64_t buffered_bytes = 0;  // of the buffered morsels (whole, even when partly sent on)
+  // into_partitions over an input of known partitions: morsels are sliced at the cuts and
+  // relabelled as they pass, nothing held (IntoPartitionsCuts); empty outputs become empty batches.
+  std::optional<IntoPartitionsCuts> cuts;
+  std::shared_ptr<arrow::Schema> schema;  // of the empty batches
+  int64_t in_partition = -1;              // input partition of the last morsel
+  size_t piece = 0;                       // its piece being filled
+  int64_t filled = 0;                     // rows in that piece so far
+  int64_t started = 0;                    // output partitions begun (each has had a batch)
 };
 
 /// A run of stateless operators ending in an order-sensitive step: a sink, or a re-chunk step
@@ -122,6 +131,7 @@ struct Segment {
   std::string end_name() const {
     if (sink) return sink->name();
     if (rechunk->into_batches) return "IntoBatches[" + std::to_string(rechunk->max_rows) + "]";
+    if (rechunk->cuts) return "IntoPartitions[" + std::to_string(rechunk->cuts->num_outputs) + ", streaming]";
     return "Rechunk[" + std::to_string(rechunk->min_rows) + ", " + std::to_string(rechunk->max_rows) + "]";
   }
 };
@@ -196,6 +206,15 @@ class PipelineBuilder {
         return arrow::Status::OK();
       }
       case PhysicalKind::kIntoPartitions: {
+        if (auto cuts = StreamingIntoPartitionsCuts(*logical.inputs()[0], node.num_partitions)) {
+          // Partitions known before the input runs: an ordered step slices and relabels morsels.
+          ARROW_RETURN_NOT_OK(Build(*node.inputs[0], pipeline));
+          auto& segment = Current(pipeline);
+          segment.rechunk = std::make_unique<Rechunk>();
+          segment.rechunk->cuts = std::move(*cuts);
+          segment.rechunk->schema = logical.schema();
+          return arrow::Status::OK();
+        }
         auto sink = std::make_unique<IntoPartitionsSink>(node.num_partitions, logical.schema(),
                                                          config_.morsel_size_rows, memory_);
         ARROW_ASSIGN_OR_RAISE(auto* out, StreamInto(*node.inputs[0], std::move(sink)));
@@ -987,6 +1006,10 @@ class PipelineRun {
       *released += morsel.permits;
       return;
     }
+    if (r.cuts) {
+      CutIntoPartitions(segment, std::move(morsel), forward, released);
+      return;
+    }
     // Rows of another partition: what is buffered goes on first, as the last morsel(s) of its own.
     const bool new_partition = !r.into_batches && morsel.partition != r.partition;
     if (new_partition && r.buffered_rows > 0) RechunkFlush(segment, forward);
@@ -1028,9 +1051,97 @@ class PipelineRun {
     *released += permits;
   }
 
+  // Streaming into_partitions: sends an empty batch for each output partition before `upto` that
+  // has had none (an empty piece, or coalesced inputs without rows), so every output exists.
+  void BeginOutputsUpTo(Segment& segment, int64_t upto, std::vector<Morsel>* forward) {
+    Rechunk& r = *segment.rechunk;
+    while (r.started < upto) {
+      auto empty = arrow::RecordBatch::MakeEmpty(r.schema);
+      if (!empty.ok()) {
+        Fail(empty.status());
+        return;
+      }
+      Morsel out;
+      out.seq = segment.next_out_seq++;
+      out.batch = std::move(*empty);
+      out.permits = 0;
+      out.partition = r.started++;
+      forward->push_back(std::move(out));
+    }
+  }
+
+  // Streaming into_partitions: the morsel's rows cut at the pieces of its input partition, each
+  // slice labelled with its output partition (zero-copy); the morsel's permit and memory go with
+  // its last slice.
+  void CutIntoPartitions(Segment& segment, Morsel morsel, std::vector<Morsel>* forward, int64_t* released) {
+    Rechunk& r = *segment.rechunk;
+    const IntoPartitionsCuts& cuts = *r.cuts;
+    const int64_t p = morsel.partition;
+    if (p < 0 || p >= static_cast<int64_t>(cuts.pieces.size())) {
+      Fail(arrow::Status::Invalid("into_partitions: input partition ", p, " was not planned (",
+                                  cuts.pieces.size(), " input partitions)"));
+      *released += morsel.permits;
+      return;
+    }
+    if (p != r.in_partition) {
+      r.in_partition = p;
+      r.piece = 0;
+      r.filled = 0;
+    }
+    const auto& pieces = cuts.pieces[static_cast<size_t>(p)];
+    const int64_t rows = morsel.batch->num_rows();
+    std::vector<std::pair<int64_t, int64_t>> slices;  // (offset, length) per output partition
+    std::vector<int64_t> outputs;
+    int64_t offset = 0;
+    while (offset < rows) {
+      int64_t take = rows - offset;
+      if (pieces[r.piece] != IntoPartitionsCuts::kAllRows) {
+        while (r.piece < pieces.size() && pieces[r.piece] == r.filled) {
+          ++r.piece;
+          r.filled = 0;
+        }
+        if (r.piece >= pieces.size()) {
+          Fail(arrow::Status::Invalid("into_partitions: input partition ", p,
+                                      " has more rows than its known count"));
+          *released += morsel.permits;
+          return;
+        }
+        take = std::min(take, pieces[r.piece] - r.filled);
+      }
+      slices.emplace_back(offset, take);
+      outputs.push_back(cuts.first[static_cast<size_t>(p)] + static_cast<int64_t>(r.piece));
+      r.filled += take;
+      offset += take;
+    }
+    for (size_t k = 0; k < slices.size(); ++k) {
+      const auto [start, length] = slices[k];
+      BeginOutputsUpTo(segment, outputs[k], forward);
+      Morsel out;
+      out.seq = segment.next_out_seq++;
+      out.batch = length == rows ? morsel.batch : morsel.batch->Slice(start, length);
+      out.rows = EvalContext{morsel.rows.row_offset + start, length, nullptr};
+      if (morsel.rows.source_rows) {
+        out.rows.source_rows =
+            std::static_pointer_cast<arrow::Int64Array>(morsel.rows.source_rows->Slice(start, length));
+      }
+      out.partition = outputs[k];
+      r.started = std::max(r.started, outputs[k] + 1);
+      const bool last = k + 1 == slices.size();
+      out.permits = last ? morsel.permits : 0;
+      if (last) out.memory = std::move(morsel.memory);
+      if (stats_) Count(sink_metrics_[SegmentIndex(segment)], length, out.batch);
+      forward->push_back(std::move(out));
+    }
+    if (slices.empty()) *released += morsel.permits;  // an empty morsel
+  }
+
   // At the end of the input, sends on what the re-chunk step still holds (fewer than min rows).
   void RechunkFlush(Segment& segment, std::vector<Morsel>* forward) {
     Rechunk& r = *segment.rechunk;
+    if (r.cuts) {
+      BeginOutputsUpTo(segment, r.cuts->num_outputs, forward);
+      return;
+    }
     const int64_t max_rows = RechunkMaxRows(segment);
     while (r.buffered_rows > 0 && error_ok()) {
       auto out = CutRechunk(r, std::min(r.buffered_rows, max_rows));

@@ -20,6 +20,8 @@ namespace ketch {
 /// - num < m: output partition j gathers m / num adjacent input partitions (one more for the
 ///   first m % num outputs).
 /// Empty outputs are emitted as empty batches, so the result always has `num` partitions.
+/// Used only when the cut depends on row counts not known before the input runs; otherwise the
+/// executor streams (IntoPartitionsCuts).
 class IntoPartitionsSink : public BlockingSink {
  public:
   IntoPartitionsSink(int64_t num_partitions, std::shared_ptr<arrow::Schema> schema, int64_t morsel_rows,

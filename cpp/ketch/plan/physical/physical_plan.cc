@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ketch/exec/blocking/top_n.h"
+#include "ketch/plan/physical/into_partitions_cuts.h"
 
 namespace ketch {
 namespace {
@@ -285,7 +286,11 @@ std::string PhysicalNode::Label() const {
              ": Num partitions = " + std::to_string(num_partitions);
     }
     case PhysicalKind::kIntoPartitions:
-      return "IntoPartitions (blocking): Num partitions = " + std::to_string(num_partitions);
+      // Streaming when the input's partitions are known before it runs (IntoPartitionsCuts).
+      return std::string(StreamingIntoPartitionsCuts(*logical->inputs()[0], num_partitions)
+                             ? "IntoPartitions (streaming)"
+                             : "IntoPartitions (blocking)") +
+             ": Num partitions = " + std::to_string(num_partitions);
     case PhysicalKind::kIntoBatches:
       return logical->Label();
     case PhysicalKind::kMonotonicId:
