@@ -260,3 +260,52 @@ def test_random_repartition_is_a_shuffle_on_the_workers(on_ray: Any, parquet_par
     assert all("driver" not in s.name for s in on_ray.last_stages)
     again = ketch.read_parquet(parquet_parts).repartition(None).collect()
     assert again.num_partitions() == 5 and sorted(again.to_pydict()["id"]) == list(range(1000))
+
+
+# -- streaming: the first cut leaves before the last task ends ----------------------------------
+
+
+def _rendezvous() -> Any:
+    """A Ray actor the last rows' UDF waits on until the driver holds its first partition."""
+    import asyncio
+
+    import ray
+
+    @ray.remote
+    class Rendezvous:
+        def __init__(self) -> None:
+            self.event = asyncio.Event()
+
+        async def set(self) -> None:
+            self.event.set()
+
+        async def wait(self, timeout_s: float) -> bool:
+            try:
+                await asyncio.wait_for(self.event.wait(), timeout_s)
+                return True
+            except TimeoutError:
+                return False
+
+    return Rendezvous.remote()
+
+
+@pytest.mark.parametrize("cut", ["into_batches", "into_partitions"])
+def test_into_batches_and_into_partitions_stream_their_first_cut(on_ray: Any, cut: str) -> None:
+    import ray
+
+    rendezvous = _rendezvous()
+
+    @ketch.func(batch_size=10)
+    def gate(x: int) -> bool:
+        # The last partition's rows wait (30 s at most) until the driver holds the first cut.
+        return x < 350 or ray.get(rendezvous.wait.remote(30))
+
+    df = ketch.from_pydict({"x": list(range(400))}).into_partitions(8).collect()
+    df = df.with_column("ok", gate(col("x")))
+    df = df.into_batches(100) if cut == "into_batches" else df.into_partitions(4)
+    seen = []
+    for part in df.iter_partitions():
+        seen.append(part.to_pydict())
+        ray.get(rendezvous.set.remote())
+    assert all(ok for p in seen for ok in p["ok"])  # no row gave up waiting
+    assert [p["x"] for p in seen] == [list(range(k * 100, k * 100 + 100)) for k in range(4)]

@@ -192,3 +192,8 @@ def test_in_memory_sources_are_not_cut_without_an_expensive_pipeline_above_them(
     plan = _optimized(parts.with_column("y", _plus_one(col("x"))))
     assert plan.split_in_memory_sources(3).num_partitions() == (3, True)
     assert plan.split_in_memory_sources(4).num_partitions() == (8, True)
+    # into_partitions above cuts the source's own partitions: they stay.
+    cut = _optimized(
+        ketch.from_pydict({"x": list(range(400))}).with_column("y", _plus_one(col("x"))).into_partitions(4)
+    )
+    assert _leaf(cut.split_in_memory_sources(3)).num_partitions() == (1, True)

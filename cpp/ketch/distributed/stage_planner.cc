@@ -197,9 +197,12 @@ bool CallsExpensive(const LogicalPlan& plan) {
   return plan.predicate() && CallsExpensiveFunction(*plan.predicate());
 }
 
-arrow::Result<LogicalPlanPtr> SplitBelow(const LogicalPlanPtr& plan, int64_t workers, bool expensive_above) {
+// `keep_partitions`: an into_partitions above, through partition-local operators only: its cut
+// depends on the source's partitions, which must stay the user's.
+arrow::Result<LogicalPlanPtr> SplitBelow(const LogicalPlanPtr& plan, int64_t workers, bool expensive_above,
+                                         bool keep_partitions) {
   if (plan->kind() == LogicalKind::kInMemorySource) {
-    if (!expensive_above) return plan;
+    if (!expensive_above || keep_partitions) return plan;
     // A source with a partition per worker keeps the user's partitioning (into_partitions).
     if (NumPartitions(*plan).count >= std::max<int64_t>(1, workers)) return plan;
     int64_t rows = 0;
@@ -214,10 +217,11 @@ arrow::Result<LogicalPlanPtr> SplitBelow(const LogicalPlanPtr& plan, int64_t wor
   const bool local = plan->kind() == LogicalKind::kProject || plan->kind() == LogicalKind::kFilter ||
                      plan->kind() == LogicalKind::kExplode;
   const bool expensive = local && (expensive_above || CallsExpensive(*plan));
+  const bool keep = plan->kind() == LogicalKind::kIntoPartitions || (local && keep_partitions);
   std::vector<LogicalPlanPtr> inputs;
   bool changed = false;
   for (const auto& input : plan->inputs()) {
-    ARROW_ASSIGN_OR_RAISE(auto child, SplitBelow(input, workers, expensive));
+    ARROW_ASSIGN_OR_RAISE(auto child, SplitBelow(input, workers, expensive, keep));
     changed |= child != input;
     inputs.push_back(std::move(child));
   }
@@ -228,7 +232,7 @@ arrow::Result<LogicalPlanPtr> SplitBelow(const LogicalPlanPtr& plan, int64_t wor
 }  // namespace
 
 arrow::Result<LogicalPlanPtr> SplitInMemorySources(const LogicalPlanPtr& plan, int64_t workers) {
-  return SplitBelow(plan, workers, false);
+  return SplitBelow(plan, workers, false, false);
 }
 
 arrow::Result<LogicalPlanPtr> PartitionFragment(const LogicalPlanPtr& fragment, int64_t partition,

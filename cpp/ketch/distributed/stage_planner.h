@@ -38,9 +38,10 @@ std::vector<std::pair<int64_t, int64_t>> SourceTaskRuns(const LogicalPlan& fragm
 /// stays whole; batches are sliced, not copied), so that the Ray runner gives every engine worker a share of
 /// the expensive work instead of one task per partition: `from_glob_path(...)` and `from_pydict(...)` are one
 /// partition. The native runner does not need it (its morsels spread one partition over its
-/// threads), so only the Ray runner applies it, after the optimizer. Row numbers in errors stay
-/// those of the whole source (PartitionFragment keeps each piece's first row). The plan itself
-/// when nothing changes.
+/// threads), so only the Ray runner applies it, after the optimizer. A source whose partitions an
+/// into_partitions above it cuts (through partition-local operators) is left as it is. Row numbers in errors
+/// stay those of the whole source (PartitionFragment keeps each piece's first row). The plan itself when
+/// nothing changes.
 arrow::Result<LogicalPlanPtr> SplitInMemorySources(const LogicalPlanPtr& plan, int64_t workers);
 
 /// Per key pair of an equi-join, the type both keys are compared in when their types differ

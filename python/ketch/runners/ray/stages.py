@@ -492,6 +492,39 @@ class QueryStages:
 
         return [(ray.put(table), table.num_rows) for table in self._read_slices(pending)]
 
+    def _stream_cuts(self, pending: Pending) -> Iterator[pa.Table]:
+        """The result of into_partitions / into_batches over a stage (``pending.feed``), each cut
+        read on the driver as soon as the upstream outputs it needs exist (they complete in task
+        order), so the first partitions reach ``iter_partitions`` while later tasks still run."""
+        feed = pending.feed
+        assert feed is not None
+        schema = pending.plan.schema()
+        refs: list[Any] = []
+
+        def read(cut: list[Any]) -> pa.Table:
+            items = [(refs[i], offset, length) for i, offset, length in cut]
+            tables = self.coordinator.get([ref for ref, _, _ in items])
+            return concat(
+                [t.slice(offset, length) for (_, offset, length), t in zip(items, tables, strict=True)],
+                schema,
+            )
+
+        produced = 0
+        tasks = self._stage_with_meta(feed.upstream, 0, None, self._kind(feed.upstream))
+        try:
+            for outputs, meta in tasks:
+                refs.append(outputs[0])
+                for cut in feed.cutter.add(meta["rows"][0]):
+                    produced += 1
+                    yield read(cut)
+        finally:
+            tasks.close()
+        for cut in feed.cutter.finish():
+            produced += 1
+            yield read(cut)
+        if produced == 0:  # into_batches over no rows: one empty partition, as when settled
+            yield schema.empty_table()
+
     def _read_slices(self, pending: Pending) -> Iterator[pa.Table]:
         """The tables of a slices-only pending (settled), one per task, read on the driver (an
         output lost with its node is made again first: ``Coordinator.get``)."""
@@ -944,6 +977,9 @@ class QueryStages:
 
     def _final(self, pending: Pending) -> Iterator[pa.Table]:
 
+        if pending.slices_only and pending.feed is not None:
+            yield from self._stream_cuts(pending)
+            return
         if pending.slices_only:  # cuts of outputs already in the object store: read them here
             self._settle(pending)
             yield from self._read_slices(pending)
