@@ -10,6 +10,7 @@
 #include "ketch/expr/function_registry.h"
 #include "ketch/expr/lambda_call.h"
 #include "ketch/expr/storage_cast.h"
+#include "ketch/expr/tensor_cast.h"
 #include "ketch/expr/uuid_cast.h"
 #include "ketch/io/redact.h"
 #include "ketch/types/large_offsets.h"
@@ -211,10 +212,10 @@ arrow::Result<std::shared_ptr<arrow::Field>> ResolveField(const Expr& expr, cons
       const bool extension =
           field->type()->id() == arrow::Type::EXTENSION || expr.type()->id() == arrow::Type::EXTENSION;
       if (!field->type()->Equals(*expr.type()) && !CanRewrapStorage(*field->type(), *expr.type()) &&
-          !IsUuidCast(*field->type(), *expr.type()) &&
+          !IsUuidCast(*field->type(), *expr.type()) && !IsTensorLayoutCast(*field->type(), *expr.type()) &&
           (extension || !arrow::compute::CanCast(*field->type(), *expr.type()))) {
         return arrow::Status::TypeError("cannot cast ", expr.children()[0]->ToString(), " of type ",
-                                        field->type()->ToString(), " to ", expr.type()->ToString());
+                                        TypeText(*field->type()), " to ", TypeText(*expr.type()));
       }
       return arrow::field(expr.OutputName(), expr.type());
     }
@@ -420,6 +421,15 @@ arrow::Result<arrow::Datum> EvaluateDatum(const Expr& expr, const arrow::RecordB
         return cast;
       }
       if (IsFloatTextCast(*input.type(), *expr.type())) return CastFloatToText(input, expr.type());
+      if (IsTensorLayoutCast(*input.type(), *expr.type())) {
+        auto cast =
+            CastTensorLayout(input, expr.type(), ctx.num_rows, [&](int64_t i) { return ctx.SourceRow(i); });
+        if (!cast.ok()) {
+          return cast.status().WithMessage("cast of ", expr.children()[0]->ToString(),
+                                           " failed: ", cast.status().message());
+        }
+        return cast;
+      }
       if (CanRewrapStorage(*input.type(), *expr.type()))
         return RewrapStorage(input, expr.type(), ctx.num_rows);
       auto options = arrow::compute::CastOptions::Safe(expr.type());
