@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "ketch/expr/key_storage.h"
+#include "ketch/expr/nested_compare.h"
+#include "ketch/expr/nested_compare.h"
 
 namespace ketch {
 namespace {
@@ -23,6 +25,10 @@ class ArrowComputeFunction : public ScalarFunction {
   arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(
       const std::vector<std::shared_ptr<arrow::DataType>>& arg_types, const std::vector<ExprPtr>& arg_exprs,
       const FunctionOptions& options) const override {
+    if (compares_ && arg_types.size() == 2 && arg_types[0] && arg_types[1] &&
+        IsNestedComparison(*arg_types[0], *arg_types[1])) {
+      return arrow::boolean();  // lists and structs: nested_compare.h
+    }
     ARROW_ASSIGN_OR_RAISE(auto empties, EmptyArguments(arg_types));
     if (compares_) {
       for (auto& datum : empties) datum = ComparedValue(datum);
@@ -34,6 +40,9 @@ class ArrowComputeFunction : public ScalarFunction {
 
   arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args, const FunctionOptions& options,
                                       const EvalContext& ctx) const override {
+    if (compares_ && args.size() == 2 && IsNestedComparison(*args[0].type(), *args[1].type())) {
+      return CompareNested(name_, args[0], args[1], ctx.num_rows);
+    }
     std::vector<arrow::Datum> storage_args;
     if (compares_) {
       for (const auto& arg : args) storage_args.push_back(ComparedValue(arg));
