@@ -144,8 +144,11 @@ def plan_join(planner: QueryPlanner, left: Relation, right: Relation, join: exp.
             raise InvalidSQLException(
                 f"{how} join needs an equality between the two sides: '{sql_text(join)}'"
             )
-        left_keys, right_keys = [lit(1)], [lit(1)]  # a cross join: every row matches every row
-        key_texts_left, key_texts_right = ["1"], ["1"]
+        # A cross join: every row matches every row. The optimizer turns the WHERE clause's
+        # equalities between the two sides into join keys (push_down_filter.cc).
+        fields = left.fields + right.fields
+        df = left.df.join(right.df, how="cross").select(*[f.internal for f in fields])
+        return _with_residual(Relation(df, fields), residual, combined)
 
     # The keys travel as extra columns, so the output columns do not depend on how join() names
     # or merges key columns.
@@ -188,7 +191,11 @@ def plan_join(planner: QueryPlanner, left: Relation, right: Relation, join: exp.
             out.append(_hide(f) if id(f) in hidden else f)
         fields = out
     df = df.select(*keep)
-    result = Relation(df, fields)
+    return _with_residual(Relation(df, fields), residual, combined)
+
+
+def _with_residual(result: Relation, residual: list[exp.Expression], combined: Relation) -> Relation:
+    """``result`` filtered by the ON conditions that are not keys (None: nothing to filter)."""
     if residual:
         translate = ExprTranslator(ExprContext(combined.resolve, "ON", allow_windows=False))
         predicate = translate(residual[0])

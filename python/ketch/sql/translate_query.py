@@ -173,10 +173,55 @@ class QueryPlanner:
             from ketch.io import from_pydict
 
             return Relation(from_pydict({"__sql_one_row": [0]}), [])
+        joins = select.args.get("joins") or []
+        where = select.args.get("where")
+        if joins and where is not None and all(_is_comma_join(j) for j in joins):
+            return self._comma_joins(from_, joins, where.this, ctes)
         rel = self._table(from_.this, ctes)
-        for join in select.args.get("joins") or []:
+        for join in joins:
             rel = self._join(rel, join, ctes)
         return rel
+
+    def _comma_joins(
+        self, from_: exp.Expression, joins: list[exp.Join], where: exp.Expression, ctes: dict[str, DataFrame]
+    ) -> Relation:
+        """``FROM t0, t1, ... WHERE ...``: the tables joined in an order where each next one shares
+        a WHERE equality with those already joined (greedy, in FROM order otherwise), so that the
+        optimizer turns every join into a keyed one instead of a cross product (TPC-H Q2 lists
+        part, supplier, partsupp: part x supplier has no key). ``SELECT *`` keeps FROM's order."""
+        from ketch.sql.translate_join import conjuncts, plan_join
+
+        tables = [self._table(from_.this, ctes)] + [self._table(j.this, ctes) for j in joins]
+
+        def owner(column: exp.Column) -> int | None:
+            owners = [i for i, t in enumerate(tables) if t.find(column.table or None, column.name)]
+            return owners[0] if len(owners) == 1 else None
+
+        linked: set[tuple[int, int]] = set()
+        for cond in conjuncts(where):
+            if isinstance(cond, exp.EQ) and isinstance(cond.this, exp.Column):
+                if isinstance(cond.expression, exp.Column):
+                    a, b = owner(cond.this), owner(cond.expression)
+                    if a is not None and b is not None and a != b:
+                        linked |= {(a, b), (b, a)}
+        order = [0]
+        rest = list(range(1, len(tables)))
+        while rest:
+            following = next((i for i in rest if any((i, j) in linked for j in order)), rest[0])
+            order.append(following)
+            rest.remove(following)
+        rel = tables[order[0]]
+        for i in order[1:]:
+            rel = plan_join(self, rel, tables[i], joins[max(i, 1) - 1])
+        if order == sorted(order):
+            return rel
+        # The joined fields come table by table in join order: put them back in FROM order.
+        chunks: dict[int, list] = {}
+        start = 0
+        for i in order:
+            chunks[i] = rel.fields[start : start + len(tables[i].fields)]
+            start += len(tables[i].fields)
+        return Relation(rel.df, [f for i in range(len(tables)) for f in chunks[i]])
 
     def _where(self, rel: Relation, condition: exp.Expression, ctes: dict[str, DataFrame]) -> Relation:
         """WHERE: ``x IN (SELECT ..)`` conjuncts become semi joins, the rest one filter."""
@@ -520,3 +565,8 @@ def _rollup(df: DataFrame, keys: list[str], fixed: int, aggs: list[Expression]) 
 def aggregate_calls_inside(node: exp.Expression) -> list[exp.Expression]:
     """Aggregate calls strictly inside an aggregate call's arguments."""
     return [a for child in node.iter_expressions() for a in aggregate_calls(child)]
+
+
+def _is_comma_join(join: exp.Join) -> bool:
+    """``FROM a, b``: a join with no kind, side, method, ON or USING."""
+    return not any(join.args.get(key) for key in ("kind", "side", "method", "on", "using"))

@@ -27,16 +27,58 @@ bool ReadsOnly(const Expr& expr, const arrow::Schema& schema) {
   return true;
 }
 
+// Equalities between a left and a right column of an inner or cross join become its keys (a cross
+// join an inner one): `FROM a, b WHERE a.x = b.y` and `a.join(b, how="cross").where(...)` hash-join
+// instead of making every pair. Only a right column that kept its name in the output (no clash
+// with the left side) qualifies, so the output columns stay the same; an equality whose columns
+// cannot be keys (types the join refuses) stays a filter. Both drop rows with a null key.
+arrow::Result<std::pair<LogicalPlanPtr, std::vector<ExprPtr>>> EqualitiesToKeys(
+    const LogicalPlanPtr& join, std::vector<ExprPtr> conjuncts) {
+  const JoinType how = join->join().how;
+  if (how != JoinType::kInner && how != JoinType::kCross) return std::make_pair(join, std::move(conjuncts));
+  const auto& left_schema = *join->inputs()[0]->schema();
+  const auto& right_schema = *join->inputs()[1]->schema();
+  JoinSpec spec = join->join();
+  std::vector<ExprPtr> kept;
+  LogicalPlanPtr out = join;
+  for (const auto& c : conjuncts) {
+    if (c->kind() == ExprKind::kCall && c->name() == "equal" && c->children().size() == 2 &&
+        c->children()[0]->kind() == ExprKind::kColumn && c->children()[1]->kind() == ExprKind::kColumn) {
+      std::string a = c->children()[0]->name(), b = c->children()[1]->name();
+      if (left_schema.GetFieldIndex(a) < 0) std::swap(a, b);
+      const bool pair = left_schema.GetFieldIndex(a) >= 0 && right_schema.GetFieldIndex(b) >= 0 &&
+                        left_schema.GetFieldIndex(b) < 0 && right_schema.GetFieldIndex(a) < 0;
+      if (pair) {
+        JoinSpec keyed = spec;
+        keyed.how = JoinType::kInner;
+        keyed.left_on.push_back(a);
+        keyed.right_on.push_back(b);
+        auto rebuilt = LogicalPlan::Join(join->inputs()[0], join->inputs()[1], keyed);
+        if (rebuilt.ok() && (*rebuilt)->schema()->Equals(*join->schema())) {
+          spec = std::move(keyed);
+          out = *rebuilt;
+          continue;
+        }
+      }
+    }
+    kept.push_back(c);
+  }
+  return std::make_pair(out, std::move(kept));
+}
+
 // Conjuncts that read only left columns go below an inner/left/semi/anti join's left side, and
 // conjuncts on unrenamed right columns below an inner join's right side.
 arrow::Result<Transformed> PushIntoJoin(const LogicalPlanPtr& plan) {
-  const auto& join = plan->inputs()[0];
+  std::vector<ExprPtr> all;
+  SplitConjuncts(plan->predicate(), &all);
+  ARROW_ASSIGN_OR_RAISE(auto keyed, EqualitiesToKeys(plan->inputs()[0], std::move(all)));
+  const bool rekeyed = keyed.first != plan->inputs()[0];
+  const auto& join = keyed.first;
   const JoinType how = join->join().how;
   const bool to_left = how == JoinType::kInner || how == JoinType::kLeft || how == JoinType::kSemi ||
                        how == JoinType::kAnti || how == JoinType::kCross;
   const bool to_right = how == JoinType::kInner || how == JoinType::kCross;
-  std::vector<ExprPtr> conjuncts, left, right, kept;
-  SplitConjuncts(plan->predicate(), &conjuncts);
+  std::vector<ExprPtr> conjuncts = std::move(keyed.second), left, right, kept;
   const auto& left_schema = *join->inputs()[0]->schema();
   const auto& right_schema = *join->inputs()[1]->schema();
   for (const auto& c : conjuncts) {
@@ -53,7 +95,12 @@ arrow::Result<Transformed> PushIntoJoin(const LogicalPlanPtr& plan) {
       kept.push_back(c);
     }
   }
-  if (left.empty() && right.empty()) return Transformed{plan, false};
+  if (left.empty() && right.empty()) {
+    if (!rekeyed) return Transformed{plan, false};
+    if (kept.empty()) return Transformed{join, true};
+    ARROW_ASSIGN_OR_RAISE(auto filter, LogicalPlan::Filter(join, Conjunction(kept)));
+    return Transformed{filter, true};
+  }
   LogicalPlanPtr l = join->inputs()[0], r = join->inputs()[1];
   if (!left.empty()) {
     ARROW_ASSIGN_OR_RAISE(l, LogicalPlan::Filter(l, Conjunction(left)));
