@@ -13,6 +13,8 @@ def literal_str(value: Any, what: str, function: str) -> str:
         return value
     from ketch.expressions.expression import Expression
 
+    if isinstance(value, Expression) and value.is_literal() and isinstance(value.as_py(), str):
+        return str(value.as_py())  # lit("x") (SQL passes constants so)
     if isinstance(value, Expression):
         raise KetchNotImplementedError(
             f"{function}: {what} must be a str literal; per-row values from an expression ({value!r}) "
@@ -27,6 +29,10 @@ def literal_int(value: Any, what: str, function: str) -> int:
         return value
     from ketch.expressions.expression import Expression
 
+    if isinstance(value, Expression) and value.is_literal():
+        constant = value.as_py()  # lit(2) (SQL passes constants so)
+        if isinstance(constant, int) and not isinstance(constant, bool):
+            return constant
     if isinstance(value, Expression):
         raise KetchNotImplementedError(
             f"{function}: {what} must be an int literal; per-row values from an expression ({value!r}) "

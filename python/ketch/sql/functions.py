@@ -240,7 +240,25 @@ register("ilike", build=_method_or("str.ilike", _like_fallback(True)), nargs=(2,
 register("starts_with", "startswith", method="str.startswith", nargs=(2,))
 register("ends_with", "endswith", method="str.endswith", nargs=(2,))
 register("contains", method="str.contains", nargs=(2,))
-register("substr", "substring", method="str.substr", nargs=(2, 3))
+
+
+def _substring(sql_name: str, args: list[Arg]) -> Expression:
+    """SQL SUBSTRING(s, start[, length]): positions count from 1 (as in Daft's SQL, PostgreSQL
+    and DuckDB); a start below 1 shortens the length by as much."""
+    start = args[1].literal(sql_name, "the start")
+    length = args[2].literal(sql_name, "the length") if len(args) > 2 else None
+    for value, what in ((start, "start"), (length, "length")):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise InvalidSQLException(f"{sql_name}(): the {what} must be an integer, got {value!r}")
+    if start < 1:
+        length = None if length is None else max(0, length + start - 1)
+        start = 1
+    return args[0].expr.str.substr(start - 1, length)  # type: ignore[attr-defined,no-any-return]
+
+
+# sqlglot parses SUBSTR and SUBSTRING into one node, so both count from 1 here. Deliberate
+# difference: Daft's SQL counts SUBSTR's start from 0 (its DataFrame str.substr).
+register("substring", "substr", build=_substring, nargs=(2, 3))
 register("replace", method="str.replace", nargs=(3,))
 register("left", method="str.left", nargs=(2,))
 register("right", method="str.right", nargs=(2,))

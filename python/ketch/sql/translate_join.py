@@ -133,6 +133,27 @@ def plan_join(planner: QueryPlanner, left: Relation, right: Relation, join: exp.
                         )
                     continue
             residual.append(cond)
+    # An outer join's ON condition on its inner side's columns alone (TPC-H Q13's
+    # `o_comment NOT LIKE ...` in a LEFT JOIN) filters that side before the join: rows it drops
+    # still keep their outer rows, with nulls.
+    inner_side = {"left": "right", "right": "left"}.get(how)
+    if residual and inner_side is not None:
+        alone = [
+            cond for cond in residual if _side(cond, left, right) == inner_side and not _has_subquery(cond)
+        ]
+        if alone:
+            residual = [cond for cond in residual if cond not in alone]
+            side = right if inner_side == "right" else left
+            translate = ExprTranslator(ExprContext(side.resolve, "ON", allow_windows=False))
+            predicate = translate(alone[0])
+            for cond in alone[1:]:
+                predicate = predicate & translate(cond)
+            filtered = Relation(side.df.where(predicate), side.fields)
+            if inner_side == "right":
+                right = filtered
+            else:
+                left = filtered
+            combined = Relation(left.df, left.fields + right.fields)
     if residual and how not in ("inner", "cross"):
         text = " AND ".join(sql_text(r) for r in residual)
         raise InvalidSQLException(
@@ -205,6 +226,10 @@ def _with_residual(result: Relation, residual: list[exp.Expression], combined: R
     return result
 
 
+def _has_subquery(node: exp.Expression) -> bool:
+    return any(True for _ in node.find_all(exp.Subquery, exp.Exists))
+
+
 def _hide(f: Field) -> Field:
     return Field(f.qualifier, f.name, f.internal, in_star=False, unqualified=False)
 
@@ -263,6 +288,12 @@ def attach_scalar_subqueries(
             text = sql_text(sub)
             if text in replacements:
                 continue
+            from ketch.sql.decorrelate import correlated_scalar
+
+            correlated = correlated_scalar(planner, rel, sub, ctes)
+            if correlated is not None:
+                rel, replacements[text] = correlated
+                continue
             df = planner.plan(sub, ctes)
             if len(df.column_names) != 1:
                 raise InvalidSQLException(
@@ -272,6 +303,5 @@ def attach_scalar_subqueries(
             right = df.select(col(df.column_names[0]).alias(name), lit(1).alias(rkey))
             joined = rel.df.with_columns({lkey: lit(1)}).join(right, left_on=lkey, right_on=rkey, how="left")
             replacements[text] = col(name)
-            keep = [f.internal for f in rel.fields] + [c.name() for c in replacements.values()]
-            rel = Relation(joined.select(*keep), rel.fields)
+            rel = Relation(joined.select(*rel.df.column_names, name), rel.fields)
     return rel, replacements

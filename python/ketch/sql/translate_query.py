@@ -225,16 +225,26 @@ class QueryPlanner:
 
     def _where(self, rel: Relation, condition: exp.Expression, ctes: dict[str, DataFrame]) -> Relation:
         """WHERE: ``x IN (SELECT ..)`` conjuncts become semi joins, the rest one filter."""
+        from ketch.sql.decorrelate import exists_join, not_in_join
         from ketch.sql.translate_join import attach_scalar_subqueries, conjuncts, semi_join_in
 
         rest: list[exp.Expression] = []
         for cond in conjuncts(condition):
+            negated = cond.this if isinstance(cond, exp.Not) else None
+            if isinstance(negated, exp.Paren):
+                negated = negated.this
             if (
                 isinstance(cond, exp.In)
                 and cond.args.get("query") is not None
                 and not cond.args.get("negate")
             ):
                 rel = semi_join_in(self, rel, cond, ctes)
+            elif isinstance(cond, exp.Exists):
+                rel = exists_join(self, rel, cond, False, ctes)
+            elif isinstance(negated, exp.Exists):
+                rel = exists_join(self, rel, negated, True, ctes)
+            elif isinstance(negated, exp.In) and negated.args.get("query") is not None:
+                rel = not_in_join(self, rel, negated, ctes)
             else:
                 rest.append(cond)
         if rest:

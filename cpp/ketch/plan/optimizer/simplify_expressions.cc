@@ -2,6 +2,11 @@
 
 #include <arrow/compute/api.h>
 
+#include <algorithm>
+#include <set>
+
+#include "ketch/expr/expr_analysis.h"
+
 namespace ketch {
 namespace {
 
@@ -29,6 +34,55 @@ arrow::Result<ExprPtr> Fold(const ExprPtr& expr) {
   return Expr::Literal(std::move(scalar));
 }
 
+void SplitDisjuncts(const ExprPtr& e, std::vector<ExprPtr>* out) {
+  if (e->kind() == ExprKind::kCall && e->name() == "or_kleene" && e->children().size() == 2) {
+    SplitDisjuncts(e->children()[0], out);
+    SplitDisjuncts(e->children()[1], out);
+  } else {
+    out->push_back(e);
+  }
+}
+
+// (A and B) or (A and C) → A and (B or C): conjuncts every disjunct shares move out of the OR
+// (distributivity holds in Kleene logic, nulls included). TPC-H Q19's join key sits in each of
+// its three OR branches; factored out, the filter becomes a join key. Nullptr when no conjunct
+// is shared.
+ExprPtr FactorOr(const ExprPtr& expr) {
+  std::vector<ExprPtr> disjuncts;
+  SplitDisjuncts(expr, &disjuncts);
+  if (disjuncts.size() < 2) return nullptr;
+  std::vector<std::vector<ExprPtr>> parts(disjuncts.size());
+  for (size_t i = 0; i < disjuncts.size(); ++i) SplitConjuncts(disjuncts[i], &parts[i]);
+  std::vector<ExprPtr> common;
+  std::set<std::string> common_text;
+  for (const auto& candidate : parts[0]) {
+    const std::string text = candidate->ToString();
+    if (common_text.count(text)) continue;
+    bool everywhere = true;
+    for (size_t i = 1; i < parts.size() && everywhere; ++i) {
+      everywhere = std::any_of(parts[i].begin(), parts[i].end(),
+                               [&](const ExprPtr& c) { return c->ToString() == text; });
+    }
+    if (everywhere) {
+      common.push_back(candidate);
+      common_text.insert(text);
+    }
+  }
+  if (common.empty()) return nullptr;
+  ExprPtr rest;
+  for (const auto& conjuncts : parts) {
+    std::vector<ExprPtr> left;
+    for (const auto& c : conjuncts) {
+      if (!common_text.count(c->ToString())) left.push_back(c);
+    }
+    if (left.empty()) return Conjunction(common);  // a disjunct that is only the shared part
+    ExprPtr branch = Conjunction(left);
+    rest = rest ? Expr::Call("or_kleene", {rest, branch}) : branch;
+  }
+  common.push_back(rest);
+  return Conjunction(common);
+}
+
 arrow::Result<ExprPtr> Simplify(const ExprPtr& expr) {
   if (expr->kind() == ExprKind::kColumn || expr->kind() == ExprKind::kLiteral) return expr;
   std::vector<ExprPtr> children;
@@ -50,6 +104,7 @@ arrow::Result<ExprPtr> Simplify(const ExprPtr& expr) {
       if (a == 0) return children[1];
       if (b == 0) return children[0];
       if (a == 1 || b == 1) return Expr::Literal(std::make_shared<arrow::BooleanScalar>(true));
+      if (auto factored = FactorOr(self)) return factored;
     }
   }
   if (self->kind() == ExprKind::kCall && self->name() == "invert" && children.size() == 1 &&

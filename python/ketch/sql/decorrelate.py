@@ -1,0 +1,176 @@
+"""Subqueries that read the outer query's columns (correlated), planned as joins.
+
+A correlated subquery is supported when its outer references are equalities between an inner
+and an outer column in its WHERE clause (``WHERE l_orderkey = o_orderkey``): those become join
+keys, the rest of its WHERE stays inside it. Then
+
+- ``EXISTS (SELECT ...)`` / ``NOT EXISTS`` is a semi / anti join on the keys (TPC-H Q4, Q21, Q22);
+- a scalar subquery ``(SELECT agg(...) FROM ... WHERE inner.k = outer.k ...)`` is the subquery
+  grouped by its keys, left-joined onto the outer rows (TPC-H Q2, Q17, Q20): a row without
+  inner rows gets null, as SQL's aggregate over no rows (except COUNT, which SQL makes 0: a
+  correlated COUNT gives null here, documented);
+- ``x NOT IN (SELECT y ...)`` (uncorrelated) is an anti join with SQL's null rules: no row when
+  the subquery holds a null, a null ``x`` only when the subquery is empty (TPC-H Q16).
+
+Other correlations (``inner.x <> outer.y``, outer columns in the SELECT list) raise
+InvalidSQLException naming the condition. This is the textbook decorrelation of Kim (1982) and
+Dayal (1987) for the equality case, as DuckDB and Spark apply it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import sqlglot.expressions as exp
+
+from ketch.expressions.expression import Expression, col, lit
+from ketch.sql.errors import InvalidSQLException
+from ketch.sql.relation import Relation
+from ketch.sql.translate_expr import ExprContext, ExprTranslator, sql_text
+
+if TYPE_CHECKING:
+    from ketch.dataframe import DataFrame
+    from ketch.sql.translate_query import QueryPlanner
+
+
+def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
+    if isinstance(node, exp.Paren):
+        return _conjuncts(node.this)
+    if isinstance(node, exp.And):
+        return _conjuncts(node.this) + _conjuncts(node.expression)
+    return [node]
+
+
+def split_correlation(
+    planner: QueryPlanner, select: exp.Expression, outer: Relation, ctes: dict[str, DataFrame]
+) -> tuple[exp.Select, list[tuple[exp.Column, exp.Column]]]:
+    """``select`` without its correlated equalities, and those as (inner column, outer column)
+    pairs ([] for an uncorrelated subquery). Raises InvalidSQLException for any other use of an
+    outer column."""
+    if not isinstance(select, exp.Select):
+        return select, []
+    where = select.args.get("where")
+    if where is None:
+        return select, []
+    bare = select.copy()
+    bare.set("where", None)
+    inner = planner._from(bare, ctes)
+
+    def is_outer(column: exp.Column) -> bool:
+        return not inner.find(column.table or None, column.name) and bool(
+            outer.find(column.table or None, column.name)
+        )
+
+    pairs: list[tuple[exp.Column, exp.Column]] = []
+    kept: list[exp.Expression] = []
+    for cond in _conjuncts(where.this):
+        outer_columns = [c for c in cond.find_all(exp.Column) if is_outer(c)]
+        if not outer_columns:
+            kept.append(cond)
+            continue
+        sides = (cond.this, cond.expression) if isinstance(cond, exp.EQ) else (None, None)
+        if all(isinstance(s, exp.Column) for s in sides):
+            a, b = sides
+            if is_outer(b) and not is_outer(a):
+                pairs.append((a, b))
+                continue
+            if is_outer(a) and not is_outer(b):
+                pairs.append((b, a))
+                continue
+        raise InvalidSQLException(
+            f"Unsupported SQL: the correlated condition '{sql_text(cond)}' (a subquery may use the "
+            "outer query's columns only in equalities with its own columns)"
+        )
+    if not pairs:
+        return select, []
+    out = select.copy()
+    out.set("where", exp.Where(this=exp.and_(*kept)) if kept else None)
+    for node in out.find_all(exp.Column):
+        if is_outer(node) and node.find_ancestor(exp.Where) is None:
+            raise InvalidSQLException(
+                f"Unsupported SQL: the outer column '{sql_text(node)}' in a subquery's "
+                f"{type(node.find_ancestor(exp.Expression)).__name__} (only its WHERE may use it)"
+            )
+    return out, pairs
+
+
+def _outer_keys(outer: Relation, pairs: list[tuple[exp.Column, exp.Column]]) -> list[Expression]:
+    translate = ExprTranslator(ExprContext(outer.resolve, "WHERE", allow_windows=False))
+    return [translate(o) for _, o in pairs]
+
+
+def exists_join(
+    planner: QueryPlanner, rel: Relation, node: exp.Exists, negate: bool, ctes: dict[str, DataFrame]
+) -> Relation:
+    """``[NOT] EXISTS (subquery)`` as a semi (anti) join of ``rel`` with the subquery's rows."""
+    sub, pairs = split_correlation(planner, node.this, rel, ctes)
+    how = "anti" if negate else "semi"
+    if pairs:
+        keys = [planner.fresh("ekey") for _ in pairs]
+        sub = sub.copy()
+        sub.set(
+            "expressions", [exp.alias_(inner.copy(), k) for (inner, _), k in zip(pairs, keys, strict=True)]
+        )
+        sub.set("distinct", None)
+        right = planner.plan(sub, ctes)
+        lkeys = [planner.fresh("lkey") for _ in pairs]
+        left = rel.df.with_columns(dict(zip(lkeys, _outer_keys(rel, pairs), strict=True)))
+        joined = left.join(right, left_on=lkeys, right_on=keys, how=how)
+    else:  # uncorrelated: every row, or none, by whether the subquery has a row
+        right = planner.plan(sub, ctes).limit(1)
+        lkey, rkey = planner.fresh("lkey"), planner.fresh("rkey")
+        right = right.select(lit(1).alias(rkey))
+        joined = rel.df.with_columns({lkey: lit(1)}).join(right, left_on=lkey, right_on=rkey, how=how)
+    return Relation(joined.select(*[f.internal for f in rel.fields]), rel.fields)
+
+
+def correlated_scalar(
+    planner: QueryPlanner, rel: Relation, sub: exp.Subquery, ctes: dict[str, DataFrame]
+) -> tuple[Relation, Expression] | None:
+    """A correlated scalar subquery joined onto ``rel`` (grouped by its keys, left join), and the
+    column holding its value; None when ``sub`` is not correlated."""
+    select, pairs = split_correlation(planner, sub.this, rel, ctes)
+    if not pairs:
+        return None
+    if select.args.get("group") is not None or len(select.expressions) != 1:
+        raise InvalidSQLException(
+            f"Unsupported SQL: a correlated scalar subquery must compute one aggregate without GROUP BY: "
+            f"'{sql_text(sub)}'"
+        )
+    keys = [planner.fresh("ckey") for _ in pairs]
+    value = planner.fresh("scalar")
+    grouped = select.copy()
+    grouped.set(
+        "expressions",
+        [exp.alias_(inner.copy(), k) for (inner, _), k in zip(pairs, keys, strict=True)]
+        + [exp.alias_(select.expressions[0].unalias().copy(), value)],
+    )
+    grouped.set("group", exp.Group(expressions=[inner.copy() for inner, _ in pairs]))
+    right = planner.plan(grouped, ctes)
+    lkeys = [planner.fresh("lkey") for _ in pairs]
+    left = rel.df.with_columns(dict(zip(lkeys, _outer_keys(rel, pairs), strict=True)))
+    joined = left.join(right, left_on=lkeys, right_on=keys, how="left")
+    return Relation(joined.select(*rel.df.column_names, value), rel.fields), col(value)
+
+
+def not_in_join(planner: QueryPlanner, rel: Relation, node: exp.In, ctes: dict[str, DataFrame]) -> Relation:
+    """``x NOT IN (SELECT y ...)`` (uncorrelated): rows whose ``x`` equals no ``y``, with SQL's
+    null rules (a null ``y`` makes every row unknown: none stays; a null ``x`` stays only when
+    the subquery is empty)."""
+    sub = planner.plan(node.args["query"], ctes)
+    if len(sub.column_names) != 1:
+        raise InvalidSQLException(
+            f"the subquery of NOT IN must return one column, got {len(sub.column_names)}: '{sql_text(node)}'"
+        )
+    value = ExprTranslator(ExprContext(rel.resolve, "WHERE", allow_windows=False))(node.this)
+    y = sub.column_names[0]
+    lkey, rkey, total, nulls, one_l, one_r = (
+        planner.fresh(n) for n in ("lkey", "rkey", "n", "nn", "l1", "r1")
+    )
+    left = rel.df.with_columns({lkey: value})
+    unmatched = left.join(sub.select(col(y).alias(rkey)), left_on=lkey, right_on=rkey, how="anti")
+    counts = sub.agg(col(y).count("all").alias(total), col(y).count("null").alias(nulls))
+    counts = counts.with_column(one_r, lit(1))
+    joined = unmatched.with_column(one_l, lit(1)).join(counts, left_on=one_l, right_on=one_r, how="inner")
+    keep = (col(total) == 0) | (col(lkey).not_null() & (col(nulls) == 0))
+    return Relation(joined.where(keep).select(*[f.internal for f in rel.fields]), rel.fields)
