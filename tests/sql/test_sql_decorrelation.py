@@ -135,3 +135,19 @@ def test_substring_counts_positions_from_one():
         "SELECT substring(c_name || '-xyz', 2, 2) AS s, substring('hello', 0, 2) AS t FROM custs LIMIT 1"
     )
     assert got == {"s": ["-x"], "t": ["h"]}
+
+
+def test_a_scalar_subquery_in_having_compares_with_the_aggregated_rows():
+    # TPC-H Q11's shape: groups whose total passes a fraction of the grand total.
+    got = _sql(
+        "SELECT l_order, sum(l_qty) AS q FROM items GROUP BY l_order "
+        "HAVING sum(l_qty) > (SELECT sum(l_qty) * 0.2 FROM items) ORDER BY l_order"
+    )
+    totals: dict[int, int] = {}
+    for o, q in zip(ITEMS["l_order"], ITEMS["l_qty"], strict=True):
+        totals[o] = totals.get(o, 0) + q
+    bound = sum(ITEMS["l_qty"]) * 0.2
+    assert got == {
+        "l_order": [o for o in sorted(totals) if totals[o] > bound],
+        "q": [t for o, t in sorted(totals.items()) if t > bound],
+    }

@@ -73,7 +73,7 @@ def test_ambiguous_and_grouping_errors():
             "the correlated condition 'o.id <> e.id'",
         ),
         (
-            "SELECT dept_id, count(*) FROM emp GROUP BY dept_id HAVING count(*) > (SELECT 1)",
+            "SELECT dept_id, count(*) FROM emp GROUP BY dept_id ORDER BY (SELECT 1)",
             "a subquery here",
         ),
         ("SELECT id FROM emp WHERE age > (SELECT id, age FROM emp)", "must return one column, got 2"),

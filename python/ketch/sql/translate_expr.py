@@ -248,7 +248,8 @@ class ExprTranslator:
         if isinstance(node, exp.Subquery | exp.Select | exp.Exists):
             raise unsupported(
                 node,
-                "a subquery here (scalar subqueries work in WHERE and in the SELECT list without GROUP BY)",
+                "a subquery here (scalar subqueries work in WHERE, HAVING and in the SELECT list "
+                "without GROUP BY)",
             )
         if isinstance(node, exp.Star):
             raise unsupported(node, "'*' outside the SELECT list and COUNT(*)")

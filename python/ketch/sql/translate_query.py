@@ -310,6 +310,12 @@ class QueryPlanner:
             if group is None and not agg_nodes:
                 raise InvalidSQLException("HAVING needs GROUP BY or an aggregate function")
             ctx.clause = "HAVING"
+            if group is not None or agg_nodes:
+                # A scalar subquery in HAVING (TPC-H Q11) is joined onto the aggregated rows.
+                from ketch.sql.translate_join import attach_scalar_subqueries
+
+                rel, scalars = attach_scalar_subqueries(self, rel, [having.this], ctes)
+                ctx.replacements = {**(ctx.replacements or {}), **scalars}
             rel = Relation(rel.df.where(ExprTranslator(ctx)(having.this)), rel.fields)
 
         # The SELECT list, plus hidden columns for ORDER BY keys that are not output columns.
