@@ -151,3 +151,17 @@ def test_a_scalar_subquery_in_having_compares_with_the_aggregated_rows():
         "l_order": [o for o in sorted(totals) if totals[o] > bound],
         "q": [t for o, t in sorted(totals.items()) if t > bound],
     }
+
+
+def test_exists_with_a_non_equality_correlation_joins_the_outer_tuples():
+    # TPC-H Q21's shape: orders with another item of a different quantity, and with none.
+    query = (
+        "SELECT l_order, l_qty FROM items AS i1 WHERE {} (SELECT * FROM items AS i2 "
+        "WHERE i2.l_order = i1.l_order AND i2.l_qty <> i1.l_qty) ORDER BY l_order, l_qty"
+    )
+    rows = list(zip(ITEMS["l_order"], ITEMS["l_qty"], strict=True))
+    other = {(o, q): any(o2 == o and q2 != q for o2, q2 in rows) for o, q in rows}
+    got = _sql(query.format("EXISTS"))
+    assert list(zip(got["l_order"], got["l_qty"], strict=True)) == sorted(r for r in rows if other[r])
+    got = _sql(query.format("NOT EXISTS"))
+    assert list(zip(got["l_order"], got["l_qty"], strict=True)) == sorted(r for r in rows if not other[r])

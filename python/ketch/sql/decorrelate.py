@@ -42,11 +42,16 @@ def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
 
 
 def split_correlation(
-    planner: QueryPlanner, select: exp.Expression, outer: Relation, ctes: dict[str, DataFrame]
+    planner: QueryPlanner,
+    select: exp.Expression,
+    outer: Relation,
+    ctes: dict[str, DataFrame],
+    residual: list[exp.Expression] | None = None,
 ) -> tuple[exp.Select, list[tuple[exp.Column, exp.Column]]]:
     """``select`` without its correlated equalities, and those as (inner column, outer column)
-    pairs ([] for an uncorrelated subquery). Raises InvalidSQLException for any other use of an
-    outer column."""
+    pairs ([] for an uncorrelated subquery). Other correlated conditions go to ``residual`` when
+    it is given (EXISTS handles them); otherwise, or for an outer column outside WHERE, raises
+    InvalidSQLException naming it."""
     if not isinstance(select, exp.Select):
         return select, []
     where = select.args.get("where")
@@ -77,11 +82,14 @@ def split_correlation(
             if is_outer(a) and not is_outer(b):
                 pairs.append((b, a))
                 continue
+        if residual is not None and not any(True for _ in cond.find_all(exp.Subquery, exp.Exists)):
+            residual.append(cond)
+            continue
         raise InvalidSQLException(
             f"Unsupported SQL: the correlated condition '{sql_text(cond)}' (a subquery may use the "
             "outer query's columns only in equalities with its own columns)"
         )
-    if not pairs:
+    if not pairs and not residual:
         return select, []
     out = select.copy()
     out.set("where", exp.Where(this=exp.and_(*kept)) if kept else None)
@@ -91,6 +99,7 @@ def split_correlation(
                 f"Unsupported SQL: the outer column '{sql_text(node)}' in a subquery's "
                 f"{type(node.find_ancestor(exp.Expression)).__name__} (only its WHERE may use it)"
             )
+    out.meta["ketch_is_outer"] = is_outer
     return out, pairs
 
 
@@ -103,8 +112,11 @@ def exists_join(
     planner: QueryPlanner, rel: Relation, node: exp.Exists, negate: bool, ctes: dict[str, DataFrame]
 ) -> Relation:
     """``[NOT] EXISTS (subquery)`` as a semi (anti) join of ``rel`` with the subquery's rows."""
-    sub, pairs = split_correlation(planner, node.this, rel, ctes)
+    residual: list[exp.Expression] = []
+    sub, pairs = split_correlation(planner, node.this, rel, ctes, residual)
     how = "anti" if negate else "semi"
+    if residual:
+        return _exists_with_residual(planner, rel, sub, pairs, residual, how, ctes)
     if pairs:
         keys = [planner.fresh("ekey") for _ in pairs]
         sub = sub.copy()
@@ -122,6 +134,63 @@ def exists_join(
         right = right.select(lit(1).alias(rkey))
         joined = rel.df.with_columns({lkey: lit(1)}).join(right, left_on=lkey, right_on=rkey, how=how)
     return Relation(joined.select(*[f.internal for f in rel.fields]), rel.fields)
+
+
+def _exists_with_residual(
+    planner: QueryPlanner,
+    rel: Relation,
+    sub: exp.Select,
+    pairs: list[tuple[exp.Column, exp.Column]],
+    residual: list[exp.Expression],
+    how: str,
+    ctes: dict[str, DataFrame],
+) -> Relation:
+    """EXISTS whose correlation includes conditions other than equalities (TPC-H Q21's
+    ``l2.l_suppkey <> l1.l_suppkey``). Whether a row passes depends only on the outer columns the
+    subquery reads: the distinct tuples of those are joined with the subquery's rows on the
+    equalities, the other conditions filter the pairs, and the outer rows are then semi (anti)
+    joined with the tuples that found a match. A null in those columns never matches, as in SQL."""
+    from ketch.sql.relation import Field
+
+    is_outer = sub.meta["ketch_is_outer"]
+    outer_cols: list[exp.Column] = [o for _, o in pairs]
+    inner_cols: list[exp.Column] = [i for i, _ in pairs]
+    for cond in residual:
+        for column in cond.find_all(exp.Column):
+            bucket = outer_cols if is_outer(column) else inner_cols
+            if all(sql_text(column) != sql_text(c) for c in bucket):
+                bucket.append(column)
+    o_names = [planner.fresh("okey") for _ in outer_cols]
+    i_names = [planner.fresh("ikey") for _ in inner_cols]
+    translate = ExprTranslator(ExprContext(rel.resolve, "WHERE", allow_windows=False))
+    outer_values = {n: translate(c) for n, c in zip(o_names, outer_cols, strict=True)}
+    tuples = rel.df.select(*[v.alias(n) for n, v in outer_values.items()]).distinct()
+    inner = sub.copy()
+    inner.set("expressions", [exp.alias_(c.copy(), n) for c, n in zip(inner_cols, i_names, strict=True)])
+    inner.set("distinct", None)
+    right = planner.plan(inner, ctes)
+    key_count = len(pairs)
+    if key_count:
+        pairs_df = tuples.join(right, left_on=o_names[:key_count], right_on=i_names[:key_count], how="inner")
+    else:
+        pairs_df = tuples.join(right, how="cross")
+    # The residual conditions over the joined tuples: each column read by its alias.
+    names = {sql_text(c): n for c, n in zip(outer_cols + inner_cols, o_names + i_names, strict=True)}
+    fields = [Field(None, n, n) for n in o_names + i_names]
+    joined = Relation(pairs_df, fields)
+    check = ExprTranslator(ExprContext(joined.resolve, "WHERE", allow_windows=False))
+    predicate: Expression | None = None
+    for cond in residual:
+        renamed = cond.copy().transform(
+            lambda n: exp.column(names[sql_text(n)]) if isinstance(n, exp.Column) else n
+        )
+        part = check(renamed)
+        predicate = part if predicate is None else predicate & part
+    assert predicate is not None
+    matched = pairs_df.where(predicate).select(*o_names).distinct()
+    left = rel.df.with_columns(outer_values)
+    out = left.join(matched, left_on=o_names, right_on=o_names, how=how)
+    return Relation(out.select(*[f.internal for f in rel.fields]), rel.fields)
 
 
 def correlated_scalar(
