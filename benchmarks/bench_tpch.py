@@ -1,9 +1,12 @@
-"""TPC-H Q1, Q3, Q5, Q6, Q10 at scale factor $KETCH_TPCH_SF (default 1), dbgen data in Parquet.
+"""TPC-H at scale factor $KETCH_TPCH_SF (default 1), dbgen data in Parquet: all 22 queries.
 
 One case per engine and query (``<engine>_q<N>``); each reads the Parquet files itself. Decimal
 columns are stored as DOUBLE, so every engine does float arithmetic; dates stay DATE. Standard
-substitution parameters. The check is the sum of the query's revenue column (Q1: sum_charge),
-equal across engines up to float rounding.
+substitution parameters. Q1, Q3, Q5, Q6 and Q10 run in every engine's DataFrame API (Ketch, Daft,
+Polars; DuckDB in SQL); their check is the sum of the query's revenue column (Q1: sum_charge).
+The other 17 run as the TPC-H SQL text (``tpch_queries/qNN.sql``, DuckDB's ``tpch_queries()``
+with the spec's default parameters) in Ketch (``ketch.sql``) and DuckDB; their check is a digest
+of the whole result (rows, and the sum of every numeric value), equal up to float rounding.
 
 The data comes from DuckDB's ``tpch`` extension, taken from PyPI (``duckdb-extension-tpch``, which
 only loads into ``duckdb==1.5.5``): ``prepare`` makes a generator venv ``benchmarks/.venv-tpchgen``
@@ -552,3 +555,51 @@ def run_duckdb_q6(d: str) -> dict:
 
 def run_duckdb_q10(d: str) -> dict:
     return _duckdb(d, "q10", "revenue")
+
+
+# -- The other 17 queries: the TPC-H SQL text, Ketch vs DuckDB -------------------------------------
+QUERIES = Path(__file__).resolve().parent / "tpch_queries"
+SQL_ONLY = (2, 4, 7, 8, 9, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22)
+
+
+def _digest(t) -> dict:
+    """Rows, and the sum of every numeric (and date, as days) value: equal results, equal digests."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    total = 0.0
+    for column in t.columns:
+        if pa.types.is_date32(column.type):
+            column = column.cast(pa.int32())
+        if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
+            total += float(pc.sum(column.cast(pa.float64())).as_py() or 0.0)
+    return {"rows": t.num_rows, "check": total, "scale_factor": SF}
+
+
+def _ketch_sql(d: str, n: int) -> dict:
+    import ketch
+
+    frames = {table: ketch.read_parquet(_path(d, table)) for table in TABLES}
+    return _digest(ketch.sql((QUERIES / f"q{n:02d}.sql").read_text(), **frames).to_arrow())
+
+
+def _duckdb_sql(d: str, n: int) -> dict:
+    import duckdb
+
+    con = duckdb.connect()
+    for table in TABLES:
+        con.execute(f"create view {table} as select * from read_parquet('{_path(d, table)}')")
+    t = con.sql((QUERIES / f"q{n:02d}.sql").read_text()).arrow()
+    return _digest(t.read_all() if hasattr(t, "read_all") else t)
+
+
+def _sql_case(run, n: int):
+    def case(d: str) -> dict:
+        return run(d, n)
+
+    return case
+
+
+for _n in SQL_ONLY:
+    globals()[f"run_ketch_q{_n}"] = _sql_case(_ketch_sql, _n)
+    globals()[f"run_duckdb_q{_n}"] = _sql_case(_duckdb_sql, _n)
