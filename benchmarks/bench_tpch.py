@@ -563,7 +563,8 @@ SQL_ONLY = (2, 4, 7, 8, 9, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22)
 
 
 def _digest(t) -> dict:
-    """Rows, and the sum of every numeric (and date, as days) value: equal results, equal digests."""
+    """Rows, and the sum of every numeric value (dates as days, text as its length): equal
+    results, equal digests."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -571,7 +572,13 @@ def _digest(t) -> dict:
     for column in t.columns:
         if pa.types.is_date32(column.type):
             column = column.cast(pa.int32())
-        if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            column = pc.utf8_length(column)  # text: its length
+        if (
+            pa.types.is_integer(column.type)
+            or pa.types.is_floating(column.type)
+            or pa.types.is_decimal(column.type)
+        ):
             total += float(pc.sum(column.cast(pa.float64())).as_py() or 0.0)
     return {"rows": t.num_rows, "check": total, "scale_factor": SF}
 
