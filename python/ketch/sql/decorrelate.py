@@ -27,18 +27,11 @@ from ketch.expressions.expression import Expression, col, lit
 from ketch.sql.errors import InvalidSQLException
 from ketch.sql.relation import Relation
 from ketch.sql.translate_expr import ExprContext, ExprTranslator, sql_text
+from ketch.sql.translate_join import conjuncts
 
 if TYPE_CHECKING:
     from ketch.dataframe import DataFrame
     from ketch.sql.translate_query import QueryPlanner
-
-
-def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
-    if isinstance(node, exp.Paren):
-        return _conjuncts(node.this)
-    if isinstance(node, exp.And):
-        return _conjuncts(node.this) + _conjuncts(node.expression)
-    return [node]
 
 
 def split_correlation(
@@ -68,7 +61,7 @@ def split_correlation(
 
     pairs: list[tuple[exp.Column, exp.Column]] = []
     kept: list[exp.Expression] = []
-    for cond in _conjuncts(where.this):
+    for cond in conjuncts(where.this):
         outer_columns = [c for c in cond.find_all(exp.Column) if is_outer(c)]
         if not outer_columns:
             kept.append(cond)
