@@ -162,7 +162,8 @@ class DataTypePredicates:
     # -- accessors -------------------------------------------------------------------------------
     @property
     def dtype(self) -> Any:
-        """The element type of a list, fixed-size list, embedding or tensor (ValueError otherwise)."""
+        """The element type of a list, fixed-size list, embedding or tensor (AttributeError
+        otherwise, as Daft)."""
         from ketch.datatype import DataType
 
         t = self._arrow_type
@@ -172,39 +173,95 @@ class DataTypePredicates:
             return DataType(t.field(0).type.value_type)
         if self.is_fixed_shape_tensor():
             return DataType(t.value_type)
-        raise ValueError(f"{self!r} has no element type")
+        raise AttributeError(f"{self!r} has no element type")
 
     @property
     def size(self) -> int:
-        """The length of a fixed-size list or embedding (ValueError otherwise)."""
+        """The length of a fixed-size list or embedding, or the byte width of a fixed-size binary
+        (AttributeError otherwise, as Daft)."""
         if pa.types.is_fixed_size_list(self._arrow_type):
             return int(self._arrow_type.list_size)
-        raise ValueError(f"{self!r} has no fixed size")
+        if pa.types.is_fixed_size_binary(self._arrow_type):
+            return int(self._arrow_type.byte_width)
+        raise AttributeError(f"{self!r} has no fixed size")
 
     @property
     def shape(self) -> tuple[int, ...]:
-        """The shape of a fixed-shape tensor, or (height, width) of a fixed-shape image."""
+        """The shape of a fixed-shape tensor, or (height, width) of a fixed-shape image
+        (AttributeError otherwise, as Daft)."""
         if self.is_fixed_shape_tensor():
             return tuple(int(d) for d in self._arrow_type.shape)
         if self._ext() == "ketch.fixed_shape_image":
             _mode, height, width = self.image_info()  # type: ignore[attr-defined]
             return (int(height), int(width))
-        raise ValueError(f"{self!r} has no fixed shape")
+        raise AttributeError(f"{self!r} has no fixed shape")
 
     @property
     def fields(self) -> dict[str, Any]:
-        """A struct's fields, name → DataType (ValueError otherwise)."""
+        """A struct's fields, name → DataType (AttributeError otherwise, as Daft)."""
         from ketch.datatype import DataType
 
         t = self._arrow_type
         if not pa.types.is_struct(t):
-            raise ValueError(f"{self!r} is not a struct")
+            raise AttributeError(f"{self!r} is not a struct")
         return {t.field(i).name: DataType(t.field(i).type) for i in range(t.num_fields)}
 
     @property
-    def image_mode(self) -> str | None:
-        """An image type's mode ("RGB"...), None for a mixed-mode image (ValueError otherwise)."""
+    def image_mode(self) -> Any:
+        """An image type's mode (``ImageMode.RGB``...), None for a mixed-mode image
+        (AttributeError otherwise, as Daft)."""
+        from ketch.datatype import ImageMode
+
         if self._ext() not in ("ketch.image", "ketch.fixed_shape_image"):
-            raise ValueError(f"{self!r} is not an image type")
+            raise AttributeError(f"{self!r} is not an image type")
         mode, _height, _width = self.image_info()  # type: ignore[attr-defined]
-        return mode
+        return None if mode is None else ImageMode(mode)
+
+    @property
+    def key_type(self) -> Any:
+        """A map's key type (AttributeError otherwise, as Daft)."""
+        from ketch.datatype import DataType
+
+        if not pa.types.is_map(self._arrow_type):
+            raise AttributeError(f"{self!r} is not a map")
+        return DataType(self._arrow_type.key_type)
+
+    @property
+    def value_type(self) -> Any:
+        """A map's value type (AttributeError otherwise, as Daft)."""
+        from ketch.datatype import DataType
+
+        if not pa.types.is_map(self._arrow_type):
+            raise AttributeError(f"{self!r} is not a map")
+        return DataType(self._arrow_type.item_type)
+
+    @property
+    def precision(self) -> int:
+        """A decimal's precision (AttributeError otherwise, as Daft)."""
+        if not pa.types.is_decimal(self._arrow_type):
+            raise AttributeError(f"{self!r} is not a decimal")
+        return int(self._arrow_type.precision)
+
+    @property
+    def scale(self) -> int:
+        """A decimal's scale (AttributeError otherwise, as Daft)."""
+        if not pa.types.is_decimal(self._arrow_type):
+            raise AttributeError(f"{self!r} is not a decimal")
+        return int(self._arrow_type.scale)
+
+    @property
+    def timeunit(self) -> Any:
+        """The ``TimeUnit`` of a timestamp, time or duration (AttributeError otherwise, as Daft)."""
+        from ketch.datatype import TimeUnit
+
+        t = self._arrow_type
+        if not (pa.types.is_timestamp(t) or pa.types.is_time(t) or pa.types.is_duration(t)):
+            raise AttributeError(f"{self!r} has no time unit")
+        return TimeUnit(t.unit)
+
+    @property
+    def timezone(self) -> str | None:
+        """A timestamp's time zone, None when naive (AttributeError otherwise, as Daft)."""
+        if not pa.types.is_timestamp(self._arrow_type):
+            raise AttributeError(f"{self!r} is not a timestamp")
+        return self._arrow_type.tz

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+import ketch
 from ketch import DataType
 
 D = DataType
@@ -34,7 +35,26 @@ def test_groups_and_accessors() -> None:
     assert D.list(D.int64()).dtype == D.int64() and D.tensor(D.float32()).dtype == D.float32()
     assert D.embedding(D.float32(), 4).size == 4 and D.tensor(D.float32(), (2, 3)).shape == (2, 3)
     assert D.struct({"a": D.string(), "b": D.int64()}).fields == {"a": D.string(), "b": D.int64()}
-    assert D.image("RGB").image_mode == "RGB" and D.image("RGB", 4, 5).shape == (4, 5)
+    assert D.image("RGB").image_mode == ketch.ImageMode.RGB and D.image("RGB", 4, 5).shape == (4, 5)
+    assert D.image().image_mode is None
     assert D.embedding(D.float32(), 4).is_logical() and not D.int64().is_logical()
-    with pytest.raises(ValueError):
+    with pytest.raises(AttributeError):  # Daft's contract for every accessor of another type
         _ = D.int64().dtype
+
+
+def test_map_decimal_and_time_accessors_as_daft() -> None:
+    # Daft 0.7.26's docstring examples for key_type, value_type, precision, scale, timeunit,
+    # timezone and size: the values, and AttributeError for a type without the property.
+    m = D.map(D.string(), D.int64())
+    assert m.key_type == D.string() and m.value_type == D.int64()
+    d = D.decimal128(precision=10, scale=2)
+    assert d.precision == 10 and d.scale == 2
+    assert repr(D.time(timeunit="ns").timeunit) == "TimeUnit(ns)"
+    assert D.timestamp(timeunit="ms", timezone="UTC").timeunit == ketch.TimeUnit.ms()
+    assert D.timestamp(timeunit="ns", timezone="UTC").timezone == "UTC"
+    assert D.timestamp(timeunit="ns").timezone is None
+    assert D.fixed_size_binary(size=10).size == 10
+    for name in ("key_type", "value_type", "precision", "scale", "timeunit", "timezone", "size",
+                 "fields", "shape", "image_mode"):  # fmt: skip
+        with pytest.raises(AttributeError):
+            getattr(D.int64(), name)
