@@ -165,3 +165,54 @@ def test_exists_with_a_non_equality_correlation_joins_the_outer_tuples():
     assert list(zip(got["l_order"], got["l_qty"], strict=True)) == sorted(r for r in rows if other[r])
     got = _sql(query.format("NOT EXISTS"))
     assert list(zip(got["l_order"], got["l_qty"], strict=True)) == sorted(r for r in rows if not other[r])
+
+
+def test_exists_with_one_comparison_correlation_uses_the_extremes_with_sql_null_rules():
+    # Every comparison, either side written first, nulls on both sides: the per-key min/max
+    # rewrite must give what the row-by-row definition gives (a null compares as unknown).
+    pts = {"k": [1, 1, 1, 2, 2, 3, 3, None, 4], "v": [1, 2, None, 5, 5, None, None, 3, 7]}
+    rows = list(zip(pts["k"], pts["v"], strict=True))
+    ops = {
+        "<>": lambda a, b: a != b,
+        "<": lambda a, b: a < b,
+        "<=": lambda a, b: a <= b,
+        ">": lambda a, b: a > b,
+        ">=": lambda a, b: a >= b,
+    }
+    flipped = {"<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+    tables = {"p": ketch.from_pydict(pts), "q": ketch.from_pydict(pts)}
+    for op, fn in ops.items():
+
+        def exists(k, v, fn=fn):
+            return any(
+                k is not None and k2 == k and v is not None and v2 is not None and fn(v2, v)
+                for k2, v2 in rows
+            )
+
+        for cond in (f"q.v {op} p.v", f"p.v {flipped[op]} q.v"):
+            for neg in ("", "NOT "):
+                query = (
+                    f"SELECT p.k, p.v FROM p WHERE {neg}EXISTS (SELECT * FROM q WHERE q.k = p.k AND {cond})"
+                )
+                df = ketch.sql(query, **tables)
+                want = sorted(
+                    ((k, v) for k, v in rows if exists(k, v) != bool(neg)),
+                    key=lambda r: (r[0] or -1, r[1] or -1),
+                )
+                got = df.to_pydict()
+                got_rows = sorted(
+                    zip(got["k"], got["v"], strict=True), key=lambda r: (r[0] or -1, r[1] or -1)
+                )
+                assert got_rows == want, (query, got_rows, want)
+    # One comparison: grouped min/max, the outer rows once; two: the outer tuples' path.
+    one = _optimized(
+        ketch.sql("SELECT p.k FROM p WHERE EXISTS (SELECT * FROM q WHERE q.k = p.k AND q.v <> p.v)", **tables)
+    )
+    assert "agg_min(col(v))" in one and "agg_max(col(v))" in one and "Type = left" in one
+    two = _optimized(
+        ketch.sql(
+            "SELECT p.k FROM p WHERE EXISTS (SELECT * FROM q WHERE q.k = p.k AND q.v <> p.v AND q.v > p.k)",
+            **tables,
+        )
+    )
+    assert "agg_min" not in two and "Type = semi" in two

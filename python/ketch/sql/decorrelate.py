@@ -109,6 +109,9 @@ def exists_join(
     sub, pairs = split_correlation(planner, node.this, rel, ctes, residual)
     how = "anti" if negate else "semi"
     if residual:
+        by_extremes = _exists_by_extremes(planner, rel, sub, pairs, residual, negate, ctes)
+        if by_extremes is not None:
+            return by_extremes
         return _exists_with_residual(planner, rel, sub, pairs, residual, how, ctes)
     if pairs:
         keys = [planner.fresh("ekey") for _ in pairs]
@@ -127,6 +130,78 @@ def exists_join(
         right = right.select(lit(1).alias(rkey))
         joined = rel.df.with_columns({lkey: lit(1)}).join(right, left_on=lkey, right_on=rkey, how=how)
     return Relation(joined.select(*[f.internal for f in rel.fields]), rel.fields)
+
+
+# ``inner op outer`` after swapping the sides of ``outer op inner``.
+_FLIPPED: dict[type, type] = {
+    exp.NEQ: exp.NEQ,
+    exp.LT: exp.GT,
+    exp.LTE: exp.GTE,
+    exp.GT: exp.LT,
+    exp.GTE: exp.LTE,
+}
+
+
+def _exists_by_extremes(
+    planner: QueryPlanner,
+    rel: Relation,
+    sub: exp.Select,
+    pairs: list[tuple[exp.Column, exp.Column]],
+    residual: list[exp.Expression],
+    negate: bool,
+    ctes: dict[str, DataFrame],
+) -> Relation | None:
+    """EXISTS whose correlation is equalities plus one comparison ``inner op outer`` (TPC-H Q21's
+    ``l2.l_suppkey <> l1.l_suppkey``), answered from the extremes of the inner column per key:
+    some inner value differs from x when the non-null values are not all x (min or max differs),
+    is below x when their minimum is, above x when their maximum is. The subquery is grouped by
+    its keys (min, max) and left-joined onto the outer rows, so the outer rows are computed once;
+    a null x, or a key without non-null inner values, matches nothing (SQL's unknown). This is
+    the classic rewrite of a quantified comparison into an aggregate (``x > ANY (S)`` is
+    ``x > MIN(S)``), applied per correlation key. None when the shape does not fit."""
+    if not pairs or len(residual) != 1 or type(residual[0]) not in _FLIPPED:
+        return None
+    is_outer = sub.meta["ketch_is_outer"]
+    cond = residual[0]
+    op, a, b = type(cond), cond.this, cond.expression
+    if not (isinstance(a, exp.Column) and isinstance(b, exp.Column)):
+        return None
+    if is_outer(a) and not is_outer(b):
+        a, b, op = b, a, _FLIPPED[op]
+    elif not (is_outer(b) and not is_outer(a)):
+        return None
+    keys = [planner.fresh("xkey") for _ in pairs]
+    low, high = planner.fresh("xmin"), planner.fresh("xmax")
+    grouped = sub.copy()
+    grouped.set(
+        "expressions",
+        [exp.alias_(inner.copy(), k) for (inner, _), k in zip(pairs, keys, strict=True)]
+        + [exp.alias_(exp.Min(this=a.copy()), low), exp.alias_(exp.Max(this=a.copy()), high)],
+    )
+    grouped.set("distinct", None)
+    grouped.set("group", exp.Group(expressions=[inner.copy() for inner, _ in pairs]))
+    right = planner.plan(grouped, ctes)
+    lkeys = [planner.fresh("lkey") for _ in pairs]
+    value = planner.fresh("xval")
+    translate = ExprTranslator(ExprContext(rel.resolve, "WHERE", allow_windows=False))
+    left = rel.df.with_columns(
+        {**dict(zip(lkeys, _outer_keys(rel, pairs), strict=True)), value: translate(b)}
+    )
+    joined = left.join(right, left_on=lkeys, right_on=keys, how="left")
+    x, lo, hi = col(value), col(low), col(high)
+    if op is exp.NEQ:
+        match = lo.not_null() & x.not_null() & ((lo != x) | (hi != x))
+    elif op is exp.LT:
+        match = lo < x
+    elif op is exp.LTE:
+        match = lo <= x
+    elif op is exp.GT:
+        match = hi > x
+    else:
+        match = hi >= x
+    match = match.fill_null(False)
+    kept = joined.where(~match if negate else match)
+    return Relation(kept.select(*[f.internal for f in rel.fields]), rel.fields)
 
 
 def _exists_with_residual(
