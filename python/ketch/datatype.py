@@ -395,3 +395,35 @@ def _logical(t: pa.DataType) -> pa.DataType:
     from ketch.large_arrays import large_variant
 
     return large_variant(t, through_maps=True)
+
+
+class _CallableSingletonDataType(DataType):
+    """A type without parameters as one shared value: ``DataType.int64`` is the type and
+    ``DataType.int64()`` gives it too, as in Daft 0.7 (its docstrings use both spellings)."""
+
+    def __call__(self) -> DataType:
+        return self
+
+
+for _name in (
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+    "string",
+    "bool",
+    "binary",
+    "null",
+    "date",
+    "interval",
+    "python",
+    "uuid",
+):
+    setattr(DataType, _name, _CallableSingletonDataType(getattr(DataType, _name)()._arrow_type))
+del _name

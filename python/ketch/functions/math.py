@@ -322,3 +322,15 @@ def try_divide(a: Any, b: Any) -> Expression:
 
 
 __all__ += ["e", "hypot", "pi", "try_divide"]
+
+
+def great_circle_distance(lat1: Any, lon1: Any, lat2: Any, lon2: Any) -> Expression:
+    """Daft's ``great_circle_distance``: the distance in metres (Float64) between the points
+    (lat1, lon1) and (lat2, lon2), in degrees, by the haversine formula on a sphere of the mean
+    Earth radius, 6,371 km (as Daft). A null, non-finite or out-of-range coordinate (latitude outside
+    [-90, 90], longitude outside [-180, 180]) gives null, not an error. Non-numeric arguments:
+    KetchTypeError at plan time."""
+    return Expression._call("great_circle_distance", _expr(lat1), _expr(lon1), _expr(lat2), _expr(lon2))
+
+
+__all__ += ["great_circle_distance"]

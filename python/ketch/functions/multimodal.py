@@ -21,6 +21,7 @@ __all__ = [
     "euclidean_distance",
     "file_path",
     "file_size",
+    "guess_mime_type",
     "image_attribute",
     "image_channel",
     "image_height",
@@ -158,3 +159,13 @@ def image_attribute(image: Expression, name: str) -> Expression:
     if key not in _IMAGE_ATTRIBUTES:
         raise ValueError(f"image_attribute: name must be one of {sorted(_IMAGE_ATTRIBUTES)}, got {name!r}")
     return _IMAGE_ATTRIBUTES[key](image)
+
+
+def guess_mime_type(bytes_expr: Any) -> Expression:
+    """Daft's ``functions.guess_mime_type``: the MIME type (String) told by a binary value's first
+    bytes (magic numbers): image/png, image/jpeg, image/gif, image/webp, application/pdf,
+    application/zip, audio/mpeg, audio/wav, audio/ogg, video/mp4, video/mpeg,
+    application/vnd.hdfgroup.hdf5 (IANA's signature) or text/html; null for anything else and for
+    null. A File column (``from_files``) uses ``.file.guess_mime_type()``, which reads the file's
+    head and knows more types. A non-binary column: KetchTypeError at plan time."""
+    return Expression._call("bytes_guess_mime_type", _expr(bytes_expr))

@@ -137,6 +137,8 @@ def map_get(expr: Expression, key: Any) -> Expression:
 
 
 __all__ = [
+    "seq",
+    "to_struct",
     "chunk",
     "explode",
     "list_append",
@@ -161,3 +163,21 @@ __all__ = [
     "unnest",
     "value_counts",
 ]
+
+
+def seq(n: Any) -> Expression:
+    """Daft's ``seq``: per row, the list ``[0, 1, ..., n-1]`` (List[UInt64]); a null ``n`` gives
+    null, 0 an empty list. ``n`` must be an integer column or literal (KetchTypeError at plan
+    time otherwise); a negative ``n`` fails the query naming the value (Daft's ValueError)."""
+    return Expression._call("list_seq", _expr(n))
+
+
+def to_struct(*fields: Any, **named_fields: Any) -> Expression:
+    """Daft's ``to_struct``: one struct per row whose fields are ``fields`` (each named as its
+    expression) and ``named_fields`` (named by the keyword), in that order: Struct[...] of their
+    types. A name given twice keeps one field (the later value), as Daft. ValueError without
+    fields. ``df.select(to_struct(col("a"), b2=col("b") * 2))`` has the column ``struct``."""
+    exprs = [_expr(f) for f in fields] + [_expr(v).alias(k) for k, v in named_fields.items()]
+    if not exprs:
+        raise ValueError("Cannot call struct with no inputs")
+    return Expression._call("to_struct", *exprs, names=[e.name() for e in exprs]).alias("struct")

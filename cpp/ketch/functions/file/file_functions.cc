@@ -256,6 +256,7 @@ class FileFromPath : public ScalarFunction {
 
 arrow::Status RegisterFileFunctions() {
   auto* registry = FunctionRegistry::Global();
+  ARROW_RETURN_NOT_OK(RegisterBytesMimeFunction());
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<FileFunction>("file_path", Kind::kPath)));
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<FileFunction>("file_size", Kind::kSize)));
   ARROW_RETURN_NOT_OK(

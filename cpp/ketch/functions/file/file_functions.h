@@ -12,4 +12,7 @@ namespace ketch::file {
 /// Errors name the row and the path; on_error="null" yields nulls instead.
 arrow::Status RegisterFileFunctions();
 
+/// bytes_guess_mime_type (Daft's functions.guess_mime_type over binary): bytes_mime_function.cc.
+arrow::Status RegisterBytesMimeFunction();
+
 }  // namespace ketch::file

@@ -14,6 +14,7 @@ arrow::Status RegisterHashFunction();
 arrow::Status RegisterMinHashFunction();
 arrow::Status RegisterSimHashFunction();
 arrow::Status RegisterHammingDistanceFunction();
+arrow::Status RegisterGreatCircleDistanceFunction();
 
 namespace {
 
@@ -244,6 +245,7 @@ arrow::Status RegisterMathFunctions() {
   ARROW_RETURN_NOT_OK(RegisterMinHashFunction());
   ARROW_RETURN_NOT_OK(RegisterSimHashFunction());
   ARROW_RETURN_NOT_OK(RegisterHammingDistanceFunction());
+  ARROW_RETURN_NOT_OK(RegisterGreatCircleDistanceFunction());
   return RegisterHashFunction();
 }
 

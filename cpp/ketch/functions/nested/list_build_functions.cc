@@ -1,5 +1,5 @@
-// Kernels that build new lists out of existing values: list_append, to_list, list_flatten and
-// map_keys. Each gathers its output values with one Take over the (concatenated) inputs.
+// Kernels that build new lists out of existing values: list_append, to_list, list_seq,
+// list_flatten and map_keys. Each gathers its output values with one Take over the (concatenated) inputs.
 #include <arrow/compute/api.h>
 
 #include "ketch/functions/nested/list_rows.h"
@@ -114,6 +114,49 @@ class ToList : public ScalarFunction {
   }
 };
 
+// list_seq(n): Daft's seq: one List[UInt64] per row, [0, 1, ..., n-1]; a null n gives null, n = 0
+// an empty list, a negative n fails naming the value (Daft's ValueError).
+class ListSeq : public ScalarFunction {
+ public:
+  std::string name() const override { return "list_seq"; }
+
+  arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(const TypeVector& types,
+                                                              const std::vector<ExprPtr>& exprs,
+                                                              const FunctionOptions&) const override {
+    ARROW_RETURN_NOT_OK(ExpectArgumentCount("seq", 1, types));
+    if (!arrow::is_integer(types[0]->id()) && types[0]->id() != arrow::Type::NA) {
+      return arrow::Status::TypeError("Expected input to seq to be of integer type, received: ",
+                                      exprs[0]->ToString(), " of type ", types[0]->ToString());
+    }
+    return arrow::large_list(arrow::uint64());
+  }
+
+  arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args, const FunctionOptions&,
+                                      const EvalContext& ctx) const override {
+    ARROW_ASSIGN_OR_RAISE(auto n_array, ToArray(args[0], ctx.num_rows));
+    ARROW_ASSIGN_OR_RAISE(auto cast, cp::Cast(n_array, arrow::int64()));
+    const auto& n = static_cast<const arrow::Int64Array&>(*cast.make_array());
+    std::vector<int64_t> offsets(ctx.num_rows + 1, 0);
+    std::vector<uint8_t> valid(ctx.num_rows, 1);
+    arrow::UInt64Builder values;
+    for (int64_t i = 0; i < ctx.num_rows; ++i) {
+      offsets[i + 1] = offsets[i];
+      if (n.IsNull(i)) {
+        valid[i] = 0;
+        continue;
+      }
+      if (n.Value(i) < 0) {
+        return arrow::Status::Invalid("seq() requires non-negative n, received: ", n.Value(i));
+      }
+      ARROW_RETURN_NOT_OK(values.Reserve(n.Value(i)));
+      for (int64_t k = 0; k < n.Value(i); ++k) values.UnsafeAppend(static_cast<uint64_t>(k));
+      offsets[i + 1] += n.Value(i);
+    }
+    ARROW_ASSIGN_OR_RAISE(auto flat, values.Finish());
+    return MakeListArray(arrow::large_list(arrow::uint64()), offsets, valid, flat);
+  }
+};
+
 // list_flatten(list of lists): each row's inner lists concatenated; null inner lists add nothing.
 class ListFlatten : public ScalarFunction {
  public:
@@ -177,6 +220,7 @@ arrow::Status RegisterListBuildFunctions() {
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<ListAppend>()));
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<ToList>()));
   ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<ListFlatten>()));
+  ARROW_RETURN_NOT_OK(registry->Register(std::make_shared<ListSeq>()));
   return registry->Register(std::make_shared<MapKeys>());
 }
 

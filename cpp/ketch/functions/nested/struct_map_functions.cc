@@ -1,8 +1,10 @@
-// struct_get (Arrow's struct_field with its options) and map_get (our own: Arrow's map_lookup only
+// struct_get (Arrow's struct_field with its options), to_struct and map_get (our own: Arrow's map_lookup only
 // takes one literal key, Daft's map_get also takes a key column).
 #include <arrow/compute/api.h>
 
+#include <algorithm>
 #include <sstream>
+#include <utility>
 
 #include "ketch/functions/nested/list_rows.h"
 #include "ketch/functions/nested/nested_function_base.h"
@@ -101,10 +103,70 @@ class MapGet : public ScalarFunction {
   }
 };
 
+// to_struct(a, b, ...) with option `names` (one per argument, from Python: each expression's
+// name or keyword): one struct per row with those fields; never null itself. A name given twice
+// keeps one field, the last argument's (what Daft 0.7.26 gives).
+class ToStruct : public ScalarFunction {
+ public:
+  std::string name() const override { return "to_struct"; }
+
+  arrow::Result<std::shared_ptr<arrow::DataType>> ResolveType(
+      const std::vector<std::shared_ptr<arrow::DataType>>& types, const std::vector<ExprPtr>&,
+      const FunctionOptions& options) const override {
+    ARROW_ASSIGN_OR_RAISE(auto layout, Layout(types.size(), options));
+    arrow::FieldVector fields;
+    for (const auto& [name, index] : layout) fields.push_back(arrow::field(name, types[index]));
+    return arrow::struct_(fields);
+  }
+
+  arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args, const FunctionOptions& options,
+                                      const EvalContext& ctx) const override {
+    ARROW_ASSIGN_OR_RAISE(auto layout, Layout(args.size(), options));
+    arrow::ArrayVector children;
+    std::vector<std::string> names;
+    for (const auto& [name, index] : layout) {
+      ARROW_ASSIGN_OR_RAISE(auto child, ToArray(args[index], ctx.num_rows));
+      children.push_back(std::move(child));
+      names.push_back(name);
+    }
+    if (children.empty()) return arrow::Status::Invalid("Cannot call struct with no inputs");
+    return arrow::StructArray::Make(children, names);
+  }
+
+ private:
+  // (field name, argument index) in the order of first appearance, each name's last argument.
+  static arrow::Result<std::vector<std::pair<std::string, size_t>>> Layout(size_t count,
+                                                                           const FunctionOptions& options) {
+    if (count == 0) return arrow::Status::Invalid("Cannot call struct with no inputs");
+    auto it = options.find("names");
+    if (it == options.end() || !it->second || !it->second->is_valid) {
+      return arrow::Status::Invalid("to_struct needs the option 'names'");
+    }
+    const auto& list = static_cast<const arrow::BaseListScalar&>(*it->second);
+    ARROW_ASSIGN_OR_RAISE(auto names, cp::Cast(list.value, arrow::utf8()));
+    const auto& text = static_cast<const arrow::StringArray&>(*names.make_array());
+    if (static_cast<size_t>(text.length()) != count) {
+      return arrow::Status::Invalid("to_struct: ", text.length(), " names for ", count, " fields");
+    }
+    std::vector<std::pair<std::string, size_t>> layout;
+    for (size_t i = 0; i < count; ++i) {
+      std::string name(text.GetView(static_cast<int64_t>(i)));
+      auto same = std::find_if(layout.begin(), layout.end(), [&](const auto& f) { return f.first == name; });
+      if (same != layout.end()) {
+        same->second = i;
+      } else {
+        layout.emplace_back(std::move(name), i);
+      }
+    }
+    return layout;
+  }
+};
+
 }  // namespace
 
 arrow::Status RegisterStructMapFunctions() {
   ARROW_RETURN_NOT_OK(FunctionRegistry::Global()->Register(std::make_shared<StructGet>()));
+  ARROW_RETURN_NOT_OK(FunctionRegistry::Global()->Register(std::make_shared<ToStruct>()));
   return FunctionRegistry::Global()->Register(std::make_shared<MapGet>());
 }
 
