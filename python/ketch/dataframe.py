@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, overload
 
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
@@ -70,10 +70,21 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
         if missing:
             raise ColumnNotFoundError(f"columns {missing} not found; available columns: {self.column_names}")
 
-    def __getitem__(self, name: str | int) -> Expression:
+    @overload
+    def __getitem__(self, name: str | int) -> Expression: ...
+
+    @overload
+    def __getitem__(self, name: slice | list[str | int] | tuple[str | int, ...]) -> DataFrame: ...
+
+    def __getitem__(self, name: Any) -> Expression | DataFrame:
         """``df["x"]``: the column ``x``; ``df[i]``: the column at position ``i`` (negative from
-        the end); ``df["*"]``: every column (the wildcard). Raises ColumnNotFoundError for a
-        missing name, IndexError for a position out of range."""
+        the end); ``df["*"]``: every column (the wildcard). ``df[1:3]`` (positions) and
+        ``df[["a", 2]]`` (names and positions) give a DataFrame of those columns, as Daft.
+        Raises ColumnNotFoundError for a missing name, IndexError for a position out of range."""
+        if isinstance(name, slice):
+            return self.select(*self.column_names[name])
+        if isinstance(name, (list, tuple)):
+            return self.select(*[self[item] for item in name])
         if isinstance(name, int) and not isinstance(name, bool):
             names = self.column_names
             if not -len(names) <= name < len(names):
@@ -887,12 +898,10 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
 
             print(show_formatted(self, n, format, verbose, max_width, align))
             return
-        from ketch.display.dataframe_repr import text_table
+        from ketch.display.dataframe_repr import known_total, text_table
 
         table = self.limit(n).to_arrow()
-        # Daft's footer: the total when the DataFrame is materialized (known without a query).
-        total = f" of {self._result.num_rows}" if self._result is not None else ""
-        footer = f"(Showing first {min(n, table.num_rows)}{total} rows)"
+        footer = f"(Showing first {min(n, table.num_rows)}{known_total(self, table.num_rows, n)} rows)"
         if table.num_rows == 0:
             from ketch.display.dataframe_repr import NO_ROWS
 

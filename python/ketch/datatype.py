@@ -302,9 +302,26 @@ class DataType(DataTypePredicates):
 
         return infer_from_type(t)
 
+    @classmethod
+    def from_sql(cls, sql_type: str) -> DataType:
+        """The type a SQL type name means (Daft's SQL mapping: ``"int"`` is Int32, ``"tinyint"``
+        Int8, ``"string"`` / ``"varchar"`` String, ``"double"`` Float64, ``"decimal(10, 2)"``...),
+        parsed by sqlglot. ValueError naming the text when it is not a SQL type."""
+        import sqlglot.expressions as exp
+        from sqlglot.errors import ParseError
+
+        from ketch.sql.translate_expr import sql_type as _sql_type
+
+        try:
+            node = exp.DataType.build(sql_type)
+            return cls(_sql_type(node))
+        except (ParseError, ValueError, KeyError) as e:
+            raise ValueError(f"{sql_type!r} is not a SQL type name: {e}") from None
+
     @staticmethod
     def _infer(value: Any) -> DataType:
-        """DataType from a DataType, a pyarrow type or a Python type (int, float, str, bool, bytes)."""
+        """DataType from a DataType, a pyarrow type, a Python type (int, float, str, bool, bytes) or a
+        SQL type name (``"tinyint"``, see from_sql)."""
         if isinstance(value, DataType):
             return value
         if isinstance(value, pa.DataType):
@@ -326,6 +343,8 @@ class DataType(DataTypePredicates):
             bytes: pa.large_binary(),
             uuid.UUID: pa.uuid(),
         }
+        if isinstance(value, str):
+            return DataType.from_sql(value)
         if value in python_types:
             return DataType(python_types[value])
         if typing.get_origin(value) is not None:  # list[int], dict[str, float], Optional[int]...

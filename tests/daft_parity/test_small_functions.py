@@ -94,3 +94,50 @@ def test_parameterless_types_are_values_and_callables():
     df = ketch.from_pydict({"a": [1, 2]}).with_column("b", col("a").cast(DataType.float64))
     assert df.to_pydict() == {"a": [1, 2], "b": [1.0, 2.0]}
     assert DataType.list(DataType.int64) == DataType.list(DataType.int64())
+
+
+def test_slices_of_dataframes_lists_and_bytes():
+    df = ketch.from_pydict({"a": [1, 2, 3], "b": [4, 5, 6], "c": [7, 8, 9]})
+    assert df[1:3].column_names == ["b", "c"] and df[0:2].column_names == ["a", "b"]
+    assert df[["a", "c"]].column_names == ["a", "c"] and df[["a", 1]].column_names == ["a", "b"]
+    assert df[1:3].to_pydict() == {"b": [4, 5, 6], "c": [7, 8, 9]}
+    lists = ketch.from_pydict({"x": [[1, 2, 3], [4, 5, 6, 7], [8]]})
+    assert lists.select(lists["x"][1:-1]).to_pydict() == {"x": [[2], [5, 6], []]}
+    assert lists.select(lists["x"][:2]).to_pydict() == {"x": [[1, 2], [4, 5], [8]]}
+    with pytest.raises(ValueError, match="step"):
+        lists["x"][::2]
+    raw = ketch.from_pydict({"x": [b"Hello World", b"\xff\xfe\x00", b"empty", None]})
+    out = raw.select(raw["x"].slice(1, -2))
+    assert out.to_pydict() == {"x": [b"ello Wor", b"", b"mp", None]}
+    assert repr(out.schema()["x"].dtype) == "Binary"
+
+
+def test_cast_takes_python_types_and_sql_type_names():
+    df = ketch.from_pydict({"a": [1, 2, 3]})
+    out = df.select(
+        df["a"].cast(str).alias("str"),
+        df["a"].cast(float).alias("float"),
+        df["a"].cast("string").alias("sql_string"),
+        df["a"].cast("int").alias("sql_int"),
+        df["a"].cast("tinyint").alias("sql_tinyint"),
+    )
+    assert [repr(f.dtype) for f in out.schema()] == ["String", "Float64", "String", "Int32", "Int8"]
+    assert out.to_pydict()["sql_tinyint"] == [1, 2, 3] and out.to_pydict()["sql_string"] == ["1", "2", "3"]
+    with pytest.raises(ValueError, match="not a SQL type name"):
+        df["a"].cast("no such type")
+
+
+def test_show_footer_counts_rows_when_the_query_gave_fewer_than_asked(capsys):
+    # Daft 0.7.26: the total is printed when known: materialized, or fewer rows than n came back.
+    df = ketch.from_pydict({"a": list(range(8))})
+    for n, footer in (
+        (9, "(Showing first 8 of 8 rows)"),
+        (8, "(Showing first 8 rows)"),
+        (3, "(Showing first 3 rows)"),
+    ):
+        df.select(df["a"] + 1).show(n)
+        assert capsys.readouterr().out.rstrip().endswith(footer)
+    df.select(df["a"] + 1).show(9, format="plain")
+    assert capsys.readouterr().out.rstrip().endswith("(Showing first 8 of 8 rows)")
+    df.show(3)
+    assert capsys.readouterr().out.rstrip().endswith("(Showing first 3 of 8 rows)")

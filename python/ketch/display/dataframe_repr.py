@@ -6,7 +6,7 @@ unmaterialized one shows only the header (running nothing) and says so."""
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -72,8 +72,16 @@ def show_formatted(
     )
     if not rows:
         return text + "\n" + NO_ROWS
-    total = f" of {df._result.num_rows}" if df._result is not None else ""
-    return text + f"\n(Showing first {len(rows)}{total} rows)"
+    return text + f"\n(Showing first {len(rows)}{known_total(df, table.num_rows, n)} rows)"
+
+
+def known_total(df: Any, fetched: int, n: int) -> str:
+    """Daft's " of N" in the show() footer: N when it is known, that is when ``df`` is
+    materialized or its first-``n`` query gave fewer than ``n`` rows (then those are all);
+    "" otherwise."""
+    if df._result is not None:
+        return f" of {df._result.num_rows}"
+    return f" of {fetched}" if fetched < n else ""
 
 
 NO_ROWS = "(No data to display: Materialized dataframe has no rows)"

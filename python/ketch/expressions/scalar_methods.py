@@ -84,10 +84,16 @@ class ScalarFunctionMethods:
 
         return math.shift_right(self, other)
 
-    def __getitem__(self, key: int | str) -> Expression:
+    def __getitem__(self, key: int | str | slice) -> Expression:
         """``expr[i]``: list element ``i`` (negative from the end, null when out of range);
-        ``expr["name"]``: the struct field ``name``."""
+        ``expr["name"]``: the struct field ``name``; ``expr[a:b]``: ``expr.slice(a, b)`` (a list's
+        elements or a binary value's bytes; ValueError for a step)."""
         from ketch.functions import general
+
+        if isinstance(key, slice):
+            if key.step is not None:
+                raise ValueError(f"slicing an expression takes no step, got {key.step!r}")
+            return self.slice(0 if key.start is None else key.start, key.stop)
 
         return general.get(self, key)  # type: ignore[arg-type]
 

@@ -66,7 +66,8 @@ class BytesGuessMimeType : public ScalarFunction {
                                       const EvalContext& ctx) const override {
     ARROW_ASSIGN_OR_RAISE(auto array, ToArray(args[0], ctx.num_rows));
     ARROW_ASSIGN_OR_RAISE(auto cast, arrow::compute::Cast(array, arrow::large_binary()));
-    const auto& bytes = static_cast<const arrow::LargeBinaryArray&>(*cast.make_array());
+    const auto holder = cast.make_array();
+    const auto& bytes = static_cast<const arrow::LargeBinaryArray&>(*holder);
     arrow::LargeStringBuilder builder;
     ARROW_RETURN_NOT_OK(builder.Reserve(ctx.num_rows));
     for (int64_t i = 0; i < ctx.num_rows; ++i) {

@@ -135,7 +135,8 @@ class ListSeq : public ScalarFunction {
                                       const EvalContext& ctx) const override {
     ARROW_ASSIGN_OR_RAISE(auto n_array, ToArray(args[0], ctx.num_rows));
     ARROW_ASSIGN_OR_RAISE(auto cast, cp::Cast(n_array, arrow::int64()));
-    const auto& n = static_cast<const arrow::Int64Array&>(*cast.make_array());
+    const auto n_holder = cast.make_array();
+    const auto& n = static_cast<const arrow::Int64Array&>(*n_holder);
     std::vector<int64_t> offsets(ctx.num_rows + 1, 0);
     std::vector<uint8_t> valid(ctx.num_rows, 1);
     arrow::UInt64Builder values;

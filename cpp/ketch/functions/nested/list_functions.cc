@@ -96,7 +96,7 @@ class ListGet : public ScalarFunction {
 };
 
 // list_slice(list, start, end): Python-style slicing (negative indices count from the end, `end`
-// null means to the end).
+// null means to the end). A binary value is sliced by bytes (Daft's `slice`), giving LargeBinary.
 class ListSlice : public ScalarFunction {
  public:
   std::string name() const override { return "list_slice"; }
@@ -105,14 +105,17 @@ class ListSlice : public ScalarFunction {
                                                               const std::vector<ExprPtr>& exprs,
                                                               const FunctionOptions&) const override {
     ARROW_RETURN_NOT_OK(ExpectArgumentCount("list.slice", 3, types));
-    ARROW_RETURN_NOT_OK(ExpectListArgument("list.slice", 0, types, exprs));
+    const bool binary = IsBinary(*types[0]);
+    if (!binary) ARROW_RETURN_NOT_OK(ExpectListArgument("list.slice", 0, types, exprs));
     ARROW_RETURN_NOT_OK(ExpectInteger("list.slice", 1, types, exprs, false));
     ARROW_RETURN_NOT_OK(ExpectInteger("list.slice", 2, types, exprs, true));
+    if (binary) return arrow::large_binary();
     return VariableListOf(*types[0], ValueField(*types[0]));
   }
 
   arrow::Result<arrow::Datum> Execute(const std::vector<arrow::Datum>& args, const FunctionOptions&,
                                       const EvalContext& ctx) const override {
+    if (IsBinary(*args[0].type())) return SliceBytes(args, ctx);
     ARROW_ASSIGN_OR_RAISE(auto list, ToArray(args[0], ctx.num_rows));
     ARROW_ASSIGN_OR_RAISE(auto rows, ToListRows(list));
     ARROW_ASSIGN_OR_RAISE(auto start, ToInt64(args[1], ctx.num_rows));
@@ -141,6 +144,43 @@ class ListSlice : public ScalarFunction {
     ARROW_ASSIGN_OR_RAISE(auto taken, cp::Take(rows.values, take_indices));
     return MakeListArray(VariableListOf(*list->type(), ValueField(*list->type())), offsets, valid,
                          taken.make_array());
+  }
+
+ private:
+  static bool IsBinary(const arrow::DataType& type) {
+    return type.id() == arrow::Type::BINARY || type.id() == arrow::Type::LARGE_BINARY ||
+           type.id() == arrow::Type::FIXED_SIZE_BINARY;
+  }
+
+  // Daft's slice of a binary value: its bytes [start, end), Python's rules as for lists.
+  static arrow::Result<arrow::Datum> SliceBytes(const std::vector<arrow::Datum>& args,
+                                                const EvalContext& ctx) {
+    ARROW_ASSIGN_OR_RAISE(auto array, ToArray(args[0], ctx.num_rows));
+    ARROW_ASSIGN_OR_RAISE(auto cast, cp::Cast(array, arrow::large_binary()));
+    const auto holder = cast.make_array();
+    const auto& bytes = static_cast<const arrow::LargeBinaryArray&>(*holder);
+    ARROW_ASSIGN_OR_RAISE(auto start, ToInt64(args[1], ctx.num_rows));
+    std::shared_ptr<arrow::Int64Array> end;
+    if (args[2].type() && !IsNullType(*args[2].type())) {
+      ARROW_ASSIGN_OR_RAISE(end, ToInt64(args[2], ctx.num_rows));
+    }
+    auto clamp = [](int64_t v, int64_t len) {
+      if (v < 0) v += len;
+      return std::clamp<int64_t>(v, 0, len);
+    };
+    arrow::LargeBinaryBuilder builder;
+    for (int64_t i = 0; i < ctx.num_rows; ++i) {
+      if (bytes.IsNull(i) || start->IsNull(i)) {
+        ARROW_RETURN_NOT_OK(builder.AppendNull());
+        continue;
+      }
+      const auto value = bytes.GetView(i);
+      const auto len = static_cast<int64_t>(value.size());
+      const int64_t s = clamp(start->Value(i), len);
+      const int64_t e = (end && end->IsValid(i)) ? clamp(end->Value(i), len) : len;
+      ARROW_RETURN_NOT_OK(builder.Append(value.substr(s, std::max<int64_t>(e - s, 0))));
+    }
+    return builder.Finish();
   }
 };
 
@@ -361,7 +401,8 @@ class ListContains : public ScalarFunction {
     auto matches = std::static_pointer_cast<arrow::BooleanArray>(equal.make_array());
     arrow::BooleanBuilder out;
     ARROW_RETURN_NOT_OK(out.Reserve(rows.length));
-    const auto& item_array = *item_cast.make_array();
+    const auto item_holder = item_cast.make_array();  // the Array must outlive `item_array`
+    const auto& item_array = *item_holder;
     for (int64_t i = 0; i < rows.length; ++i) {
       if (!rows.IsValid(i) || item_array.IsNull(i)) {
         out.UnsafeAppendNull();

@@ -144,7 +144,8 @@ class ToStruct : public ScalarFunction {
     }
     const auto& list = static_cast<const arrow::BaseListScalar&>(*it->second);
     ARROW_ASSIGN_OR_RAISE(auto names, cp::Cast(list.value, arrow::utf8()));
-    const auto& text = static_cast<const arrow::StringArray&>(*names.make_array());
+    const auto holder = names.make_array();
+    const auto& text = static_cast<const arrow::StringArray&>(*holder);
     if (static_cast<size_t>(text.length()) != count) {
       return arrow::Status::Invalid("to_struct: ", text.length(), " names for ", count, " fields");
     }

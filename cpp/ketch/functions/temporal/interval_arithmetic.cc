@@ -67,7 +67,8 @@ class AddInterval : public ScalarFunction {
     ARROW_ASSIGN_OR_RAISE(auto as_int, cp::Cast(wall, is_date ? arrow::int32() : arrow::int64(),
                                                 cp::CastOptions::Unsafe(arrow::int64())));
     ARROW_ASSIGN_OR_RAISE(auto wide, cp::Cast(as_int, arrow::int64()));
-    const auto& values = static_cast<const arrow::Int64Array&>(*wide.make_array());
+    const auto values_holder = wide.make_array();  // the Array must outlive `values`
+    const auto& values = static_cast<const arrow::Int64Array&>(*values_holder);
     arrow::Int64Builder out;
     ARROW_RETURN_NOT_OK(out.Reserve(values.length()));
     for (int64_t i = 0; i < values.length(); ++i) {

@@ -83,7 +83,8 @@ template <typename Fn>
 arrow::Result<std::shared_ptr<arrow::Array>> MapInt64(const std::shared_ptr<arrow::Array>& input,
                                                       std::shared_ptr<arrow::DataType> out_type, Fn&& fn) {
   ARROW_ASSIGN_OR_RAISE(auto as_int, cp::Cast(Reinterpret(input, arrow::int64()), arrow::int64()));
-  const auto& values = static_cast<const arrow::Int64Array&>(*as_int.make_array());
+  const auto values_holder = as_int.make_array();  // the Array must outlive `values`
+  const auto& values = static_cast<const arrow::Int64Array&>(*values_holder);
   arrow::Int64Builder out;
   ARROW_RETURN_NOT_OK(out.Reserve(values.length()));
   for (int64_t i = 0; i < values.length(); ++i) {
