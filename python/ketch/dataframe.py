@@ -15,6 +15,7 @@ from ketch import _core
 from ketch.context import get_execution_config
 from ketch.dataframe_ops.aggregations import GlobalAggregationShorthands, GroupedAggregationShorthands
 from ketch.dataframe_ops.conveniences import DataFrameConveniences
+from ketch.dataframe_ops.training_data import TrainingDataMethods
 from ketch.datatype import DataType
 from ketch.errors import ColumnNotFoundError, KetchError, KetchNotImplementedError, KetchTypeError
 from ketch.expressions import wildcard
@@ -33,7 +34,7 @@ def _as_expression(column: str | Expression) -> Expression:
     raise TypeError(f"expected a column name or an Expression, got {type(column).__name__}")
 
 
-class DataFrame(GlobalAggregationShorthands, DataFrameConveniences):
+class DataFrame(GlobalAggregationShorthands, DataFrameConveniences, TrainingDataMethods):
     """A lazy table. Operations build a logical plan; nothing runs until ``collect``, ``show``,
     ``to_*``, ``count_rows`` or ``write_parquet``."""
 
