@@ -5,8 +5,11 @@ columns are stored as DOUBLE, so every engine does float arithmetic; dates stay 
 substitution parameters. Q1, Q3, Q5, Q6 and Q10 run in every engine's DataFrame API (Ketch, Daft,
 Polars; DuckDB in SQL); their check is the sum of the query's revenue column (Q1: sum_charge).
 The other 17 run as the TPC-H SQL text (``tpch_queries/qNN.sql``, DuckDB's ``tpch_queries()``
-with the spec's default parameters) in Ketch (``ketch.sql``) and DuckDB; their check is a digest
-of the whole result (rows, and the sum of every numeric value), equal up to float rounding.
+with the spec's default parameters) in every engine's SQL front end (``ketch.sql``, DuckDB,
+``polars.SQLContext`` over lazy Parquet scans, ``daft.sql``); their check is a digest of the whole
+result (rows, and the sum of every numeric value), equal up to float rounding. A query a peer's
+SQL cannot plan is that case's error (Daft 0.7.26: Q21's correlated EXISTS, Q22's
+SUBSTRING ... FROM ... FOR).
 
 The data comes from DuckDB's ``tpch`` extension, taken from PyPI (``duckdb-extension-tpch``, which
 only loads into ``duckdb==1.5.5``): ``prepare`` makes a generator venv ``benchmarks/.venv-tpchgen``
@@ -505,6 +508,8 @@ def _digest(t) -> dict:
     for column in t.columns:
         if pa.types.is_date32(column.type):
             column = column.cast(pa.int32())
+        if pa.types.is_string_view(column.type):  # Polars' text
+            column = column.cast(pa.large_string())
         if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
             column = pc.utf8_length(column)  # text: its length
         if (
@@ -533,6 +538,21 @@ def _duckdb_sql(d: str, n: int) -> dict:
     return _digest(t.read_all() if hasattr(t, "read_all") else t)
 
 
+def _polars_sql(d: str, n: int) -> dict:
+    import polars as pl
+
+    frames = {table: pl.scan_parquet(_path(d, table)) for table in TABLES}
+    out = pl.SQLContext(frames).execute((QUERIES / f"q{n:02d}.sql").read_text()).collect()
+    return _digest(out.to_arrow())
+
+
+def _daft_sql(d: str, n: int) -> dict:
+    import daft
+
+    frames = {table: daft.read_parquet(_path(d, table)) for table in TABLES}
+    return _digest(daft.sql((QUERIES / f"q{n:02d}.sql").read_text(), **frames).to_arrow())
+
+
 def _sql_case(run, n: int):
     def case(d: str) -> dict:
         return run(d, n)
@@ -543,3 +563,5 @@ def _sql_case(run, n: int):
 for _n in SQL_ONLY:
     globals()[f"run_ketch_q{_n}"] = _sql_case(_ketch_sql, _n)
     globals()[f"run_duckdb_q{_n}"] = _sql_case(_duckdb_sql, _n)
+    globals()[f"run_polars_q{_n}"] = _sql_case(_polars_sql, _n)
+    globals()[f"run_daft_q{_n}"] = _sql_case(_daft_sql, _n)

@@ -952,6 +952,7 @@ class PipelineRun {
         }
         {
           CpuTimer timer(metrics);
+          segment.sink->NoteNextPosition(next.seq, next.sub);
           out = GuardExceptions("sink", [&] { return segment.sink->Push(next.batch); });
         }
         if (out.ok()) Count(metrics, next.batch->num_rows(), out->has_value() ? **out : nullptr);

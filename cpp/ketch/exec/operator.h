@@ -66,6 +66,11 @@ class StreamingSink {
   virtual arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> Push(
       std::shared_ptr<arrow::RecordBatch> morsel) = 0;
   virtual bool Done() const { return false; }
+  /// The stream position of the morsel the next Push passes: its sequence number and, for a
+  /// piece of a split morsel, the piece's number. Morsels reach a sink in the order workers
+  /// finish them; a sink whose result would depend on that order (float sums: addition does not
+  /// associate) keeps the positions and combines in stream order instead.
+  virtual void NoteNextPosition(int64_t seq, int64_t sub) {}
   /// The first row of the last morsel passed to Push that the last output starts at (a limit
   /// with an offset skips rows); 0 when the output is a prefix of the morsel.
   virtual int64_t LastOutputStart() const { return 0; }

@@ -5,6 +5,7 @@
 #include <arrow/compute/api.h>
 #include <arrow/compute/row/grouper.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -394,9 +395,23 @@ arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> AggregateFinal
   } else {
     held_.Add(memory_, BatchBytes(*morsel), memory_tracker_);
     partials_.push_back(std::move(morsel));
+    positions_.push_back(next_position_);
     if (held_.bytes() > memory_->budget() / 2) ARROW_RETURN_NOT_OK(StartSpilling());
   }
   return std::optional<std::shared_ptr<arrow::RecordBatch>>();
+}
+
+std::vector<std::shared_ptr<arrow::RecordBatch>> AggregateFinalSink::InStreamOrder() {
+  std::vector<size_t> order(partials_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return positions_[a] < positions_[b]; });
+  std::vector<std::shared_ptr<arrow::RecordBatch>> out;
+  out.reserve(order.size());
+  for (size_t i : order) out.push_back(std::move(partials_[i]));
+  partials_.clear();
+  positions_.clear();
+  return out;
 }
 
 arrow::Status AggregateFinalSink::StartSpilling() {
@@ -405,8 +420,7 @@ arrow::Status AggregateFinalSink::StartSpilling() {
     ARROW_ASSIGN_OR_RAISE(auto file, SpillFile::Create(spill_dir_, schema));
     partitions_.push_back(std::move(file));
   }
-  auto held = std::move(partials_);
-  partials_.clear();
+  auto held = InStreamOrder();
   for (const auto& batch : held) ARROW_RETURN_NOT_OK(SpillBatch(batch));
   held_.Clear();
   return arrow::Status::OK();
@@ -437,7 +451,7 @@ arrow::Status AggregateFinalSink::ProduceOutput(const Source::Emit& emit) {
   };
   if (!spilled() && !finish_ && skip_merge_ && skip_merge_->load()) {
     // Partial phase over high-cardinality keys: the states as they are (the final phase merges).
-    for (const auto& partial : partials_) {
+    for (const auto& partial : InStreamOrder()) {
       ARROW_ASSIGN_OR_RAISE(auto conformed, Conform(*partial, output_schema_));
       ARROW_RETURN_NOT_OK(
           emit_table(arrow::Table::Make(output_schema_, conformed->columns(), conformed->num_rows())));
@@ -447,8 +461,7 @@ arrow::Status AggregateFinalSink::ProduceOutput(const Source::Emit& emit) {
     return arrow::Status::OK();
   }
   if (!spilled()) {
-    ARROW_ASSIGN_OR_RAISE(auto table, Merge(std::move(partials_)));
-    partials_.clear();
+    ARROW_ASSIGN_OR_RAISE(auto table, Merge(InStreamOrder()));
     held_.Clear();
     return emit_table(table);
   }
@@ -613,11 +626,11 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
     }
   }
   if (fold) aggs.emplace_back("hash_list", "__position", "__fold_positions");
-  // The merge runs alone: let Acero use Arrow's CPU pool.
-  // Lists and concatenations keep input order within a group: Acero keeps it only single-threaded.
-  bool ordered = by_position;
-  for (const auto& info : infos)
-    ordered = ordered || info.function == "agg_list" || info.function == "agg_concat";
+  // One thread: Acero's threaded aggregation adds a group's states in the order its threads
+  // happen to take batches, so a float sum changed in its last bits from run to run (TPC-H Q15,
+  // which compares a sum with its own maximum, then lost its row); lists and concatenations need
+  // input order too. The partials come in stream order (InStreamOrder), so the result is the same
+  // on every run. Measured: no slower on TPC-H SF1 Q1-Q21 or the 4M-row group-by (2 cores).
   std::shared_ptr<arrow::RecordBatch> batch;
   if (global) {
     // No group keys: one plain reduction over all partial states (or raw rows), no hashing.
@@ -625,8 +638,7 @@ arrow::Result<std::shared_ptr<arrow::Table>> AggregateFinalSink::Merge(
     if (reduced) batch = std::move(*reduced);
   }
   if (!batch) {
-    ARROW_ASSIGN_OR_RAISE(auto merged,
-                          GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/!ordered));
+    ARROW_ASSIGN_OR_RAISE(auto merged, GroupBy(table, Keys(spec_), std::move(aggs), /*use_threads=*/false));
     ARROW_ASSIGN_OR_RAISE(batch, merged->CombineChunksToBatch());
   }
   if (fold) {

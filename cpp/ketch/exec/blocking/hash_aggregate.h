@@ -93,6 +93,7 @@ class AggregateFinalSink : public BlockingSink {
   arrow::Result<std::optional<std::shared_ptr<arrow::RecordBatch>>> Push(
       std::shared_ptr<arrow::RecordBatch> morsel) override;
   arrow::Status ProduceOutput(const Source::Emit& emit) override;
+  void NoteNextPosition(int64_t seq, int64_t sub) override { next_position_ = {seq, sub}; }
 
   bool spilled() const { return !partitions_.empty(); }
 
@@ -100,6 +101,8 @@ class AggregateFinalSink : public BlockingSink {
   arrow::Result<std::shared_ptr<arrow::Table>> Merge(
       std::vector<std::shared_ptr<arrow::RecordBatch>> partials);
   arrow::Status StartSpilling();
+  /// Takes the held partials, sorted by stream position (leaves none held).
+  std::vector<std::shared_ptr<arrow::RecordBatch>> InStreamOrder();
   arrow::Status SpillBatch(const std::shared_ptr<arrow::RecordBatch>& batch);
 
   AggregateSpec spec_;
@@ -111,6 +114,11 @@ class AggregateFinalSink : public BlockingSink {
   bool finish_ = true;
   std::shared_ptr<std::atomic<bool>> skip_merge_;  // set: concatenate partial states, no merge
   std::vector<std::shared_ptr<arrow::RecordBatch>> partials_;
+  /// Each partial's stream position: merged in that order, so float sums (and list
+  /// aggregations) give the same result on every run whatever order the workers finish in.
+  /// A spilled aggregation merges each partition in arrival order.
+  std::vector<std::pair<int64_t, int64_t>> positions_;
+  std::pair<int64_t, int64_t> next_position_{0, 0};
   HeldBytes held_;  ///< the morsels kept, charged to memory_
   std::vector<std::unique_ptr<SpillFile>> partitions_;
 };
