@@ -747,8 +747,9 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences, TrainingData
         """Runs the query and prints the physical plan, then per operator: morsels, rows in and out,
         bytes out, CPU seconds (thread CPU time summed over workers) and peak memory (the most bytes
         of the query's memory budget its outputs in flight, or a blocking sink's buffered state,
-        held at once), then the wall time and the process's peak RSS. Returns the native
-        ``ExecutionStats``; the result is kept as by ``collect``."""
+        held at once), then the wall time and the process's peak RSS, and the custom counters
+        UDFs incremented (``ketch.udf.metrics``; ``ketch.udf.metrics.last_query_metrics()``).
+        Returns the native ``ExecutionStats``; the result is kept as by ``collect``."""
         import resource
         import time
 
@@ -756,10 +757,14 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences, TrainingData
         optimized = _optimize(self._plan, get_execution_config())
         print("== Physical Plan ==\n", file=out)
         print(optimized.physical_repr(get_execution_config().to_native()), file=out)
+        from ketch import udf_metrics
+
         stats = _core.ExecutionStats()
+        counters_before = udf_metrics.snapshot()
         start = time.perf_counter()
         self._materialize(*self._execute_partitioned(self._plan, stats))
         wall = time.perf_counter() - start
+        counters = udf_metrics.since(counters_before)
         print("== Execution ==\n", file=out)
         columns = ("pipeline", "operator", "morsels", "rows in", "rows out", "MB out", "CPU s", "peak MB")
         print("{:>8}  {:<24}{:>9}{:>12}{:>12}{:>10}{:>9}{:>9}".format(*columns), file=out)
@@ -797,6 +802,8 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences, TrainingData
                 ),  # noqa: E501
                 file=out,
             )
+        if counters:
+            print("\n" + udf_metrics.format_metrics(counters), file=out)
         from ketch.runners import get_runner
 
         report = getattr(get_runner(), "stage_report", None)  # the Ray runner's stages

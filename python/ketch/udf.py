@@ -27,6 +27,7 @@ import itertools
 import logging
 import os
 import queue
+import sys
 import threading
 import time
 import traceback
@@ -38,7 +39,7 @@ import cloudpickle
 import numpy as np
 import pyarrow as pa
 
-from ketch import _core, large_arrays
+from ketch import _core, large_arrays, udf_metrics
 from ketch.datatype import DataType
 from ketch.errors import RetryAfterError, UDFError
 from ketch.execution.call_threads import (
@@ -267,7 +268,9 @@ class _Runner:
         raise NotImplementedError
 
     def convert(self, args: list[pa.Array], num_rows: int) -> pa.Array:
-        return _to_arrow_result(self.invoke(args, num_rows), self.dtype, num_rows, self.name)
+        with udf_metrics.recording(self.name):  # ketch.udf.metrics counters count for this UDF
+            result = self.invoke(args, num_rows)
+        return _to_arrow_result(result, self.dtype, num_rows, self.name)
 
     def __call__(
         self,
@@ -1459,3 +1462,11 @@ def udf(
         return _FunctionUdf(target, options, "batch")
 
     return wrap
+
+
+# ``ketch.udf.metrics`` (Daft's ``daft.udf.metrics``): ``ketch.udf`` is the ``udf`` decorator
+# (Daft's legacy API) once ``ketch`` is imported, and this module otherwise; both carry it, and
+# ``from ketch.udf.metrics import increment_counter`` finds it in sys.modules.
+metrics = udf_metrics
+udf.metrics = udf_metrics  # type: ignore[attr-defined]
+sys.modules.setdefault(__name__ + ".metrics", udf_metrics)

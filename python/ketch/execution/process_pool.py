@@ -58,6 +58,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from ketch import udf_metrics
 from ketch.execution import zygote_fork
 from ketch.execution.call_threads import POLL_S, CallCancelled, CallTimedOut, wait_for
 from ketch.execution.ipc import Inbox, Outbox, deserialize, reclaim_segments
@@ -452,6 +453,7 @@ class WorkerProcess:
             raise _WorkerGone(str(self._died())) from exc
         reply = self._receive(cancelled)
         if reply[0] == "ok":
+            udf_metrics.merge(reply[3] if len(reply) > 3 else None)  # the batch's custom counters
             return deserialize(self.inbox.take(reply[1], reply[2]))[0]
         raise self._error(reply)
 

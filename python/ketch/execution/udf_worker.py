@@ -154,7 +154,9 @@ def serve(address: str, authkey: bytes, segment_prefix: str) -> int:
                     pa.default_memory_pool().release_unused()
                 out_name, out_size = outbox.put_arrays([result])
                 del result  # a handed-off result lives on in the engine's mapping only
-                conn.send(("ok", out_name, out_size))
+                from ketch import udf_metrics  # the batch's custom counters go back with it
+
+                conn.send(("ok", out_name, out_size, udf_metrics.take()))
             except BaseException as exc:  # noqa: BLE001 - reported to the engine
                 conn.send(_error_reply(exc))
     finally:
