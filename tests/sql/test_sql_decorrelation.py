@@ -216,3 +216,37 @@ def test_exists_with_one_comparison_correlation_uses_the_extremes_with_sql_null_
         )
     )
     assert "agg_min" not in two and "Type = semi" in two
+
+
+def test_an_or_across_tables_implies_a_filter_on_each_table(tmp_path):
+    # TPC-H Q7's shape: each table gets the OR of its own parts, pushed into its scan; the
+    # original condition still decides (same rows as evaluating it row by row).
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    a = {"ak": [1, 2, 3, 4, 5], "an": ["FR", "DE", "IT", "FR", None]}
+    b = {"bk": [1, 2, 3, 4, 5], "bn": ["DE", "FR", "DE", "ES", "DE"]}
+    for name, data in (("a", a), ("b", b)):
+        pq.write_table(pa.table(data), tmp_path / f"{name}.parquet")
+    tables = {n: ketch.read_parquet(str(tmp_path / f"{n}.parquet")) for n in ("a", "b")}
+    query = (
+        "SELECT ak, an, bn FROM a, b WHERE ak = bk AND "
+        "((an = 'FR' AND bn = 'DE') OR (an = 'DE' AND bn = 'FR') OR (an = 'IT' AND bk > 2)) ORDER BY ak"
+    )
+    df = ketch.sql(query, **tables)
+    want = [
+        (k, an, bn)
+        for k, an in zip(a["ak"], a["an"], strict=True)
+        for k2, bn in zip(b["bk"], b["bn"], strict=True)
+        if k == k2 and ((an == "FR" and bn == "DE") or (an == "DE" and bn == "FR") or (an == "IT" and k2 > 2))
+    ]
+    plan = io.StringIO()
+    df.explain(show_all=True, file=plan)
+    got = df.to_pydict()
+    assert list(zip(got["ak"], got["an"], got["bn"], strict=True)) == want
+    optimized = plan.getvalue().split("== Optimized Logical Plan ==")[1].split("== Physical Plan ==")[0]
+    pushdowns = [line for line in optimized.splitlines() if "Filter pushdown" in line]
+    # a's scan gets an = FR or DE or IT; b's the OR of each branch's part on b: bn = DE,
+    # bn = FR, bk > 2.
+    assert any("FR" in p and "DE" in p and "IT" in p for p in pushdowns), optimized
+    assert any("bn" in p and "bk" in p for p in pushdowns), pushdowns

@@ -305,3 +305,51 @@ def attach_scalar_subqueries(
             replacements[text] = col(name)
             rel = Relation(joined.select(*rel.df.column_names, name), rel.fields)
     return rel, replacements
+
+
+def implied_table_filters(rel: Relation, conditions: list[exp.Expression]) -> list[exp.Expression]:
+    """Single-table conditions implied by OR conditions that span tables: for ``(n1.x = 'A' AND
+    n2.x = 'B') OR (n1.x = 'B' AND n2.x = 'A')`` (TPC-H Q7; Q19's part / lineitem branches) each
+    table whose columns appear in every branch gets the OR of its own parts, ``n1.x = 'A' OR
+    n1.x = 'B'``, which the optimizer pushes into that table's scan. The original condition
+    stays, so the result is the same; the joins just see fewer rows. Conditions with subqueries
+    are left alone. Returns the new conditions (none already among ``conditions``)."""
+
+    def table_of(node: exp.Expression) -> str | None:
+        owners: set[str | None] = set()
+        for column in node.find_all(exp.Column):
+            hits = rel.find(column.table or None, column.name)
+            if len(hits) != 1:
+                return None
+            owners.add(hits[0].qualifier)
+        return owners.pop() if len(owners) == 1 else None
+
+    def disjuncts(node: exp.Expression) -> list[exp.Expression]:
+        while isinstance(node, exp.Paren):
+            node = node.this
+        if isinstance(node, exp.Or):
+            return disjuncts(node.this) + disjuncts(node.expression)
+        return [node]
+
+    seen = {c.sql() for c in conditions}
+    out: list[exp.Expression] = []
+    for cond in conditions:
+        branches = disjuncts(cond)
+        if len(branches) < 2 or table_of(cond) is not None:
+            continue  # not an OR, or one table's: the condition itself goes below the joins
+        if any(True for _ in cond.find_all(exp.Subquery, exp.Exists)):
+            continue
+        per_branch: list[dict[str, list[exp.Expression]]] = []
+        for branch in branches:
+            parts: dict[str, list[exp.Expression]] = {}
+            for part in conjuncts(branch):
+                table = table_of(part)
+                if table is not None:
+                    parts.setdefault(table, []).append(part)
+            per_branch.append(parts)
+        for table in sorted(set(per_branch[0]).intersection(*per_branch[1:])):
+            implied = exp.or_(*[exp.and_(*[p.copy() for p in parts[table]]) for parts in per_branch])
+            if implied.sql() not in seen:
+                seen.add(implied.sql())
+                out.append(implied)
+    return out

@@ -226,7 +226,12 @@ class QueryPlanner:
     def _where(self, rel: Relation, condition: exp.Expression, ctes: dict[str, DataFrame]) -> Relation:
         """WHERE: ``x IN (SELECT ..)`` conjuncts become semi joins, the rest one filter."""
         from ketch.sql.decorrelate import exists_join, not_in_join
-        from ketch.sql.translate_join import attach_scalar_subqueries, conjuncts, semi_join_in
+        from ketch.sql.translate_join import (
+            attach_scalar_subqueries,
+            conjuncts,
+            implied_table_filters,
+            semi_join_in,
+        )
 
         # Plain conditions filter first; the subquery joins (IN, EXISTS, NOT IN) then see fewer
         # rows (TPC-H Q21's EXISTS over a filtered lineitem instead of all of it).
@@ -250,6 +255,7 @@ class QueryPlanner:
                 joins.append(("not in", negated))
             else:
                 rest.append(cond)
+        rest += implied_table_filters(rel, rest)
         if rest:
             rel, scalars = attach_scalar_subqueries(self, rel, rest, ctes)
             ctx = ExprContext(
