@@ -55,8 +55,19 @@ struct JpegHeader {
 };
 arrow::Result<JpegHeader> ReadJpegHeader(const uint8_t* data, int64_t size, DecodeLimits limits);
 
+/// `header` reduced for a decode whose pixels will be resized to `target_width` x
+/// `target_height`: libjpeg-turbo scales in the DCT by 1/2, 1/4 or 1/8 at almost no cost (the
+/// shrink-on-load of Pillow's `Image.thumbnail` and libvips' `thumbnail`). The factor is what
+/// Pillow's thumbnail asks `Image.draft` for (reducing_gap=2.0): the largest of 8, 4, 2 (else 1)
+/// that is at most min(width / (2 * target_width), height / (2 * target_height)), so the reduced
+/// image stays at least twice the target on both axes and the bilinear resize that follows
+/// still antialiases (within 3 levels, mean, of a full-size decode). The reduced size is
+/// TurboJPEG's TJSCALED (rounded up).
+JpegHeader ShrinkOnLoad(const JpegHeader& header, int32_t target_width, int32_t target_height);
+
 /// Decodes a non-CMYK JPEG straight into `dst` (header.num_bytes() bytes, HWC) with libjpeg-turbo:
-/// the fast path of image_decode, no intermediate buffer. Errors as Decode's.
+/// the fast path of image_decode, no intermediate buffer. A header reduced by ShrinkOnLoad decodes at
+/// its reduced size (DCT scaling). Errors as Decode's.
 arrow::Status DecodeJpegInto(const uint8_t* data, int64_t size, const JpegHeader& header, uint8_t* dst);
 
 /// Encodes HWC pixels: PNG (lossless), JPEG (`quality` 1-100, 4:2:0 chroma subsampling like

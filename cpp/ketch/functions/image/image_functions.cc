@@ -50,6 +50,13 @@ class ImageDecode : public ScalarFunction {
     // header, before allocation (an image under the pixel limit can still be hundreds of MB).
     const DecodeLimits limits(kMaxImagePixels,
                               ctx.memory_budget_bytes > 0 ? ctx.memory_budget_bytes : INT64_MAX);
+    // Set by the optimizer when a resize follows (image_resize(image_decode(x))): JPEGs decode
+    // reduced in the DCT to at least that size (ShrinkOnLoad), the resize does the rest.
+    int64_t draft_w = 0, draft_h = 0;
+    if (HasOption(options, "draft_w") && HasOption(options, "draft_h")) {
+      ARROW_ASSIGN_OR_RAISE(draft_w, GetIntOption(options, "draft_w", name()));
+      ARROW_ASSIGN_OR_RAISE(draft_h, GetIntOption(options, "draft_h", name()));
+    }
     std::vector<std::optional<JpegHeader>> jpeg(n);
     int64_t direct_bytes = 0;
     for (int64_t i = 0; i < n; ++i) {
@@ -59,7 +66,9 @@ class ImageDecode : public ScalarFunction {
       if (SniffFormat(data, static_cast<int64_t>(view.size())) != ImageFormat::kJpeg) continue;
       auto header = ReadJpegHeader(data, static_cast<int64_t>(view.size()), limits);
       if (header.ok() && !header->cmyk && (!mode || *mode == header->mode)) {
-        jpeg[i] = *header;
+        jpeg[i] = draft_w > 0
+                      ? ShrinkOnLoad(*header, static_cast<int32_t>(draft_w), static_cast<int32_t>(draft_h))
+                      : *header;
         direct_bytes += header->num_bytes();
       }
     }

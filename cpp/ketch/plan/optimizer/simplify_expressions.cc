@@ -83,6 +83,24 @@ ExprPtr FactorOr(const ExprPtr& expr) {
   return Conjunction(common);
 }
 
+// image_resize(image_decode(x), w, h): the decode learns the target size (draft_w / draft_h), so
+// JPEGs decode reduced in the DCT instead of at full size (shrink-on-load, see image::ShrinkOnLoad).
+// Only the decode inside this resize changes; the same decode used elsewhere stays full size.
+ExprPtr ShrinkDecodeBeforeResize(const ExprPtr& expr) {
+  if (expr->kind() != ExprKind::kCall || expr->name() != "image_resize" || expr->children().size() != 1) {
+    return nullptr;
+  }
+  const auto& decode = expr->children()[0];
+  if (decode->kind() != ExprKind::kCall || decode->name() != "image_decode" ||
+      decode->options().count("draft_w") || !expr->options().count("w") || !expr->options().count("h")) {
+    return nullptr;
+  }
+  FunctionOptions options = decode->options();
+  options["draft_w"] = expr->options().at("w");
+  options["draft_h"] = expr->options().at("h");
+  return expr->WithChildren({Expr::Call("image_decode", decode->children(), std::move(options))});
+}
+
 arrow::Result<ExprPtr> Simplify(const ExprPtr& expr) {
   if (expr->kind() == ExprKind::kColumn || expr->kind() == ExprKind::kLiteral) return expr;
   std::vector<ExprPtr> children;
@@ -107,6 +125,7 @@ arrow::Result<ExprPtr> Simplify(const ExprPtr& expr) {
       if (auto factored = FactorOr(self)) return factored;
     }
   }
+  if (auto fused = ShrinkDecodeBeforeResize(self)) return fused;
   if (self->kind() == ExprKind::kCall && self->name() == "invert" && children.size() == 1 &&
       children[0]->kind() == ExprKind::kCall && children[0]->name() == "invert") {
     return children[0]->children()[0];
