@@ -52,6 +52,7 @@ from ketch.execution.call_threads import (
 from ketch.expressions.expression import Expression, _expr
 from ketch.io.redact import RedactingFilter
 from ketch.series import Series, to_pylist
+from ketch.udf_binding import LegacyUdfOptions, bind_call, replace_options
 from ketch.udf_methods import check_unnest
 
 # Exceptions raised inside UDFs, kept until the query's error reaches Python (keyed by a token that
@@ -1097,7 +1098,7 @@ def _arrow_representable(dtype: DataType) -> bool:
     return dtype.extension_name != "ketch.python"
 
 
-class _BoundClass:
+class _BoundClass(LegacyUdfOptions):
     """``Model(*args)`` for a @ketch.cls class: constructor arguments bound, ``__init__`` deferred."""
 
     def __init__(self, spec: _ClassUdf, args: tuple, kwargs: dict) -> None:
@@ -1105,6 +1106,15 @@ class _BoundClass:
         self._args = args
         self._kwargs = kwargs
         self._local: Any = None  # the instance plain-value calls run on
+
+    def _with_options(self, **changes: Any) -> _BoundClass:
+        spec = _ClassUdf(self._spec.cls, replace_options(self._spec.options, **changes))
+        return _BoundClass(spec, self._args, self._kwargs)
+
+    def with_init_args(self, *args: Any, **kwargs: Any) -> _BoundClass:
+        """The same class UDF whose instances are made with ``__init__(*args, **kwargs)``
+        (Daft's legacy ``UDF.with_init_args``)."""
+        return _BoundClass(self._spec, args, kwargs)
 
     def _method_expression(self, method: str, *exprs: Any) -> Expression:
         from ketch.udf_methods import method_spec
@@ -1274,7 +1284,7 @@ def cls(
     return wrap(class_) if class_ is not None else wrap
 
 
-class _FunctionUdf:
+class _FunctionUdf(LegacyUdfOptions):
     def __init__(self, func: Callable[..., Any], options: _Options, kind: str, unnest: bool = False) -> None:
         self.func = func
         self.options = _check_options(getattr(func, "__name__", "udf"), options)
@@ -1282,27 +1292,32 @@ class _FunctionUdf:
         self.unnest = unnest  # the struct result as one column per field
         functools.update_wrapper(self, func)
 
-    def __call__(self, *args: Any) -> Any:
-        if not any(isinstance(a, Expression) for a in args):
-            return self.func(*args)  # plain Python values: an ordinary call
+    def _with_options(self, **changes: Any) -> _FunctionUdf:
+        return _FunctionUdf(self.func, replace_options(self.options, **changes), self.kind, self.unnest)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not any(isinstance(a, Expression) for a in (*args, *kwargs.values())):
+            return self.func(*args, **kwargs)  # plain Python values: an ordinary call
+        # Expressions are the columns; other arguments reach the function as they are (Daft).
+        func, args = bind_call(self.func, args, kwargs)  # type: ignore[assignment]
         o = self.options
         common = {"max_retries": o.max_retries, "on_error": o.on_error, "timeout_s": o.timeout_s}
         name = self.func.__name__
         if self.kind == "batch":
-            runner: _Runner = _BatchFunctionRunner(name, o.return_dtype, self.func, **common)
+            runner: _Runner = _BatchFunctionRunner(name, o.return_dtype, func, **common)
         elif self.kind == "async":
             runner = _AsyncRowRunner(
                 name,
                 o.return_dtype,
-                self.func,
+                func,
                 max_concurrency=o.concurrency or _ASYNC_MAX_CONCURRENCY,
                 **common,
             )
         elif self.kind == "generator":
             list_type = DataType(pa.large_list(o.return_dtype.to_arrow()))
-            runner = _GeneratorRunner(name, list_type, self.func, **common)
+            runner = _GeneratorRunner(name, list_type, func, **common)
         else:
-            runner = _RowFunctionRunner(name, o.return_dtype, self.func, **common)
+            runner = _RowFunctionRunner(name, o.return_dtype, func, **common)
         # async rows share one event loop (max_concurrency bounds the coroutines there); the other
         # forms use `concurrency` threads.
         options = o if self.kind != "async" else dataclasses.replace(o, concurrency=None, is_async=True)
