@@ -4,6 +4,7 @@
 #include <arrow/compute/api.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "ketch/functions/nested/list_rows.h"
 #include "ketch/functions/nested/nested_function_base.h"
@@ -118,25 +119,15 @@ class ListSlice : public ScalarFunction {
     if (IsBinary(*args[0].type())) return SliceBytes(args, ctx);
     ARROW_ASSIGN_OR_RAISE(auto list, ToArray(args[0], ctx.num_rows));
     ARROW_ASSIGN_OR_RAISE(auto rows, ToListRows(list));
-    ARROW_ASSIGN_OR_RAISE(auto start, ToInt64(args[1], ctx.num_rows));
-    std::shared_ptr<arrow::Int64Array> end;
-    if (args[2].type() && !IsNullType(*args[2].type())) {
-      ARROW_ASSIGN_OR_RAISE(end, ToInt64(args[2], ctx.num_rows));
-    }
-    auto clamp = [](int64_t v, int64_t len) {
-      if (v < 0) v += len;
-      return std::clamp<int64_t>(v, 0, len);
-    };
+    ARROW_ASSIGN_OR_RAISE(auto bounds, Bounds::Read(args, ctx));
     std::vector<int64_t> offsets(rows.length + 1, 0);
     std::vector<uint8_t> valid(rows.length, 0);
     arrow::Int64Builder take;
     for (int64_t i = 0; i < rows.length; ++i) {
       offsets[i + 1] = offsets[i];
-      if (!rows.IsValid(i) || start->IsNull(i)) continue;
+      if (!rows.IsValid(i) || bounds.start->IsNull(i)) continue;
       valid[i] = 1;
-      const int64_t len = rows.Length(i);
-      const int64_t s = clamp(start->Value(i), len);
-      const int64_t e = (end && end->IsValid(i)) ? clamp(end->Value(i), len) : len;
+      const auto [s, e] = bounds.Of(i, rows.Length(i));
       for (int64_t k = s; k < e; ++k) ARROW_RETURN_NOT_OK(take.Append(rows.offsets[i] + k));
       offsets[i + 1] += std::max<int64_t>(e - s, 0);
     }
@@ -147,6 +138,24 @@ class ListSlice : public ScalarFunction {
   }
 
  private:
+  // The start and end arguments, and row i's [start, end) within a value of `len` items
+  // (Python's slicing: negative counts from the end, clamped; a null end is the end).
+  struct Bounds {
+    std::shared_ptr<arrow::Int64Array> start, end;
+    static arrow::Result<Bounds> Read(const std::vector<arrow::Datum>& args, const EvalContext& ctx) {
+      Bounds out;
+      ARROW_ASSIGN_OR_RAISE(out.start, ToInt64(args[1], ctx.num_rows));
+      if (args[2].type() && !IsNullType(*args[2].type())) {
+        ARROW_ASSIGN_OR_RAISE(out.end, ToInt64(args[2], ctx.num_rows));
+      }
+      return out;
+    }
+    std::pair<int64_t, int64_t> Of(int64_t i, int64_t len) const {
+      auto clamp = [len](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + len : v, 0, len); };
+      return {clamp(start->Value(i)), (end && end->IsValid(i)) ? clamp(end->Value(i)) : len};
+    }
+  };
+
   static bool IsBinary(const arrow::DataType& type) {
     return type.id() == arrow::Type::BINARY || type.id() == arrow::Type::LARGE_BINARY ||
            type.id() == arrow::Type::FIXED_SIZE_BINARY;
@@ -159,25 +168,15 @@ class ListSlice : public ScalarFunction {
     ARROW_ASSIGN_OR_RAISE(auto cast, cp::Cast(array, arrow::large_binary()));
     const auto holder = cast.make_array();
     const auto& bytes = static_cast<const arrow::LargeBinaryArray&>(*holder);
-    ARROW_ASSIGN_OR_RAISE(auto start, ToInt64(args[1], ctx.num_rows));
-    std::shared_ptr<arrow::Int64Array> end;
-    if (args[2].type() && !IsNullType(*args[2].type())) {
-      ARROW_ASSIGN_OR_RAISE(end, ToInt64(args[2], ctx.num_rows));
-    }
-    auto clamp = [](int64_t v, int64_t len) {
-      if (v < 0) v += len;
-      return std::clamp<int64_t>(v, 0, len);
-    };
+    ARROW_ASSIGN_OR_RAISE(auto bounds, Bounds::Read(args, ctx));
     arrow::LargeBinaryBuilder builder;
     for (int64_t i = 0; i < ctx.num_rows; ++i) {
-      if (bytes.IsNull(i) || start->IsNull(i)) {
+      if (bytes.IsNull(i) || bounds.start->IsNull(i)) {
         ARROW_RETURN_NOT_OK(builder.AppendNull());
         continue;
       }
       const auto value = bytes.GetView(i);
-      const auto len = static_cast<int64_t>(value.size());
-      const int64_t s = clamp(start->Value(i), len);
-      const int64_t e = (end && end->IsValid(i)) ? clamp(end->Value(i), len) : len;
+      const auto [s, e] = bounds.Of(i, static_cast<int64_t>(value.size()));
       ARROW_RETURN_NOT_OK(builder.Append(value.substr(s, std::max<int64_t>(e - s, 0))));
     }
     return builder.Finish();
