@@ -19,6 +19,11 @@ import atexit
 import pyarrow  # noqa: F401
 import pyarrow.fs  # noqa: F401
 
+# Before the core, which needs this pyarrow's libarrow: another major version is an ImportError
+# that says which pyarrow to install.
+from ketch import _pyarrow_check  # noqa: F401
+
+# isort: split
 from ketch import _core, arrow_pickle, context, errors, exceptions
 from ketch.context import execution_config_ctx, get_execution_config, set_execution_config
 from ketch.dataframe import DataFrame
