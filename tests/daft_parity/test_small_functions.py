@@ -141,3 +141,10 @@ def test_show_footer_counts_rows_when_the_query_gave_fewer_than_asked(capsys):
     assert capsys.readouterr().out.rstrip().endswith("(Showing first 8 of 8 rows)")
     df.show(3)
     assert capsys.readouterr().out.rstrip().endswith("(Showing first 3 of 8 rows)")
+
+
+def test_a_struct_field_is_named_by_the_field():
+    # Daft 0.7.26: ['name', 'age', 'l'] for get("name"), ["age"] and a list element.
+    df = ketch.from_pydict({"structs": [{"name": "Alice", "age": 25}], "l": [[1, 2]]})
+    out = df.select(df["structs"].get("name"), df["structs"]["age"], df["l"][0])
+    assert out.to_pydict() == {"name": ["Alice"], "age": [25], "l": [1]}

@@ -110,7 +110,8 @@ def hash(
 
 def get(expr: Expression, key: int | str, default: Any = None) -> Expression:
     """An element: ``key`` an int picks list element ``key`` (negative from the end; null, or
-    ``default``, when out of range); ``key`` a str picks the struct field of that name."""
+    ``default``, when out of range); ``key`` a str picks the struct field of that name (the
+    output column is named by the field, as in Daft)."""
     if isinstance(key, bool) or not isinstance(key, int | str):
         raise TypeError(
             f"Argument {key} of type {type(key)} is not supported in `get`. "
@@ -119,7 +120,8 @@ def get(expr: Expression, key: int | str, default: Any = None) -> Expression:
     if isinstance(key, str):
         if default is not None:
             raise ValueError("`get` does not support default values for getting a struct field")
-        return Expression._call("struct_get", expr, field=key)
+        out = Expression._call("struct_get", expr, field=key)
+        return out if key == "*" else out.alias(key)  # Daft names a struct field's column by it
     out = Expression._call("list_getitem", expr, index=key)
     return out if default is None else fill_null(out, default)
 
