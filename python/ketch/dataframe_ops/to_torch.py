@@ -136,10 +136,15 @@ class TorchDataLoader:
         plain = pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)
         if plain and column.null_count == 0:
             return self._pin(torch.from_numpy(column.to_numpy().copy()))
+        # Only fixed-size lists (Embedding) and extension types (images, tensors) can hold arrays;
+        # other columns (text, bytes, nested, with nulls) go to Python values once, directly.
+        arrays_possible = pa.types.is_fixed_size_list(kind) or isinstance(kind, pa.BaseExtensionType)
+        if not arrays_possible or column.null_count:
+            return series.to_pylist()
         values = series.to_numpy()
-        if values.dtype != object and column.null_count == 0 and values.ndim > 1:
+        if values.dtype != object and values.ndim > 1:
             return self._pin(torch.from_numpy(values.copy()))  # fixed-shape: (N, ...) already
-        if values.dtype == object and column.null_count == 0 and len(values):
+        if values.dtype == object and len(values):
             import numpy as np
 
             arrays = list(values)
