@@ -142,6 +142,33 @@ _FLIPPED: dict[type, type] = {
 }
 
 
+def _join_grouped(
+    planner: QueryPlanner,
+    rel: Relation,
+    sub: exp.Select,
+    pairs: list[tuple[exp.Column, exp.Column]],
+    aggregates: list[exp.Expression],
+    extra: dict[str, Expression],
+    ctes: dict[str, DataFrame],
+) -> DataFrame:
+    """``sub`` grouped by its correlation keys (the inner side of ``pairs``), computing
+    ``aggregates`` (aliased expressions), left-joined onto ``rel``'s rows by the outer side of the
+    keys; ``extra`` adds columns to the outer rows first. An outer row without inner rows gets
+    nulls, as SQL's aggregate over no rows."""
+    keys = [planner.fresh("gkey") for _ in pairs]
+    grouped = sub.copy()
+    grouped.set(
+        "expressions",
+        [exp.alias_(inner.copy(), k) for (inner, _), k in zip(pairs, keys, strict=True)] + aggregates,
+    )
+    grouped.set("distinct", None)
+    grouped.set("group", exp.Group(expressions=[inner.copy() for inner, _ in pairs]))
+    right = planner.plan(grouped, ctes)
+    lkeys = [planner.fresh("lkey") for _ in pairs]
+    left = rel.df.with_columns({**dict(zip(lkeys, _outer_keys(rel, pairs), strict=True)), **extra})
+    return left.join(right, left_on=lkeys, right_on=keys, how="left")
+
+
 def _exists_by_extremes(
     planner: QueryPlanner,
     rel: Relation,
@@ -170,24 +197,17 @@ def _exists_by_extremes(
         a, b, op = b, a, _FLIPPED[op]
     elif not (is_outer(b) and not is_outer(a)):
         return None
-    keys = [planner.fresh("xkey") for _ in pairs]
-    low, high = planner.fresh("xmin"), planner.fresh("xmax")
-    grouped = sub.copy()
-    grouped.set(
-        "expressions",
-        [exp.alias_(inner.copy(), k) for (inner, _), k in zip(pairs, keys, strict=True)]
-        + [exp.alias_(exp.Min(this=a.copy()), low), exp.alias_(exp.Max(this=a.copy()), high)],
-    )
-    grouped.set("distinct", None)
-    grouped.set("group", exp.Group(expressions=[inner.copy() for inner, _ in pairs]))
-    right = planner.plan(grouped, ctes)
-    lkeys = [planner.fresh("lkey") for _ in pairs]
-    value = planner.fresh("xval")
+    low, high, value = planner.fresh("xmin"), planner.fresh("xmax"), planner.fresh("xval")
     translate = ExprTranslator(ExprContext(rel.resolve, "WHERE", allow_windows=False))
-    left = rel.df.with_columns(
-        {**dict(zip(lkeys, _outer_keys(rel, pairs), strict=True)), value: translate(b)}
+    joined = _join_grouped(
+        planner,
+        rel,
+        sub,
+        pairs,
+        [exp.alias_(exp.Min(this=a.copy()), low), exp.alias_(exp.Max(this=a.copy()), high)],
+        {value: translate(b)},
+        ctes,
     )
-    joined = left.join(right, left_on=lkeys, right_on=keys, how="left")
     x, lo, hi = col(value), col(low), col(high)
     if op is exp.NEQ:
         match = lo.not_null() & x.not_null() & ((lo != x) | (hi != x))
@@ -274,19 +294,9 @@ def correlated_scalar(
             f"Unsupported SQL: a correlated scalar subquery must compute one aggregate without GROUP BY: "
             f"'{sql_text(sub)}'"
         )
-    keys = [planner.fresh("ckey") for _ in pairs]
     value = planner.fresh("scalar")
-    grouped = select.copy()
-    grouped.set(
-        "expressions",
-        [exp.alias_(inner.copy(), k) for (inner, _), k in zip(pairs, keys, strict=True)]
-        + [exp.alias_(select.expressions[0].unalias().copy(), value)],
-    )
-    grouped.set("group", exp.Group(expressions=[inner.copy() for inner, _ in pairs]))
-    right = planner.plan(grouped, ctes)
-    lkeys = [planner.fresh("lkey") for _ in pairs]
-    left = rel.df.with_columns(dict(zip(lkeys, _outer_keys(rel, pairs), strict=True)))
-    joined = left.join(right, left_on=lkeys, right_on=keys, how="left")
+    aggregate = exp.alias_(select.expressions[0].unalias().copy(), value)
+    joined = _join_grouped(planner, rel, select, pairs, [aggregate], {}, ctes)
     return Relation(joined.select(*rel.df.column_names, value), rel.fields), col(value)
 
 
