@@ -25,9 +25,13 @@ def bind_call(
     cloudpickle when ``func`` and the constants do."""
     if kwargs:
         try:
-            inspect.signature(func).bind(*args, **kwargs)
-        except (TypeError, ValueError) as e:
-            if isinstance(e, TypeError):
+            signature = inspect.signature(func)
+        except ValueError:  # no signature to check (some builtins): the call itself will tell
+            signature = None
+        if signature is not None:
+            try:
+                signature.bind(*args, **kwargs)
+            except TypeError as e:
                 raise TypeError(f"{getattr(func, '__name__', 'udf')}(): {e}") from None
     columns = [a for a in args if isinstance(a, Expression)] + [
         v for v in kwargs.values() if isinstance(v, Expression)
