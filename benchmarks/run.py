@@ -62,6 +62,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import checks  # noqa: E402
 from memory_sampler import TreeSampler  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
@@ -99,6 +100,49 @@ def query_of(engine: str) -> str:
     return match.group(1) if match else ""
 
 
+def compare_checks(module, results: dict[str, dict]) -> list[str]:
+    """Compares each case's ``rows`` and ``check`` with its Ketch reference (``ketch`` or
+    ``ketch_q<N>``): ``check_status`` becomes "ok", "mismatch", "known mismatch" (a peer's bug
+    the module lists in ``KNOWN_MISMATCHES``, with the reason in ``check_note``) or "unchecked"
+    (no reference ran). Floats within the module's ``check_rtol(engine)`` (default
+    ``CHECK_RTOL``, else ``checks.FLOAT_RTOL``); ints and strings exactly. Returns the cases that
+    mismatch and are not known."""
+    known = getattr(module, "KNOWN_MISMATCHES", {})
+    default_rtol = getattr(module, "CHECK_RTOL", checks.FLOAT_RTOL)
+    rtol_of = getattr(module, "check_rtol", lambda engine: default_rtol)
+    bad = []
+    for engine, out in results.items():
+        if "error" in out or "check" not in out:
+            continue
+        query = query_of(engine)
+        ref_name = f"ketch_{query}" if query else "ketch"
+        ref = results.get(ref_name, {})
+        if engine == ref_name:
+            out["check_status"] = "reference"
+            continue
+        if "error" in ref or "check" not in ref:
+            out["check_status"] = "unchecked"
+            continue
+        equal = out.get("rows") == ref.get("rows") and checks.same(
+            out["check"], ref["check"], rtol_of(engine)
+        )
+        if equal:
+            out["check_status"] = "ok"
+        elif engine in known and not engine.startswith("ketch"):
+            out["check_status"] = "known mismatch"
+            out["check_note"] = known[engine]
+        else:
+            out["check_status"] = "mismatch"
+            out["check_reference"] = {"engine": ref_name, "rows": ref.get("rows"), "check": ref["check"]}
+            out["check_difference"] = (
+                f"rows {out.get('rows')} != {ref.get('rows')}"
+                if out.get("rows") != ref.get("rows")
+                else checks.first_difference(out["check"], ref["check"], rtol_of(engine))
+            )
+            bad.append(engine)
+    return bad
+
+
 SAMPLE_INTERVAL_S = 0.02
 # The session's extra trees (Ray nodes) are sampled less often: each sample walks all of /proc.
 TREE_SAMPLE_INTERVAL_S = 0.1
@@ -116,6 +160,12 @@ sys.stdin.readline()
 t = time.perf_counter()
 out = m.run_{engine}({data_dir!r})
 out["seconds"] = time.perf_counter() - t
+if "result" in out:  # the strong check, computed after the timed region
+    sys.path.insert(0, {bench_dir!r})
+    import checks
+    out["check"] = checks.digest(
+        out.pop("result"), out.pop("result_columns", None), out.pop("result_ordered", False)
+    )
 print("RESULT " + json.dumps(out), flush=True)
 """
 
@@ -137,7 +187,9 @@ def run_case(
     it ran longer than ``timeout_s``: then it is killed). Ketch's cases, and a peer's with
     ``ketch_venv``, run in ``.venv``; the other peers' in ``benchmarks/.venv-peers``."""
     python = KETCH_PY if engine.startswith("ketch") or ketch_venv else PEERS_PY
-    code = _CASE.format(path=str(ROOT / f"bench_{name}.py"), engine=engine, data_dir=str(data_dir))
+    code = _CASE.format(
+        path=str(ROOT / f"bench_{name}.py"), engine=engine, data_dir=str(data_dir), bench_dir=str(ROOT)
+    )
     tree_samplers = {tree: TreeSampler(pid, TREE_SAMPLE_INTERVAL_S) for tree, pid in (trees or {}).items()}
     tree_baselines = {}
     with tempfile.TemporaryFile("w+") as stderr:
@@ -221,6 +273,7 @@ def write_json(
     load_after: tuple[float, float, float],
     complete: bool,
     cases: str = "",
+    mismatches: list[str] | None = None,
 ) -> None:
     """The benchmark's JSON: machine, memory method, KETCH_BENCH_* variables, load averages, the
     session's info and the results by case (``complete``: every selected case ran)."""
@@ -237,6 +290,11 @@ def write_json(
                 "load_average_after": load_after,
                 "cases": cases or None,
                 "complete": complete,
+                "check_method": (
+                    "each case's rows and check compared with its Ketch case (benchmarks/checks.py):"
+                    " ints and strings exactly, floats within check_rtol relative; check_status per case"
+                ),
+                "check_mismatches": mismatches or [],
                 "session": context.get("info"),
                 "results": results,
             },
@@ -273,6 +331,7 @@ def main() -> int:
     RESULTS.mkdir(exist_ok=True)
     if args.size:
         os.environ["KETCH_BENCH_SIZE"] = args.size  # read by the module at import, here and in its cases
+    all_mismatches: list[str] = []
     for name in names:
         module = load(name)
         if args.size and args.size not in getattr(module, "SIZES", {}):
@@ -328,10 +387,12 @@ def main() -> int:
                         args.cases,
                     )
         load_after = os.getloadavg()
+        mismatches = compare_checks(module, results)
+        all_mismatches += [f"{name}:{engine}" for engine in mismatches]
         print(f"\n== {name}: {module.__doc__.strip().splitlines()[0]}")
         print(
             f"{'engine':<26}{'seconds':>10}{'x ketch':>10}{'rows':>10}{'peak MB':>10}{'+start MB':>10}"
-            f"{'hwm+ MB':>8}{'procs':>6}  check"
+            f"{'hwm+ MB':>8}{'procs':>6}  answer  check"
         )
         for engine, out in results.items():
             if "error" in out:
@@ -339,16 +400,24 @@ def main() -> int:
                 continue
             query = query_of(engine)
             base = results.get(f"ketch_{query}" if query else "ketch", {}).get("seconds")
-            ratio = out["seconds"] / base if base else float("nan")
+            status = out.get("check_status", "unchecked")
+            ratio = f"{out['seconds'] / base:>10.2f}" if base else f"{'nan':>10}"
+            if status in ("mismatch", "known mismatch"):
+                ratio = f"{'WRONG':>10}"  # a timing counts only with the right answer
             bound = f"  (RSS bound {out['rss_bound_mb']:.0f} MB)" if "rss_bound_mb" in out else ""
             metric = f"  {out['metric']}" if "metric" in out else ""
+            note = f"  ({out['check_note']})" if "check_note" in out else ""
             hwm = out.get("root_hwm_above_start_mb") or float("nan")
             memory = f"{out['peak_rss_mb']:>10.0f}{out['peak_above_start_mb']:>10.0f}{hwm:>8.0f}"
             memory += f"{out['peak_processes']:>6}"
+            answer = {"reference": "ref", "ok": "ok", "unchecked": "-"}.get(status, "WRONG")
             print(
-                f"{engine:<26}{out['seconds']:>10.3f}{ratio:>10.2f}{out['rows']:>10}{memory}"
-                f"  {out['check']:.4f}{bound}{metric}"
+                f"{engine:<26}{out['seconds']:>10.3f}{ratio}{out['rows']:>10}{memory}"
+                f"  {answer:<6}  {checks.short(out['check'])}{bound}{metric}{note}"
             )
+            if status == "mismatch":
+                ref = out["check_reference"]
+                print(f"{'':<26}differs from {ref['engine']}: {out['check_difference']}")
             if "trees" in out:
                 trees = ", ".join(
                     f"{tree} {t['peak_mb']:.0f} (+{t['peak_above_start_mb']:.0f})"
@@ -359,15 +428,23 @@ def main() -> int:
             "peak MB: Pss of the case's process tree, peak during the run; +start MB: that peak less its"
             " value after setup(); hwm+ MB: the same for the case process's own exact peak Rss (VmHWM,"
             " children excluded: above +start MB, the sampler missed a spike);"
-            " procs: most processes in the tree"
+            " procs: most processes in the tree; answer: rows and check against Ketch's (ref), WRONG:"
+            " a different answer (its time is not compared)"
         )
         if args.json:
-            write_json(Path(args.json), name, results, context, load_before, load_after, True, args.cases)
+            write_json(
+                Path(args.json), name, results, context, load_before, load_after, True, args.cases, mismatches
+            )
         if args.cases:
             print(f"(--cases {args.cases}: a partial run, {RESULTS / (name + '.json')} left as it was)")
             continue
         stem = f"{name}_{args.size}" if args.size else name
-        write_json(RESULTS / f"{stem}.json", name, results, context, load_before, load_after, True)
+        write_json(
+            RESULTS / f"{stem}.json", name, results, context, load_before, load_after, True, "", mismatches
+        )
+    if all_mismatches:
+        print(f"bench: wrong answers (not Ketch's): {', '.join(all_mismatches)}")
+        return 1
     return 0
 
 

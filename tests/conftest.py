@@ -2,14 +2,70 @@
 
 from __future__ import annotations
 
+import importlib.util
 import multiprocessing
+import os
+import re
+import shutil
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
 import ketch
+
+_REPO = Path(__file__).resolve().parents[1]
+# Programs and files from deps/apt.txt that tests use (the package that brings each).
+_SYSTEM_REQUIREMENTS = {
+    "ffmpeg": "ffmpeg",
+    "espeak-ng": "espeak-ng",
+    "chromium": "chromium",
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf": "fonts-dejavu-core",
+}
+# Pinned packages whose import name differs from the requirement's name.
+_IMPORT_NAMES = {
+    "pylance": "lance",
+    "moto[server]": "moto",
+    "pillow": "PIL",
+    "scikit-learn": "sklearn",
+    "scikit-build-core": "scikit_build_core",
+    "PyWavelets": "pywt",
+    "sentence-transformers": "sentence_transformers",
+}
+
+
+def missing_requirements() -> list[str]:
+    """Every pinned Python package (deps/requirements.txt) that cannot be found, and every program
+    or file from deps/apt.txt that the tests use and that is not on this machine."""
+    missing = []
+    for line in (_REPO / "deps" / "requirements.txt").read_text().splitlines():
+        requirement = line.split("#")[0].strip()
+        if not requirement:
+            continue
+        name = re.split(r"[=<>!~ ;]", requirement)[0]
+        module = _IMPORT_NAMES.get(name, name.replace("-", "_"))
+        if name in ("cmake", "ninja", "ruff", "pytest"):
+            continue  # build and lint tools: the run got this far
+        if importlib.util.find_spec(module) is None:
+            missing.append(f"{requirement} (deps/requirements.txt)")
+    for thing, package in _SYSTEM_REQUIREMENTS.items():
+        found = os.path.exists(thing) if thing.startswith("/") else shutil.which(thing) is not None
+        if not found:
+            missing.append(f"{thing} (apt package {package}, deps/apt.txt)")
+    return missing
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A pinned dependency missing is a failure, not a silently skipped suite: ``make test``
+    installs all of them (deps/install.sh)."""
+    missing = missing_requirements()
+    if missing and not os.environ.get("KETCH_TESTS_ALLOW_MISSING_DEPS"):
+        raise pytest.UsageError(
+            "pinned dependencies are missing (run `make test`, which installs them; or set"
+            " KETCH_TESTS_ALLOW_MISSING_DEPS=1 to run what can run): " + "; ".join(missing)
+        )
 
 
 @pytest.fixture
@@ -80,8 +136,8 @@ def moto_s3() -> Any:
     """An S3 server (moto) on loopback for the session: ``(io_config, boto3_client)``; Ketch
     reaches it through Arrow's S3FileSystem with explicit endpoint, region and static keys. Each
     test creates the buckets it uses."""
-    moto_server = pytest.importorskip("moto.server")
     import boto3
+    import moto.server as moto_server
 
     from ketch.io import IOConfig, S3Config
 
@@ -135,7 +191,7 @@ def _start_cluster(cluster_class: Any, attempts: int = 3) -> Any:
 
 @pytest.fixture(scope="session")
 def ray_cluster() -> Iterator[Any]:
-    ray = pytest.importorskip("ray")
+    import ray
     from ray.cluster_utils import Cluster
 
     cluster = _start_cluster(Cluster)

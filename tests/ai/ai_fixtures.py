@@ -11,9 +11,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("transformers")
-pytest.importorskip("sentence_transformers")
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "ai"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

@@ -88,7 +88,6 @@ def _chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 
-@pytest.mark.skipif(_chromium() is None, reason="needs Chromium (deps/apt.txt: chromium)")
 def test_html_screenshot_in_headless_chromium(media_df, tmp_path):
     from PIL import Image
 

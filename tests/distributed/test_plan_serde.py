@@ -595,7 +595,6 @@ def _clip(path: Path, seconds: float, codec: str) -> Path:
     return path
 
 
-@pytest.mark.skipif(__import__("shutil").which("ffmpeg") is None, reason="the ffmpeg CLI makes the videos")
 def test_video_scan_round_trips_with_its_options_and_tasks(tmp_path: Path) -> None:
     """read_video_frames' scan (the Ray runner ships it to the workers): options, pushdowns and one
     task per video survive the bytes, and the copy decodes the same frames."""

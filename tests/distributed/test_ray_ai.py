@@ -15,7 +15,6 @@ from ray_compare import native_then_ray
 import ketch
 from ketch import col
 
-pytest.importorskip("sentence_transformers")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "ai"))
 import tiny_models  # noqa: E402
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 from ray_compare import native_then_ray
 
 import ketch
@@ -18,7 +17,7 @@ from ketch.functions import audio_file, audio_metadata, resample
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "multimodal"))
 from audio_fixtures import make_audio_files  # noqa: E402
-from video_media import have_ffmpeg, make_videos  # noqa: E402
+from video_media import make_videos  # noqa: E402
 
 
 def test_audio_kernels_run_on_the_workers_with_the_native_results(on_ray: Any, tmp_path: Path) -> None:
@@ -49,8 +48,6 @@ def test_audio_kernels_run_on_the_workers_with_the_native_results(on_ray: Any, t
 def test_read_video_frames_runs_one_task_per_video_on_the_workers(on_ray: Any, tmp_path: Path) -> None:
     """The video scan crosses the plan serializer: each video is a task on the engine workers, the
     rows equal the native runner's, and a pushed limit still stops the decoders early."""
-    if not have_ffmpeg():
-        pytest.skip("the ffmpeg CLI makes the test videos")
     (tmp_path / "all").mkdir()
     videos = make_videos(tmp_path / "all")
     root = tmp_path / "clips"
@@ -77,8 +74,6 @@ def test_one_long_video_is_split_into_parts_over_the_workers(on_ray: Any, tmp_pa
     """One video with more workers than videos: the scan cuts its frames into parts (one task
     each, run on the engine workers), and the parts in order equal the native runner's whole-file
     decode: frame indexes, times and pixels."""
-    if not have_ffmpeg():
-        pytest.skip("the ffmpeg CLI makes the test videos")
     import subprocess
 
     path = tmp_path / "long.mp4"

@@ -5,18 +5,12 @@ same inputs), and one workload runs on the Ray runner with the native runner's a
 from __future__ import annotations
 
 import io
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-
-pytest.importorskip("transformers")
-pytest.importorskip("sentence_transformers")
-if shutil.which("ffmpeg") is None or shutil.which("espeak-ng") is None:
-    pytest.skip("ffmpeg and espeak-ng make the workloads' inputs", allow_module_level=True)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "ai"
 sys.path.insert(0, str(EXAMPLES))

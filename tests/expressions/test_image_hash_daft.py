@@ -179,7 +179,8 @@ def test_bad_arguments_raise_daft_value_errors() -> None:
 def test_colorhash_bits_equal_the_imagehash_package(binbits: int) -> None:
     """Daft's colorhash follows imagehash.colorhash (Pillow's L and HSV): the same 14 * binbits bits,
     in Daft's layout (MSB first from byte 0) rather than imagehash's left-padded hex."""
-    imagehash = pytest.importorskip("imagehash")
+    import imagehash
+
     images = IMAGES.make_images()
     got = ketch_hashes("colorhash", 8, binbits, 3)
     for (name, pixels), g in zip(images, got, strict=True):

@@ -17,13 +17,12 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+import regex  # noqa: E402
 
 import ketch
 from ketch import col
 from ketch.errors import KetchError, KetchNotImplementedError, KetchTypeError, KetchValueError
 from ketch.functions import tokenize_decode, tokenize_encode
-
-regex = pytest.importorskip("regex")
 
 # tiktoken's patterns (tiktoken_ext/openai_public.py; the forms the tiktoken-rs crate uses).
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -191,7 +190,8 @@ def test_llama3_special_tokens(vocab: Any) -> None:
 
 
 def test_matches_tiktoken_package(vocab: Any) -> None:
-    tiktoken = pytest.importorskip("tiktoken")
+    import tiktoken
+
     ranks, _, named = vocab
     specials = {"<|endoftext|>": 100257, "<|endofprompt|>": 100276}
     encoding = tiktoken.Encoding(

@@ -8,6 +8,7 @@ import datetime as dt
 import io
 import os
 
+import lance  # noqa: E402
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -17,8 +18,6 @@ from scan_helpers import optimized_plan, scan_stats
 import ketch
 from ketch import DataType, col
 from ketch.errors import KetchFileNotFoundError, KetchValueError
-
-lance = pytest.importorskip("lance")
 
 
 def _png(value: int, width: int) -> bytes:

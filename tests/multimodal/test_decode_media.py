@@ -12,17 +12,13 @@ import numpy as np
 import pytest
 from audio_fixtures import make_audio_files
 from PIL import Image
-from video_media import have_ffmpeg, make_videos
+from reportlab.lib.pagesizes import letter  # noqa: E402
+from reportlab.pdfgen import canvas  # noqa: E402
+from video_media import make_videos
 
 import ketch
 from ketch import col
 from ketch.functions import decode_audio, decode_media, pdf_text, video_metadata
-
-reportlab = pytest.importorskip("reportlab")
-from reportlab.lib.pagesizes import letter  # noqa: E402
-from reportlab.pdfgen import canvas  # noqa: E402
-
-pytestmark = pytest.mark.skipif(not have_ffmpeg(), reason="the ffmpeg CLI makes the test media")
 
 
 def _pdf(lines: list[str]) -> bytes:

@@ -17,20 +17,16 @@ import time
 import numpy as np
 import pyarrow as pa
 import pytest
-
-import ketch
-from ketch import col
-from ketch.errors import KetchError, KetchTypeError, KetchValueError
-from ketch.functions import pdf_metadata, pdf_page_count, pdf_render, pdf_text
-
-pytest.importorskip("pypdfium2_raw", reason="pdf kernels need pypdfium2's libpdfium.so")
-reportlab = pytest.importorskip("reportlab")
-
 from reportlab.lib import pdfencrypt  # noqa: E402
 from reportlab.lib.pagesizes import A4, letter  # noqa: E402
 from reportlab.pdfbase import pdfmetrics  # noqa: E402
 from reportlab.pdfbase.ttfonts import TTFont  # noqa: E402
 from reportlab.pdfgen import canvas  # noqa: E402
+
+import ketch
+from ketch import col
+from ketch.errors import KetchError, KetchTypeError, KetchValueError
+from ketch.functions import pdf_metadata, pdf_page_count, pdf_render, pdf_text
 
 DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 # The black rectangle every generated page carries, in points from the bottom-left corner.
@@ -140,7 +136,6 @@ def test_text_schema_and_explode_one_row_per_page():
     assert [p["page_number"] for p in pages] == [1, 2, 3]
 
 
-@pytest.mark.skipif(not os.path.exists(DEJAVU), reason="DejaVuSans.ttf (fonts-dejavu-core) not installed")
 def test_text_with_an_embedded_truetype_font_is_readable_unicode():
     lines = ["Grüße aus Köln – naïve café", "Ελληνικά και кириллица ∑ ≤ ∞"]
     blob = make_pdf([lines], font="DejaVuSans")

@@ -15,8 +15,6 @@ import ketch
 from ketch import col
 from ketch.functions import get_video_frame_by_idx, video_frames, video_keyframes, video_metadata
 
-pytestmark = pytest.mark.skipif(not media.have_ffmpeg(), reason="the ffmpeg CLI makes the test videos")
-
 FPS, W, H, GOP = media.FPS, media.WIDTH, media.HEIGHT, media.GOP
 
 

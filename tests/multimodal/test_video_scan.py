@@ -20,8 +20,6 @@ from ketch import col
 from ketch.errors import KetchError
 from ketch.expressions.expression import Expression
 
-pytestmark = pytest.mark.skipif(not media.have_ffmpeg(), reason="the ffmpeg CLI makes the test videos")
-
 FPS = media.FPS
 LONG_SECONDS = 60
 

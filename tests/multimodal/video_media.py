@@ -3,7 +3,6 @@ damaged variants of them built by patching bytes."""
 
 from __future__ import annotations
 
-import shutil
 import struct
 import subprocess
 from pathlib import Path
@@ -13,10 +12,6 @@ import numpy as np
 FPS = 25
 WIDTH, HEIGHT = 320, 240
 GOP = 10
-
-
-def have_ffmpeg() -> bool:
-    return shutil.which("ffmpeg") is not None
 
 
 def _ffmpeg(*args: str) -> None:
