@@ -18,6 +18,11 @@ from __future__ import annotations
 
 import os
 
+# Peers that do not do the work asked (the harness marks them "known mismatch": time not compared).
+KNOWN_MISMATCHES = {
+    "daft_q2": "Daft 0.7.26's native runner makes repartition a no-op (it warns so): one partition"
+    " holding every key, not 16 hash partitions",
+}
 N_ROWS = 10_000_000
 N_KEYS = 100_000
 DATA_NAME = "partitions"

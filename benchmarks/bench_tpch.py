@@ -28,6 +28,12 @@ import sys
 from pathlib import Path
 
 SF = float(os.environ.get("KETCH_TPCH_SF", "1"))
+# Peers' wrong answers, known and reported upstream-style here: the harness marks them "known
+# mismatch" (the time is not compared) instead of failing the run. Ketch's cases never go here.
+KNOWN_MISMATCHES = {
+    "daft_q15": "Daft 0.7.26 returns no row; Q15 keeps the supplier whose revenue sum equals the max"
+    " of the same sums, an equality of float sums computed twice (the cause inside Daft not traced)",
+}
 DATA_NAME = f"tpch_sf{SF:g}"
 __doc__ = __doc__.replace("$KETCH_TPCH_SF (default 1)", f"{SF:g}")
 

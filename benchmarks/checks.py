@@ -7,7 +7,7 @@ A case returns ``{"rows": int, "check": value}``, where a value is an int, a flo
 list of them; or ``{"rows": int, "result": x}`` with ``x`` a pyarrow / Polars / pandas table, a
 list of tables (partitions: a table counts as one partition) or a function returning one of those:
 ``run.py`` replaces it by ``digest(x)`` *after* the timed region, so a strong check costs no
-engine any time.
+engine any time. A ``"check"`` that is a function is likewise called after the timed region.
 
 ``"result_columns"`` (names, in order) and ``"result_ordered"`` (a sort: the digest covers the
 row order) go with it to ``digest``.

@@ -148,7 +148,8 @@ SAMPLE_INTERVAL_S = 0.02
 TREE_SAMPLE_INTERVAL_S = 0.1
 
 # The case's side of the handshake: setup, "READY", wait for a line on stdin (the harness takes the
-# baseline meanwhile), the timed run, "RESULT {json}".
+# baseline meanwhile), the timed run, "TIMED" (the harness stops measuring memory), the strong check
+# (a digest of the result, outside the timed and measured region), "RESULT {json}".
 _CASE = """
 import importlib.util, json, sys, time
 spec = importlib.util.spec_from_file_location("b", {path!r})
@@ -160,6 +161,10 @@ sys.stdin.readline()
 t = time.perf_counter()
 out = m.run_{engine}({data_dir!r})
 out["seconds"] = time.perf_counter() - t
+print("TIMED", flush=True)
+sys.stdin.readline()
+if callable(out.get("check")):  # a check computed after the timed region
+    out["check"] = out["check"]()
 if "result" in out:  # the strong check, computed after the timed region
     sys.path.insert(0, {bench_dir!r})
     import checks
@@ -219,18 +224,26 @@ def run_case(
                 tree_baselines = {tree: t.reset_peak() for tree, t in tree_samplers.items()}
                 try:
                     proc.stdin.write("go\n")
-                    proc.stdin.close()
+                    proc.stdin.flush()
                 except BrokenPipeError:
                     pass  # it died meanwhile: its output says why
-            elif line.startswith("RESULT "):
-                result = json.loads(line[len("RESULT ") :])
-                root_hwm = sampler.root_hwm()  # before it exits
+            elif line.startswith("TIMED") and root_hwm is None:
+                root_hwm = sampler.root_hwm()  # before the digest: it is not the engine's memory
                 sampler.stop()  # the timed run is over: the peak stays as it is (teardown not measured)
                 for tree_sampler in tree_samplers.values():
                     tree_sampler.stop()
+                try:
+                    proc.stdin.write("go\n")
+                    proc.stdin.close()
+                except BrokenPipeError:
+                    pass
+            elif line.startswith("RESULT "):
+                result = json.loads(line[len("RESULT ") :])
             else:
                 lines.append(line)
         proc.wait()
+        if not proc.stdin.closed:
+            proc.stdin.close()
         if timer is not None:
             timer.cancel()
         peak = sampler.stop()

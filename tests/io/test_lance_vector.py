@@ -95,6 +95,26 @@ def test_create_index_describes_the_index(data):
         create_index(uris["plain"], "emb", metric="hamming")
 
 
+def test_create_index_with_default_sizes(tmp_path, rng):
+    """The README's call, ``create_index(uri, "emb", index_type="IVF_PQ", metric="cosine")``,
+    works with pylance 14 (which itself requires both sizes): the defaults are derived from the
+    data (rows // 256 lists here, 32 / 16 = 2 sub-vectors) and the index answers a top-k."""
+    from ketch.io.lance_index import default_num_partitions, default_num_sub_vectors
+
+    table, vectors = _table(rng)
+    uri = str(tmp_path / "t.lance")
+    lance.write_dataset(table, uri)
+    made = create_index(uri, "emb", index_type="IVF_PQ", metric="cosine")
+    assert made["num_rows_indexed"] == ROWS and made["index_type"] == "IVF_PQ"
+    assert default_num_partitions(ROWS) == ROWS // 256 == 19
+    assert default_num_partitions(10**8) == 4096 and default_num_partitions(10) == 1
+    assert [default_num_sub_vectors(d) for d in (32, 384, 24, 20, 6, 3)] == [2, 24, 3, 5, 1, 1]
+    q = vectors[0].astype(np.float64)
+    result = _top(uri, q).to_pydict()
+    assert "ANN via index" in _optimized(_top(uri, q))
+    assert result["id"][0] == 0  # the query vector itself is its own nearest row
+
+
 @pytest.mark.parametrize("metric", ["cosine", "l2"])
 def test_indexed_top_k_matches_brute_force(data, metric):
     """The rewrite is taken (explain) and over several queries its top-k has recall >= 0.9 against

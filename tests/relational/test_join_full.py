@@ -250,7 +250,9 @@ def test_cross_join_with_filter_projection_and_count():
 
 def test_cross_join_plan_names_the_operator(runner):
     out = io.StringIO()
-    ketch.from_pydict({"x": [1]}).join(ketch.from_pydict({"y": [1, 2]}), how="cross").explain(True, file=out)
+    joined = ketch.from_pydict({"x": [1]}).join(ketch.from_pydict({"y": [1, 2]}), how="cross")
+    joined.explain(True, file=out)
+    assert rows_of(joined) == (["x", "y"], [(1, 1), (1, 2)])
     assert "Join: Type = cross" in out.getvalue()
     assert "CrossJoin (materialized: left input, estimated smaller; right input streams)" in out.getvalue()
     if runner == "ray":
@@ -260,7 +262,9 @@ def test_cross_join_plan_names_the_operator(runner):
 
 
 def test_strategy_shows_in_plans(runner):
-    L, R, _, _ = frames()
+    L, R, lp, rp = frames()
+    for how in ("inner", "right"):
+        assert rows_of(L.join(R, on="k", how=how, strategy="broadcast"))[1] == expected_same_name(lp, rp, how)
     out = io.StringIO()
     L.join(R, on="k", strategy="broadcast").explain(True, file=out)
     assert "Join: Type = inner, On = [k] = [k], Strategy = broadcast" in out.getvalue()
@@ -391,7 +395,8 @@ def test_prefix_and_suffix():
 
 
 def test_mixed_int_join_is_a_hash_exchange_on_ray(runner):
-    L, R, _, _ = frames(pa.int32(), pa.int64())
+    L, R, lp, rp = frames(pa.int32(), pa.int64())
+    assert as_int(rows_of(L.join(R, on="k", how="outer"))[1]) == as_int(expected_same_name(lp, rp, "outer"))
     out = io.StringIO()
     L.join(R, on="k", how="outer").explain(True, file=out)
     text = out.getvalue()

@@ -73,7 +73,8 @@ class StringExtraMethods:
         return _f().soundex(self)
 
     def ascii(self) -> Expression:
-        """Int32: the first byte as a signed byte; 0 for ``""``."""
+        """Int32: the first UTF-8 byte as a signed byte, as Daft (``"é"`` → -61, where Spark gives
+        the code point 233); 0 for ``""``."""
         return _f().ascii_func(self)
 
     def translate(self, from_str: Expression | str, to_str: Expression | str) -> Expression:

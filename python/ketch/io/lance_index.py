@@ -49,8 +49,9 @@ def create_index(
     - ``index_type``: one of ``IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_FLAT, IVF_HNSW_PQ, IVF_HNSW_SQ``.
     - ``metric``: ``"cosine"`` (matches ``embedding.cosine_distance``), ``"l2"``/``"euclidean"``
       (matches ``embedding.euclidean_distance``) or ``"dot"`` (no Ketch expression uses it).
-    - ``num_partitions``: IVF lists (pylance's default when None: about sqrt(rows));
-      ``num_sub_vectors``: PQ sub-vectors, must divide D (pylance's default when None).
+    - ``num_partitions``: IVF lists (when None: about sqrt(rows), ``default_num_partitions``;
+      pylance 14 itself requires it); ``num_sub_vectors``: PQ sub-vectors, must divide D (when
+      None: D/16, else D/8, ``default_num_sub_vectors``).
 
     Returns ``{"name", "index_type", "column", "metric", "num_rows_indexed", "version"}``: the
     index as Lance describes it after the commit, and the dataset version that holds it.
@@ -79,8 +80,12 @@ def create_index(
             "not a fixed-size list of floats (an Embedding)"
         )
     options: dict[str, Any] = dict(kwargs)
+    if num_partitions is None and kind.startswith("IVF"):
+        num_partitions = default_num_partitions(dataset.count_rows())
     if num_partitions is not None:
         options["num_partitions"] = num_partitions
+    if num_sub_vectors is None and kind.endswith("PQ"):
+        num_sub_vectors = default_num_sub_vectors(field_type.list_size)
     if num_sub_vectors is not None:
         options["num_sub_vectors"] = num_sub_vectors
     dataset = dataset.create_index(
@@ -94,6 +99,26 @@ def create_index(
     if not made:
         raise RuntimeError(f"create_index: {uri}: pylance committed no index on {column!r}")
     return {**made[-1], "version": dataset.version}
+
+
+def default_num_partitions(rows: int) -> int:
+    """IVF lists when the caller gives none: about sqrt(rows) (Lance's and FAISS' rule of thumb),
+    but no more than rows / 256 (Lance trains each list's centroid on at least 256 vectors and
+    warns otherwise), at least 1 and at most 4,096."""
+    return max(1, min(4096, round(rows**0.5), rows // 256))
+
+
+def default_num_sub_vectors(dim: int) -> int:
+    """PQ sub-vectors when the caller gives none: ``dim / 16`` when 16 divides ``dim`` (Lance's
+    recommended 16-dimension sub-vectors), else ``dim / 8``, else the largest divisor of ``dim``
+    that leaves sub-vectors of at least 4 dimensions (1 for a tiny ``dim``)."""
+    for width in (16, 8):
+        if dim % width == 0:
+            return dim // width
+    for count in range(dim // 4, 0, -1):
+        if dim % count == 0:
+            return count
+    return 1
 
 
 def vector_indexes(dataset: Any) -> list[dict[str, Any]]:
