@@ -1,8 +1,12 @@
 """Decode + resize 2,000 real JPEGs (the photos bundled with scikit-learn, mixed sizes) to 224x224 RGB.
 
 Each engine reads the same Parquet file of JPEG bytes, decodes to RGB, resizes to 224x224 with a
-bilinear filter and reduces the pixels to their mean (the "check" column: equal across engines up
-to filter differences).
+bilinear filter and reduces the pixels to their mean (the "check" column: see ``check_rtol`` for
+the tolerance per engine and why Daft's differs).
+
+Hand-over (inside the timed region, the same for both engines): Ketch and Daft each convert their
+result once from Arrow to one numpy array (both store a FixedShapeImage as a fixed-size list); a
+Pillow loop makes one array per image as it goes.
 """
 
 from __future__ import annotations
@@ -55,13 +59,12 @@ def run_ketch(data_dir: str) -> dict:
 
 def run_daft(data_dir: str) -> dict:
     import daft
-    import numpy as np
     from daft import col
 
     df = daft.read_parquet(_path(data_dir))
     df = df.select(col("bytes").decode_image(mode="RGB").resize(SIZE, SIZE).alias("img"))
-    images = df.to_pydict()["img"]
-    return {"rows": len(images), "check": float(np.mean([np.asarray(i).mean() for i in images]))}
+    pixels = _daft_pixels(df)
+    return {"rows": len(pixels), "check": float(pixels.mean())}
 
 
 def run_pillow_loop(data_dir: str) -> dict:
@@ -75,3 +78,23 @@ def run_pillow_loop(data_dir: str) -> dict:
         for b in blobs
     ]
     return {"rows": len(means), "check": float(np.mean(means))}
+
+
+def check_rtol(engine: str) -> float:
+    """The check is the mean pixel. Ketch and the Pillow loop decode with libjpeg-turbo and resize
+    with Pillow's bilinear filter (Ketch's shrink-on-load keeps Pillow's ``reducing_gap=2`` result):
+    equal within 1e-6. Daft's mean is about 0.09 % higher, and the cause is its JPEG decoder, not
+    its resize: on the first 100 images Daft's decode (the Rust image crate) gives a mean pixel
+    0.098 levels above Pillow's libjpeg-turbo (max |diff| 9, mean |diff| 0.22: IDCT and chroma
+    upsampling), while Daft's resize of Pillow-decoded pixels is within 0.003 of Pillow's bilinear.
+    Tolerance for Daft: 2e-3 relative."""
+    return 2e-3 if engine.startswith("daft") else 1e-6
+
+
+def _daft_pixels(df):
+    """Daft's result as one (n, 224, 224, 3) uint8 array, converted once from Arrow (its
+    FixedShapeImage storage is a fixed-size list): the same vectorised hand-over Ketch gets."""
+    import numpy as np
+
+    column = df.to_arrow().column("img").combine_chunks()
+    return np.asarray(column.storage.flatten()).reshape(len(column), SIZE, SIZE, 3)

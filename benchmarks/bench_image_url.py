@@ -3,9 +3,13 @@
 The same images as bench_image_pipeline (the photos bundled with scikit-learn, mixed sizes), each a
 file served by a separate ``python -m http.server`` process on 127.0.0.1; each engine runs
 ``col("url").url.download().image.decode().image.resize(224, 224)`` and reduces the pixels to their
-mean ("check": equal across engines up to filter differences). Ketch splits the download into an
-I/O stage and decodes/resizes on the compute pool (explain: "Runs on = I/O pool" only on the
-download).
+mean ("check": within ``check_rtol``, where Daft's JPEG decoder makes the difference). Ketch
+splits the download into an I/O stage and decodes/resizes on the compute pool (explain: "Runs on =
+I/O pool" only on the download).
+
+Hand-over (inside the timed region, the same for both engines): Ketch and Daft each convert their
+result once from Arrow to one numpy array (both store a FixedShapeImage as a fixed-size list); a
+Pillow loop makes one array per image as it goes.
 """
 
 from __future__ import annotations
@@ -92,10 +96,29 @@ def run_ketch(data_dir: str) -> dict:
 
 def run_daft(data_dir: str) -> dict:
     import daft
-    import numpy as np
     from daft import col
 
     df = daft.from_pydict({"url": _urls()})
     df = df.select(col("url").download().decode_image(mode="RGB").resize(SIZE, SIZE).alias("img"))
-    images = df.to_pydict()["img"]
-    return {"rows": len(images), "check": float(np.mean([np.asarray(i).mean() for i in images]))}
+    pixels = _daft_pixels(df)
+    return {"rows": len(pixels), "check": float(pixels.mean())}
+
+
+def check_rtol(engine: str) -> float:
+    """The check is the mean pixel. Ketch and the Pillow loop decode with libjpeg-turbo and resize
+    with Pillow's bilinear filter (Ketch's shrink-on-load keeps Pillow's ``reducing_gap=2`` result):
+    equal within 1e-6. Daft's mean is about 0.09 % higher, and the cause is its JPEG decoder, not
+    its resize: on the first 100 images Daft's decode (the Rust image crate) gives a mean pixel
+    0.098 levels above Pillow's libjpeg-turbo (max |diff| 9, mean |diff| 0.22: IDCT and chroma
+    upsampling), while Daft's resize of Pillow-decoded pixels is within 0.003 of Pillow's bilinear.
+    Tolerance for Daft: 2e-3 relative."""
+    return 2e-3 if engine.startswith("daft") else 1e-6
+
+
+def _daft_pixels(df):
+    """Daft's result as one (n, 224, 224, 3) uint8 array, converted once from Arrow (its
+    FixedShapeImage storage is a fixed-size list): the same vectorised hand-over Ketch gets."""
+    import numpy as np
+
+    column = df.to_arrow().column("img").combine_chunks()
+    return np.asarray(column.storage.flatten()).reshape(len(column), SIZE, SIZE, 3)

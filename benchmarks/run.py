@@ -102,12 +102,15 @@ def query_of(engine: str) -> str:
 
 def compare_checks(module, results: dict[str, dict]) -> list[str]:
     """Compares each case's ``rows`` and ``check`` with its Ketch reference (``ketch`` or
-    ``ketch_q<N>``): ``check_status`` becomes "ok", "mismatch", "known mismatch" (a peer's bug
+    ``ketch_q<N>``; a module's ``CHECK_REFERENCES`` maps a case to another Ketch case, or to None
+    for a Ketch case that is a reference itself, e.g. a decode-only variant): ``check_status``
+    becomes "ok", "mismatch", "known mismatch" (a peer's bug
     the module lists in ``KNOWN_MISMATCHES``, with the reason in ``check_note``) or "unchecked"
     (no reference ran). Floats within the module's ``check_rtol(engine)`` (default
     ``CHECK_RTOL``, else ``checks.FLOAT_RTOL``); ints and strings exactly. Returns the cases that
     mismatch and are not known."""
     known = getattr(module, "KNOWN_MISMATCHES", {})
+    references = getattr(module, "CHECK_REFERENCES", {})
     default_rtol = getattr(module, "CHECK_RTOL", checks.FLOAT_RTOL)
     rtol_of = getattr(module, "check_rtol", lambda engine: default_rtol)
     bad = []
@@ -115,9 +118,9 @@ def compare_checks(module, results: dict[str, dict]) -> list[str]:
         if "error" in out or "check" not in out:
             continue
         query = query_of(engine)
-        ref_name = f"ketch_{query}" if query else "ketch"
-        ref = results.get(ref_name, {})
-        if engine == ref_name:
+        ref_name = references.get(engine, f"ketch_{query}" if query else "ketch")
+        ref = results.get(ref_name, {}) if ref_name else {}
+        if engine == ref_name or (engine in references and ref_name is None):
             out["check_status"] = "reference"
             continue
         if "error" in ref or "check" not in ref:
