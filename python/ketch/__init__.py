@@ -54,7 +54,7 @@ from ketch.schema import Field, Schema
 from ketch.series import Series
 from ketch.sql import sql, sql_expr
 from ketch.udf import cls, func, udf
-from ketch.udf_methods import method
+from ketch.udf.methods import method
 from ketch.window import Window
 
 arrow_pickle.register()  # tables of Ketch's extension types pickle (Ray moves partitions so)

@@ -707,7 +707,7 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences, TrainingData
         """The query's output as it is produced: (partition of each batch, batches)."""
         from ketch.progress import ProgressBars
         from ketch.runners import get_runner
-        from ketch.udf import reraise_udf_error
+        from ketch.udf.errors import reraise_udf_error
 
         config = get_execution_config()
         stats = _core.ExecutionStats()
@@ -735,7 +735,7 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences, TrainingData
             with ProgressBars(stats, config):
                 return get_runner().execute(optimized, config, stats)
         except KetchError as error:
-            from ketch.udf import reraise_udf_error
+            from ketch.udf.errors import reraise_udf_error
 
             reraise_udf_error(error)
             raise
@@ -757,7 +757,7 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences, TrainingData
         optimized = _optimize(self._plan, get_execution_config())
         print("== Physical Plan ==\n", file=out)
         print(optimized.physical_repr(get_execution_config().to_native()), file=out)
-        from ketch import udf_metrics
+        from ketch.udf import metrics as udf_metrics
 
         stats = _core.ExecutionStats()
         counters_before = udf_metrics.snapshot()

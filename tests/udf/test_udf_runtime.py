@@ -390,7 +390,7 @@ def test_base_exceptions_in_udfs_are_udf_errors():
 
 
 def test_cuda_visible_devices_parsing(monkeypatch):
-    from ketch.udf import _available_gpus
+    from ketch.udf.options import _available_gpus
 
     for value, expected in [("0,1", 2), ("1,-1,2", 1), ("0,,1", 1), ("", 0), ("-1", 0)]:
         monkeypatch.setenv("CUDA_VISIBLE_DEVICES", value)

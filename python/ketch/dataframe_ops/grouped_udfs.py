@@ -44,7 +44,7 @@ def map_groups(grouped: GroupedDataFrame, udf: Expression) -> DataFrame:
     out_name = udf.name()
     key_names = list(grouped.group_by)
 
-    from ketch.udf import _to_arrow_result
+    from ketch.udf.results import _to_arrow_result
 
     def per_group(*values: list[Any]) -> list[Any]:
         # The user code directly (any number of rows out: not the engine's rows-in = rows-out call).

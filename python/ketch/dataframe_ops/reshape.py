@@ -119,7 +119,9 @@ def _explode_with_index(df: DataFrame, names: list[str], index_column: str) -> D
     gets its position (uint64); a null or empty list's one row gets a null position, as Daft's."""
     from ketch.dataframe import DataFrame
     from ketch.datatype import DataType
-    from ketch.udf import _BatchFunctionRunner, _Options, _udf_expression
+    from ketch.udf.options import _Options
+    from ketch.udf.plan_node import _udf_expression
+    from ketch.udf.runners import _BatchFunctionRunner
 
     dtype = DataType(pa.large_list(pa.uint64()))
 

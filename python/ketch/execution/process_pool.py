@@ -58,10 +58,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from ketch import udf_metrics
 from ketch.execution import zygote_fork
 from ketch.execution.call_threads import POLL_S, CallCancelled, CallTimedOut, wait_for
 from ketch.execution.ipc import Inbox, Outbox, deserialize, reclaim_segments
+from ketch.udf import metrics as udf_metrics
 
 _START_TIMEOUT_S = 120.0
 _SHUTDOWN_TIMEOUT_S = 5.0

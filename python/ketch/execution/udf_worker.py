@@ -97,7 +97,7 @@ def serve(address: str, authkey: bytes, segment_prefix: str) -> int:
     import ketch  # noqa: F401  (registers Ketch's Arrow extension types: images, files, ...)
     import ketch.pytype  # noqa: F401  (Python-object columns arrive as objects, not pickles)
     from ketch.execution.ipc import HANDOFF_BYTES, Inbox, Outbox, deserialize
-    from ketch.udf import _MAX_ITEMS
+    from ketch.udf.runners import _MAX_ITEMS
 
     inbox, outbox = Inbox(), Outbox(segment_prefix)
     stream: Any = None  # a generator call pulled lazily ("stream", "next", "close")
@@ -154,7 +154,7 @@ def serve(address: str, authkey: bytes, segment_prefix: str) -> int:
                     pa.default_memory_pool().release_unused()
                 out_name, out_size = outbox.put_arrays([result])
                 del result  # a handed-off result lives on in the engine's mapping only
-                from ketch import udf_metrics  # the batch's custom counters go back with it
+                from ketch.udf import metrics as udf_metrics  # the batch's custom counters go back with it
 
                 conn.send(("ok", out_name, out_size, udf_metrics.take()))
             except BaseException as exc:  # noqa: BLE001 - reported to the engine
@@ -196,7 +196,7 @@ def _serve_stream(conn: Connection, message: tuple, stream: Any, boxes: tuple, u
                 raise RuntimeError(
                     "this UDF cannot stream its items (not a generator, or its __init__ failed)"
                 )
-            from ketch.udf import _GeneratorStream
+            from ketch.udf.generators import _GeneratorStream
 
             stream = _GeneratorStream(runner, runner._rows(args), max_items)
             conn.send(("streaming",))

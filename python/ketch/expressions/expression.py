@@ -396,7 +396,7 @@ class Expression(
     def apply(self, func: Callable[[Any], Any], return_dtype: DataType | pa.DataType | type) -> Expression:
         """Calls ``func`` on every value (a Python object; images as numpy (H, W, C) uint8 arrays) and
         builds a column of ``return_dtype`` from the results."""
-        from ketch.udf import row_wise_expression
+        from ketch.udf.plan_node import row_wise_expression
 
         return row_wise_expression(func, [self], DataType._infer(return_dtype))
 

@@ -110,8 +110,9 @@ def soundex(expr: Expression) -> Expression:
 def ascii_func(expr: Expression) -> Expression:
     """Int32: the first UTF-8 byte of each string as a signed byte, as Daft 0.7.26 (``"A"`` → 65,
     ``"é"`` → -61, ``"€"`` → -30); 0 for ``""``. Spark (4.x) differs for a non-ASCII first
-    character: it returns the code point (``"é"`` → 233); the two agree on ASCII. (Named ``ascii_func`` so it does not shadow
-    Python's ``ascii``; the Expression method is ``ascii()``.)"""
+    character: it returns the code point (``"é"`` → 233); the two agree on ASCII. (Named
+    ``ascii_func`` so it does not shadow Python's ``ascii``; the Expression method is
+    ``ascii()``.)"""
     return _call("ascii", expr)
 
 

@@ -74,7 +74,7 @@ def _raise_udf_error(error: BaseException) -> None:
     from tblib import pickling_support
 
     from ketch.errors import UDFError
-    from ketch.udf import reraise_udf_error
+    from ketch.udf.errors import reraise_udf_error
 
     try:
         reraise_udf_error(error)

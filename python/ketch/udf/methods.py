@@ -107,7 +107,7 @@ def method_spec(cls: type, name: str) -> MethodSpec | None:
 
 def annotated_dtype(cls: type, name: str) -> DataType | None:
     """The return type from the annotation of ``cls.name`` (None when there is none usable)."""
-    from ketch.udf import _dtype_from_hint
+    from ketch.udf.decorators import _dtype_from_hint
 
     try:
         hint = typing.get_type_hints(getattr(cls, name)).get("return")
