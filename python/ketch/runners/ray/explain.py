@@ -13,7 +13,8 @@ from typing import Any
 
 from ketch.runners.ray.exchange import exchange_of, shuffle_width
 from ketch.runners.ray.sort_stage import is_distributed_sort
-from ketch.runners.ray.stages import BROADCAST_RIGHT, ORDERED, SOURCES, spread_runs
+from ketch.runners.ray.stage_tasks import spread_runs
+from ketch.runners.ray.stages import BROADCAST_RIGHT, ORDERED, SOURCES
 
 
 @dataclass

@@ -36,7 +36,8 @@ import pyarrow as pa
 from ketch import _core
 from ketch.runners.ray.coordinator import Coordinator, WorkerSlot
 from ketch.runners.ray.lineage import OutputsLost
-from ketch.runners.ray.stages import DEFAULT_BROADCAST_THRESHOLD, QueryStages, StageStats
+from ketch.runners.ray.stage_tasks import StageStats
+from ketch.runners.ray.stages import DEFAULT_BROADCAST_THRESHOLD, QueryStages
 from ketch.runners.ray.tables import concat, register_serializer
 
 DEFAULT_TASK_BACKLOG = 2

@@ -36,7 +36,8 @@ import pyarrow as pa
 from ketch import _core
 
 if TYPE_CHECKING:
-    from ketch.runners.ray.stages import Pending, QueryStages, StageStats
+    from ketch.runners.ray.stage_tasks import Pending, StageStats
+    from ketch.runners.ray.stages import QueryStages
 
 # A Limit of at most this many rows over a Sort runs as a top-k (no range shuffle).
 TOP_K_MAX_ROWS = 100_000
@@ -126,7 +127,7 @@ class DistributedSort:
 
     def lower(self, node: Any) -> Pending:
         """The Pending reduce stage that yields ``node``'s output partitions in sort order."""
-        from ketch.runners.ray.stages import Pending, _placeholder
+        from ketch.runners.ray.stage_tasks import Pending, _placeholder
 
         if node.kind() == "Limit":
             return self._top_k(node)
@@ -191,7 +192,7 @@ class DistributedSort:
     ) -> tuple[list[Any], list[dict[str, Any]]]:
         """The sample stage: ``child``'s tasks, each returning its output (left in the object
         store) and a sample of its ``columns``."""
-        from ketch.runners.ray.stages import StageStats
+        from ketch.runners.ray.stage_tasks import StageStats
 
         stat = StageStats(self._name("sample", f"{child.label} -> sample {columns}"), "sample")
         config = self.query.config
@@ -232,7 +233,7 @@ class DistributedSort:
         store: no transfer) while its engine worker has room, as the pre-shuffle merge does."""
         import ray
 
-        from ketch.runners.ray.stages import StageStats
+        from ketch.runners.ray.stage_tasks import StageStats
 
         stat = StageStats(
             self._name("range shuffle map", f"range partition by {columns} into {n}"),
@@ -252,7 +253,7 @@ class DistributedSort:
 
     def _top_k(self, limit: Any) -> Pending:
         """Limit(Sort(x)): each task of x keeps its first k rows in sort order; one task merges."""
-        from ketch.runners.ray.stages import Pending, _placeholder
+        from ketch.runners.ray.stage_tasks import Pending, _placeholder
 
         sort = limit.inputs()[0]
         child = self.query._lower(sort.inputs()[0])

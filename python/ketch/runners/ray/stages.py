@@ -32,6 +32,11 @@
 
 Each stage draws a tqdm bar of its tasks on a terminal (progress.py).
 
+``QueryStages`` (this module: lowering the plan into stages) has its other parts in mixins, by
+concern: stage_tasks.py (running a stage's tasks, stage statistics), shuffle_object_store.py and
+shuffle_flight.py (one per shuffle algorithm), stage_results.py (gathering and streaming
+results) and recovery.py (lost workers, beside lineage.py).
+
 Buckets (exchange.py, Daft's rule): ``repartition(n, keys)`` uses n; a join the widest input's
 task count; an aggregation or window its input's, at most ``shuffle_aggregation_default_partitions``
 (200); all at most the runner's ``max_shuffle_partitions`` when the user set it. A shuffle never
@@ -63,11 +68,8 @@ range shuffle of a sort still goes through the object store."""
 
 from __future__ import annotations
 
-import math
-import time
 import uuid
-from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -75,171 +77,41 @@ import pyarrow as pa
 from ketch import _core
 from ketch.runners.native import NativeRunner
 from ketch.runners.ray import slicing
-from ketch.runners.ray.coordinator import Coordinator, StageTasks, Upstream
+from ketch.runners.ray.coordinator import Coordinator
 from ketch.runners.ray.exchange import Exchange, exchange_of, shuffle_width
 from ketch.runners.ray.flight_shuffle import (
-    DEFAULT_DIR,
-    FlightFetchError,
-    FlightMap,
     FlightPiece,
-    normalize_compression,
 )
-from ketch.runners.ray.progress import StageProgress
+from ketch.runners.ray.recovery import Recovery
+from ketch.runners.ray.shuffle_flight import FlightShuffle, FlightShuffling
+from ketch.runners.ray.shuffle_object_store import ObjectStoreShuffle, _random_repartition
 from ketch.runners.ray.sort_stage import DistributedSort, is_distributed_sort
 from ketch.runners.ray.split_reads import (
-    SharedReads,
-    SourcePartitions,
     can_share,
-    compute_template,
     plan_shares,
-    read_fragment,
 )
+from ketch.runners.ray.stage_results import StageResults
+from ketch.runners.ray.stage_tasks import Feed, Pending, StageRunning, StageStats, _placeholder, spread_runs
 from ketch.runners.ray.tables import concat
 
 SOURCES = ("Scan", "InMemorySource")
+
+
 # Joins that keep no unmatched right rows: the right side can be sent whole to every left task.
 BROADCAST_RIGHT = ("inner", "left", "semi", "anti")
+
+
 DEFAULT_BROADCAST_THRESHOLD = 10 << 20  # bytes, Daft's broadcast_join_size_bytes_threshold
+
+
 # Order-keeping operators run over their input's tasks without a shuffle (``_lower_ordered``).
 FORMAT_NAMES = {"parquet": "Parquet", "csv": "CSV", "json": "JSON"}
+
+
 ORDERED = ("Limit", "IntoPartitions", "IntoBatches", "Write", "Concat")
 
 
-@dataclass
-class Pending:
-    """Tasks not run yet: ``plan`` over its own source (``split_source``: task i runs
-    ``source_fragment(plan, runs, i)``) and/or placeholder leaves: when ``inputs`` is not empty,
-    task i reads ``inputs[i][k]`` (a list of table refs) at leaf k, or the leaf itself where that
-    is None (the split source under a broadcast join)."""
-
-    plan: Any
-    num_tasks: int
-    split_source: bool
-    inputs: list[list[list[Any]]] = field(default_factory=list)
-    label: str = ""
-    # A split source's tasks as (first partition, count) of its source (``source_task_runs``: the
-    # row ranges of one split Parquet row group run in one task, which reads it once and returns
-    # one output per partition); None: task i is partition i.
-    runs: list[tuple[int, int]] | None = None
-    # The read tasks of a split source whose row groups' ranges are shared out over the workers
-    # (split_reads.py): each such row group is read once, its ranges computed by several tasks.
-    shared: SharedReads | None = None
-
-    @property
-    def partitions(self) -> int:
-        """The partitions its tasks make (more than ``num_tasks`` when a task makes several)."""
-        if self.split_source and self.runs is not None:
-            return sum(count for _, count in self.runs)
-        return self.num_tasks
-
-    # True while ``plan`` is only the placeholder: each task would just concatenate its input
-    # slices, so a consumer may read them directly instead of running tasks.
-    slices_only: bool = False
-    # Set while ``inputs`` are cuts of a stage not run yet: the tasks then run pipelined behind
-    # that stage (each starts as soon as the outputs it cuts exist); ``num_tasks`` is only an
-    # estimate until then.
-    feed: Feed | None = None
-
-
-@dataclass
-class Feed:
-    """The stage whose ordered outputs a Pending's inputs are cut from, as they complete."""
-
-    upstream: Pending
-    cutter: slicing.Cutter
-    refs: list[Any] = field(default_factory=list)  # upstream outputs so far, in order
-
-
-@dataclass
-class StageStats:
-    """One stage of the last query: ``tasks`` run, ``rows_out`` and ``bytes_out`` of its outputs
-    (for a shuffle map stage, ``bytes_shuffled`` = the bytes it left in the object store for the
-    reduce tasks, or with the flight shuffle on local disk, in memory size; ``bytes_on_disk`` =
-    the flight shuffle's file bytes, compressed, 0 otherwise), ``tasks_per_node`` (node id ->
-    tasks), ``buckets`` (0 when not a shuffle map), ``seconds`` (wall clock)."""
-
-    name: str
-    kind: str  # "map", "shuffle map", "reduce"
-    tasks: int = 0
-    rows_out: int = 0
-    bytes_out: int = 0
-    bytes_shuffled: int = 0
-    bytes_on_disk: int = 0
-    # Read tasks of split row groups (each read once, its ranges shared out: split_reads.py).
-    shared_reads: int = 0
-    buckets: int = 0
-    tasks_per_node: dict[str, int] = field(default_factory=dict)
-    # The node each task ran on, in task order (a task run again: its last run).
-    task_nodes: list[str] = field(default_factory=list)
-    # Wall-clock seconds from the stage's start to its last task's end (a pipelined stage starts
-    # with the stage feeding it).
-    seconds: float = 0.0
-    started: float = field(default_factory=time.monotonic)
-
-
-@dataclass
-class FlightShuffle:
-    """One flight shuffle of the query, kept to make lost map outputs again: its map stage
-    (``pending``, ``buckets``, ``keys``) and ``pieces[m][j]``, bucket j of map task m as first
-    made (``QueryStages._relocated`` maps its ticket to where it was made again)."""
-
-    pending: Pending
-    buckets: int
-    keys: list[str]
-    pieces: list[list[FlightPiece]] = field(default_factory=list)
-
-
-def _random_repartition(node: Any) -> bool:
-    """``repartition(n)`` without keys: rows spread evenly, no hash (not a hash exchange)."""
-    return node.kind() == "Repartition" and not node.params()["by"]
-
-
-def _pieces(meta: dict[str, Any], task: int) -> list[FlightPiece]:
-    """The flight pieces of flight shuffle map task ``task`` from its metadata, one per bucket."""
-    return [
-        FlightPiece(meta["flight"], f"{meta['shuffle_id']}/{task}/{j}", rows, meta["num_columns"])
-        for j, rows in enumerate(meta["rows"])
-    ]
-
-
-def spread_runs(runs: list[tuple[int, int]], workers: int) -> list[tuple[int, int]]:
-    """``runs`` (``PyPlan.source_task_runs``: the ranges of one split row group in one run) with
-    each run of several partitions cut into at most ``workers`` runs of consecutive partitions,
-    as even as can be: every engine worker can take a share of the row group and reads it once."""
-    out: list[tuple[int, int]] = []
-    for first, count in runs:
-        parts = max(1, min(count, workers))
-        size, extra = divmod(count, parts)
-        for k in range(parts):
-            n = size + (1 if k < extra else 0)
-            out.append((first, n))
-            first += n
-    return out
-
-
-def source_fragment(plan: Any, runs: list[tuple[int, int]] | None, index: int) -> Any:
-    """Task ``index`` of a split source's stage: ``plan`` restricted to its partitions."""
-    if runs is None:
-        return plan.partition_fragment(index)
-    first, count = runs[index]
-    return plan.partition_fragment(first, count)
-
-
-def _per_partition(outputs: list[Any], meta: dict[str, Any]) -> Iterator[tuple[list[Any], dict[str, Any]]]:
-    """A task's result (no buckets) as one (outputs, metadata) per partition it made: a task over
-    a run of several partitions (``Pending.runs``) returns one table each."""
-    if len(outputs) <= 1:
-        yield outputs, meta
-        return
-    for j, ref in enumerate(outputs):
-        yield [ref], {**meta, "rows": [meta["rows"][j]], "bytes": [meta["bytes"][j]]}
-
-
-def _placeholder(plan: Any) -> Any:
-    return _core.PyPlan.in_memory(plan.schema().empty_table())
-
-
-class QueryStages:
+class QueryStages(StageRunning, ObjectStoreShuffle, FlightShuffling, Recovery, StageResults):
     """Runs one optimized plan: ``run()`` yields the output partitions (Arrow tables) in order."""
 
     def __init__(
@@ -277,25 +149,6 @@ class QueryStages:
                 offset += n
         finally:
             self._drop_flight_files()
-
-    def _drop_flight_files(self) -> None:
-        """Deletes this query's flight shuffle files on every node (each worker deletes them on
-        its node after the tasks it was already given; a worker that died is skipped, its node's
-        files are deleted by the others on a shared disk, or by its replacement)."""
-        import ray
-
-        if not self._flight_dirs:
-            return
-        dirs, self._flight_dirs = self._flight_dirs, []
-        calls = [w.handle.drop_query.remote(self.query_id, dirs) for w in self.coordinator.workers if w.alive]
-        if not calls:
-            return
-        ready, _ = ray.wait(calls, num_returns=len(calls), timeout=60)
-        for ref in ready:
-            try:
-                ray.get(ref)
-            except Exception:  # noqa: BLE001 - a worker gone meanwhile: nothing left to delete there
-                pass
 
     def _distributable(self, node: Any) -> bool:
         """Whether ``node`` runs as stages on the workers: sources, partition-local operators,
@@ -445,99 +298,6 @@ class QueryStages:
             )
         return self._cut_pending(_placeholder(node), kind, [ref for ref, _ in outputs], cuts)
 
-    @staticmethod
-    def _cut_pending(template: Any, label: str, refs: list[Any], cuts: list[list[Any]]) -> Pending:
-        """A slices-only Pending whose task j reads cut j of the tables ``refs``."""
-        inputs = [[[(refs[i], offset, length) for i, offset, length in cut]] for cut in cuts]
-        if not inputs:  # into_batches over no rows: no partitions; keep one empty one
-            inputs = [[[]]]
-        return Pending(template, len(inputs), False, inputs, label=label, slices_only=True)
-
-    def _settle(self, pending: Pending) -> None:
-        """Runs the stage feeding ``pending`` (if any) to its end and fixes ``pending``'s inputs:
-        for the places that need all of its tasks known (a broadcast join's left side, a stage
-        feeding another pipelined one, reading the cuts on the driver)."""
-        feed = pending.feed
-        if feed is None:
-            return
-        outputs = self._gather(feed.upstream)
-        cuts = [cut for _, rows in outputs for cut in feed.cutter.add(rows)] + feed.cutter.finish()
-        settled = self._cut_pending(pending.plan, pending.label, [ref for ref, _ in outputs], cuts)
-        pending.inputs, pending.num_tasks, pending.feed = settled.inputs, settled.num_tasks, None
-
-    def _gather(self, pending: Pending, stop_after_rows: int | None = None) -> list[tuple[Any, int]]:
-        """Runs ``pending``'s tasks; (ref of its output, its rows) per task in order. With
-        ``stop_after_rows`` the stage stops (tasks still running are cancelled) once the tasks
-        done in order hold that many rows."""
-        if pending.slices_only:
-            self._settle(pending)
-            return self._materialized(pending)
-        outputs: list[tuple[Any, int]] = []
-        total = 0
-        tasks = self._stage_with_meta(pending, 0, None, self._kind(pending))
-        try:
-            for refs, meta in tasks:
-                outputs.append((refs[0], meta["rows"][0]))
-                total += meta["rows"][0]
-                if stop_after_rows is not None and total >= stop_after_rows:
-                    break
-        finally:
-            tasks.close()
-        return outputs
-
-    def _materialized(self, pending: Pending) -> list[tuple[Any, int]]:
-        """A slices-only pending resolved without tasks: one table per task, put in the object
-        store by the driver (limits: small cuts; stacked cuts: into_batches over a limit)."""
-        import ray
-
-        return [(ray.put(table), table.num_rows) for table in self._read_slices(pending)]
-
-    def _stream_cuts(self, pending: Pending) -> Iterator[pa.Table]:
-        """The result of into_partitions / into_batches over a stage (``pending.feed``), each cut
-        read on the driver as soon as the upstream outputs it needs exist (they complete in task
-        order), so the first partitions reach ``iter_partitions`` while later tasks still run."""
-        feed = pending.feed
-        assert feed is not None
-        schema = pending.plan.schema()
-        refs: list[Any] = []
-
-        def read(cut: list[Any]) -> pa.Table:
-            items = [(refs[i], offset, length) for i, offset, length in cut]
-            tables = self.coordinator.get([ref for ref, _, _ in items])
-            return concat(
-                [t.slice(offset, length) for (_, offset, length), t in zip(items, tables, strict=True)],
-                schema,
-            )
-
-        produced = 0
-        tasks = self._stage_with_meta(feed.upstream, 0, None, self._kind(feed.upstream))
-        try:
-            for outputs, meta in tasks:
-                refs.append(outputs[0])
-                for cut in feed.cutter.add(meta["rows"][0]):
-                    produced += 1
-                    yield read(cut)
-        finally:
-            tasks.close()
-        for cut in feed.cutter.finish():
-            produced += 1
-            yield read(cut)
-        if produced == 0:  # into_batches over no rows: one empty partition, as when settled
-            yield schema.empty_table()
-
-    def _read_slices(self, pending: Pending) -> Iterator[pa.Table]:
-        """The tables of a slices-only pending (settled), one per task, read on the driver (an
-        output lost with its node is made again first: ``Coordinator.get``)."""
-        coordinator = self.coordinator
-        for task in pending.inputs:
-            items = task[0]
-            tables = coordinator.get([item[0] if isinstance(item, tuple) else item for item in items])
-            tables = [
-                table.slice(item[1], item[2]) if isinstance(item, tuple) else table
-                for item, table in zip(items, tables, strict=True)
-            ]
-            yield concat(tables, pending.plan.schema())
-
     def _write(self, node: Any, below: Pending, params: dict[str, Any]) -> Pending:
         """write_parquet / write_csv / write_json: each task writes its files under the write's
         root, which the DataFrame writer made a staging location (ketch/io/write_commit.py); it
@@ -645,344 +405,3 @@ class QueryStages:
             inputs.append(_core.PyPlan.in_memory(table, [t.num_rows for t in tables] or [0]))
         plan = node.with_inputs(inputs) if inputs else node
         return NativeRunner().execute(plan, self.config, self.stats)
-
-    # -- running stages ---------------------------------------------------------------------------
-    def _stage(
-        self,
-        pending: Pending,
-        buckets: int,
-        keys: list[str] | None,
-        kind: str,
-        preferred_nodes: list[str | None] | None = None,
-    ) -> Iterator[Any]:
-        """Runs ``pending``'s tasks; yields each task's output refs in task order."""
-        for outputs, _meta in self._stage_with_meta(pending, buckets, keys, kind, preferred_nodes):
-            yield outputs
-
-    @staticmethod
-    def _kind(pending: Pending) -> str:
-        return "map" if pending.split_source or pending.label.startswith("driver") else "reduce"
-
-    def _stage_with_meta(
-        self,
-        pending: Pending,
-        buckets: int,
-        keys: list[str] | None,
-        kind: str,
-        preferred_nodes: list[str | None] | None = None,
-        flight: bool = False,
-    ) -> Generator[tuple[Any, dict[str, Any]], None, None]:
-        """Runs ``pending``'s tasks; yields each task's (output refs, metadata) in task order
-        (``flight``: a flight shuffle map stage, its tasks write their buckets to local disk and
-        yield (None, metadata)).
-        A fed pending runs pipelined behind the stage feeding it (``Coordinator.run``'s
-        upstream): its tasks start as the cuts they read become complete."""
-        feed = pending.feed
-        if feed is None:
-            yield from self._run_stage(pending, buckets, keys, kind, preferred_nodes, flight)
-            return
-        up = feed.upstream
-        up_stat, up_tasks = self._stage_tasks(up, 0, None, self._kind(up), None)
-        stat, tasks = self._stage_tasks(pending, buckets, keys, kind, preferred_nodes, flight)
-        pending.inputs = []
-
-        def release(index: int | None, outputs: Any, meta: Any) -> int:
-            if index is None:
-                cuts = feed.cutter.finish()
-            else:
-                self._record(up_stat, meta, 0)
-                cuts = []
-                for part, part_meta in _per_partition(outputs, meta):
-                    feed.refs.append(part[0])
-                    cuts += feed.cutter.add(part_meta["rows"][0])
-            pending.inputs.extend([[[(feed.refs[i], o, n) for i, o, n in cut]] for cut in cuts])
-            if index is None and not pending.inputs:
-                pending.inputs.append([[]])  # no rows at all: one empty partition
-            return len(pending.inputs)
-
-        with StageProgress(self.config, stat.name, -1, position=len(self.stages) - 1) as bar:
-            for outputs, meta in self.coordinator.run(tasks, Upstream(up_tasks, release)):
-                self._record(stat, meta, buckets)
-                bar.task_done(sum(meta["rows"]))
-                yield outputs, meta
-        pending.num_tasks, pending.feed = len(pending.inputs), None
-
-    def _record(self, stat: StageStats, meta: dict[str, Any], buckets: int) -> None:
-        if meta.get("scan"):
-            self.stats.add_scan(meta["scan"])  # the task's scans, for explain_analyze
-        stat.tasks += 1
-        stat.rows_out += sum(meta["rows"])
-        stat.bytes_out += sum(meta["bytes"])
-        if buckets:
-            stat.bytes_shuffled += sum(meta["bytes"])
-            stat.bytes_on_disk += sum(meta.get("file_bytes", ()))
-        stat.tasks_per_node[meta["node_id"]] = stat.tasks_per_node.get(meta["node_id"], 0) + 1
-        stat.task_nodes.append(meta["node_id"])
-        stat.seconds = time.monotonic() - stat.started
-
-    def _run_stage(
-        self,
-        pending: Pending,
-        buckets: int,
-        keys: list[str] | None,
-        kind: str,
-        preferred_nodes: list[str | None] | None,
-        flight: bool = False,
-    ) -> Generator[tuple[Any, dict[str, Any]], None, None]:
-        reads: dict[int, list[Any]] | None = {} if pending.split_source and pending.shared else None
-        stat, tasks = self._stage_tasks(pending, buckets, keys, kind, preferred_nodes, flight, reads)
-        upstream = None if reads is None else self.shared_reads(pending, stat, reads)
-        try:
-            with StageProgress(
-                self.config, stat.name, pending.num_tasks, position=len(self.stages) - 1
-            ) as bar:
-                for outputs, meta in self.coordinator.run(tasks, upstream):
-                    self._record(stat, meta, buckets)
-                    bar.task_done(sum(meta["rows"]))
-                    if buckets:
-                        yield outputs, meta
-                    else:
-                        yield from _per_partition(outputs, meta)
-        finally:
-            if reads is not None:
-                reads.clear()  # the row groups leave the object store (a later rerun reads its own)
-
-    def shared_reads(self, pending: Pending, stat: StageStats, reads: dict[int, list[Any]]) -> Upstream:
-        """The read tasks of a split source's stage (split_reads.py): read task r reads the ranges
-        ``pending.shared.reads[r]`` once and returns one table per range (with their source rows);
-        its outputs go into ``reads[r]``, and the compute tasks that share them start then."""
-        shared = pending.shared
-        assert shared is not None and pending.runs is not None
-        config, plan = self.config, pending.plan
-        name = f"{stat.name} [row group reads]"
-
-        def submit(handle: Any, r: int) -> tuple[Any, Any]:
-            first, count = shared.reads[r]
-            payload = read_fragment(plan, first, count).to_bytes()
-            refs = handle.run_task.options(num_returns=count + 1).remote(
-                payload, config, None, 0, None, None, count
-            )
-            return refs[-1], refs[:-1]
-
-        ready = 0  # compute tasks that may start: in order, up to the first whose read is not done
-
-        def release(r: int | None, outputs: Any, meta: Any) -> int:
-            nonlocal ready
-            if r is None:
-                return pending.num_tasks
-            reads[r] = list(outputs)
-            if meta.get("scan"):
-                self.stats.add_scan(meta["scan"])  # the row group read once, for explain_analyze
-            stat.shared_reads += 1
-            while ready < pending.num_tasks and (
-                shared.shares[ready] is None or shared.shares[ready][0] in reads  # type: ignore[index]
-            ):
-                ready += 1
-            return ready
-
-        while ready < pending.num_tasks and shared.shares[ready] is None:
-            ready += 1
-        reads_stage = StageTasks(name, len(shared.reads), submit, recover=self.recover_hook())
-        return Upstream(reads_stage, release, ready=ready)
-
-    def fragments(
-        self, pending: Pending, reads: dict[int, list[Any]] | None = None
-    ) -> Callable[[int], tuple[bytes, list[Any] | None]]:
-        """Task ``index`` of ``pending``'s stage as (its fragment's bytes, its inputs): its own
-        source's partitions, or with ``reads`` (the outputs of a split source's read tasks so far,
-        ``shared_reads``) a task sharing a read still in there runs over its ranges' tables; any
-        other one reads its own ranges (a task run again after the stage ended)."""
-        # The plan as it is now: a task run again later (its output lost with its node) must run
-        # the same fragment, whatever is done to ``pending`` meanwhile.
-        plan, split_source, runs = pending.plan, pending.split_source, pending.runs
-        shared = None if split_source else plan.to_bytes()
-        lineage = self.coordinator.lineage
-        shares = pending.shared.shares if split_source and pending.shared and reads is not None else None
-        template = compute_template(plan).to_bytes() if shares else None
-
-        def fragment(index: int) -> tuple[bytes, list[Any] | None]:
-            payload = source_fragment(plan, runs, index).to_bytes() if split_source else shared
-            inputs = lineage.resolve(pending.inputs[index]) if pending.inputs else None
-            share = shares[index] if shares else None
-            if share is not None and reads is not None and share[0] in reads and runs is not None:
-                # Its ranges' tables, made by the read task of their row group (split_reads.py).
-                read, first = share
-                tables = lineage.resolve(reads[read][first : first + runs[index][1]])
-                payload = template
-                inputs = [SourcePartitions(tables), *(inputs[1:] if inputs else [])]
-            return payload, self.relocate(inputs)
-
-        return fragment
-
-    def _stage_tasks(
-        self,
-        pending: Pending,
-        buckets: int,
-        keys: list[str] | None,
-        kind: str,
-        preferred_nodes: list[str | None] | None,
-        flight: bool = False,
-        reads: dict[int, list[Any]] | None = None,
-    ) -> tuple[StageStats, StageTasks]:
-        """The stage's stats entry (appended to ``stages``) and its tasks for the coordinator.
-        ``reads``: the outputs of a split source's read tasks so far (``shared_reads``; see
-        ``fragments``)."""
-        number = len(self.stages) + 1
-        if buckets:
-            how = f"hash shuffle by {keys}" if keys else "random shuffle"
-            via = " via flight_shuffle" if flight else ""
-            what = f"{pending.label} -> {how} into {buckets}{via}"
-        else:
-            what = pending.label
-        stat = StageStats(f"stage {number} ({kind}: {what})", kind, buckets=buckets)
-        self.stages.append(stat)
-        config = self.config
-        runs = pending.runs if pending.split_source else None
-        fragment = self.fragments(pending, reads)
-
-        def submit(handle: Any, index: int) -> tuple[Any, Any]:
-            payload, inputs = fragment(index)
-            if flight:  # buckets to local disk; only the metadata comes back
-                spec = FlightMap(self.query_id, number, index, tuple(self._flight_dirs), self._compression())
-                run = handle.run_task.options(num_returns=1)
-                return run.remote(payload, config, inputs, buckets, keys, spec), []
-            outputs = runs[index][1] if runs is not None and not buckets else 1
-            if outputs > 1:  # a run of several partitions: one table each
-                refs = handle.run_task.options(num_returns=outputs + 1).remote(
-                    payload, config, inputs, 0, keys, None, outputs
-                )
-                return refs[-1], refs[:-1]
-            refs = handle.run_task.options(num_returns=max(1, buckets) + 1).remote(
-                payload, config, inputs, buckets, keys
-            )
-            return refs[-1], refs[:-1]
-
-        # A random shuffle's map task spreads its rows differently each time it runs.
-        replayable = not (buckets and not keys)
-        return stat, StageTasks(
-            stat.name,
-            pending.num_tasks,
-            submit,
-            preferred_nodes=preferred_nodes,
-            replayable=replayable,
-            recover=self.recover_hook(),
-        )
-
-    def _shuffle(self, pending: Pending, keys: list[str], buckets: int) -> list[list[Any]]:
-        """The map side: per map output, the refs of its ``buckets`` bucket tables (one output per
-        task of ``pending`` with map_reduce, one per merge group with pre_shuffle_merge)."""
-        algorithm = self._shuffle_algorithm(pending.num_tasks, buckets)
-        if algorithm == "pre_shuffle_merge":
-            return self._pre_shuffle_merge(pending, keys, buckets)
-        if algorithm == "flight_shuffle":
-            return self._flight_shuffle(pending, keys, buckets)
-        return list(self._stage(pending, buckets, keys, "shuffle map"))
-
-    def _shuffle_algorithm(self, map_tasks: int, buckets: int) -> str:
-        """The config's ``shuffle_algorithm``; "auto" picks pre_shuffle_merge when
-        sqrt(M x N) > ``pre_shuffle_merge_partition_threshold``, as Daft does."""
-        algorithm = getattr(self.config, "shuffle_algorithm", "auto")
-        if algorithm != "auto":
-            return str(algorithm)
-        threshold = getattr(self.config, "pre_shuffle_merge_partition_threshold", 200)
-        return "pre_shuffle_merge" if math.sqrt(map_tasks * buckets) > threshold else "map_reduce"
-
-    def _pre_shuffle_merge(self, pending: Pending, keys: list[str], buckets: int) -> list[list[Any]]:
-        """Map tasks keep their whole output on their node; the outputs of each node are then
-        grouped in task order up to ``pre_shuffle_merge_threshold`` bytes, and one task per group,
-        on that node's worker, concatenates and hash-partitions the group into ``buckets``."""
-        threshold = getattr(self.config, "pre_shuffle_merge_threshold", 1 << 30)
-        groups: dict[str, list[tuple[list[Any], int]]] = {}  # node -> [(refs, bytes)]
-        for refs, meta in self._stage_with_meta(pending, 0, None, "pre-shuffle map"):
-            node_groups = groups.setdefault(meta["node_id"], [([], 0)])
-            group_refs, size = node_groups[-1]
-            if group_refs and size + meta["bytes"][0] > threshold:
-                node_groups.append(([], 0))
-                group_refs, size = node_groups[-1]
-            group_refs.append(refs[0])
-            node_groups[-1] = (group_refs, size + meta["bytes"][0])
-        nodes = [node for node, node_groups in groups.items() for _ in node_groups]
-        inputs = [[group_refs] for node_groups in groups.values() for group_refs, _ in node_groups]
-        merge = Pending(_placeholder(pending.plan), len(inputs), False, inputs, label="pre-shuffle merge")
-        return list(self._stage(merge, buckets, keys, "shuffle map", preferred_nodes=nodes))
-
-    def _compression(self) -> str | None:
-        return normalize_compression(getattr(self.config, "flight_shuffle_compression", "lz4"))
-
-    def _flight_shuffle(self, pending: Pending, keys: list[str], buckets: int) -> list[list[Any]]:
-        """The map side of the flight shuffle: each task of ``pending`` writes its ``buckets``
-        buckets to its node's disk (flight_shuffle.py); per task, one ``FlightPiece`` per bucket
-        (the worker's Flight address, the ticket, the rows), read by the reduce tasks."""
-        dirs = getattr(self.config, "flight_shuffle_dirs", None) or [DEFAULT_DIR]
-        for d in dirs:
-            if d not in self._flight_dirs:
-                self._flight_dirs.append(d)
-        shuffle = FlightShuffle(pending, buckets, keys)
-        self._flight_shuffles.append(shuffle)
-        for _, meta in self._stage_with_meta(pending, buckets, keys, "shuffle map", flight=True):
-            shuffle.pieces.append(_pieces(meta, len(shuffle.pieces)))
-        return [list(pieces) for pieces in shuffle.pieces]
-
-    def relocate(self, inputs: list[Any] | None) -> list[Any] | None:
-        """A task's inputs (None: it reads its own source) with the flight pieces made again
-        (after their worker was lost) pointing at their new place."""
-        if inputs is None or not self._relocated:
-            return inputs
-        return [
-            [self._relocated.get(p.ticket, p) if isinstance(p, FlightPiece) else p for p in leaf]
-            if isinstance(leaf, list)
-            else leaf  # None (its own source) or a split row group's SourcePartitions
-            for leaf in inputs
-        ]
-
-    def recover_hook(self) -> Any:
-        """``StageTasks.recover`` for a stage of this query: None until a flight shuffle ran."""
-        return self._recover_flight if self._flight_shuffles else None
-
-    def _recover_flight(self, error: BaseException) -> bool:
-        """After a task failed to fetch a flight piece (``FlightFetchError``): runs again, on the
-        workers alive, every map task of every flight shuffle of the query whose outputs were at
-        that address (as a "shuffle map (recompute)" stage each) and points the pieces at the
-        new outputs; True when the failed task may run again. Other errors: False."""
-        address = getattr(error, "address", None)
-        if not isinstance(error, FlightFetchError) or address is None:
-            return False
-        if address in self._lost_addresses:
-            return True  # already made again: the task reads the relocated pieces
-        self._lost_addresses.add(address)
-        found = False
-        for shuffle in self._flight_shuffles:  # in the order they ran: later ones read earlier ones
-            lost = [
-                m
-                for m, pieces in enumerate(shuffle.pieces)
-                if any(self._relocated.get(p.ticket, p).address == address for p in pieces)
-            ]
-            if not lost:
-                continue
-            found = True
-            stat, tasks = self._stage_tasks(
-                shuffle.pending, shuffle.buckets, shuffle.keys, "shuffle map (recompute)", None, flight=True
-            )
-            stat.name += f" [map tasks {lost} lost with {address}]"
-
-            def submit(handle: Any, k: int, run: Any = tasks.submit, lost: list[int] = lost) -> Any:
-                return run(handle, lost[k])
-
-            again = StageTasks(stat.name, len(lost), submit, recover=tasks.recover)
-            for k, (_, meta) in enumerate(self.coordinator.run(again)):
-                self._record(stat, meta, shuffle.buckets)
-                for first, new in zip(shuffle.pieces[lost[k]], _pieces(meta, lost[k]), strict=True):
-                    self._relocated[first.ticket] = new
-        return found
-
-    def _final(self, pending: Pending) -> Iterator[pa.Table]:
-
-        if pending.slices_only and pending.feed is not None:
-            yield from self._stream_cuts(pending)
-            return
-        if pending.slices_only:  # cuts of outputs already in the object store: read them here
-            self._settle(pending)
-            yield from self._read_slices(pending)
-            return
-        for outputs in self._stage(pending, 0, None, self._kind(pending)):
-            yield self.coordinator.get([outputs[0]])[0]
