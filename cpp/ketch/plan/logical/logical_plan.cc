@@ -9,45 +9,14 @@
 #include "ketch/plan/logical/aggregate_phases.h"
 #include "ketch/plan/logical/lance_filter.h"
 #include "ketch/plan/logical/more_aggregations.h"
+#include "ketch/plan/logical/plan_text.h"
+
+// The logical plan nodes: each constructor checks its inputs and derives the output schema. The
+// rest of LogicalPlan lives beside it: display (logical_plan_display.cc), join specs (join_spec.cc),
+// aggregation resolution (aggregate_resolution.cc), partitions and depth (plan_partitions.cc).
 
 namespace ketch {
 namespace {
-
-// Seconds as Python's repr of a float prints them (0.5, 2.0, 1e-06), for explain.
-std::string FormatDouble(double value) {
-  std::ostringstream out;
-  out.precision(17);
-  out << value;
-  std::string text = out.str();
-  // The shortest text that reads back as the same double.
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::ostringstream shorter;
-    shorter.precision(digits);
-    shorter << value;
-    if (std::stod(shorter.str()) == value) {
-      text = shorter.str();
-      break;
-    }
-  }
-  if (text.find_first_of(".eni") == std::string::npos) text += ".0";
-  return text;
-}
-
-std::string JoinNames(const std::vector<std::string>& names) {
-  std::ostringstream out;
-  for (size_t i = 0; i < names.size(); ++i) out << (i ? ", " : "") << names[i];
-  return out.str();
-}
-
-std::string SchemaString(const arrow::Schema& schema) {
-  std::ostringstream out;
-  out << "{";
-  for (int i = 0; i < schema.num_fields(); ++i) {
-    out << (i ? ", " : "") << schema.field(i)->name() << ": " << schema.field(i)->type()->ToString();
-  }
-  out << "}";
-  return out.str();
-}
 
 arrow::Result<std::shared_ptr<arrow::Schema>> ScanOutputSchema(const ScanInfo& info) {
   if (!info.columns) return info.file_schema;
@@ -63,130 +32,7 @@ arrow::Result<std::shared_ptr<arrow::Schema>> ScanOutputSchema(const ScanInfo& i
   return arrow::schema(fields);
 }
 
-bool IsNumeric(const arrow::DataType& type) {
-  return arrow::is_integer(type.id()) || arrow::is_floating(type.id());
-}
-
-bool IsOrderable(const arrow::DataType& type) {
-  return IsNumeric(type) || arrow::is_string(type.id()) || arrow::is_binary(type.id()) ||
-         arrow::is_temporal(type.id()) || type.id() == arrow::Type::BOOL;
-}
-
-std::string Pretty(const arrow::DataType& type) { return type.ToString(); }
-
 }  // namespace
-
-arrow::Result<JoinType> ParseJoinType(const std::string& how) {
-  if (how == "inner") return JoinType::kInner;
-  if (how == "left") return JoinType::kLeft;
-  if (how == "right") return JoinType::kRight;
-  if (how == "outer") return JoinType::kOuter;
-  if (how == "semi") return JoinType::kSemi;
-  if (how == "anti") return JoinType::kAnti;
-  if (how == "cross") return JoinType::kCross;
-  return arrow::Status::Invalid("unknown join type '", how,
-                                "' (one of inner, left, right, outer, semi, anti)");
-}
-
-std::string JoinTypeName(JoinType type) {
-  switch (type) {
-    case JoinType::kInner:
-      return "inner";
-    case JoinType::kLeft:
-      return "left";
-    case JoinType::kRight:
-      return "right";
-    case JoinType::kOuter:
-      return "outer";
-    case JoinType::kSemi:
-      return "semi";
-    case JoinType::kAnti:
-      return "anti";
-    case JoinType::kCross:
-      return "cross";
-  }
-  return "?";
-}
-
-arrow::Status ValidateJoinStrategy(const std::string& strategy, JoinType how) {
-  if (strategy.empty()) return arrow::Status::OK();
-  if (strategy != "hash" && strategy != "sort_merge" && strategy != "broadcast") {
-    return arrow::Status::Invalid("join strategy '", strategy,
-                                  "' is not supported; choose one of hash, sort_merge, broadcast");
-  }
-  if (how == JoinType::kCross) return arrow::Status::Invalid("In a cross join, `strategy` cannot be set");
-  if (strategy == "sort_merge" && how != JoinType::kInner) {
-    return arrow::Status::Invalid("Sort merge join only supports inner joins");
-  }
-  if (strategy == "broadcast" && how == JoinType::kOuter) {
-    return arrow::Status::Invalid("Broadcast join does not support outer joins");
-  }
-  return arrow::Status::OK();
-}
-
-std::shared_ptr<arrow::DataType> JoinKeyCast(const arrow::DataType& l, const arrow::DataType& r) {
-  if (l.Equals(r)) return nullptr;
-  if (arrow::is_string(l.id())) return arrow::large_utf8();
-  if (arrow::is_unsigned_integer(l.id()) && arrow::is_unsigned_integer(r.id())) return arrow::uint64();
-  return arrow::int64();
-}
-
-arrow::Result<AggregationInfo> ResolveAggregation(const ExprPtr& expr, const arrow::Schema& schema) {
-  AggregationInfo info;
-  const Expr* call = expr.get();
-  if (call->kind() == ExprKind::kAlias) call = call->children()[0].get();
-  if (call->kind() != ExprKind::kCall || call->name().rfind("agg_", 0) != 0) {
-    return arrow::Status::Invalid("agg() takes aggregation expressions such as col(\"x\").sum(), got ",
-                                  expr->ToString());
-  }
-  if (call->children().size() != 1 || call->children()[0]->kind() != ExprKind::kColumn) {
-    return arrow::Status::NotImplemented(call->name(),
-                                         " needs a column as its input (add the computed column ",
-                                         "with with_column first), got ", call->ToString());
-  }
-  info.function = call->name();
-  info.input = call->children()[0]->name();
-  info.output = expr->OutputName();
-  info.options = call->options();
-  ARROW_ASSIGN_OR_RAISE(auto field, ResolveField(*call->children()[0], schema));
-  info.input_type = field->type();
-  const auto& type = *info.input_type;
-  auto unsupported = [&]() {
-    return arrow::Status::TypeError(info.function, " is not supported for column '", info.input, "' of type ",
-                                    Pretty(type), " (in ", expr->ToString(), ")");
-  };
-  const std::string& f = info.function;
-  if (f == "agg_sum") {
-    if (!IsNumeric(type)) return unsupported();
-    // Daft's sum types: float32 stays float32 (summed in float64, rounded once at the end).
-    info.output_type = type.id() == arrow::Type::FLOAT         ? arrow::float32()
-                       : arrow::is_floating(type.id())         ? arrow::float64()
-                       : arrow::is_unsigned_integer(type.id()) ? arrow::uint64()
-                                                               : arrow::int64();
-  } else if (f == "agg_mean" || f == "agg_stddev") {
-    if (!IsNumeric(type)) return unsupported();
-    info.output_type = arrow::float64();
-  } else if (f == "agg_min" || f == "agg_max") {
-    if (!IsOrderable(type)) return unsupported();
-    info.output_type = info.input_type;
-  } else if (f == "agg_count" || f == "agg_approx_count_distinct") {
-    if (type.id() == arrow::Type::EXTENSION && f == "agg_approx_count_distinct") return unsupported();
-    info.output_type = arrow::uint64();
-  } else if (f == "agg_any_value") {
-    info.output_type = info.input_type;
-  } else if (f == "agg_list") {
-    info.output_type = arrow::large_list(info.input_type);
-  } else if (f == "agg_concat") {
-    if (!arrow::is_string(type.id())) return unsupported();
-    info.output_type = arrow::large_utf8();
-  } else if (IsMoreAggregation(f)) {
-    ARROW_ASSIGN_OR_RAISE(info.output_type, MoreAggregationOutputType(f, type, info.options));
-    if (!info.output_type) return unsupported();
-  } else {
-    return arrow::Status::Invalid("unknown aggregation '", f, "'");
-  }
-  return info;
-}
 
 arrow::Result<LogicalPlanPtr> LogicalPlan::InMemory(std::shared_ptr<arrow::Schema> schema,
                                                     std::vector<std::shared_ptr<arrow::RecordBatch>> batches,
@@ -208,22 +54,6 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::InMemory(std::shared_ptr<arrow::Schem
   node->batch_partitions_ = std::move(partitions);
   node->first_row_ = first_row;
   return node;
-}
-
-std::string FileFormatName(FileFormat format) {
-  switch (format) {
-    case FileFormat::kParquet:
-      return "Parquet";
-    case FileFormat::kCsv:
-      return "CSV";
-    case FileFormat::kJson:
-      return "JSON";
-    case FileFormat::kLance:
-      return "Lance";
-    case FileFormat::kVideo:
-      return "Video";
-  }
-  return "?";
 }
 
 arrow::Result<LogicalPlanPtr> LogicalPlan::Scan(ScanInfo info) {
@@ -298,22 +128,6 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Limit(LogicalPlanPtr input, int64_t l
 }
 
 int64_t LogicalPlan::limit_end() const { return limit_ > kNoLimit - offset_ ? kNoLimit : limit_ + offset_; }
-
-std::string WriterName(FileFormat format) {
-  switch (format) {
-    case FileFormat::kParquet:
-      return "write_parquet";
-    case FileFormat::kCsv:
-      return "write_csv";
-    case FileFormat::kJson:
-      return "write_json";
-    case FileFormat::kLance:
-      return "write_lance";
-    case FileFormat::kVideo:
-      break;
-  }
-  return "write";
-}
 
 arrow::Result<LogicalPlanPtr> LogicalPlan::Write(LogicalPlanPtr input, WriteInfo info) {
   static const std::set<std::string> kCodecs = {"snappy", "zstd", "gzip", "lz4", "brotli", "none"};
@@ -479,8 +293,8 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Join(LogicalPlanPtr left, LogicalPlan
     const bool both_ints = arrow::is_integer(l->type()->id()) && arrow::is_integer(r->type()->id());
     if (!same && !both_strings && !both_ints) {
       return arrow::Status::TypeError("cannot join left column '", l->name(), "' of type ",
-                                      Pretty(*l->type()), " with right column '", r->name(), "' of type ",
-                                      Pretty(*r->type()));
+                                      PrettyType(*l->type()), " with right column '", r->name(), "' of type ",
+                                      PrettyType(*r->type()));
     }
     ARROW_RETURN_NOT_OK(CheckKeyColumn("join", "join on", l->name(), *l->type(), KeyUse::kHash));
     if (spec.left_on[i] == spec.right_on[i]) {
@@ -534,7 +348,7 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::Explode(LogicalPlanPtr input, std::ve
     const auto& type = fields[index]->type();
     if (!arrow::is_list(type->id()) && type->id() != arrow::Type::FIXED_SIZE_LIST) {
       return arrow::Status::TypeError("explode() needs list columns, but '", name, "' has type ",
-                                      Pretty(*type));
+                                      PrettyType(*type));
     }
     fields[index] = arrow::field(name, type->field(0)->type());
   }
@@ -629,31 +443,6 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::IntoBatches(LogicalPlanPtr input, int
   return node;
 }
 
-int32_t LogicalPlan::depth() const {
-  int32_t known = depth_.load(std::memory_order_relaxed);
-  if (known > 0) return known;
-  // Iterative post-order over the nodes whose depth is not known yet (no recursion: this is what
-  // guards the recursive walks against deep plans).
-  std::vector<std::pair<const LogicalPlan*, bool>> stack{{this, false}};
-  while (!stack.empty()) {
-    auto [node, expanded] = stack.back();
-    stack.pop_back();
-    if (node->depth_.load(std::memory_order_relaxed) > 0) continue;
-    if (!expanded) {
-      stack.emplace_back(node, true);
-      for (const auto& input : node->inputs_) {
-        if (input->depth_.load(std::memory_order_relaxed) == 0) stack.emplace_back(input.get(), false);
-      }
-      continue;
-    }
-    int32_t d = 1;
-    for (const auto& input : node->inputs_)
-      d = std::max(d, input->depth_.load(std::memory_order_relaxed) + 1);
-    node->depth_.store(d, std::memory_order_relaxed);
-  }
-  return depth_.load(std::memory_order_relaxed);
-}
-
 arrow::Result<LogicalPlanPtr> LogicalPlan::MonotonicId(LogicalPlanPtr input, std::string column) {
   if (input->schema()->GetFieldIndex(column) >= 0) {
     return arrow::Status::Invalid("monotonically_increasing_id(): the input already has a column named '",
@@ -707,298 +496,6 @@ arrow::Result<LogicalPlanPtr> LogicalPlan::WithInputs(std::vector<LogicalPlanPtr
       return Sample(inputs[0], sample_);
   }
   return arrow::Status::NotImplemented("unknown plan node");
-}
-
-std::string LogicalPlan::Label() const {
-  switch (kind_) {
-    case LogicalKind::kInMemorySource: {
-      int64_t rows = 0;
-      for (const auto& b : batches_) rows += b->num_rows();
-      return "InMemorySource: " + std::to_string(batches_.size()) + " batches, " + std::to_string(rows) +
-             " rows";
-    }
-    case LogicalKind::kScan:
-      return "Scan" + FileFormatName(scan_.format) + ":";
-    case LogicalKind::kProject: {
-      std::vector<std::string> parts;
-      for (const auto& e : exprs_) parts.push_back(e->ToString());
-      return "Project: " + JoinNames(parts);
-    }
-    case LogicalKind::kFilter:
-      return "Filter: " + predicate_->ToString();
-    case LogicalKind::kLimit:
-      if (offset_ == 0) return "Limit: " + std::to_string(limit_);
-      if (limit_ == kNoLimit) return "Offset: " + std::to_string(offset_);
-      return "Limit: " + std::to_string(limit_) + ", offset " + std::to_string(offset_);
-    case LogicalKind::kWrite:
-      return "Write" + FileFormatName(write_.format) + ":";
-    case LogicalKind::kSort: {
-      std::vector<std::string> parts;
-      for (size_t i = 0; i < sort_.keys.size(); ++i) {
-        parts.push_back(sort_.keys[i]->ToString() + (sort_.descending[i] ? " desc" : " asc") +
-                        (sort_.nulls_first[i] ? " nulls first" : " nulls last"));
-      }
-      return "Sort: " + JoinNames(parts);
-    }
-    case LogicalKind::kWindow: {
-      std::vector<std::string> parts;
-      for (size_t i = 0; i < window_functions_.size(); ++i) {
-        parts.push_back(window_functions_[i].function + "(" + window_functions_[i].input + ") as " +
-                        window_functions_[i].output);
-      }
-      return "Window: " + JoinNames(parts) + " over (" + window_spec_.ToString() + ")";
-    }
-    case LogicalKind::kAggregate: {
-      std::vector<std::string> aggs;
-      for (const auto& e : aggregate_.aggregations) aggs.push_back(e->ToString());
-      const char* phase = aggregate_.phase == AggregatePhase::kPartial ? " (partial)"
-                          : aggregate_.phase == AggregatePhase::kFinal ? " (final)"
-                                                                       : "";
-      return std::string("Aggregate") + phase + ": " + JoinNames(aggs) +
-             (aggregate_.group_by.empty() ? "" : ", Group by = " + JoinNames(aggregate_.group_by));
-    }
-    case LogicalKind::kJoin:
-      return "Join: Type = " + JoinTypeName(join_.how) +
-             (join_.how == JoinType::kCross
-                  ? std::string()
-                  : ", On = [" + JoinNames(join_.left_on) + "] = [" + JoinNames(join_.right_on) + "]") +
-             (join_.strategy.empty() ? std::string() : ", Strategy = " + join_.strategy);
-    case LogicalKind::kExplode:
-      return "Explode: " + JoinNames(explode_columns_);
-    case LogicalKind::kConcat:
-      return "Concat";
-    case LogicalKind::kSample:
-      if (sample_.size >= 0) return "Sample: " + std::to_string(sample_.size) + " rows";
-      return "Sample: fraction = " + std::to_string(sample_.fraction);
-    case LogicalKind::kRepartition: {
-      const std::string num =
-          partitioning_.num_partitions < 0 ? "None (as input)" : std::to_string(partitioning_.num_partitions);
-      if (partitioning_.by.empty()) return "Repartition: Scheme = Random, Num partitions = " + num;
-      return "Repartition: Scheme = Hash, Num partitions = " + num + ", By = [" +
-             JoinNames(partitioning_.by) + "]";
-    }
-    case LogicalKind::kIntoPartitions:
-      return "IntoPartitions: Num partitions = " + std::to_string(partitioning_.num_partitions);
-    case LogicalKind::kIntoBatches:
-      return "IntoBatches: Batch size = " + std::to_string(partitioning_.batch_size);
-    case LogicalKind::kMonotonicId:
-      return "MonotonicallyIncreasingId: Column = " + id_column_;
-  }
-  return "?";
-}
-
-std::vector<std::string> LogicalPlan::Details() const {
-  std::vector<std::string> out;
-  if (kind_ == LogicalKind::kScan && scan_.format == FileFormat::kLance) {
-    out.push_back("Dataset = " + scan_.lance.uri);
-    out.push_back("Version = " + std::to_string(scan_.lance.version));
-    out.push_back("Num fragments = " + std::to_string(scan_.files.size()));
-    out.push_back("Projection pushdown = " +
-                  (scan_.columns ? "[" + JoinNames(*scan_.columns) + "]" : "None"));
-    const int num_data = scan_.file_schema->num_fields() - scan_.partition_schema->num_fields();
-    arrow::FieldVector data_fields(scan_.file_schema->fields().begin(),
-                                   scan_.file_schema->fields().begin() + num_data);
-    const auto lance = TranslateLanceFilter(scan_.filter, arrow::Schema(data_fields));
-    out.push_back("Lance filter = " + (lance.sql.empty() ? std::string("None") : lance.sql));
-    std::vector<std::string> residual;
-    for (const auto& conjunct : lance.residual) residual.push_back(conjunct->ToString());
-    out.push_back("Filter after the scan = " +
-                  (residual.empty() ? std::string("None") : JoinNames(residual)));
-    out.push_back(
-        "Limit pushdown = " + (scan_.limit >= 0 ? std::to_string(scan_.limit) : std::string("None")) +
-        (scan_.limit >= 0 && !lance.residual.empty() ? " (applied by Ketch after the filter)" : ""));
-    if (const auto& nearest = scan_.lance.nearest) {
-      out.push_back("Nearest pushdown = ANN via index " + nearest->index_name + " (" + nearest->index_type +
-                    ", " + nearest->metric + "): the " + std::to_string(nearest->k) + " rows nearest to a " +
-                    std::to_string(nearest->query.size()) + "-dim query in '" + nearest->column +
-                    "', nprobes " + std::to_string(nearest->nprobes) + ", refine factor " +
-                    std::to_string(nearest->refine_factor) +
-                    (lance.sql.empty() ? std::string() : ", after the Lance filter (prefilter)"));
-    } else if (!scan_.lance.nearest_note.empty()) {
-      out.push_back("Nearest pushdown = " + scan_.lance.nearest_note);
-    }
-    if (scan_.tasks) {
-      out.push_back("Scan tasks = " + std::to_string(scan_.tasks->num_tasks()) + " (" + scan_.tasks->reason +
-                    ")");
-    }
-    out.push_back("Output schema = " + SchemaString(*schema_));
-  } else if (kind_ == LogicalKind::kScan) {
-    out.push_back("Num files = " + std::to_string(scan_.files.size()));
-    std::vector<std::string> shown;
-    for (size_t i = 0; i < std::min<size_t>(3, scan_.files.size()); ++i) shown.push_back(scan_.files[i].path);
-    if (scan_.files.size() > 3) shown.push_back("...");
-    out.push_back("Paths = [" + JoinNames(shown) + "]");
-    if (scan_.partition_schema->num_fields() > 0) {
-      out.push_back("Partition columns = " + SchemaString(*scan_.partition_schema));
-    }
-    if (scan_.format == FileFormat::kVideo) {
-      const VideoScanOptions& video = scan_.video;
-      std::string frames =
-          video.is_key_frame
-              ? (*video.is_key_frame ? "key frames only (the others are not decoded)" : "non-key frames only")
-              : "all";
-      if (video.start_time > 0 || video.end_time) {
-        frames += ", from " + FormatDouble(video.start_time) + " s (seek)" +
-                  (video.end_time ? " to " + FormatDouble(*video.end_time) + " s" : std::string());
-      }
-      if (video.sample_interval_seconds) {
-        frames += ", one every " + FormatDouble(*video.sample_interval_seconds) + " s";
-      }
-      out.push_back("Frames = " + frames);
-      const bool pixels = !scan_.columns || std::find(scan_.columns->begin(), scan_.columns->end(), "data") !=
-                                                scan_.columns->end();
-      out.push_back(
-          "Image size = " + std::to_string(video.image_height) + " x " + std::to_string(video.image_width) +
-          (pixels ? " RGB (resized by the decoder's scaler)" : " (data not read: no RGB conversion)"));
-    }
-    out.push_back("Projection pushdown = " +
-                  (scan_.columns ? "[" + JoinNames(*scan_.columns) + "]" : "None"));
-    out.push_back("Filter pushdown = " + (scan_.filter ? scan_.filter->ToString() : "None"));
-    out.push_back("Limit pushdown = " +
-                  (scan_.limit >= 0 ? std::to_string(scan_.limit) : std::string("None")));
-    if (scan_.tasks) {
-      out.push_back("Scan tasks = " + std::to_string(scan_.tasks->num_tasks()) + " (" + scan_.tasks->reason +
-                    ")");
-      if (scan_.format == FileFormat::kParquet) {
-        out.push_back(
-            "Row groups = " + std::to_string(scan_.tasks->row_groups_total - scan_.tasks->row_groups_pruned) +
-            " of " + std::to_string(scan_.tasks->row_groups_total) + " (" +
-            std::to_string(scan_.tasks->row_groups_pruned) + " pruned by statistics)");
-      }
-      if (scan_.tasks->files_pruned > 0) {
-        out.push_back("Files pruned by partition values = " + std::to_string(scan_.tasks->files_pruned));
-      }
-    }
-    out.push_back("Output schema = " + SchemaString(*schema_));
-  } else if (kind_ == LogicalKind::kWrite) {
-    out.push_back("Root dir = " + write_.root_dir);
-    if (write_.format == FileFormat::kParquet) out.push_back("Compression = " + write_.compression);
-    if (!write_.partition_cols.empty()) {
-      out.push_back("Partition cols = " + JoinNames(write_.partition_cols));
-    }
-  } else if (kind_ == LogicalKind::kInMemorySource) {
-    out.push_back("Schema = " + SchemaString(*schema_));
-    const auto partitions = NumPartitions(*this).count;
-    if (partitions > 1) out.push_back("Num partitions = " + std::to_string(partitions));
-  }
-  return out;
-}
-
-namespace {
-
-// The exact number of rows a plan produces when known without running it (in-memory data, Parquet
-// footers of an unfiltered scan, and what keeps or caps row counts above them).
-std::optional<int64_t> KnownRows(const LogicalPlan& plan) {
-  switch (plan.kind()) {
-    case LogicalKind::kInMemorySource: {
-      int64_t rows = 0;
-      for (const auto& batch : plan.batches()) rows += batch->num_rows();
-      return rows;
-    }
-    case LogicalKind::kScan: {
-      const auto& scan = plan.scan();
-      if (!scan.tasks || scan.filter ||
-          (scan.format != FileFormat::kParquet && scan.format != FileFormat::kLance)) {
-        return std::nullopt;
-      }
-      int64_t rows = 0;
-      for (const auto& task : scan.tasks->tasks) {
-        if (task.num_rows < 0) return std::nullopt;
-        rows += task.num_rows;
-      }
-      return scan.limit >= 0 ? std::min(rows, scan.limit) : rows;
-    }
-    case LogicalKind::kProject:
-    case LogicalKind::kSort:
-    case LogicalKind::kWindow:
-    case LogicalKind::kRepartition:
-    case LogicalKind::kIntoPartitions:
-    case LogicalKind::kIntoBatches:
-    case LogicalKind::kMonotonicId:
-      return KnownRows(*plan.inputs()[0]);
-    case LogicalKind::kLimit: {
-      auto rows = KnownRows(*plan.inputs()[0]);
-      return rows ? std::min(std::max<int64_t>(0, *rows - plan.offset()), plan.limit())
-                  : std::optional<int64_t>(std::nullopt);
-    }
-    case LogicalKind::kConcat: {
-      auto a = KnownRows(*plan.inputs()[0]);
-      auto b = KnownRows(*plan.inputs()[1]);
-      return a && b ? std::optional<int64_t>(*a + *b) : std::nullopt;
-    }
-    default:
-      return std::nullopt;
-  }
-}
-
-}  // namespace
-
-PartitionCount NumPartitions(const LogicalPlan& plan) {
-  switch (plan.kind()) {
-    case LogicalKind::kInMemorySource: {
-      const auto& partitions = plan.batch_partitions();
-      return {partitions.empty() ? 1 : partitions.back() + 1, true};
-    }
-    case LogicalKind::kScan:
-      if (plan.scan().tasks) return {std::max<int64_t>(1, plan.scan().tasks->num_partitions()), true};
-      return {std::max<int64_t>(1, static_cast<int64_t>(plan.scan().files.size())), false};
-    case LogicalKind::kProject:
-    case LogicalKind::kFilter:
-    case LogicalKind::kExplode:
-    case LogicalKind::kMonotonicId:
-      return NumPartitions(*plan.inputs()[0]);
-    case LogicalKind::kSample:
-      if (plan.sample().size >= 0) return {1, true};  // one reservoir over all partitions
-      return NumPartitions(*plan.inputs()[0]);
-    case LogicalKind::kLimit:
-    case LogicalKind::kSort:
-    case LogicalKind::kWindow:
-    case LogicalKind::kAggregate:
-    case LogicalKind::kJoin:
-    case LogicalKind::kWrite:
-      return {1, true};
-    case LogicalKind::kConcat: {
-      const auto a = NumPartitions(*plan.inputs()[0]);
-      const auto b = NumPartitions(*plan.inputs()[1]);
-      return {a.count + b.count, a.exact && b.exact};
-    }
-    case LogicalKind::kRepartition:
-      if (plan.partitioning().num_partitions < 0) return NumPartitions(*plan.inputs()[0]);
-      return {plan.partitioning().num_partitions, true};
-    case LogicalKind::kIntoPartitions:
-      return {plan.partitioning().num_partitions, true};
-    case LogicalKind::kIntoBatches: {
-      const auto rows = KnownRows(*plan.inputs()[0]);
-      const int64_t b = plan.partitioning().batch_size;
-      if (rows) return {std::max<int64_t>(1, (*rows + b - 1) / b), true};
-      return {1, false};
-    }
-  }
-  return {1, false};
-}
-
-std::string RenderPlanNode(const std::string& label, const std::vector<std::string>& details,
-                           const std::vector<std::string>& inputs) {
-  std::string out = "* " + label + "\n";
-  for (const auto& detail : details) out += "|   " + detail + "\n";
-  if (inputs.size() == 1) return out + "|\n" + inputs[0];
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    out += "|\n|--- input " + std::to_string(i) + ":\n";
-    size_t start = 0;
-    while (start < inputs[i].size()) {
-      size_t end = inputs[i].find('\n', start);
-      out += "|    " + inputs[i].substr(start, end - start) + "\n";
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
-  }
-  return out;
-}
-
-std::string LogicalPlan::ToString() const {
-  std::vector<std::string> inputs;
-  for (const auto& input : inputs_) inputs.push_back(input->ToString());
-  return RenderPlanNode(Label(), Details(), inputs);
 }
 
 }  // namespace ketch
