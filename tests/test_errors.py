@@ -141,28 +141,37 @@ def test_run_isolated_harness_returns_values_and_reraises(run_isolated):
 
 
 def _fail_after_a_later_morsel_reached_the_sink() -> str:
-    """Two 100-row morsels on two UDF threads: morsel 1 succeeds and reaches the sink's re-order
-    buffer first, then morsel 0 fails. The query must raise UDFError."""
+    """Two 100-row morsels on two UDF threads: morsel 1 passes both UDFs first (on its way to the
+    sink's re-order buffer, where it waits for morsel 0), then morsel 0 fails in the first UDF. The
+    query must raise UDFError. Synchronised by events, not sleeps: morsel 0 fails only once morsel 1
+    has gone through the second UDF, the last step before the sink (thread mode: the events are
+    shared; worker processes would each have their own)."""
     import threading
-    import time
 
     import numpy as np
 
     batch = 100
-    second_done = threading.Event()
+    second_passed = threading.Event()
 
-    @ketch.cls(return_dtype=int, batch_size=batch, concurrency=2)
+    @ketch.cls(return_dtype=int, batch_size=batch, concurrency=2, use_process=False)
     class Gate:
         def __call__(self, x: ketch.Series) -> np.ndarray:
             v = x.to_numpy()
             if v[0] == batch:
-                second_done.set()
                 return v
-            second_done.wait(10)
-            time.sleep(0.2)  # lets morsel 1 get from the UDF into the sink's re-order buffer
+            second_passed.wait(10)
             raise ValueError("morsel 0 fails")
 
-    query = ketch.from_pydict({"x": np.arange(2 * batch)}).with_column("a", Gate()(col("x")))
+    # No batch_size: no ordered re-chunk step in front of it, so morsel 1 need not wait for morsel 0.
+    @ketch.cls(return_dtype=int, concurrency=2, use_process=False)
+    class Mark:
+        def __call__(self, x: ketch.Series) -> np.ndarray:
+            v = x.to_numpy()
+            if v[0] == batch:
+                second_passed.set()
+            return v
+
+    query = ketch.from_pydict({"x": np.arange(2 * batch)}).with_column("a", Mark()(Gate()(col("x"))))
     try:
         query.collect()
     except UDFError as exc:
