@@ -44,7 +44,9 @@ SHOWN = {
     "lance_medium": "Lance, 1M × 384-dim embeddings",
     "ai_small": "AI workloads, small",
     "ai_medium": "AI workloads, medium",
-    "ray": "Ray runner, 3-node local cluster",
+    "ray_full": "Ray runner, 3-node local cluster, full sizes (Ketch and Daft)",
+    "ray_raydata": "Ray runner, full sizes (Ray Data)",
+    "ray": "Ray runner, 3-node local cluster (latest partial run)",
     "ray_actors_small": "Ray actor pools, small",
 }
 
@@ -86,6 +88,8 @@ def render_file(name: str, title: str) -> str:
     load = data.get("load_average_before") or [float("nan")]
     checked = any("check_status" in r for r in results.values())
     answers = "checked against Ketch" if checked else "not checked (older run)"
+    if data.get("cases"):
+        answers += f"; cases `{data['cases']}` only"
     lines = [
         f"**{title}** (`benchmarks/results/{name}.json`, {data.get('time', '?')}, load"
         f" {load[0]:.1f} before; answers {answers})",
