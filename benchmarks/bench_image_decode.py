@@ -16,19 +16,16 @@ from __future__ import annotations
 
 import io
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from image_checks import check_rtol, daft_pixels  # noqa: E402,F401
 
 N_IMAGES = 5000
 SIZE = 224
 DATA_NAME = "image_decode_5000"
 # The decode-only cases answer another question (the sum of decoded widths): their own reference.
 CHECK_REFERENCES = {"ketch_decode_only": None, "libjpeg_turbo_decode_only": "ketch_decode_only"}
-
-
-def check_rtol(engine: str) -> float:
-    """Daft decodes JPEG with the Rust image crate, not libjpeg-turbo: its pixels differ by up to
-    9 levels (mean |diff| 0.2, mean +0.1: IDCT and chroma upsampling), so its mean pixel is within
-    2e-3; Ketch and Pillow both decode with libjpeg-turbo and agree within 1e-6."""
-    return 2e-3 if engine.startswith("daft") else 1e-6
 
 
 def prepare(data_dir: str) -> None:
@@ -125,7 +122,7 @@ def run_daft(data_dir: str) -> dict:
     start = time.perf_counter()
     df = daft.read_parquet(_path(data_dir))
     df = df.select(col("bytes").decode_image(mode="RGB").resize(SIZE, SIZE).alias("img"))
-    pixels = _daft_pixels(df)
+    pixels = daft_pixels(df, SIZE)
     metric = _metric(data_dir, start, os.cpu_count() or 1)
     return {"rows": len(pixels), "check": float(pixels.mean()), "metric": metric}
 
@@ -157,12 +154,3 @@ def run_libjpeg_turbo_decode_only(data_dir: str) -> dict:
     blobs = pq.read_table(_path(data_dir), columns=["bytes"]).column("bytes").to_pylist()
     widths = [decoder.decode(b, pixel_format=TJPF_RGB).shape[1] for b in blobs]
     return {"rows": len(widths), "check": float(sum(widths)), "metric": _metric(data_dir, start, 1)}
-
-
-def _daft_pixels(df):
-    """Daft's result as one (n, 224, 224, 3) uint8 array, converted once from Arrow (its
-    FixedShapeImage storage is a fixed-size list): the same vectorised hand-over Ketch gets."""
-    import numpy as np
-
-    column = df.to_arrow().column("img").combine_chunks()
-    return np.asarray(column.storage.flatten()).reshape(len(column), SIZE, SIZE, 3)

@@ -21,6 +21,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(__file__))
+from image_checks import check_rtol, daft_pixels  # noqa: E402,F401
+
 N_IMAGES = 2000
 SIZE = 224
 _server: subprocess.Popen | None = None
@@ -100,25 +103,5 @@ def run_daft(data_dir: str) -> dict:
 
     df = daft.from_pydict({"url": _urls()})
     df = df.select(col("url").download().decode_image(mode="RGB").resize(SIZE, SIZE).alias("img"))
-    pixels = _daft_pixels(df)
+    pixels = daft_pixels(df, SIZE)
     return {"rows": len(pixels), "check": float(pixels.mean())}
-
-
-def check_rtol(engine: str) -> float:
-    """The check is the mean pixel. Ketch and the Pillow loop decode with libjpeg-turbo and resize
-    with Pillow's bilinear filter (Ketch's shrink-on-load keeps Pillow's ``reducing_gap=2`` result):
-    equal within 1e-6. Daft's mean is about 0.09 % higher, and the cause is its JPEG decoder, not
-    its resize: on the first 100 images Daft's decode (the Rust image crate) gives a mean pixel
-    0.098 levels above Pillow's libjpeg-turbo (max |diff| 9, mean |diff| 0.22: IDCT and chroma
-    upsampling), while Daft's resize of Pillow-decoded pixels is within 0.003 of Pillow's bilinear.
-    Tolerance for Daft: 2e-3 relative."""
-    return 2e-3 if engine.startswith("daft") else 1e-6
-
-
-def _daft_pixels(df):
-    """Daft's result as one (n, 224, 224, 3) uint8 array, converted once from Arrow (its
-    FixedShapeImage storage is a fixed-size list): the same vectorised hand-over Ketch gets."""
-    import numpy as np
-
-    column = df.to_arrow().column("img").combine_chunks()
-    return np.asarray(column.storage.flatten()).reshape(len(column), SIZE, SIZE, 3)
