@@ -176,6 +176,15 @@ def _group(rx: re.Pattern[str], s: str, i: int) -> str | None:
     return None if m is None else m.group(i)
 
 
+def test_concat_ws_takes_a_null_typed_column_as_nulls():
+    # Daft 0.7.26 printed {'j': ['x,y', 'z']} and, for ("1", None) / ("x", None), ['1,x', None].
+    df = ketch.from_pydict({"a": [None, None], "b": ["x", None], "c": ["y", "z"]})
+    assert df.select(F.concat_ws(",", col("a"), col("b"), col("c")).alias("j")).to_pydict() == {
+        "j": ["x,y", "z"]
+    }
+    assert df.select(F.concat_ws(",", col("a")).alias("j")).to_pydict() == {"j": [None, None]}
+
+
 @pytest.mark.parametrize(
     "pattern,index", [(r"(\d)(\d*)", 0), (r"(\d)(\d*)", 1), (r"(\d)(\d*)", 2), ("([a-z])[^a-z]+(?:x)", 1)]
 )

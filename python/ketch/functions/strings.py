@@ -346,14 +346,21 @@ __all__ = [
 
 
 def concat_ws(sep: str, *exprs: Expression) -> Expression:
-    """String: the non-null values of ``exprs`` joined by ``sep``; null when all are null."""
+    """String: the non-null values of ``exprs`` joined by ``sep``; null when all are null. A
+    Null-typed column counts as nulls (as in Daft); other non-string columns are cast to text, where
+    Daft raises a TypeError."""
     if not exprs:
         raise ValueError("concat_ws needs at least one expression")
     separator = lit(literal_str(sep, "sep", "concat_ws"))
+    # A Null-typed input (a column of only None) counts as a string column of nulls, as in Daft.
+    # The cast also turns numbers into text, where Daft raises a TypeError (a deliberate leniency).
+    def as_text(e: Expression) -> Expression:
+        return _expr(e).cast(pa.large_string())
+
     # Folded from concat and if_else: Arrow's join with null_handling=SKIP drops all-null rows.
-    out = _expr(exprs[0])
+    out = as_text(exprs[0])
     for e in exprs[1:]:
-        nxt = _expr(e)
+        nxt = as_text(e)
         joined = concat(concat(out, separator), nxt)
         out = Expression._call(
             "if_else", out.is_null(), nxt, Expression._call("if_else", nxt.is_null(), out, joined)
