@@ -116,3 +116,51 @@ def test_numeric_range_bounds_under_a_descending_order_are_value_offsets(start: 
     for x, total in zip(out["t"], out["x"], strict=True):
         inside = [b for a, b in zip(t, v, strict=True) if x + start <= a <= x + end]
         assert total == (sum(inside) if inside else None)
+
+
+def _nan_rows() -> ketch.DataFrame:
+    inf = float("inf")
+    return ketch.from_pydict(
+        {
+            "g": ["a"] * 6 + ["b"] * 4,
+            "o": list(range(6)) + list(range(4)),
+            "x": [1.0, float("nan"), 2.0, 3.0, None, 4.0, inf, 1.0, -inf, 5.0],
+        }
+    )
+
+
+def _same(got: list, want: list) -> bool:
+    return all((g != g and w != w) or g == w for g, w in zip(got, want, strict=True))
+
+
+def test_a_nan_in_one_partition_stays_there() -> None:
+    """A NaN in partition "a" used to make every later partition's window sum NaN (one prefix sum
+    over all rows). Daft 0.7.26 printed these values for partition_by + order_by (whole partition,
+    Daft's rule without a frame), a sliding 2-row frame and a running frame."""
+    nan = float("nan")
+    inf = float("inf")
+    w = Window().partition_by("g").order_by("o")
+    single = ketch.from_pydict({"g": ["a", "a", "a", "b"], "o": [1, 2, 3, 1], "x": [1.0, None, nan, 2.0]})
+    out = single.select("g", "o", col("x").sum().over(w).alias("s")).sort(["g", "o"]).to_pydict()
+    assert _same(out["s"], [nan, nan, nan, 2.0])
+    out = (
+        _nan_rows()
+        .select(
+            "g",
+            "o",
+            col("x").sum().over(w.rows_between(-1, 0)).alias("s2"),
+            col("x").mean().over(w.rows_between(-1, 0)).alias("m2"),
+            col("x").sum().over(w.rows_between(Window.unbounded_preceding, Window.current_row)).alias("run"),
+            col("x").stddev().over(w.rows_between(-1, 0)).alias("sd2"),
+            col("x").sum().over(Window().partition_by("g")).alias("tot"),
+        )
+        .sort(["g", "o"])
+        .to_pydict()
+    )
+    # Partition "a" (NaN at row 1) as Daft; in "b" the frames [1.0, -inf] and [-inf, 5.0] sum to
+    # -inf, where Daft's sliding sum gives NaN (it subtracts the +inf that left the frame: inf - inf).
+    assert _same(out["s2"], [1.0, nan, nan, 5.0, 3.0, 4.0, inf, inf, -inf, -inf])
+    assert _same(out["m2"], [1.0, nan, nan, 2.5, 3.0, 4.0, inf, inf, -inf, -inf])
+    assert _same(out["run"], [1.0, nan, nan, nan, nan, nan, inf, inf, nan, nan])
+    assert _same(out["sd2"], [None, nan, nan, 0.7071067811865476, None, None, None, nan, nan, nan])
+    assert _same(out["tot"], [nan] * 10)

@@ -213,22 +213,85 @@ arrow::Result<std::shared_ptr<arrow::Array>> FrameExtreme(const std::shared_ptr<
   return TakeIndices(values, &indices);
 }
 
-template <typename ArrowType, typename Accumulator>
-std::vector<Accumulator> PrefixSums(const arrow::Array& array) {
-  using ArrayType = typename arrow::TypeTraits<ArrowType>::ArrayType;
-  const auto& a = static_cast<const ArrayType&>(array);
-  std::vector<Accumulator> prefix(a.length() + 1, 0);
-  for (int64_t i = 0; i < a.length(); ++i) {
-    prefix[i + 1] = prefix[i] + (a.IsValid(i) ? static_cast<Accumulator>(a.Value(i)) : 0);
+// Frame sums come from prefix sums, restarted at every partition start (a frame never leaves its
+// row's partition), so one partition's values never reach another's sums. Floats keep the finite
+// values' prefix apart from prefix counts of NaN, +inf and -inf: a frame's sum is NaN when it holds
+// a NaN or both infinities, +/-inf when it holds one kind, else the finite difference. (A NaN in a
+// plain prefix sum would make every later difference NaN, also of frames without it.)
+template <typename Accumulator>
+struct FrameSummer {
+  std::vector<Accumulator> prefix;             // prefix[i + 1]: sum over [partition start, i]
+  std::vector<int32_t> nan, pos_inf, neg_inf;  // global prefix counts (floats only)
+  const std::vector<int32_t>* part_start = nullptr;
+
+  template <typename Value>
+  void Build(int64_t n, const std::vector<int32_t>& starts, Value&& value_at, bool is_float) {
+    part_start = &starts;
+    prefix.assign(n + 1, 0);
+    if (is_float) {
+      nan.assign(n + 1, 0);
+      pos_inf.assign(n + 1, 0);
+      neg_inf.assign(n + 1, 0);
+    }
+    Accumulator running = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      if (i == starts[i]) running = 0;
+      std::optional<Accumulator> x = value_at(i);
+      if (is_float) {
+        nan[i + 1] = nan[i];
+        pos_inf[i + 1] = pos_inf[i];
+        neg_inf[i + 1] = neg_inf[i];
+        if (x && !std::isfinite(static_cast<double>(*x))) {
+          const double d = static_cast<double>(*x);
+          (std::isnan(d) ? nan : d > 0 ? pos_inf : neg_inf)[i + 1]++;
+          x.reset();
+        }
+      }
+      if (x) running += *x;
+      prefix[i + 1] = running;
+    }
   }
-  return prefix;
-}
+
+  /// Sum over the frame [fs, fe) of row `row` (fs, fe inside the row's partition).
+  Accumulator Sum(int64_t row, int64_t fs, int64_t fe) const {
+    if (fe <= fs) return 0;
+    const Accumulator before = fs > (*part_start)[row] ? prefix[fs] : 0;
+    Accumulator finite = prefix[fe] - before;
+    if constexpr (std::is_floating_point_v<Accumulator>) {
+      if (!nan.empty()) {
+        const bool has_nan = nan[fe] - nan[fs] > 0;
+        const bool has_pos = pos_inf[fe] - pos_inf[fs] > 0;
+        const bool has_neg = neg_inf[fe] - neg_inf[fs] > 0;
+        if (has_nan || (has_pos && has_neg)) return std::numeric_limits<Accumulator>::quiet_NaN();
+        if (has_pos) return std::numeric_limits<Accumulator>::infinity();
+        if (has_neg) return -std::numeric_limits<Accumulator>::infinity();
+      }
+    }
+    return finite;
+  }
+
+  /// Whether the frame holds a NaN or an infinity (floats).
+  bool NonFinite(int64_t fs, int64_t fe) const {
+    return !nan.empty() && fe > fs &&
+           (nan[fe] - nan[fs] + pos_inf[fe] - pos_inf[fs] + neg_inf[fe] - neg_inf[fs]) > 0;
+  }
+};
 
 template <typename ArrowType, typename Accumulator>
 arrow::Result<std::shared_ptr<arrow::Array>> FrameSums(const arrow::Array& array, const Frames& frames,
+                                                       const std::vector<int32_t>& part_start,
                                                        const std::vector<int64_t>& valid_prefix,
                                                        int64_t min_periods) {
-  const auto prefix = PrefixSums<ArrowType, Accumulator>(array);
+  using ArrayType = typename arrow::TypeTraits<ArrowType>::ArrayType;
+  const auto& a = static_cast<const ArrayType&>(array);
+  FrameSummer<Accumulator> summer;
+  summer.Build(
+      a.length(), part_start,
+      [&a](int64_t i) -> std::optional<Accumulator> {
+        if (!a.IsValid(i)) return std::nullopt;
+        return static_cast<Accumulator>(a.Value(i));
+      },
+      std::is_floating_point_v<Accumulator>);
   typename arrow::TypeTraits<ArrowType>::BuilderType builder;
   const int64_t n = array.length();
   ARROW_RETURN_NOT_OK(builder.Reserve(n));
@@ -237,7 +300,7 @@ arrow::Result<std::shared_ptr<arrow::Array>> FrameSums(const arrow::Array& array
     if (valid_prefix[fe] - valid_prefix[fs] < min_periods) {
       builder.UnsafeAppendNull();
     } else {
-      builder.UnsafeAppend(prefix[fe] - prefix[fs]);
+      builder.UnsafeAppend(summer.Sum(i, fs, fe));
     }
   }
   std::shared_ptr<arrow::Array> out;
@@ -289,7 +352,9 @@ arrow::Result<std::shared_ptr<arrow::Array>> FrameDistinctCounts(const std::shar
 
 arrow::Result<std::shared_ptr<arrow::Array>> ComputeAggregate(const WindowFunction& fn,
                                                               const std::shared_ptr<arrow::Array>& values,
-                                                              const Frames& frames, int64_t min_periods) {
+                                                              const Frames& frames,
+                                                              const std::vector<int32_t>& part_start,
+                                                              int64_t min_periods) {
   const int64_t n = values->length();
   const std::string& f = fn.function;
   if (f == "agg_min" || f == "agg_max") return FrameExtreme(values, frames, f == "agg_max", min_periods);
@@ -318,23 +383,34 @@ arrow::Result<std::shared_ptr<arrow::Array>> ComputeAggregate(const WindowFuncti
     auto array = cast.make_array();
     switch (fn.output_type->id()) {
       case arrow::Type::INT64:
-        return FrameSums<arrow::Int64Type, int64_t>(*array, frames, valid_prefix, periods);
+        return FrameSums<arrow::Int64Type, int64_t>(*array, frames, part_start, valid_prefix, periods);
       case arrow::Type::UINT64:
-        return FrameSums<arrow::UInt64Type, uint64_t>(*array, frames, valid_prefix, periods);
+        return FrameSums<arrow::UInt64Type, uint64_t>(*array, frames, part_start, valid_prefix, periods);
       default:
-        return FrameSums<arrow::DoubleType, double>(*array, frames, valid_prefix, periods);
+        return FrameSums<arrow::DoubleType, double>(*array, frames, part_start, valid_prefix, periods);
     }
   }
-  // mean and stddev (divisor n - ddof) from prefix sums of values and squares, in float64.
+  // mean and stddev (divisor n - ddof) from prefix sums of values and squares, in float64, restarted
+  // at each partition start; a frame holding a NaN or an infinity: its mean as its sum gives it
+  // (NaN or +/-inf), its stddev NaN.
   ARROW_ASSIGN_OR_RAISE(auto cast, cp::Cast(values, arrow::float64()));
   auto holder = cast.make_array();
   const auto& d = static_cast<const arrow::DoubleArray&>(*holder);
-  std::vector<double> sum(n + 1, 0), squares(n + 1, 0);
-  for (int64_t i = 0; i < n; ++i) {
-    const double x = d.IsValid(i) ? d.Value(i) : 0;
-    sum[i + 1] = sum[i] + x;
-    squares[i + 1] = squares[i] + x * x;
-  }
+  FrameSummer<double> sum, squares;
+  sum.Build(
+      n, part_start,
+      [&d](int64_t i) -> std::optional<double> {
+        if (!d.IsValid(i)) return std::nullopt;
+        return d.Value(i);
+      },
+      true);
+  squares.Build(
+      n, part_start,
+      [&d](int64_t i) -> std::optional<double> {
+        if (!d.IsValid(i) || !std::isfinite(d.Value(i))) return std::nullopt;
+        return d.Value(i) * d.Value(i);
+      },
+      false);
   arrow::DoubleBuilder builder;
   ARROW_RETURN_NOT_OK(builder.Reserve(n));
   for (int64_t i = 0; i < n; ++i) {
@@ -344,13 +420,16 @@ arrow::Result<std::shared_ptr<arrow::Array>> ComputeAggregate(const WindowFuncti
       builder.UnsafeAppendNull();
       continue;
     }
-    const double mean = (sum[fe] - sum[fs]) / count;
+    const double total = sum.Sum(i, fs, fe);
+    const double mean = total / count;
     if (f == "agg_mean") {
       builder.UnsafeAppend(mean);
     } else if (count <= fn.ddof) {
       builder.UnsafeAppendNull();
+    } else if (sum.NonFinite(fs, fe)) {
+      builder.UnsafeAppend(std::numeric_limits<double>::quiet_NaN());
     } else {
-      const double m2 = std::max(0.0, (squares[fe] - squares[fs]) - count * mean * mean);
+      const double m2 = std::max(0.0, squares.Sum(i, fs, fe) - count * mean * mean);
       builder.UnsafeAppend(std::sqrt(m2 / (count - fn.ddof)));
     }
   }
@@ -437,7 +516,7 @@ arrow::Result<std::shared_ptr<arrow::Array>> ComputeFunction(const WindowFunctio
     return TakeIndices(values, &indices);
   }
   if (f == "agg_count_distinct") return FrameDistinctCounts(values, *frames, spec.min_periods);
-  return ComputeAggregate(fn, values, *frames, spec.min_periods);
+  return ComputeAggregate(fn, values, *frames, b.part_start, spec.min_periods);
 }
 
 }  // namespace
