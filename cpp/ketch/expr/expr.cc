@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "ketch/expr/float_int_cast.h"
 #include "ketch/expr/float_text_cast.h"
 #include "ketch/expr/function_registry.h"
 #include "ketch/expr/lambda_call.h"
@@ -439,8 +440,10 @@ arrow::Result<arrow::Datum> EvaluateDatum(const Expr& expr, const arrow::RecordB
       }
       // Daft's casts truncate: float -> int drops the fraction (1.9 -> 1, -1.9 -> -1), and a
       // timestamp cast to a coarser unit drops the sub-unit part. Overflow still fails.
-      if (arrow::is_floating(input.type()->id()) && arrow::is_integer(expr.type()->id())) {
+      // NaN, infinities and integer parts out of the target's range become null first (Daft).
+      if (IsFloatToIntegerCast(*input.type(), *expr.type())) {
         options.allow_float_truncate = true;
+        ARROW_ASSIGN_OR_RAISE(input, NullUnrepresentableFloats(input, *expr.type()));
       }
       if (input.type()->id() == arrow::Type::TIMESTAMP) options.allow_time_truncate = true;
       auto cast = arrow::compute::Cast(input, options);

@@ -26,7 +26,8 @@ def negate(expr: Expression) -> Expression:
 
 
 def sign(expr: Expression) -> Expression:
-    """-1, 0 or 1 (floats: -1.0, 0.0, 1.0, NaN stays NaN); int8 for integer input."""
+    """-1, 0 or 1 (floats: -1.0, 0.0, 1.0, NaN stays NaN); int8 for integer input. Differs from
+    Daft 0.7.26 at float zero: Daft (Rust's ``signum``) gives 1.0 for 0.0 and -1.0 for -0.0."""
     return Expression._call("sign", expr)
 
 
@@ -47,7 +48,8 @@ def round(expr: Expression, decimals: int = 0) -> Expression:
 
 def clip(expr: Expression, min: Any = None, max: Any = None) -> Expression:
     """x limited to [min, max]; a None bound (or a null in a bound column) clips nothing on that
-    side; null x stays null."""
+    side; null x stays null, NaN stays NaN (as in Daft; Arrow's element-wise max would give the
+    bound)."""
     out = expr
     if min is not None:
         out = Expression._call("clip_lower", out, _expr(min).fill_null(out))
@@ -55,7 +57,7 @@ def clip(expr: Expression, min: Any = None, max: Any = None) -> Expression:
         out = Expression._call("clip_upper", out, _expr(max).fill_null(out))
     if min is None and max is None:
         out = Expression._call("clip_lower", out, out)
-    return out
+    return Expression._call("if_else", _expr(expr).is_nan(), expr, out)
 
 
 def sqrt(expr: Expression) -> Expression:

@@ -170,9 +170,11 @@ def right(expr: Expression, nchars: int | Expression) -> Expression:
 
 
 def substr(expr: Expression, start: int, length: int | None = None) -> Expression:
-    """String: ``length`` characters (all remaining when None) from character ``start`` (>= 0)."""
+    """String: ``length`` characters (all remaining when None) from character ``start`` (>= 0);
+    null where that is empty (``start`` past the end, ``length`` 0, an empty string), as in Daft."""
     n = -1 if length is None else literal_int(length, "length", "substr")
-    return Expression._call("substr", expr, start=literal_int(start, "start", "substr"), length=n)
+    out = Expression._call("substr", expr, start=literal_int(start, "start", "substr"), length=n)
+    return (out == "").if_else(lit(None), out)
 
 
 def lpad(expr: Expression, length: int, pad: str) -> Expression:
