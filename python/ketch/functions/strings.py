@@ -211,7 +211,8 @@ def ilike(expr: Expression, pattern: str | Expression) -> Expression:
 
 def find(expr: Expression, substr: str | Expression) -> Expression:
     """Int64: the character index of the first occurrence of ``substr`` (a str or a string column),
-    -1 when absent."""
+    -1 when absent. Daft 0.7.26 returns a byte offset instead (they differ after a non-ASCII
+    character: ``"ÄbC"`` finds ``"C"`` at 2 here, at 3 in Daft)."""
     return option_call("find", expr, "substr", substr, "substr", "find", str)
 
 
