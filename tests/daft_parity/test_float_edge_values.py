@@ -75,3 +75,26 @@ def test_clip_keeps_nan():
 def test_substr_is_null_where_the_slice_is_empty(start, length, want):
     df = ketch.from_pydict({"s": ["", "abc", "ÄbC", None, "x"]})
     assert df.select(col("s").substr(start, length).alias("r")).to_pydict()["r"] == want
+
+
+def test_list_join_takes_a_null_element_as_empty_and_list_sort_puts_nulls_first_when_descending():
+    # Daft 0.7.26 printed these values.
+    df = ketch.from_pydict(
+        {"l": [[1, None, 3, 2], [None, None], [], None], "s": [["a", None, "b"], [None], [], None]}
+    )
+    out = df.select(
+        col("l").list_sort().alias("a"),
+        col("l").list_sort(desc=True).alias("d"),
+        col("l").list_sort(nulls_first=True).alias("anf"),
+        col("l").list_sort(desc=True, nulls_first=False).alias("dnl"),
+        col("s").list_join("-").alias("j"),
+        col("s").list_join("").alias("j0"),
+    ).to_pydict()
+    assert out == {
+        "a": [[1, 2, 3, None], [None, None], [], None],
+        "d": [[None, 3, 2, 1], [None, None], [], None],
+        "anf": [[None, 1, 2, 3], [None, None], [], None],
+        "dnl": [[3, 2, 1, None], [None, None], [], None],
+        "j": ["a--b", "", "", None],
+        "j0": ["ab", "", "", None],
+    }

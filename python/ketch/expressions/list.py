@@ -61,16 +61,23 @@ class ListNamespace:
 
     def join(self, delimiter: Any) -> Expression:
         """Each list of strings joined with ``delimiter`` (str or string column), a string of the
-        list's string type; a null element makes the row null (Arrow's binary_join). KetchTypeError
-        at plan time for lists of non-strings."""
-        return self._call("list_join", delimiter)
+        list's string type; a null element joins as ``""`` (Daft: ``["a", None, "b"]`` with ``"-"``
+        is ``"a--b"``), a null list stays null. KetchTypeError at plan time for lists of
+        non-strings."""
+        from ketch.expressions.expression import element
+
+        filled = ListNamespace(self._call("list_map", element().fill_null("")))
+        return filled._call("list_join", delimiter)
 
     def sort(self, desc: bool | None = None, nulls_first: bool | None = None) -> Expression:
-        """Each list sorted (ascending unless ``desc``; nulls last unless ``nulls_first``)."""
+        """Each list sorted (ascending unless ``desc``); nulls go first when ``nulls_first``, which
+        defaults to ``desc`` (Daft's rule: nulls count as the largest values)."""
         from ketch.expressions.expression import Expression
 
         if isinstance(desc, Expression) or isinstance(nulls_first, Expression):
             raise TypeError("list.sort takes desc / nulls_first as bools, not per-row columns")
+        if nulls_first is None:
+            nulls_first = bool(desc)
         return self._call("list_sort", desc=bool(desc), nulls_first=bool(nulls_first))
 
     def distinct(self) -> Expression:
