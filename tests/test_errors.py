@@ -227,5 +227,11 @@ def test_aggregation_outside_agg_and_failed_cast_explain_themselves():
     df = ketch.from_pydict({"x": [1, 2], "s": ["1", "a"]})
     with pytest.raises(KetchError, match=r"sum\(\) is an aggregation: use it in df.agg"):
         df.with_column("y", col("x").sum()).collect()
-    with pytest.raises(KetchError, match=r"cast of col\(s\) from string to int64 failed.*'a'"):
-        df.select(col("s").cast(int)).collect()
+    # Text that does not parse casts to null, as in Daft; a cast that cannot be done still fails
+    # naming the expression, both types and the morsel's first source row.
+    assert df.select(col("s").cast(int)).to_pydict() == {"s": [1, None]}
+    lists = ketch.from_pydict({"l": [[1.0, 2.0], [1.0, 2.0, 3.0]]})
+    with pytest.raises(
+        KetchError, match=r"cast of col\(l\) from list<item: double> to fixed_size_list.*row 0"
+    ):
+        lists.select(col("l").cast(ketch.DataType.fixed_size_list(ketch.DataType.float64(), 2))).collect()

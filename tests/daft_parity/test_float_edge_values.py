@@ -98,3 +98,35 @@ def test_list_join_takes_a_null_element_as_empty_and_list_sort_puts_nulls_first_
         "j": ["a--b", "", "", None],
         "j0": ["ab", "", "", None],
     }
+
+
+def test_casts_that_do_not_convert_give_null_as_in_daft():
+    # Daft 0.7.26 printed these values: text that does not parse and integers out of range are
+    # null (arrow-rs's lenient cast); numbers and dates are read after trimming whitespace.
+    text = ketch.from_pydict({"s": ["1", " 2", "x", "3.5", None]})
+    assert text.select(col("s").cast(DataType.int64()).alias("r")).to_pydict()["r"] == [
+        1,
+        2,
+        None,
+        None,
+        None,
+    ]
+    floats = ketch.from_pydict({"s": ["1", "1e3", "nan", "inf", "x"]})
+    got = floats.select(col("s").cast(DataType.float64()).alias("r")).to_pydict()["r"]
+    assert _same(got, [1.0, 1000.0, NAN, INF, None])
+    words = ketch.from_pydict({"s": ["true", "False", "1", "yes", None]})
+    assert words.select(col("s").cast(DataType.bool()).alias("r")).to_pydict()["r"] == [
+        True,
+        False,
+        True,
+        True,
+        None,
+    ]
+    dates = ketch.from_pydict({"s": ["2024-02-29", "2023-02-29", "x"]})
+    import datetime as dt
+
+    want = [dt.date(2024, 2, 29), None, None]
+    assert dates.select(col("s").cast(DataType.date()).alias("r")).to_pydict()["r"] == want
+    ints = ketch.from_pydict({"x": [1, 300, -5, None]})
+    out = ints.select(col("x").cast(DataType.int8()).alias("a"), col("x").cast(DataType.uint8()).alias("b"))
+    assert out.to_pydict() == {"a": [1, None, -5, None], "b": [1, None, None, None]}

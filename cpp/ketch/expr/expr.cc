@@ -12,6 +12,7 @@
 #include "ketch/expr/lambda_call.h"
 #include "ketch/expr/storage_cast.h"
 #include "ketch/expr/tensor_cast.h"
+#include "ketch/expr/text_parse_cast.h"
 #include "ketch/expr/uuid_cast.h"
 #include "ketch/io/redact.h"
 #include "ketch/types/large_offsets.h"
@@ -453,6 +454,10 @@ arrow::Result<arrow::Datum> EvaluateDatum(const Expr& expr, const arrow::RecordB
         // start of new buffers and cast again.
         ARROW_ASSIGN_OR_RAISE(auto compact, Compact(input.make_array()));
         cast = arrow::compute::Cast(compact, options);
+      }
+      // Text that does not parse becomes null, as in Daft (numbers and dates trimmed first).
+      if (!cast.ok() && IsTextParseCast(*input.type(), *expr.type())) {
+        cast = CastTextLeniently(input, expr.type(), options);
       }
       if (!cast.ok()) {
         return cast.status().WithMessage("cast of ", expr.children()[0]->ToString(), " from ",
