@@ -195,8 +195,9 @@ def modulo(a: Any, b: Any) -> Expression:
 
 
 def floor_divide(a: Any, b: Any) -> Expression:
-    """``a // b``: the quotient rounded towards negative infinity (Python's ``//``); integers stay
-    integers, floats give floor(a / b). Integer ``b == 0`` raises KetchValueError naming the row."""
+    """``a // b``: integers divide as in Daft (Rust), the quotient truncated toward zero (``-7 // 3
+    == -2``, where Python's ``//`` gives -3; with ``%``, ``a == (a // b) * b + a % b``); floats give
+    floor(a / b), as Daft. Integer ``b == 0`` raises KetchValueError naming the row."""
     return Expression._call("floor_divide", _expr(a), _expr(b))
 
 

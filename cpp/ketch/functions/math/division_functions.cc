@@ -1,4 +1,6 @@
-// modulo and floor_divide: Arrow has neither a remainder kernel nor floor division.
+// modulo and floor_divide: Arrow has neither a remainder kernel nor floor division. Integers
+// follow Daft (Rust): the quotient truncated toward zero and the remainder with the dividend's
+// sign (-7 // 3 == -2, -7 % 3 == -1, so a == (a // b) * b + a % b); floats floor(a / b) and fmod.
 
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
@@ -30,9 +32,7 @@ arrow::Status IntegerStep(T a, T b, DivisionKind kind, T* out) {
     if (kind == DivisionKind::kModulo) {
       *out = a % b;
     } else {
-      T q = a / b;
-      if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-      *out = q;
+      *out = a / b;  // truncated toward zero, as Daft (Rust) divides integers: -7 // 3 == -2
     }
   } else {
     *out = kind == DivisionKind::kModulo ? a % b : a / b;
