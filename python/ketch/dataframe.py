@@ -523,7 +523,8 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences, TrainingData
 
     def drop_nan(self, *cols: str | Expression) -> DataFrame:
         """Drops the rows with a NaN in any float32/float64 column among ``cols`` (default: every
-        column); other columns given are ignored, nulls are kept (Daft's behaviour)."""
+        column); other columns given are ignored. Nulls as in Daft 0.7.26: with a single float
+        column a null row is dropped too, with several a null counts as not NaN and is kept."""
         from ketch.dataframe_ops import cleaning
 
         return cleaning.drop_nan(self, cols)

@@ -130,3 +130,14 @@ def test_casts_that_do_not_convert_give_null_as_in_daft():
     ints = ketch.from_pydict({"x": [1, 300, -5, None]})
     out = ints.select(col("x").cast(DataType.int8()).alias("a"), col("x").cast(DataType.uint8()).alias("b"))
     assert out.to_pydict() == {"a": [1, None, -5, None], "b": [1, None, None, None]}
+
+
+def test_drop_nan_and_fill_nan_as_daft():
+    # Daft 0.7.26: one float column drops a null row too (its reduce never runs), several keep it;
+    # fill_nan keeps the column's name.
+    df = ketch.from_pydict({"a": [1, 2, 3, 4], "f": [0.5, None, NAN, 1.0]})
+    assert df.drop_nan().to_pydict() == {"a": [1, 4], "f": [0.5, 1.0]}
+    two = ketch.from_pydict({"a": [1, 2, None], "f": [0.5, None, 1.0], "g": [NAN, 1.0, 2.0]})
+    assert two.drop_nan().to_pydict() == {"a": [2, None], "f": [None, 1.0], "g": [1.0, 2.0]}
+    filled = ketch.from_pydict({"f": [NAN, 1.0, None]}).select(col("f").fill_nan(0.0))
+    assert filled.to_pydict() == {"f": [0.0, 1.0, None]}

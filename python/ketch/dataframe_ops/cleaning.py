@@ -42,8 +42,10 @@ def drop_nan(df: DataFrame, cols: tuple[Any, ...]) -> DataFrame:
     if not floats:
         return df
 
-    def nan(e: Expression) -> Expression:
-        is_nan = Expression._call("is_nan", e)
-        return is_nan.is_null().if_else(lit(False), is_nan)
+    def known(x: Expression) -> Expression:
+        return x.is_null().if_else(lit(False), x)
 
-    return df.where(~reduce(lambda a, b: a | b, (nan(e) for e in floats)))
+    # Daft's fold, quirk included: the null -> False step is inside the reduce's function, so with
+    # one float column a null row is dropped (~is_nan(null) is null), with several it is kept.
+    flags = [Expression._call("is_nan", e) for e in floats]
+    return df.where(~reduce(lambda a, b: known(a) | known(b), flags))

@@ -217,8 +217,8 @@ def not_nan(expr: Expression) -> Expression:
 
 
 def fill_nan(expr: Expression, fill_value: Any) -> Expression:
-    """NaN values replaced by ``fill_value``; nulls stay null."""
-    return Expression._call("if_else", is_nan(expr), _expr(fill_value), expr)
+    """NaN values replaced by ``fill_value``; nulls stay null. Named as ``expr`` (Daft)."""
+    return Expression._call("if_else", ~is_nan(expr), expr, _expr(fill_value))
 
 
 def bitwise_and(left: Any, right: Any) -> Expression:
