@@ -11,6 +11,7 @@
 #include "ketch/expr/function_registry.h"
 #include "ketch/expr/lambda_call.h"
 #include "ketch/expr/storage_cast.h"
+#include "ketch/expr/temporal_text_cast.h"
 #include "ketch/expr/tensor_cast.h"
 #include "ketch/expr/text_parse_cast.h"
 #include "ketch/expr/uuid_cast.h"
@@ -423,6 +424,7 @@ arrow::Result<arrow::Datum> EvaluateDatum(const Expr& expr, const arrow::RecordB
         return cast;
       }
       if (IsFloatTextCast(*input.type(), *expr.type())) return CastFloatToText(input, expr.type());
+      if (IsTemporalTextCast(*input.type(), *expr.type())) return CastTemporalToText(input, expr.type());
       if (IsTensorLayoutCast(*input.type(), *expr.type())) {
         auto cast =
             CastTensorLayout(input, expr.type(), ctx.num_rows, [&](int64_t i) { return ctx.SourceRow(i); });

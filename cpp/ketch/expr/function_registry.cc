@@ -2,11 +2,12 @@
 
 #include <arrow/compute/api.h>
 
+#include <limits>
 #include <set>
 #include <sstream>
 
+#include "ketch/expr/date_duration_arithmetic.h"
 #include "ketch/expr/key_storage.h"
-#include "ketch/expr/nested_compare.h"
 #include "ketch/expr/nested_compare.h"
 
 namespace ketch {
@@ -29,6 +30,7 @@ class ArrowComputeFunction : public ScalarFunction {
         IsNestedComparison(*arg_types[0], *arg_types[1])) {
       return arrow::boolean();  // lists and structs: nested_compare.h
     }
+    if (IsDateDurationArithmetic(name_, arg_types)) return arrow::date32();
     ARROW_ASSIGN_OR_RAISE(auto empties, EmptyArguments(arg_types));
     if (compares_) {
       for (auto& datum : empties) datum = ComparedValue(datum);
@@ -42,6 +44,9 @@ class ArrowComputeFunction : public ScalarFunction {
                                       const EvalContext& ctx) const override {
     if (compares_ && args.size() == 2 && IsNestedComparison(*args[0].type(), *args[1].type())) {
       return CompareNested(name_, args[0], args[1], ctx.num_rows);
+    }
+    if (args.size() == 2 && IsDateDurationArithmetic(name_, {args[0].type(), args[1].type()})) {
+      return DateDurationArithmetic(name_, args, ctx.num_rows);
     }
     std::vector<arrow::Datum> storage_args;
     if (compares_) {

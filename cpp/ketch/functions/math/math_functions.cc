@@ -4,6 +4,7 @@
 
 #include <functional>
 
+#include "ketch/expr/date_duration_arithmetic.h"
 #include "ketch/expr/float_text_cast.h"
 #include "ketch/functions/arrow_options_function.h"
 
@@ -84,6 +85,13 @@ class DispatchFunction : public ScalarFunction {
   arrow::Result<arrow::Datum> Call(std::vector<arrow::Datum> args) const {
     TypeList types;
     for (const auto& a : args) types.push_back(a.type());
+    if (IsDateDurationArithmetic(name_, types)) {
+      int64_t rows = 1;
+      for (const auto& a : args) {
+        if (a.is_array()) rows = a.length();
+      }
+      return DateDurationArithmetic(name_, args, rows);  // a date, as in Daft
+    }
     if (!predicate_(types)) return cp::CallFunction(name_, args);
     if (!join_strings_) return cp::CallFunction(alternative_, args);
     // Concatenation: binary_join_element_wise wants one string type and the separator last.

@@ -1,0 +1,21 @@
+#pragma once
+
+#include <arrow/api.h>
+#include <arrow/compute/api.h>
+
+namespace ketch {
+
+/// True for timestamp → string / large_string and date32 → string / large_string, the casts
+/// CastTemporalToText does.
+bool IsTemporalTextCast(const arrow::DataType& from, const arrow::DataType& to);
+
+/// Daft's text of a timestamp or date cast to a string (chrono's Display through arrow-rs):
+/// a timestamp as "2024-01-02 03:04:05" with ".5" digits only where it has a fraction, in the
+/// fewest of 3, 6 or 9 digits that hold it ("…:05.500", "…:05.000120"), then for a zoned type
+/// " +00:00" (UTC and fixed offsets) or the zone's abbreviation (" EST" for America/New_York at
+/// that instant); a date as year-month-day without zero padding ("2024-2-9", "5-1-1"). Nulls
+/// stay null. Arrow's own cast writes the unit's full digits ("….000000") and padded dates.
+arrow::Result<arrow::Datum> CastTemporalToText(const arrow::Datum& input,
+                                               const std::shared_ptr<arrow::DataType>& to);
+
+}  // namespace ketch
