@@ -3,6 +3,8 @@
 #include <string>
 #include <string_view>
 
+#include "ketch/expr/function_registry.h"
+
 namespace ketch {
 namespace cp = arrow::compute;
 
@@ -74,16 +76,7 @@ arrow::Result<std::shared_ptr<arrow::Array>> TimestampText(const std::shared_ptr
       continue;
     }
     text.assign(texts.GetView(i));
-    int64_t fraction = ((ticks.Value(i) % per_second) + per_second) % per_second;
-    if (fraction != 0) {
-      int digits = per_second == 1000 ? 3 : per_second == 1000000 ? 6 : 9;
-      while (digits > 3 && fraction % 1000 == 0) {
-        fraction /= 1000;
-        digits -= 3;
-      }
-      const std::string padded = std::to_string(fraction);
-      text += "." + std::string(digits - padded.size(), '0') + padded;
-    }
+    text += FractionText(ticks.Value(i), per_second);
     if (abbreviations) {
       text += " ";
       text.append(static_cast<const arrow::LargeStringArray&>(*abbreviations).GetView(i));
@@ -127,15 +120,22 @@ arrow::Result<std::shared_ptr<arrow::Array>> DateText(const std::shared_ptr<arro
 
 }  // namespace
 
+std::string FractionText(int64_t ticks, int64_t per_second) {
+  int64_t fraction = ((ticks % per_second) + per_second) % per_second;
+  if (fraction == 0) return "";
+  int digits = per_second == 1000 ? 3 : per_second == 1000000 ? 6 : 9;
+  while (digits > 3 && fraction % 1000 == 0) {
+    fraction /= 1000;
+    digits -= 3;
+  }
+  const std::string padded = std::to_string(fraction);
+  return "." + std::string(digits - padded.size(), '0') + padded;
+}
+
 arrow::Result<arrow::Datum> CastTemporalToText(const arrow::Datum& input,
                                                const std::shared_ptr<arrow::DataType>& to) {
   const bool scalar = input.is_scalar();
-  std::shared_ptr<arrow::Array> array;
-  if (scalar) {
-    ARROW_ASSIGN_OR_RAISE(array, arrow::MakeArrayFromScalar(*input.scalar(), 1));
-  } else {
-    array = input.make_array();
-  }
+  ARROW_ASSIGN_OR_RAISE(auto array, ToArray(input, 1));
   std::shared_ptr<arrow::Array> text;
   if (array->type_id() == arrow::Type::TIMESTAMP) {
     ARROW_ASSIGN_OR_RAISE(text, TimestampText(array));

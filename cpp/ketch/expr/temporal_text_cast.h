@@ -3,6 +3,8 @@
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
 
+#include <string>
+
 namespace ketch {
 
 /// True for timestamp → string / large_string and date32 → string / large_string, the casts
@@ -17,5 +19,11 @@ bool IsTemporalTextCast(const arrow::DataType& from, const arrow::DataType& to);
 /// stay null. Arrow's own cast writes the unit's full digits ("….000000") and padded dates.
 arrow::Result<arrow::Datum> CastTemporalToText(const arrow::Datum& input,
                                                const std::shared_ptr<arrow::DataType>& to);
+
+/// The sub-second part of a timestamp as chrono prints it: "" for none, else "." and the fewest
+/// of 3, 6 or 9 digits that hold it exactly (".500", ".000120"). `ticks`: the value in its unit,
+/// `per_second`: ticks per second (1, 1e3, 1e6 or 1e9); negative values count from the second
+/// below (-1 ms is ".999" after 23:59:59).
+std::string FractionText(int64_t ticks, int64_t per_second);
 
 }  // namespace ketch

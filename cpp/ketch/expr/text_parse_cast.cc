@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "ketch/expr/function_registry.h"
+
 namespace ketch {
 namespace cp = arrow::compute;
 
@@ -62,12 +64,7 @@ arrow::Result<arrow::Datum> CastTextLeniently(const arrow::Datum& input,
                                               const std::shared_ptr<arrow::DataType>& to,
                                               const cp::CastOptions& options) {
   const bool scalar = input.is_scalar();
-  std::shared_ptr<arrow::Array> array;
-  if (scalar) {
-    ARROW_ASSIGN_OR_RAISE(array, arrow::MakeArrayFromScalar(*input.scalar(), 1));
-  } else {
-    array = input.make_array();
-  }
+  ARROW_ASSIGN_OR_RAISE(auto array, ToArray(input, 1));
   std::shared_ptr<arrow::Array> trimmed = array;
   if (IsText(*array->type())) {
     ARROW_ASSIGN_OR_RAISE(auto trimmed_datum, cp::CallFunction("utf8_trim_whitespace", {array}));

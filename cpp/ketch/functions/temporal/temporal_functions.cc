@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "ketch/expr/function_registry.h"
+#include "ketch/expr/temporal_text_cast.h"
 #include "ketch/functions/temporal/civil_date.h"
 #include "ketch/functions/temporal/strftime_fast.h"
 
@@ -232,16 +233,7 @@ arrow::Result<arrow::Datum> DefaultTimestampText(const std::shared_ptr<arrow::Ar
       continue;
     }
     text.assign(texts.GetView(i));
-    int64_t fraction = ((ticks.Value(i) % per_second) + per_second) % per_second;
-    if (fraction != 0) {
-      int digits = per_second == 1000 ? 3 : per_second == 1000000 ? 6 : 9;
-      while (digits > 3 && fraction % 1000 == 0) {
-        fraction /= 1000;
-        digits -= 3;
-      }
-      std::string padded = std::to_string(fraction);
-      text += "." + std::string(digits - padded.size(), '0') + padded;
-    }
+    text += FractionText(ticks.Value(i), per_second);
     if (zone) {
       const std::string_view z = static_cast<const arrow::LargeStringArray&>(*zone).GetView(i);
       if (z == "+0000" || z == "-0000") {
