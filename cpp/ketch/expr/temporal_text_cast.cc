@@ -39,7 +39,11 @@ arrow::Result<std::shared_ptr<arrow::Array>> Strftime(const std::shared_ptr<arro
   return cast.make_array();
 }
 
-arrow::Result<std::shared_ptr<arrow::Array>> TimestampText(const std::shared_ptr<arrow::Array>& input) {
+}  // namespace
+
+arrow::Result<std::shared_ptr<arrow::Array>> TimestampText(const std::shared_ptr<arrow::Array>& input,
+                                                           TimestampTextStyle style) {
+  const bool rfc3339 = style == TimestampTextStyle::kRfc3339;
   const auto& type = static_cast<const arrow::TimestampType&>(*input->type());
   const int64_t per_second = TicksPerSecond(type.unit());
   const auto& ticks = static_cast<const arrow::TimestampArray&>(*input);
@@ -55,14 +59,14 @@ arrow::Result<std::shared_ptr<arrow::Array>> TimestampText(const std::shared_ptr
     }
   }
   ARROW_ASSIGN_OR_RAISE(auto seconds, seconds_builder.Finish());
-  ARROW_ASSIGN_OR_RAISE(auto base, Strftime(seconds, "%Y-%m-%d %H:%M:%S"));
+  ARROW_ASSIGN_OR_RAISE(auto base, Strftime(seconds, rfc3339 ? "%Y-%m-%dT%H:%M:%S" : "%Y-%m-%d %H:%M:%S"));
   std::shared_ptr<arrow::Array> offsets, abbreviations;
   const std::string& zone = type.timezone();
   const bool fixed =
       !zone.empty() && (zone == "UTC" || zone == "Etc/UTC" || zone[0] == '+' || zone[0] == '-');
   if (!zone.empty()) {
     ARROW_ASSIGN_OR_RAISE(offsets, Strftime(seconds, "%z"));
-    if (!fixed) {
+    if (!fixed && !rfc3339) {
       ARROW_ASSIGN_OR_RAISE(abbreviations, Strftime(seconds, "%Z"));
     }
   }
@@ -82,7 +86,12 @@ arrow::Result<std::shared_ptr<arrow::Array>> TimestampText(const std::shared_ptr
       text.append(static_cast<const arrow::LargeStringArray&>(*abbreviations).GetView(i));
     } else if (offsets) {
       const std::string_view z = static_cast<const arrow::LargeStringArray&>(*offsets).GetView(i);
-      text += " ";
+      if (rfc3339 && (z == "+0000" || z == "-0000")) {
+        text += "Z";
+        ARROW_RETURN_NOT_OK(out.Append(text));
+        continue;
+      }
+      if (!rfc3339) text += " ";
       if (z.size() == 5) {
         text.append(z.substr(0, 3)).append(":").append(z.substr(3));
       } else {
@@ -93,6 +102,8 @@ arrow::Result<std::shared_ptr<arrow::Array>> TimestampText(const std::shared_ptr
   }
   return out.Finish();
 }
+
+namespace {
 
 arrow::Result<std::shared_ptr<arrow::Array>> DateText(const std::shared_ptr<arrow::Array>& input) {
   ARROW_ASSIGN_OR_RAISE(auto years, cp::CallFunction("year", {input}));
@@ -138,7 +149,7 @@ arrow::Result<arrow::Datum> CastTemporalToText(const arrow::Datum& input,
   ARROW_ASSIGN_OR_RAISE(auto array, ToArray(input, 1));
   std::shared_ptr<arrow::Array> text;
   if (array->type_id() == arrow::Type::TIMESTAMP) {
-    ARROW_ASSIGN_OR_RAISE(text, TimestampText(array));
+    ARROW_ASSIGN_OR_RAISE(text, TimestampText(array, TimestampTextStyle::kDisplay));
   } else {
     ARROW_ASSIGN_OR_RAISE(text, DateText(array));
   }

@@ -20,6 +20,13 @@ bool IsTemporalTextCast(const arrow::DataType& from, const arrow::DataType& to);
 arrow::Result<arrow::Datum> CastTemporalToText(const arrow::Datum& input,
                                                const std::shared_ptr<arrow::DataType>& to);
 
+/// How a timestamp array becomes text: kDisplay as CastTemporalToText describes it; kRfc3339 as
+/// Daft's strftime() without a format ("2024-01-02T03:04:05", the same fraction rule, then "Z" at
+/// offset zero or "-05:00" for a zoned type).
+enum class TimestampTextStyle { kRfc3339, kDisplay };
+arrow::Result<std::shared_ptr<arrow::Array>> TimestampText(const std::shared_ptr<arrow::Array>& input,
+                                                           TimestampTextStyle style);
+
 /// The sub-second part of a timestamp as chrono prints it: "" for none, else "." and the fewest
 /// of 3, 6 or 9 digits that hold it exactly (".500", ".000120"). `ticks`: the value in its unit,
 /// `per_second`: ticks per second (1, 1e3, 1e6 or 1e9); negative values count from the second

@@ -208,46 +208,8 @@ arrow::Result<std::shared_ptr<arrow::Array>> FloorToUnit(const std::shared_ptr<a
 // fraction (the fewest of 3, 6 or 9 digits that hold it exactly), then for a zoned type "Z" at
 // offset zero or "-05:00".
 arrow::Result<arrow::Datum> DefaultTimestampText(const std::shared_ptr<arrow::Array>& input) {
-  const int64_t per_second = 1000000000LL / NanosPerUnit(UnitOf(*input->type()));
-  const bool zoned = !ZoneOf(*input->type()).empty();
-  ARROW_ASSIGN_OR_RAISE(auto seconds, FloorToUnit(input, arrow::TimeUnit::SECOND));
-  cp::StrftimeOptions base_options("%Y-%m-%dT%H:%M:%S", "C");
-  ARROW_ASSIGN_OR_RAISE(auto base_datum, cp::CallFunction("strftime", {seconds}, &base_options));
-  ARROW_ASSIGN_OR_RAISE(auto base_cast, cp::Cast(base_datum, arrow::large_utf8()));
-  auto base = base_cast.make_array();
-  std::shared_ptr<arrow::Array> zone;
-  if (zoned) {
-    cp::StrftimeOptions zone_options("%z", "C");
-    ARROW_ASSIGN_OR_RAISE(auto zone_datum, cp::CallFunction("strftime", {seconds}, &zone_options));
-    ARROW_ASSIGN_OR_RAISE(auto zone_cast, cp::Cast(zone_datum, arrow::large_utf8()));
-    zone = zone_cast.make_array();
-  }
-  const auto& texts = static_cast<const arrow::LargeStringArray&>(*base);
-  const auto& ticks = static_cast<const arrow::TimestampArray&>(*input);
-  arrow::LargeStringBuilder out;
-  ARROW_RETURN_NOT_OK(out.Reserve(input->length()));
-  std::string text;
-  for (int64_t i = 0; i < input->length(); ++i) {
-    if (ticks.IsNull(i)) {
-      ARROW_RETURN_NOT_OK(out.AppendNull());
-      continue;
-    }
-    text.assign(texts.GetView(i));
-    text += FractionText(ticks.Value(i), per_second);
-    if (zone) {
-      const std::string_view z = static_cast<const arrow::LargeStringArray&>(*zone).GetView(i);
-      if (z == "+0000" || z == "-0000") {
-        text += "Z";
-      } else if (z.size() == 5) {
-        text.append(z.substr(0, 3)).append(":").append(z.substr(3));
-      } else {
-        text.append(z);
-      }
-    }
-    ARROW_RETURN_NOT_OK(out.Append(text));
-  }
-  ARROW_ASSIGN_OR_RAISE(auto result, out.Finish());
-  return arrow::Datum(result);
+  ARROW_ASSIGN_OR_RAISE(auto text, TimestampText(input, TimestampTextStyle::kRfc3339));
+  return arrow::Datum(text);
 }
 
 class Strftime : public ScalarFunction {
