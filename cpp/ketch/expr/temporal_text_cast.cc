@@ -15,20 +15,6 @@ bool IsTemporalTextCast(const arrow::DataType& from, const arrow::DataType& to) 
 
 namespace {
 
-int64_t TicksPerSecond(arrow::TimeUnit::type unit) {
-  switch (unit) {
-    case arrow::TimeUnit::SECOND:
-      return 1;
-    case arrow::TimeUnit::MILLI:
-      return 1000;
-    case arrow::TimeUnit::MICRO:
-      return 1000000;
-    case arrow::TimeUnit::NANO:
-      return 1000000000;
-  }
-  return 1;
-}
-
 int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0); }
 
 arrow::Result<std::shared_ptr<arrow::Array>> Strftime(const std::shared_ptr<arrow::Array>& values,
@@ -130,6 +116,20 @@ arrow::Result<std::shared_ptr<arrow::Array>> DateText(const std::shared_ptr<arro
 }
 
 }  // namespace
+
+int64_t TicksPerSecond(arrow::TimeUnit::type unit) {
+  switch (unit) {
+    case arrow::TimeUnit::SECOND:
+      return 1;
+    case arrow::TimeUnit::MILLI:
+      return 1000;
+    case arrow::TimeUnit::MICRO:
+      return 1000000;
+    case arrow::TimeUnit::NANO:
+      return 1000000000;
+  }
+  return 1;
+}
 
 std::string FractionText(int64_t ticks, int64_t per_second) {
   int64_t fraction = ((ticks % per_second) + per_second) % per_second;

@@ -27,6 +27,9 @@ enum class TimestampTextStyle { kRfc3339, kDisplay };
 arrow::Result<std::shared_ptr<arrow::Array>> TimestampText(const std::shared_ptr<arrow::Array>& input,
                                                            TimestampTextStyle style);
 
+/// Ticks of `unit` per second (1, 1e3, 1e6, 1e9).
+int64_t TicksPerSecond(arrow::TimeUnit::type unit);
+
 /// The sub-second part of a timestamp as chrono prints it: "" for none, else "." and the fewest
 /// of 3, 6 or 9 digits that hold it exactly (".500", ".000120"). `ticks`: the value in its unit,
 /// `per_second`: ticks per second (1, 1e3, 1e6 or 1e9); negative values count from the second

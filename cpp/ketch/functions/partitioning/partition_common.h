@@ -10,24 +10,10 @@
 #include <vector>
 
 #include "ketch/expr/function_registry.h"
+#include "ketch/expr/temporal_text_cast.h"  // TicksPerSecond
 #include "ketch/functions/temporal/civil_date.h"
 
 namespace ketch::partitioning {
-
-/// Ticks of `unit` per second (1, 1e3, 1e6, 1e9).
-inline int64_t TicksPerSecond(arrow::TimeUnit::type unit) {
-  switch (unit) {
-    case arrow::TimeUnit::SECOND:
-      return 1;
-    case arrow::TimeUnit::MILLI:
-      return 1000;
-    case arrow::TimeUnit::MICRO:
-      return 1000000;
-    case arrow::TimeUnit::NANO:
-      return 1000000000;
-  }
-  return 1;
-}
 
 /// `value` ticks of `unit` as microseconds, floored (nanoseconds before 1970 round down).
 inline int64_t ToMicros(int64_t value, arrow::TimeUnit::type unit) {
