@@ -351,7 +351,7 @@ __all__ = [
 def concat_ws(sep: str, *exprs: Expression) -> Expression:
     """String: the non-null values of ``exprs`` joined by ``sep``; null when all are null. A
     Null-typed column counts as nulls (as in Daft); other non-string columns are cast to text, where
-    Daft raises a TypeError."""
+    Daft raises a TypeError. Named as its first input (``literal`` for a literal), as in Daft."""
     if not exprs:
         raise ValueError("concat_ws needs at least one expression")
     separator = lit(literal_str(sep, "sep", "concat_ws"))
@@ -361,14 +361,15 @@ def concat_ws(sep: str, *exprs: Expression) -> Expression:
         return _expr(e).cast(pa.large_string())
 
     # Folded from concat and if_else: Arrow's join with null_handling=SKIP drops all-null rows.
-    out = as_text(exprs[0])
+    first = _expr(exprs[0])
+    out = as_text(first)
     for e in exprs[1:]:
         nxt = as_text(e)
         joined = concat(concat(out, separator), nxt)
         out = Expression._call(
             "if_else", out.is_null(), nxt, Expression._call("if_else", nxt.is_null(), out, joined)
         )
-    return out
+    return out.alias(first.name())  # named as its first input, as in Daft
 
 
 def bit_length(expr: Expression) -> Expression:
