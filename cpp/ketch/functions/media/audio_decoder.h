@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ketch/functions/media/av_input.h"
+#include "ketch/functions/media/av_limits.h"
 
 namespace ketch::media {
 

@@ -10,9 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "ketch/functions/media/av_input.h"
-
-struct SwsContext;
+#include "ketch/functions/media/av_limits.h"
 
 namespace ketch::media {
 
@@ -122,52 +120,19 @@ class VideoFrameSink {
 /// when the deadline passes; Cancelled when `cancelled` turns true.
 class VideoFrameDecoder {
  public:
+  /// A decoder over `bytes` (FFmpeg's, in libketch_media.so: IOError naming the libraries to
+  /// install when they cannot be loaded; Invalid for bad options or input).
   static arrow::Result<std::unique_ptr<VideoFrameDecoder>> Open(std::shared_ptr<arrow::Buffer> bytes,
                                                                 VideoFrameOptions options);
-  ~VideoFrameDecoder();
-  VideoFrameDecoder(const VideoFrameDecoder&) = delete;
-  VideoFrameDecoder& operator=(const VideoFrameDecoder&) = delete;
+  virtual ~VideoFrameDecoder() = default;
 
   /// Decodes until one frame is emitted into `sink` (true) or the selection ends (false).
-  arrow::Result<bool> Next(VideoFrameSink* sink);
+  virtual arrow::Result<bool> Next(VideoFrameSink* sink) = 0;
 
   /// Packets the decoder refused, and damaged reads the demuxer skipped.
-  int64_t dropped_packets() const { return dropped_packets_; }
+  virtual int64_t dropped_packets() const = 0;
   /// Frames decoded so far (emitted or skipped).
-  int64_t decoded_frames() const { return decoded_frames_; }
-
- private:
-  VideoFrameDecoder() = default;
-  /// Whether `frame_` is emitted, and its index.
-  std::optional<int64_t> Select();
-  /// For a part of a split video: demuxes the packets of `bytes` to set the part's pts bounds,
-  /// the counter and the next sample time (VideoFrameOptions::range_index).
-  arrow::Status PlanRange(std::shared_ptr<arrow::Buffer> bytes);
-  arrow::Status Emit(int64_t index, VideoFrameSink* sink);
-  /// Converts (and resizes) `frame_` to RGB24 into the sink's buffer of `bytes`.
-  arrow::Status Scale(int out_width, int out_height, int64_t bytes, VideoFrameSink* sink);
-
-  VideoFrameOptions options_;
-  std::unique_ptr<AvInput> input_;
-  CodecContextPtr codec_;
-  FramePtr frame_;
-  PacketPtr packet_;
-  SwsContext* scaler_ = nullptr;
-  int stream_index_ = -1;
-  AVRational time_base_{0, 1};
-  std::string time_base_text_;
-  std::optional<double> fps_;
-  int64_t start_pts_ = 0;
-  std::optional<double> next_sample_time_;
-  double epsilon_ = 1e-9;
-  int64_t counter_ = 0;
-  std::optional<int64_t> range_begin_pts_;  // a split part's first frame pts (inclusive)
-  std::optional<int64_t> range_end_pts_;    // the next part's first frame pts (exclusive)
-  int64_t decoded_frames_ = 0;
-  int64_t dropped_packets_ = 0;
-  int64_t output_bytes_ = 0;
-  bool draining_ = false;
-  bool finished_ = false;
+  virtual int64_t decoded_frames() const = 0;
 };
 
 }  // namespace ketch::media

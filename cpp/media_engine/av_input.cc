@@ -1,4 +1,4 @@
-#include "ketch/functions/media/av_input.h"
+#include "media_engine/av_input.h"
 
 extern "C" {
 #include <libavutil/error.h>

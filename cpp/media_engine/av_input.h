@@ -17,6 +17,8 @@ extern "C" {
 #include <string>
 #include <string_view>
 
+#include "ketch/functions/media/av_limits.h"
+
 namespace ketch::media {
 
 /// RAII owners of FFmpeg objects (libavformat / libavcodec / libavutil, FFmpeg 5.1+).
@@ -38,21 +40,6 @@ std::string AvErrorString(int code);
 /// Status for a failed FFmpeg call: Invalid for bad data (AVERROR_INVALIDDATA, EOF in a header),
 /// IOError for AVERROR_EXIT (the deadline), else IOError; the message is "<what>: <FFmpeg's text>".
 arrow::Status AvStatus(int code, std::string_view what);
-
-/// Limits on one media object, checked before anything large is allocated.
-struct AvLimits {
-  /// Bytes libavformat may read while probing the container and its streams' parameters.
-  int64_t probe_bytes = 5 << 20;
-  /// Packets of a stream whose codec the demuxer is unsure of that libavformat probes (running
-  /// every codec probe over the growing buffer); FFmpeg's default 2,500.
-  int max_probe_packets = 2500;
-  /// When set, every blocking read or decode step gives up after this instant (AVERROR_EXIT):
-  /// guards against endless inputs.
-  std::optional<std::chrono::steady_clock::time_point> deadline;
-  /// Refuse (Invalid) a container whose header claims a video stream of more pixels than this
-  /// (width * height), checked before the streams' parameters are read (which decodes frames).
-  int64_t max_video_pixels = INT64_MAX;
-};
 
 /// A libavformat demuxer over encoded bytes held in memory (one object of a File or binary column),
 /// read through a custom AVIOContext: no temporary file, no second copy of the bytes. Seeks are

@@ -1,4 +1,4 @@
-#include "ketch/functions/media/audio_decoder.h"
+#include "media_engine/media_ffmpeg.h"
 
 extern "C" {
 #include <libavutil/channel_layout.h>
@@ -374,8 +374,8 @@ std::string FormatName(std::string_view demuxer) {
 
 }  // namespace
 
-arrow::Result<DecodedAudio> DecodeAudio(std::shared_ptr<arrow::Buffer> bytes,
-                                        const AudioDecodeOptions& options) {
+arrow::Result<DecodedAudio> FfmpegDecodeAudio(std::shared_ptr<arrow::Buffer> bytes,
+                                              const AudioDecodeOptions& options) {
   ARROW_ASSIGN_OR_RAISE(auto decoder, AudioStreamDecoder::Open(std::move(bytes), options.limits));
   const int64_t header_frames = decoder->HeaderFrames();
   const int in_rate = decoder->codec()->sample_rate;
@@ -426,7 +426,8 @@ arrow::Result<DecodedAudio> DecodeAudio(std::shared_ptr<arrow::Buffer> bytes,
   return out;
 }
 
-arrow::Result<AudioMetadata> ReadAudioMetadata(std::shared_ptr<arrow::Buffer> bytes, const AvLimits& limits) {
+arrow::Result<AudioMetadata> FfmpegReadAudioMetadata(std::shared_ptr<arrow::Buffer> bytes,
+                                                     const AvLimits& limits) {
   ARROW_ASSIGN_OR_RAISE(auto decoder, AudioStreamDecoder::Open(std::move(bytes), limits));
   AudioMetadata meta;
   const AVCodecParameters& params = *decoder->stream()->codecpar;

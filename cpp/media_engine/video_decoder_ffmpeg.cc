@@ -1,4 +1,6 @@
-#include "ketch/functions/media/video_decoder.h"
+#include "media_engine/video_decoder_ffmpeg.h"
+
+#include "media_engine/media_ffmpeg.h"
 
 extern "C" {
 #include <libavutil/mathematics.h>
@@ -65,7 +67,8 @@ constexpr int kMaxConsecutiveErrors = 64;
 
 }  // namespace
 
-arrow::Result<VideoMetadata> ReadVideoMetadata(std::shared_ptr<arrow::Buffer> bytes, const AvLimits& limits) {
+arrow::Result<VideoMetadata> FfmpegReadVideoMetadata(std::shared_ptr<arrow::Buffer> bytes,
+                                                     const AvLimits& limits) {
   ARROW_ASSIGN_OR_RAISE(auto input, OpenVideo(std::move(bytes), limits));
   VideoMetadata meta;
   AVFormatContext* format = input->format();
@@ -95,7 +98,7 @@ arrow::Result<VideoMetadata> ReadVideoMetadata(std::shared_ptr<arrow::Buffer> by
   return meta;
 }
 
-arrow::Result<std::unique_ptr<VideoFrameDecoder>> VideoFrameDecoder::Open(
+arrow::Result<std::unique_ptr<VideoFrameDecoder>> FfmpegVideoFrameDecoder::Open(
     std::shared_ptr<arrow::Buffer> bytes, VideoFrameOptions options) {
   if (options.width.has_value() != options.height.has_value()) {
     return arrow::Status::Invalid("width and height must be given together");
@@ -110,12 +113,13 @@ arrow::Result<std::unique_ptr<VideoFrameDecoder>> VideoFrameDecoder::Open(
                                   *options.sample_interval_seconds);
   }
   if (options.range_count < 1 || options.range_index < 0 || options.range_index >= options.range_count) {
-    return arrow::Status::Invalid("range ", options.range_index, " of ", options.range_count, " does not exist");
+    return arrow::Status::Invalid("range ", options.range_index, " of ", options.range_count,
+                                  " does not exist");
   }
   if (options.range_count > 1 && (!options.counter_index || options.start_time != 0 || options.only_index)) {
     return arrow::Status::Invalid("a video is split into ranges only for read_video_frames from its start");
   }
-  std::unique_ptr<VideoFrameDecoder> self(new VideoFrameDecoder());
+  std::unique_ptr<FfmpegVideoFrameDecoder> self(new FfmpegVideoFrameDecoder());
   const std::shared_ptr<arrow::Buffer> all_bytes = options.range_count > 1 ? bytes : nullptr;
   options.limits.max_video_pixels = std::min(options.limits.max_video_pixels, options.max_pixels);
   ARROW_ASSIGN_OR_RAISE(self->input_, OpenVideo(std::move(bytes), options.limits));
@@ -173,7 +177,7 @@ arrow::Result<std::unique_ptr<VideoFrameDecoder>> VideoFrameDecoder::Open(
   return self;
 }
 
-arrow::Status VideoFrameDecoder::PlanRange(std::shared_ptr<arrow::Buffer> bytes) {
+arrow::Status FfmpegVideoFrameDecoder::PlanRange(std::shared_ptr<arrow::Buffer> bytes) {
   // A second demuxer over the same bytes reads every packet of the stream: their timestamps are
   // the frames' (packets come in decode order; sorted they are the presentation order).
   ARROW_ASSIGN_OR_RAISE(auto input, OpenVideo(std::move(bytes), options_.limits));
@@ -248,9 +252,9 @@ arrow::Status VideoFrameDecoder::PlanRange(std::shared_ptr<arrow::Buffer> bytes)
   return arrow::Status::OK();
 }
 
-VideoFrameDecoder::~VideoFrameDecoder() { sws_freeContext(scaler_); }
+FfmpegVideoFrameDecoder::~FfmpegVideoFrameDecoder() { sws_freeContext(scaler_); }
 
-arrow::Result<bool> VideoFrameDecoder::Next(VideoFrameSink* sink) {
+arrow::Result<bool> FfmpegVideoFrameDecoder::Next(VideoFrameSink* sink) {
   int errors = 0;
   while (!finished_) {
     if (options_.cancelled != nullptr && options_.cancelled->load()) {
@@ -317,7 +321,7 @@ arrow::Result<bool> VideoFrameDecoder::Next(VideoFrameSink* sink) {
   return false;
 }
 
-std::optional<int64_t> VideoFrameDecoder::Select() {
+std::optional<int64_t> FfmpegVideoFrameDecoder::Select() {
   const AVFrame* frame = frame_.get();
   int64_t pts = frame->pts != AV_NOPTS_VALUE ? frame->pts : frame->best_effort_timestamp;
   std::optional<double> time;
@@ -353,7 +357,8 @@ std::optional<int64_t> VideoFrameDecoder::Select() {
   return index;
 }
 
-arrow::Status VideoFrameDecoder::Scale(int out_width, int out_height, int64_t bytes, VideoFrameSink* sink) {
+arrow::Status FfmpegVideoFrameDecoder::Scale(int out_width, int out_height, int64_t bytes,
+                                             VideoFrameSink* sink) {
   const AVFrame* frame = frame_.get();
   const int width = frame->width, height = frame->height;
   scaler_ = sws_getCachedContext(scaler_, width, height, static_cast<AVPixelFormat>(frame->format), out_width,
@@ -371,7 +376,7 @@ arrow::Status VideoFrameDecoder::Scale(int out_width, int out_height, int64_t by
   return arrow::Status::OK();
 }
 
-arrow::Status VideoFrameDecoder::Emit(int64_t index, VideoFrameSink* sink) {
+arrow::Status FfmpegVideoFrameDecoder::Emit(int64_t index, VideoFrameSink* sink) {
   const AVFrame* frame = frame_.get();
   const int width = frame->width, height = frame->height;
   if (width <= 0 || height <= 0) return arrow::Status::Invalid("a decoded frame has no size");
