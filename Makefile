@@ -10,15 +10,19 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 SITE = $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 
-.PHONY: deps build test test-cpp test-py demo bench format lint clean
+.PHONY: deps build test test-cpp test-py demo bench format lint clean wheel wheel-check
 
 deps:
 	@bash deps/install.sh
 
-$(BUILD)/build.ninja: CMakeLists.txt | deps
-	@$(PY) -m cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DKETCH_INPLACE=ON \
-	  -DCMAKE_MAKE_PROGRAM=$(abspath $(VENV)/bin/ninja) \
+# The development build (in place: the extension lands in python/ketch). -USKBUILD: `make wheel`
+# builds in the same directory through scikit-build-core, which leaves SKBUILD (no C++ tests) behind.
+CONFIGURE = $(PY) -m cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DKETCH_INPLACE=ON \
+	  -DKETCH_BUILD_TESTS=ON -USKBUILD -DCMAKE_MAKE_PROGRAM=$(abspath $(VENV)/bin/ninja) \
 	  -DPython_EXECUTABLE=$(abspath $(PY)) -DCMAKE_CXX_COMPILER_LAUNCHER=ccache > /dev/null
+
+$(BUILD)/build.ninja: CMakeLists.txt | deps
+	@$(CONFIGURE)
 
 build: deps $(BUILD)/build.ninja
 	@$(PY) -m cmake --build $(BUILD) -j $(JOBS)
@@ -32,6 +36,17 @@ test-py: build
 
 test: test-cpp test-py
 
+# dist/: the manylinux wheel (native libraries bundled, licences in THIRD_PARTY_NOTICES) and the
+# sdist (scripts/build_wheel.py says how); the development build is configured back afterwards.
+wheel: build
+	@$(PY) scripts/build_wheel.py; status=$$?; $(CONFIGURE); exit $$status
+
+# CI: the wheel again (only relinks after `make build`), its notices up to date, and the wheel
+# installed into a fresh venv elsewhere with no compiler on PATH, running scripts/wheel_smoke.py.
+wheel-check: build
+	@$(PY) scripts/build_wheel.py --check --no-sdist; status=$$?; $(CONFIGURE); exit $$status
+	@bash scripts/wheel_install_check.sh
+
 demo: build
 	@$(PY) examples/image_classification.py
 
@@ -40,11 +55,11 @@ bench: build
 
 format:
 	@clang-format -i $$(git ls-files 'cpp/*.h' 'cpp/*.cc')
-	@$(VENV)/bin/ruff format python tests examples benchmarks
+	@$(VENV)/bin/ruff format python tests examples benchmarks scripts
 
 lint:
 	@clang-format --dry-run --Werror $$(git ls-files 'cpp/*.h' 'cpp/*.cc')
-	@$(VENV)/bin/ruff check python tests examples benchmarks
+	@$(VENV)/bin/ruff check python tests examples benchmarks scripts
 
 clean:
-	rm -rf build python/ketch/_core*.so python/ketch/libketch_re2.so
+	rm -rf build dist python/ketch/_core*.so python/ketch/libketch_re2.so python/ketch/libketch_media.so python/ketch/ketch-jq-worker

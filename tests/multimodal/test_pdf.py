@@ -424,7 +424,7 @@ def page_count_with_pdfium_at(path: str) -> str:
 def test_missing_pdfium_is_a_clear_error_naming_pypdfium2(run_isolated, tmp_path):
     message = run_isolated(page_count_with_pdfium_at, str(tmp_path / "nowhere" / "libpdfium.so"))
     assert message.startswith("KetchIOError: pdf functions need pdfium"), message
-    assert "pip install pypdfium2" in message and "nowhere/libpdfium.so" in message
+    assert 'pip install "ketch[media]"' in message and "nowhere/libpdfium.so" in message
 
 
 def test_many_rows_across_compute_threads_give_each_row_its_own_document():

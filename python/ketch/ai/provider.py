@@ -71,11 +71,16 @@ def load_provider(provider: str, name: str | None = None, **options: Any) -> Pro
     """The provider called `provider`: "transformers" / "sentence_transformers" (local model
     directories) or "openai" (``base_url``, ``api_key``, ``timeout`` in `options`). ValueError
     for another name."""
+    from ketch._optional import require
+
     if provider in ("transformers", "sentence_transformers"):
+        require(provider, f"The {provider!r} provider")
+        require("torch", f"The {provider!r} provider")
         from ketch.ai.transformers_provider import TransformersProvider
 
         return TransformersProvider(name or provider, **options)
     if provider == "openai":
+        require("openai", "The 'openai' provider")
         from ketch.ai.openai_provider import OpenAIProvider
 
         return OpenAIProvider(name or provider, **options)

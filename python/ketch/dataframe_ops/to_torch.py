@@ -23,11 +23,9 @@ if TYPE_CHECKING:
 
 
 def _torch() -> Any:
-    try:
-        import torch
-    except ImportError as e:  # pragma: no cover - torch is pinned for the test suite
-        raise ImportError('PyTorch is needed for this: pip install "ketch[torch]"') from e
-    return torch
+    from ketch._optional import require
+
+    return require("torch", "PyTorch datasets (to_torch_*)")
 
 
 def _check_shard(shard_strategy: str | None, world_size: int | None, rank: int | None) -> None:
@@ -164,10 +162,10 @@ def ray_dataset(df: DataFrame) -> Any:
     """A ``ray.data.Dataset`` of ``df``'s rows, one Arrow block per partition (runs the query;
     multimodal columns keep their Arrow extension types). Needs Ray (``ketch[ray]``); starts or
     joins a Ray cluster as ``ray.data`` does."""
-    try:
-        import ray.data
-    except ImportError as e:  # pragma: no cover - ray is pinned for the test suite
-        raise ImportError('Ray is needed for this: pip install "ketch[ray]"') from e
+    from ketch._optional import require
+
+    ray = require("ray", "to_ray_dataset")
+    require("ray.data", "to_ray_dataset")
     df = df.collect()
     tables = [part.to_arrow() for part in df.iter_partitions()]
     tables = [t for t in tables if t.num_rows] or [df.to_arrow()]

@@ -355,6 +355,7 @@ def concat_ws(sep: str, *exprs: Expression) -> Expression:
     if not exprs:
         raise ValueError("concat_ws needs at least one expression")
     separator = lit(literal_str(sep, "sep", "concat_ws"))
+
     # A Null-typed input (a column of only None) counts as a string column of nulls, as in Daft.
     # The cast also turns numbers into text, where Daft raises a TypeError (a deliberate leniency).
     def as_text(e: Expression) -> Expression:

@@ -27,11 +27,9 @@ if TYPE_CHECKING:
 
 
 def _import_lance() -> Any:
-    try:
-        import lance
-    except ImportError as exc:  # pragma: no cover - pylance is a pinned dependency
-        raise ImportError("read_lance / write_lance need pylance: pip install pylance") from exc
-    return lance
+    from ketch._optional import require
+
+    return require("lance", "Lance (read_lance, write_lance)")
 
 
 def normalize_uri(uri: str | os.PathLike[str]) -> str:

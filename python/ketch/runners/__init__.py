@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from ketch import _core
+from ketch._optional import require
 
 
 class Runner(Protocol):
@@ -48,6 +49,7 @@ def get_runner() -> Any:
 
                 _runner = NativeRunner()
             elif choice == "ray":
+                require("ray", "The Ray runner (KETCH_RUNNER=ray)")
                 from ketch.runners.ray.runner import RayRunner
 
                 _runner = RayRunner(address=os.environ.get("KETCH_RAY_ADDRESS") or None)
@@ -84,6 +86,7 @@ def set_runner_ray(
     input's, at most ``shuffle_aggregation_default_partitions`` (200); a sort's ranges at most
     max(8, 2 x the cluster's CPUs). ``repartition(n, keys)`` always makes n."""
     global _runner
+    require("ray", "The Ray runner (set_runner_ray)")
     from ketch.runners.ray.runner import RayRunner
 
     with _lock:

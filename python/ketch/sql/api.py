@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ketch._optional import require
 from ketch.dataframe import DataFrame
 from ketch.expressions.expression import Expression, col
 from ketch.sql.errors import InvalidSQLException
@@ -148,6 +149,7 @@ def sql(
         if not isinstance(df, DataFrame):
             raise TypeError(f"sql(): binding {name!r} must be a DataFrame, got {type(df).__name__}")
         tables[name] = df
+    require("sqlglot", "SQL (ketch.sql)")
     from ketch.sql.deep_stack import run_with_deep_stack
     from ketch.sql.parse import parse_sql
     from ketch.sql.translate_query import QueryPlanner
@@ -173,6 +175,7 @@ def sql_expr(sql: str) -> Expression:
 
     Raises InvalidSQLException for text that does not parse (naming the token, line and column),
     a query instead of an expression, or an unsupported construct."""
+    require("sqlglot", "SQL expressions (sql_expr, SQL strings in DataFrame methods)")
     from sqlglot import exp
 
     from ketch.sql.deep_stack import run_with_deep_stack

@@ -104,7 +104,7 @@ Loaded Load(const std::vector<std::string>& candidates) {
   }
   loaded.error =
       "pdf functions need pdfium, the libpdfium.so that the pypdfium2 package ships (pip install "
-      "pypdfium2, or set KETCH_PDFIUM_LIBRARY to a libpdfium.so); tried: " +
+      "\"ketch[media]\", or set KETCH_PDFIUM_LIBRARY to a libpdfium.so); tried: " +
       (tried.empty() ? std::string("no candidate path") : tried);
   return loaded;
 }
