@@ -1,5 +1,6 @@
 # The README's two commands: `make demo` and `make test`. Each installs what is missing (Debian
-# packages from deps/apt.txt, .venv from deps/requirements.txt), builds once with ccache, then runs.
+# packages, a .venv with pinned packages: deps/install.sh; the demo only what it needs), builds once
+# with ccache, then runs.
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -10,23 +11,35 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 SITE = $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 
-.PHONY: deps build test test-cpp test-py demo bench format lint clean wheel wheel-check
+.PHONY: deps deps-demo build build-demo test test-cpp test-py demo bench format lint clean wheel wheel-check
 
 deps:
-	@bash deps/install.sh
+	@bash deps/install.sh test
 
-# The development build (in place: the extension lands in python/ketch). -USKBUILD: `make wheel`
-# builds in the same directory through scikit-build-core, which leaves SKBUILD (no C++ tests) behind.
+deps-demo:
+	@bash deps/install.sh demo
+
+# The development build (in place: the extension lands in python/ketch), configured on every build
+# (a second or two; nothing recompiles when nothing changed): CPP_TESTS=OFF leaves the GoogleTest
+# suite out (`make demo`), and -USKBUILD undoes what `make wheel`'s scikit-build-core leaves behind
+# in the same directory.
+CPP_TESTS ?= ON
 CONFIGURE = $(PY) -m cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DKETCH_INPLACE=ON \
-	  -DKETCH_BUILD_TESTS=ON -USKBUILD -DCMAKE_MAKE_PROGRAM=$(abspath $(VENV)/bin/ninja) \
+	  -DKETCH_BUILD_TESTS=$(CPP_TESTS) -USKBUILD -DCMAKE_MAKE_PROGRAM=$(abspath $(VENV)/bin/ninja) \
 	  -DPython_EXECUTABLE=$(abspath $(PY)) -DCMAKE_CXX_COMPILER_LAUNCHER=ccache > /dev/null
 
-$(BUILD)/build.ninja: CMakeLists.txt | deps
+define build_steps
 	@$(CONFIGURE)
-
-build: deps $(BUILD)/build.ninja
 	@$(PY) -m cmake --build $(BUILD) -j $(JOBS)
 	@echo "$(abspath python)" > "$(SITE)/ketch-dev.pth"
+endef
+
+build: deps
+	$(build_steps)
+
+build-demo: CPP_TESTS = OFF
+build-demo: deps-demo
+	$(build_steps)
 
 test-cpp: build
 	@cd $(BUILD) && $(abspath $(VENV))/bin/ctest --output-on-failure -j $(JOBS)
@@ -47,7 +60,7 @@ wheel-check: build
 	@$(PY) scripts/build_wheel.py --check --no-sdist; status=$$?; $(CONFIGURE); exit $$status
 	@bash scripts/wheel_install_check.sh
 
-demo: build
+demo: build-demo
 	@$(PY) examples/image_classification.py
 
 bench: build

@@ -27,7 +27,7 @@ the GIL), so every engine runs the same compute per row. Ray Data (``raydata``, 
 cluster) runs Daft's ``ray_data_main.py`` of each workload ported the same way: the Python
 libraries its users call for each step (below) and the same model classes in actor pools. Spark
 (``spark``, PySpark 4 in local mode over all cores, Arrow-backed pandas UDFs; needs a Java 17
-runtime, ``deps/apt.txt``) runs Daft's ``spark.ipynb`` of each workload ported the same way.
+runtime, ``deps/apt-test.txt``) runs Daft's ``spark.ipynb`` of each workload ported the same way.
 Sizes: ``small`` (seconds, CI smoke) and ``medium`` (``KETCH_BENCH_SIZE``)."""
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import pytest
 import ketch
 
 _REPO = Path(__file__).resolve().parents[1]
-# Programs and files from deps/apt.txt that tests use (the package that brings each).
+# Programs and files from deps/apt-test.txt that tests use (the package that brings each).
 _SYSTEM_REQUIREMENTS = {
     "ffmpeg": "ffmpeg",
     "espeak-ng": "espeak-ng",
@@ -38,11 +38,13 @@ _IMPORT_NAMES = {
 
 def missing_requirements() -> list[str]:
     """Every pinned Python package (deps/requirements.txt) that cannot be found, and every program
-    or file from deps/apt.txt that the tests use and that is not on this machine."""
+    or file from deps/apt-test.txt that the tests use and that is not on this machine."""
     missing = []
-    for line in (_REPO / "deps" / "requirements.txt").read_text().splitlines():
+    lines = (_REPO / "deps" / "requirements.txt").read_text().splitlines()
+    lines += (_REPO / "deps" / "requirements-demo.txt").read_text().splitlines()  # its `-r`
+    for line in lines:
         requirement = line.split("#")[0].strip()
-        if not requirement:
+        if not requirement or requirement.startswith("-r"):
             continue
         name = re.split(r"[=<>!~ ;]", requirement)[0]
         module = _IMPORT_NAMES.get(name, name.replace("-", "_"))
@@ -53,7 +55,7 @@ def missing_requirements() -> list[str]:
     for thing, package in _SYSTEM_REQUIREMENTS.items():
         found = os.path.exists(thing) if thing.startswith("/") else shutil.which(thing) is not None
         if not found:
-            missing.append(f"{thing} (apt package {package}, deps/apt.txt)")
+            missing.append(f"{thing} (apt package {package}, deps/apt-test.txt)")
     return missing
 
 

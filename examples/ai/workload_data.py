@@ -62,7 +62,7 @@ def make_speech(root: str | os.PathLike[str], n: int) -> Path:
     import soundfile
 
     if shutil.which("espeak-ng") is None:
-        raise RuntimeError("espeak-ng is needed (deps/apt.txt installs it)")
+        raise RuntimeError("espeak-ng is needed (deps/apt-test.txt installs it)")
     folder = Path(root) / f"speech_{n}"
     if _finished(folder, n):
         return folder
@@ -104,7 +104,7 @@ def make_pdfs(root: str | os.PathLike[str], n: int, pages: int = 4) -> Path:
 def make_videos(root: str | os.PathLike[str], n: int, seconds: float = 4.0) -> Path:
     """n H.264 MP4 clips (ffmpeg's testsrc2 with a moving overlay, 320x240, 12 fps)."""
     if shutil.which("ffmpeg") is None:
-        raise RuntimeError("the ffmpeg CLI is needed (deps/apt.txt installs it)")
+        raise RuntimeError("the ffmpeg CLI is needed (deps/apt-test.txt installs it)")
     folder = Path(root) / f"videos_{n}_{seconds:g}"
     if _finished(folder, n):
         return folder

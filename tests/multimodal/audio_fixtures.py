@@ -32,7 +32,7 @@ def make_audio_files(root: Path) -> dict[str, Path]:
     Opus encodings; stereo.wav (44,100 Hz, 0.5 s of 440 Hz left / 660 Hz right), stereo24.flac
     (the same at 24 bits), float.wav (PCM float32)."""
     if shutil.which("espeak-ng") is None or shutil.which("ffmpeg") is None:
-        raise RuntimeError("espeak-ng and ffmpeg are needed (deps/apt.txt installs them)")
+        raise RuntimeError("espeak-ng and ffmpeg are needed (deps/apt-test.txt installs them)")
     root.mkdir(parents=True, exist_ok=True)
     files = {"speech.wav": root / "speech.wav"}
     subprocess.run(["espeak-ng", "-w", str(files["speech.wav"]), SENTENCE], check=True)

@@ -1,6 +1,7 @@
 #include "ketch/functions/media/media_engine.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <mutex>
 #include <string>
@@ -29,7 +30,8 @@ const Loaded& Load() {
                            "/libketch_media.so");
     }
 #ifdef KETCH_MEDIA_ENGINE_BUILD_PATH
-    candidates.push_back(KETCH_MEDIA_ENGINE_BUILD_PATH);
+    // Only where that build still exists (an installed wheel's core carries the path too).
+    if (access(KETCH_MEDIA_ENGINE_BUILD_PATH, F_OK) == 0) candidates.push_back(KETCH_MEDIA_ENGINE_BUILD_PATH);
 #endif
     for (const auto& path : candidates) {
       void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
