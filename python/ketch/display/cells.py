@@ -15,7 +15,9 @@ import pyarrow as pa
 from ketch.datatype import DataType
 from ketch.display.value_text import value_kind, value_text
 
-MAX_TEXT_CHARS = 40  # longer strings are cut to this many characters, "…" included
+# Daft's cut: a value whose text has more than MAX_TEXT_CHARS characters (newlines included) shows
+# its first MAX_TEXT_CHARS and "…".
+MAX_TEXT_CHARS = 29
 THUMBNAIL_MAX_PX = 128  # the longer side of an image thumbnail, in pixels
 
 
@@ -47,7 +49,13 @@ def _tensor_shape(value: Any) -> tuple[int, ...]:
 
 
 def cell_text(value: Any, kind: str) -> str:
-    """One cell of a terminal table (one line)."""
+    """One cell of a terminal table (a newline in the text starts another line of the cell),
+    cut as Daft cuts it."""
+    return _cut(full_text(value, kind))
+
+
+def full_text(value: Any, kind: str) -> str:
+    """A value's text before any cut."""
     if value is None:
         return "None"
     if kind == "image" and isinstance(value, np.ndarray):
@@ -58,27 +66,28 @@ def cell_text(value: Any, kind: str) -> str:
         return _shape_text(kind.capitalize(), _tensor_shape(value))
     if isinstance(value, np.ndarray):
         return _shape_text("ndarray", value.shape)
-    daft_text = value_text(value, kind)
-    if daft_text is not None:
-        lines = daft_text.split("\n")
-        return "\n".join(t if len(t) <= MAX_TEXT_CHARS else t[: MAX_TEXT_CHARS - 1] + "…" for t in lines)
-    if isinstance(value, bytes):
-        text = repr(value[:16]) + ("…" if len(value) > 16 else "")
-        return text
-    text = str(value).replace("\n", "\\n")
-    return text if len(text) <= MAX_TEXT_CHARS else text[: MAX_TEXT_CHARS - 1] + "…"
+    text = value_text(value, kind)
+    if text is None:
+        text = repr(value[:16]) + ("…" if len(value) > 16 else "") if isinstance(value, bytes) else str(value)
+    return text
+
+
+def _cut(text: str) -> str:
+    """Daft's cut of a cell's text (a string keeps its line breaks: the cell spans lines)."""
+    return text if len(text) <= MAX_TEXT_CHARS else text[:MAX_TEXT_CHARS] + "…"
 
 
 def cell_html(value: Any, kind: str) -> str:
-    """One cell of the notebook table, HTML-escaped; images as ``<img>`` PNG data URIs whose
-    longer side is at most ``THUMBNAIL_MAX_PX`` pixels."""
+    """One cell of the notebook table, HTML-escaped and uncut (newlines as ``<br />``); images as
+    ``<img>`` PNG data URIs whose longer side is at most ``THUMBNAIL_MAX_PX`` pixels."""
     if kind == "image" and isinstance(value, np.ndarray):
         thumbnail = _thumbnail(value)
         uri = "data:image/png;base64," + base64.b64encode(png_bytes(thumbnail)).decode("ascii")
         height, width = thumbnail.shape[:2]
         alt = html.escape(cell_text(value, kind))
         return f'<img src="{uri}" width="{width}" height="{height}" alt="{alt}">'
-    return html.escape(cell_text(value, kind))
+    # Daft's HTML keeps the whole text (the cell's CSS clips it) and breaks lines with <br />.
+    return html.escape(full_text(value, kind)).replace("\n", "<br />")
 
 
 def _thumbnail(image: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from ketch.datatype import DataType
 from ketch.display.cells import cell_html, cell_text, column_kinds
-from ketch.display.text_table import box_table
+from ketch.display.text_table import box_table, hide_columns
 from ketch.series import to_pylist
 
 if TYPE_CHECKING:
@@ -98,9 +98,9 @@ def _footer(shown: int, total: int | None) -> str:
 def text_table(schema: pa.Schema, table: pa.Table | None) -> str:
     """The box table of ``schema`` and, when given, the rows of ``table``."""
     header = [[f.name, "---", str(DataType(f.type))] for f in schema]
-    if table is None:
-        return box_table(header, [])
-    return box_table(header, _rows(table, column_kinds(schema), cell_text), has_body=True)
+    rows = [] if table is None else _rows(table, column_kinds(schema), cell_text)
+    header, rows, centered = hide_columns(header, rows)
+    return box_table(header, rows, has_body=table is not None, centered_header=centered)
 
 
 def text_repr(schema: pa.Schema, result: pa.Table | None) -> str:
@@ -115,7 +115,7 @@ def text_repr(schema: pa.Schema, result: pa.Table | None) -> str:
 def html_repr(schema: pa.Schema, result: pa.Table | None) -> str:
     """``df._repr_html_()``: an HTML table (header: name and type per column) with the first
     ``num_preview_rows`` rows when materialized; images as PNG thumbnails of at most 128 px,
-    tensors and embeddings as shapes, strings cut at 40 characters, everything HTML-escaped."""
+    tensors and embeddings as shapes, text uncut (as Daft), everything HTML-escaped."""
     head = "".join(
         f'<th style="{_CELL} text-align: left; white-space: nowrap">'
         f"{html.escape(f.name)}<br />{html.escape(str(DataType(f.type)))}</th>"

@@ -8,7 +8,8 @@ forms), so a saved output or a doctest reads the same after the import change:
 - timestamps ``2024-01-02 03:04:05`` with a fraction only where the value has one (``.120``,
   ``.000100``), and ``+00:00`` after a zoned one;
 - bytes ``b"abc"`` (Rust's escaped byte string); lists ``[1, 2.5]`` with their items so printed;
-  structs one field per line (``{a: 1,`` / ``b: x,`` / ``}``).
+  structs one field per line (``{a: 1,`` / ``b: x,`` / ``}``); maps ``{"a": x, "b": None}`` (string
+  keys in double quotes, values as printed alone; ``{}`` when empty).
 """
 
 from __future__ import annotations
@@ -41,6 +42,13 @@ def value_kind(arrow_type: pa.DataType) -> str:
         return "list:" + value_kind(arrow_type.value_type)
     if pa.types.is_struct(arrow_type):
         return "struct"
+    if pa.types.is_map(arrow_type):
+        key = (
+            "text"
+            if pa.types.is_string(arrow_type.key_type) or pa.types.is_large_string(arrow_type.key_type)
+            else value_kind(arrow_type.key_type)
+        )
+        return f"map:{key}|{value_kind(arrow_type.item_type)}"
     return "value"
 
 
@@ -61,12 +69,24 @@ def value_text(value: Any, kind: str) -> str | None:
     if kind == "struct" and isinstance(value, dict):
         # One field per line, values unquoted: "{a: 1,\nb: x,\n}".
         return "{" + "".join(f"{k}: {_plain(v)},\n" for k, v in value.items()) + "}"
+    if kind.startswith("map:") and isinstance(value, list):
+        key_kind, item_kind = kind[len("map:") :].split("|", 1)
+        pairs = []
+        for key, item in value:
+            key_text = f'"{key}"' if key_kind == "text" and key is not None else _shown(key, key_kind)
+            pairs.append(f"{key_text}: {_shown(item, item_kind)}")
+        return "{" + ", ".join(pairs) + "}"
     if kind.startswith("list:") and isinstance(value, list):
         item_kind = kind[len("list:") :]
         items = [value_text(v, item_kind) for v in value]
         shown = (t if t is not None else str(v) for t, v in zip(items, value, strict=True))
         return "[" + ", ".join(shown) + "]"
     return None
+
+
+def _shown(value: Any, kind: str) -> str:
+    text = value_text(value, kind)
+    return text if text is not None else str(value)
 
 
 def _plain(value: Any) -> str:
