@@ -26,6 +26,12 @@ Queries (``<engine>_q<N>``, engines ``ketch``, ``daft``, ``raydata``):
   to the first slow batch: mostly starting the actors) and ``efficiency`` (ideal / seconds).
   Check: the sum of ``x + 1`` over the rows.
 
+- q3, second_query: q1's classification run twice in one session, as a notebook does (the same
+  UDF class and arguments); ``second_query_s`` is the second run's seconds. Ketch keeps the
+  first query's actor pool warm (``actor_udf_idle_timeout``) and the second query takes it over
+  without starting actors or running ``__init__``; Daft and Ray Data start their pools again per
+  query. Check: the second run's accuracy (equal to q1's).
+
 The cluster (``session``): ``bench_ray.local_cluster``, 3 nodes of ``CPUS_PER_NODE`` (2) logical
 CPUs and ``OBJECT_STORE_MB`` each: 6 CPUs, so the 4 actors of 0.5 CPU (and q2's fast actor) fit
 next to each engine's per-node workers and tasks; the same cluster, resources and actor sizes for
@@ -272,7 +278,8 @@ def _ketch_stats(out: dict) -> dict:
     return out
 
 
-def run_ketch_q1(d: str) -> dict:
+def _ketch_classify(d: str) -> Any:
+    """q1's query as a function of no arguments (one UDF class for every call of it)."""
     import ketch
     from ketch import col
 
@@ -286,11 +293,32 @@ def run_ketch_q1(d: str) -> dict:
         def __call__(self, images: Any) -> Any:
             return self.model.predict(images.to_numpy())
 
-    df = ketch.read_parquet(_dir(d, "images"))
-    pixels = col("bytes").image.decode(mode="RGB").image.resize(MODEL_SIZE, MODEL_SIZE)
-    df = df.select("label", Classifier(_dir(d, "model.npz"))(pixels).alias("prediction"))
-    t = df.to_arrow()
-    return _ketch_stats(_accuracy(t.column("label").to_numpy(), t.column("prediction").to_numpy()))
+    def query() -> dict:
+        df = ketch.read_parquet(_dir(d, "images"))
+        pixels = col("bytes").image.decode(mode="RGB").image.resize(MODEL_SIZE, MODEL_SIZE)
+        df = df.select("label", Classifier(_dir(d, "model.npz"))(pixels).alias("prediction"))
+        t = df.to_arrow()
+        return _accuracy(t.column("label").to_numpy(), t.column("prediction").to_numpy())
+
+    return query
+
+
+def _second_query(query: Any) -> dict:
+    """``query()`` twice; the second run's result with its seconds (``second_query_s``)."""
+    query()
+    start = time.perf_counter()
+    out = query()
+    out["second_query_s"] = time.perf_counter() - start
+    out["metric"] = f"second query {out['second_query_s']:.2f} s"
+    return out
+
+
+def run_ketch_q1(d: str) -> dict:
+    return _ketch_stats(_ketch_classify(d)())
+
+
+def run_ketch_q3(d: str) -> dict:
+    return _ketch_stats(_second_query(_ketch_classify(d)))
 
 
 def run_ketch_q2(d: str) -> dict:
@@ -316,7 +344,7 @@ def run_ketch_q2(d: str) -> dict:
 
 
 # -- Daft ------------------------------------------------------------------------------------------
-def run_daft_q1(d: str) -> dict:
+def _daft_classify(d: str) -> Any:
     import daft
     import numpy as np
     from daft import DataType, col
@@ -330,11 +358,22 @@ def run_daft_q1(d: str) -> dict:
         def __call__(self, images: Any) -> Any:
             return self.model.predict(np.stack(images.to_pylist()))
 
-    df = daft.read_parquet(_dir(d, "images"))
-    pixels = col("bytes").decode_image(mode="RGB").resize(MODEL_SIZE, MODEL_SIZE)
-    df = df.select("label", Classifier(_dir(d, "model.npz"))(pixels).alias("prediction")).collect()
-    out = df.to_pydict()
-    return _accuracy(out["label"], out["prediction"])
+    def query() -> dict:
+        df = daft.read_parquet(_dir(d, "images"))
+        pixels = col("bytes").decode_image(mode="RGB").resize(MODEL_SIZE, MODEL_SIZE)
+        df = df.select("label", Classifier(_dir(d, "model.npz"))(pixels).alias("prediction")).collect()
+        out = df.to_pydict()
+        return _accuracy(out["label"], out["prediction"])
+
+    return query
+
+
+def run_daft_q1(d: str) -> dict:
+    return _daft_classify(d)()
+
+
+def run_daft_q3(d: str) -> dict:
+    return _second_query(_daft_classify(d))
 
 
 def run_daft_q2(d: str) -> dict:
@@ -390,7 +429,7 @@ class _RaySlow:
         return {"tag": np.array(_slow_work([int(v) for v in batch["x"]]), dtype=object)}
 
 
-def run_raydata_q1(d: str) -> dict:
+def _raydata_classify(d: str) -> dict:
     import numpy as np
     import ray.data
 
@@ -412,6 +451,14 @@ def run_raydata_q1(d: str) -> dict:
         labels.append(batch["label"])
         predictions.append(batch["prediction"])
     return _accuracy(np.concatenate(labels), np.concatenate(predictions))
+
+
+def run_raydata_q1(d: str) -> dict:
+    return _raydata_classify(d)
+
+
+def run_raydata_q3(d: str) -> dict:
+    return _second_query(lambda: _raydata_classify(d))
 
 
 def run_raydata_q2(d: str) -> dict:

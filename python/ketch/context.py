@@ -56,6 +56,11 @@ class ExecutionConfig:
     - ``actor_udf_ready_timeout``: seconds the Ray runner waits for an actor-pool UDF's actors to
       start (``__init__`` done) before the query fails; it runs with those ready by then (default
       120, as in Daft).
+    - ``actor_udf_idle_timeout``: seconds an actor pool stays alive after a successful query, so
+      that the next query of the same Ray runner with the same UDF (same class and init
+      arguments, same resources) reuses its actors instead of loading the model again (default
+      300; 0 stops each query's pools when it ends). A failed or cancelled query's pools are
+      always stopped; ``ketch.runners.close_actor_pools()`` stops the idle ones at once.
     - ``flight_shuffle_dirs``: a list (or tuple) of directories on each node for the flight
       shuffle's files; map task i writes into dir i mod len(dirs). Default
       ``[<system temp dir>/ketch_flight_shuffle]``. Each query writes under
@@ -80,6 +85,7 @@ class ExecutionConfig:
     pre_shuffle_merge_threshold: int = 1 << 30
     pre_shuffle_merge_partition_threshold: int = 200
     actor_udf_ready_timeout: int = 120
+    actor_udf_idle_timeout: float = 300.0
     flight_shuffle_dirs: list[str] = dataclasses.field(
         default_factory=lambda: [os.path.join(tempfile.gettempdir(), "ketch_flight_shuffle")]
     )
@@ -147,6 +153,9 @@ class ExecutionConfig:
         ):
             value = self.actor_udf_ready_timeout
             raise ValueError(f"actor_udf_ready_timeout must be a number of seconds > 0, got {value!r}")
+        idle = self.actor_udf_idle_timeout
+        if not isinstance(idle, int | float) or isinstance(idle, bool) or not idle >= 0:
+            raise ValueError(f"actor_udf_idle_timeout must be a number of seconds >= 0, got {idle!r}")
         self._check_flight_shuffle()
         for name in ("pre_shuffle_merge_threshold", "pre_shuffle_merge_partition_threshold"):
             value = getattr(self, name)

@@ -82,22 +82,103 @@ def test_a_class_udf_with_concurrency_runs_as_a_pool_of_ray_actors_with_init_onc
     assert len({(t["pid"], t["actor"]) for t in tags}) == len(actors)
 
 
-def test_actors_are_killed_when_the_query_ends(on_ray):
+def _states(actor_ids: set[str], want: str, timeout_s: float = 30.0) -> dict[str, str]:
+    """The actors' states in Ray's GCS once all are ``want`` (ray.kill is asynchronous), or as
+    they are after ``timeout_s``."""
     import time
 
-    import ray
     from ray._private.state import actors
 
-    out = _tag_rows(10).with_column("t", Tagger()(col("x"))).to_pydict()
-    used = {t["actor"] for t in _decode(out["t"])}
-    deadline = time.monotonic() + 30  # ray.kill is asynchronous: wait for the GCS to say so
-    while time.monotonic() < deadline:
-        states = {a: actors(a)["State"] for a in used}
-        if all(state == "DEAD" for state in states.values()):
-            break
+    deadline = time.monotonic() + timeout_s
+    while True:
+        states = {a: actors(a)["State"] for a in actor_ids}
+        if all(state == want for state in states.values()) or time.monotonic() > deadline:
+            return states
         time.sleep(0.2)
-    assert set(states.values()) == {"DEAD"}
+
+
+def test_with_no_idle_time_the_actors_are_killed_when_the_query_ends(on_ray):
+    import ray
+
+    with ketch.execution_config_ctx(actor_udf_idle_timeout=0):
+        out = _tag_rows(10).with_column("t", Tagger()(col("x"))).to_pydict()
+    used = {t["actor"] for t in _decode(out["t"])}
+    assert set(_states(used, "DEAD").values()) == {"DEAD"}
     assert ray.is_initialized()
+
+
+@ketch.cls(return_dtype=ketch.DataType.string(), concurrency=2, cpus=0.25, batch_size=5)
+class CountedInit:
+    """Appends a line to ``log`` in ``__init__`` (every actor on this machine: the local cluster)."""
+
+    def __init__(self, log: str, tag: str = "a") -> None:
+        with open(log, "a") as f:
+            f.write(f"{os.getpid()}\n")
+        self.where = _where()
+        self.tag = tag
+
+    def __call__(self, x):
+        return [f"{self.tag}:{self.where['actor']}:{v}" for v in x.to_pylist()]
+
+
+def _actors(values: list[str]) -> set[str]:
+    return {v.split(":")[1] for v in values}
+
+
+def test_a_second_query_takes_over_the_warm_pool_without_running_init_again(on_ray, tmp_path):
+    log = tmp_path / "inits"
+    udf = CountedInit(str(log))
+    first = _tag_rows(40).with_column("t", udf(col("x"))).to_pydict()
+    assert len(log.read_text().splitlines()) == 2  # two actors, __init__ once each
+    assert len(on_ray.warm_pools) == 1  # kept idle after the query
+    second = _tag_rows(40).with_column("t", CountedInit(str(log))(col("x"))).to_pydict()  # same class, args
+    assert len(log.read_text().splitlines()) == 2  # no __init__ again
+    assert _actors(second["t"]) <= _actors(first["t"])
+    assert second["t"] == first["t"]
+    assert on_ray.warm_pools.reused == 1
+    # Stopped on request: the next query starts (and initialises) new actors.
+    assert ketch.runners.close_actor_pools() == 1
+    assert set(_states(_actors(first["t"]), "DEAD").values()) == {"DEAD"}
+    _tag_rows(40).with_column("t", CountedInit(str(log))(col("x"))).collect()
+    assert len(log.read_text().splitlines()) == 4
+
+
+def test_other_init_arguments_start_a_new_pool_and_stop_the_idle_one(on_ray, tmp_path):
+    log = tmp_path / "inits"
+    first = _tag_rows(20).with_column("t", CountedInit(str(log), "a")(col("x"))).to_pydict()
+    second = _tag_rows(20).with_column("t", CountedInit(str(log), "b")(col("x"))).to_pydict()
+    assert len(log.read_text().splitlines()) == 4
+    assert all(v.startswith("b:") for v in second["t"])
+    assert not _actors(first["t"]) & _actors(second["t"])
+    assert set(_states(_actors(first["t"]), "DEAD").values()) == {"DEAD"}  # gave its resources back
+    assert len(on_ray.warm_pools) == 1
+
+
+def test_a_failed_query_kills_its_actors_and_keeps_none_idle(on_ray, tmp_path):
+    @ketch.cls(return_dtype=ketch.DataType.string(), concurrency=2, cpus=0.25, batch_size=5)
+    class FailsOnSeven:
+        def __init__(self) -> None:
+            self.where = _where()
+
+        def __call__(self, x):
+            if 7 in x.to_pylist():
+                raise ValueError("seven")
+            return [self.where["actor"]] * len(x)
+
+    ok = _tag_rows(5).with_column("t", FailsOnSeven()(col("x"))).to_pydict()  # rows 0-4: kept idle
+    assert len(on_ray.warm_pools) == 1
+    with pytest.raises(ValueError, match="seven"):
+        _tag_rows(20).with_column("t", FailsOnSeven()(col("x"))).collect()
+    assert len(on_ray.warm_pools) == 0
+    assert set(_states(set(ok["t"]), "DEAD").values()) == {"DEAD"}
+
+
+def test_an_idle_pool_stops_after_the_idle_timeout(on_ray):
+    with ketch.execution_config_ctx(actor_udf_idle_timeout=1):
+        out = _tag_rows(10).with_column("t", Tagger()(col("x"))).to_pydict()
+    used = {t["actor"] for t in _decode(out["t"])}
+    assert set(_states(used, "DEAD").values()) == {"DEAD"}
+    assert len(on_ray.warm_pools) == 0
 
 
 def test_fractional_gpus_place_two_actors_per_gpu_and_each_sees_only_its_gpu(on_ray):

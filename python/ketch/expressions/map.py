@@ -21,7 +21,8 @@ class MapNamespace:
         return Expression._call("map_get", self._expr, key)
 
     def keys(self) -> Expression:
-        """Each map's keys as a list (large_list of the key type), in stored order."""
+        """Each map's keys as a list (large_list of the key type), in stored order; null for an
+        empty map, as Daft gives."""
         from ketch.expressions.expression import Expression
 
         return Expression._call("map_keys", self._expr)

@@ -58,13 +58,29 @@ def get_runner() -> Any:
         return _runner
 
 
+def _replace(new: Any) -> None:
+    """Sets the runner (``_lock`` held); the one it replaces stops its idle actor pools."""
+    global _runner
+    old, _runner = _runner, new
+    close = getattr(old, "close_actor_pools", None)
+    if close is not None and old is not new:
+        close()
+
+
+def close_actor_pools() -> int:
+    """Stops the actor pools the Ray runner keeps idle between queries (``actor_udf_idle_timeout``
+    in the execution config); returns how many. 0 on the native runner."""
+    with _lock:
+        close = getattr(_runner, "close_actor_pools", None)
+    return close() if close is not None else 0
+
+
 def set_runner_native() -> None:
     """Runs the next queries in this process on the native executor (the default)."""
-    global _runner
     from ketch.runners.native import NativeRunner
 
     with _lock:
-        _runner = NativeRunner()
+        _replace(NativeRunner())
 
 
 def set_runner_ray(
@@ -85,13 +101,16 @@ def set_runner_ray(
     None (default): Daft's widths: a join its widest input's partition count, an aggregation its
     input's, at most ``shuffle_aggregation_default_partitions`` (200); a sort's ranges at most
     max(8, 2 x the cluster's CPUs). ``repartition(n, keys)`` always makes n."""
-    global _runner
     require("ray", "The Ray runner (set_runner_ray)")
     from ketch.runners.ray.runner import RayRunner
 
     with _lock:
         if noop_if_initialized and isinstance(_runner, RayRunner):
             return
-        _runner = RayRunner(
-            address=address, max_task_backlog=max_task_backlog, max_shuffle_partitions=max_shuffle_partitions
+        _replace(
+            RayRunner(
+                address=address,
+                max_task_backlog=max_task_backlog,
+                max_shuffle_partitions=max_shuffle_partitions,
+            )
         )

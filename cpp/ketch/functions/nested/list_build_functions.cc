@@ -189,7 +189,7 @@ class ListFlatten : public ScalarFunction {
   }
 };
 
-// map_keys(map): each map's keys as a list.
+// map_keys(map): each map's keys as a list; null for an empty map (Daft's value).
 class MapKeys : public ScalarFunction {
  public:
   std::string name() const override { return "map_keys"; }
@@ -210,6 +210,10 @@ class MapKeys : public ScalarFunction {
     ARROW_ASSIGN_OR_RAISE(auto map, ToArray(args[0], ctx.num_rows));
     ARROW_ASSIGN_OR_RAISE(auto rows, ToListRows(map));
     auto keys = static_cast<const arrow::StructArray&>(*rows.values).field(0);
+    // Daft's value for an empty map is null, not an empty list.
+    for (int64_t i = 0; i < rows.length; ++i) {
+      if (rows.Length(i) == 0) rows.valid[i] = 0;
+    }
     return MakeListArray(arrow::large_list(keys->type()), rows.offsets, rows.valid, keys);
   }
 };

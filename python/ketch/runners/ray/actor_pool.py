@@ -11,7 +11,13 @@ node with a CPU, none held while it runs, so a pool larger than the cores still 
 defaults; ``ray_options`` may override), spread over the nodes. The driver waits for them up to
 ``actor_udf_ready_timeout`` seconds (execution config, default 120), then the UDF's runner carries
 an ``ActorPoolClient`` (actor_routing.py) into every task's fragment and the engine workers send
-batches to the actors. The actors are killed when the query ends (success, error or cancel).
+batches to the actors. After a successful query its pools stay alive for
+``actor_udf_idle_timeout`` seconds (execution config, default 300) in the runner's ``WarmPools``:
+the next query with the same UDF (the same pickled class, init arguments and options) and the
+same resource request takes them over and does not run ``__init__`` (load its model) again. A
+failed or cancelled query's actors are killed; a query that starts new pools first stops the idle
+ones it does not reuse (they hold cluster resources); ``ketch.runners.close_actor_pools()`` stops
+the idle ones at once.
 
 Plan-time checks, against the alive nodes' total resources: a per-actor request that no node can
 hold raises ValueError with the numbers; a pool larger than what is left of the cluster after the
@@ -21,8 +27,10 @@ share of the cluster (``gpus=0.5`` on 2 GPUs: 4 actors)."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
+import threading
 import time
 import uuid
 import warnings
@@ -111,13 +119,138 @@ class _Pool:
     runner: Any
     client: ActorPoolClient
     request: ActorRequest
+    key: tuple = ()
+
+
+def pool_key(payload: bytes, request: ActorRequest) -> tuple:
+    """What makes two pools interchangeable: the UDF's pickled factory (its class or function,
+    init arguments and options) and the resources asked for."""
+    options = repr(sorted(request.ray_options.items(), key=lambda kv: kv[0]))
+    return (
+        hashlib.sha256(payload).hexdigest(),
+        request.concurrency,
+        request.num_cpus,
+        request.num_gpus,
+        request.memory_bytes,
+        options,
+    )
+
+
+@dataclass
+class _Idle:
+    client: ActorPoolClient
+    since: float
+
+
+def _all_alive(client: ActorPoolClient, timeout_s: float = 30.0) -> bool:
+    """Whether every actor of an idle pool still answers (``ready``) within ``timeout_s``."""
+    import ray
+
+    refs = [handle.ready.remote() for handle in client.handles]
+    try:
+        done, _ = ray.wait(refs, num_returns=len(refs), timeout=timeout_s)
+        if len(done) < len(refs):
+            return False
+        ray.get(done)
+    except Exception:  # noqa: BLE001 - RayActorError: dead
+        return False
+    return True
+
+
+def _kill(handles: list[Any]) -> None:
+    import ray
+
+    for handle in handles:
+        try:
+            ray.kill(handle, no_restart=True)
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+
+
+class WarmPools:
+    """The idle actor pools of one Ray runner, kept for the next query (see the module doc).
+    Thread-safe; a daemon timer stops a pool ``idle_timeout_s`` after it was put back."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: dict[tuple, list[_Idle]] = {}
+        self._timers: list[threading.Timer] = []
+        self.reused = 0  # pools taken over by a later query (explain_analyze, tests)
+
+    def take(self, key: tuple) -> ActorPoolClient | None:
+        """An idle pool for ``key`` (the longest idle first), or None."""
+        with self._lock:
+            pools = self._idle.get(key)
+            if not pools:
+                return None
+            idle = pools.pop(0)
+            if not pools:
+                del self._idle[key]
+            return idle.client
+
+    def put(self, key: tuple, client: ActorPoolClient, idle_timeout_s: float) -> None:
+        """Keeps ``client``'s actors for ``idle_timeout_s`` seconds (0: stops them now)."""
+        if idle_timeout_s <= 0:
+            _kill(client.handles)
+            return
+        with self._lock:
+            self._idle.setdefault(key, []).append(_Idle(client, time.monotonic()))
+            timer = threading.Timer(idle_timeout_s + 0.05, self.expire, args=(idle_timeout_s,))
+            timer.daemon = True
+            self._timers = [t for t in self._timers if t.is_alive()] + [timer]
+        timer.start()
+
+    def expire(self, idle_timeout_s: float) -> None:
+        """Stops the pools idle for ``idle_timeout_s`` seconds or more."""
+        now = time.monotonic()
+        doomed = []
+        with self._lock:
+            for key in list(self._idle):
+                keep = [p for p in self._idle[key] if now - p.since < idle_timeout_s]
+                doomed += [p for p in self._idle[key] if now - p.since >= idle_timeout_s]
+                if keep:
+                    self._idle[key] = keep
+                else:
+                    del self._idle[key]
+        for pool in doomed:
+            _kill(pool.client.handles)
+
+    def evict(self, keep: set[tuple] | None = None) -> int:
+        """Stops the idle pools whose key is not in ``keep`` (all when None); how many."""
+        keep = keep or set()
+        with self._lock:
+            doomed = [p for key, pools in self._idle.items() if key not in keep for p in pools]
+            self._idle = {key: pools for key, pools in self._idle.items() if key in keep}
+        for pool in doomed:
+            _kill(pool.client.handles)
+        return len(doomed)
+
+    def close(self) -> int:
+        """Stops every idle pool and its timers; how many pools were stopped."""
+        with self._lock:
+            timers, self._timers = self._timers, []
+        for timer in timers:
+            timer.cancel()
+        return self.evict()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return sum(len(pools) for pools in self._idle.values())
 
 
 class ActorPools:
     """The actor pools of one query: ``start()`` before the stages run, ``stop()`` after."""
 
-    def __init__(self, plan: Any, ready_timeout_s: float) -> None:
+    def __init__(
+        self,
+        plan: Any,
+        ready_timeout_s: float,
+        warm: WarmPools | None = None,
+        idle_timeout_s: float = 0.0,
+    ) -> None:
         self.ready_timeout_s = ready_timeout_s
+        self.warm = warm
+        self.idle_timeout_s = idle_timeout_s
         self.pools: list[_Pool] = []
         seen: set[int] = set()
         self._runners = []
@@ -144,10 +277,27 @@ class ActorPools:
         }
         free = {node: dict(res) for node, res in totals.items()}
         starting = []
+        reused: list[tuple[Any, ActorRequest, tuple, ActorPoolClient]] = []
+        planned = []
+        for runner in self._runners:
+            request: ActorRequest = runner.actor_request
+            payload = _payload(runner)
+            key = pool_key(payload, request)
+            warm = self.warm.take(key) if self.warm is not None else None
+            if warm is not None and not _all_alive(warm):
+                _kill(warm.handles)  # an actor died while idle (its node left): start afresh
+                warm = None
+            planned.append((runner, request, payload, key, warm))
+        if self.warm is not None and any(warm is None for *_, warm in planned):
+            # New actors are about to ask for resources: idle pools this query does not reuse
+            # give theirs back first.
+            self.warm.evict()
         try:
-            for runner in self._runners:
-                request: ActorRequest = runner.actor_request
+            for runner, request, payload, key, warm in planned:
                 wanted, fit = plan_pool_size(runner.name, request, totals, free)
+                if warm is not None:
+                    reused.append((runner, request, key, warm))
+                    continue
                 count = max(1, min(wanted, fit))
                 if fit < wanted:
                     message = (
@@ -170,16 +320,25 @@ class ActorPools:
                 if request.memory_bytes:
                     options["memory"] = request.memory_bytes
                 options.update(request.ray_options)
-                payload = _payload(runner)
                 actor_class = ray.remote(UDFActor).options(name=None, **options)
                 handles = [actor_class.remote(payload, runner.name) for _ in range(count)]
-                starting.append((runner, request, handles))
-            for runner, request, handles in starting:
-                self.pools.append(self._wait_ready(runner, request, handles))
+                starting.append((runner, request, key, handles))
+            for runner, request, key, client in reused:
+                pool = _Pool(runner, client, request, key)
+                self.pools.append(pool)
+                if self.warm is not None:
+                    self.warm.reused += 1
+            for runner, request, key, handles in starting:
+                pool = self._wait_ready(runner, request, handles)
+                pool.key = key
+                self.pools.append(pool)
         except BaseException:
-            for _, _, handles in starting:
-                for handle in handles:
-                    ray.kill(handle, no_restart=True)
+            for _, _, _, handles in starting:
+                _kill(handles)
+            for _, _, _, client in reused:
+                _kill(client.handles)
+            for pool in self.pools:
+                _kill(pool.client.handles)
             self.pools = []
             raise
         for pool in self.pools:
@@ -234,17 +393,15 @@ class ActorPools:
         )
         return _Pool(runner, client, request)
 
-    def stop(self) -> None:
-        """Kills the pools' actors and detaches them from their runners."""
-        import ray
-
+    def stop(self, succeeded: bool = False) -> None:
+        """Detaches the pools from their runners; after a successful query they go to the warm
+        pools (when there are and ``idle_timeout_s`` > 0), otherwise their actors are killed."""
         for pool in self.pools:
             pool.runner.actor_pool = None
-            for handle in pool.client.handles:
-                try:
-                    ray.kill(handle, no_restart=True)
-                except Exception:  # noqa: BLE001 - already gone
-                    pass
+            if succeeded and self.warm is not None and self.idle_timeout_s > 0:
+                self.warm.put(pool.key, pool.client, self.idle_timeout_s)
+            else:
+                _kill(pool.client.handles)
         self.pools = []
 
 

@@ -63,19 +63,28 @@ def _check_reachable(address: str) -> None:
 
 
 @contextlib.contextmanager
-def _actor_pools(optimized: _core.PyPlan, config: Any) -> Iterator[None]:
-    """The query's actor-pool UDFs started (and ready) inside, stopped after (actor_pool.py)."""
+def _actor_pools(optimized: _core.PyPlan, config: Any, warm: Any) -> Iterator[None]:
+    """The query's actor-pool UDFs started (or taken over from ``warm``, the runner's idle pools)
+    and ready inside; after a success they go back to ``warm`` for ``actor_udf_idle_timeout``
+    seconds, after a failure or cancel their actors are killed (actor_pool.py)."""
     from ketch.runners.ray.actor_pool import ActorPools
 
-    pools = ActorPools(optimized, float(getattr(config, "actor_udf_ready_timeout", 120)))
+    pools = ActorPools(
+        optimized,
+        float(getattr(config, "actor_udf_ready_timeout", 120)),
+        warm,
+        float(getattr(config, "actor_udf_idle_timeout", 0)),
+    )
     if not pools:
         yield
         return
+    succeeded = False
     try:
         pools.start()
         yield
+        succeeded = True
     finally:
-        pools.stop()
+        pools.stop(succeeded)
 
 
 class RayRunner:
@@ -105,6 +114,10 @@ class RayRunner:
             ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
         register_serializer()  # tables without columns keep their rows (count_rows)
         self.address = address
+        from ketch.runners.ray.actor_pool import WarmPools
+
+        # Actor pools of earlier queries, idle, for the next query with the same UDF.
+        self.warm_pools = WarmPools()
         self.max_task_backlog = max_task_backlog or DEFAULT_TASK_BACKLOG
         self._actor_class: Any = None
         self._workers: list[WorkerSlot] | None = None
@@ -170,9 +183,11 @@ class RayRunner:
         """Kills this runner's engine workers (``ray.kill``, no restart; replacements started
         for dead ones included) and forgets them; the Ray connection and other runners' workers
         are left alone. The runner stays usable: its next query starts new workers. Call it
-        when dropping a runner: Ray keeps an idle actor alive for as long as the cluster runs."""
+        when dropping a runner: Ray keeps an idle actor alive for as long as the cluster runs.
+        The idle actor pools kept from earlier queries are stopped too."""
         import ray
 
+        self.warm_pools.close()
         workers, self._workers = self._workers or [], None
         for slot in workers:
             slot.alive = False
@@ -239,7 +254,7 @@ class RayRunner:
         node and cannot be made again from its lineage (lineage.OutputsLost: a random shuffle's
         output), the whole query runs once more (a warning is logged)."""
         optimized = self._split_sources(optimized, config)
-        with _actor_pools(optimized, config):
+        with _actor_pools(optimized, config, self.warm_pools):
             try:
                 tables = list(self._query(config, stats).run(optimized))
             except OutputsLost as error:
@@ -255,7 +270,7 @@ class RayRunner:
         """The output partition by partition, as ``DataFrame._stream`` reads it: each partition as
         soon as the task that makes it and the ones before it are done."""
         optimized = self._split_sources(optimized, config)
-        with _actor_pools(optimized, config):
+        with _actor_pools(optimized, config, self.warm_pools):
             for partition, table in enumerate(self._query(config, stats).run(optimized)):
                 batches = table.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
                 yield [partition] * len(batches), pa.RecordBatchReader.from_batches(table.schema, batches)
@@ -295,6 +310,10 @@ class RayRunner:
             )
         lines += [f"run again (its output was lost): {rerun}" for rerun in self.last_reruns]
         return "\n".join(lines) or "(no stages: the query ran on the driver)"
+
+    def close_actor_pools(self) -> int:
+        """Stops the idle actor pools kept from earlier queries; returns how many."""
+        return self.warm_pools.close()
 
     def __repr__(self) -> str:
         return f"RayRunner(address={self.address!r})"
