@@ -167,7 +167,7 @@ def test_a_failed_query_kills_its_actors_and_keeps_none_idle(on_ray, tmp_path):
 
     ok = _tag_rows(5).with_column("t", FailsOnSeven()(col("x"))).to_pydict()  # rows 0-4: kept idle
     assert len(on_ray.warm_pools) == 1
-    with pytest.raises(ValueError, match="seven"):
+    with pytest.raises(UDFError, match="seven"):
         _tag_rows(20).with_column("t", FailsOnSeven()(col("x"))).collect()
     assert len(on_ray.warm_pools) == 0
     assert set(_states(set(ok["t"]), "DEAD").values()) == {"DEAD"}
